@@ -1,0 +1,1 @@
+"""The faces of pykubelet: the `pykubelet` and `pykubectl` command lines."""

@@ -1,0 +1,50 @@
+"""`pykubelet`: one click group whose subcommands live in their own modules.
+
+Subcommands are loaded lazily so that `pykubelet image ls` does not pay for
+importing the agent, the scheduler or gRPC servers it never uses.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> "module:attribute" of a click command
+SUBCOMMANDS: dict[str, str] = {
+    "run": "pykubelet.cli.run_cmd:run",
+    "runtime": "pykubelet.cli.runtime_cmd:runtime",
+    "image": "pykubelet.cli.image_cmd:image",
+    "lab": "pykubelet.cli.lab_cmd:lab",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module only when it is invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            raise click.UsageError(f"'{cmd_name}' is not available in this build") from exc
+        command = getattr(module, attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup)
+def main() -> None:
+    """pykubelet: a Kubernetes node agent, CRI runtime and embedded scheduler."""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""pysched: kube-scheduler's framework, queue, default plugins and preemption."""

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything pykube-node needs on a Debian 12 host, idempotently:
+# the system packages (runc, iptables, iproute2, CNI reference plugins, ...),
+# a virtualenv in .venv with the project installed editable, and pycni's
+# plugin executables in /opt/cni/bin.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+[ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 1; }
+
+pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetworking-plugins
+      conmon catatonit containerd skopeo umoci procps util-linux kmod python3-venv python3-dev
+      libxtables-dev gcc)
+need=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install.sh: installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+  rm -f .venv/.installed-*; touch "$stamp"
+fi
+
+# pycni's plugins, under their own names, next to any reference plugins.
+mkdir -p /opt/cni/bin
+.venv/bin/pycni install --bin-dir /opt/cni/bin >/dev/null 2>&1 || true
+echo "install.sh: ready ($(.venv/bin/python -c 'import sys; print(sys.version.split()[0])'), $(runc --version | head -1))"
