@@ -1,0 +1,1 @@
+"""The CRI runtime: image store, sandboxes, runc containers and the CRI v1 server."""
