@@ -1,0 +1,128 @@
+"""`pykubelet image [--root DIR] import FILE / ls / rm REF / pull REF / build-busybox OUT`.
+
+Works on DIR/images directly (the store's file lock makes that safe while a runtime
+on the same root runs), so no daemon is needed to load images.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from pykubelet.runtime.errors import CRIError
+
+DEFAULT_ROOT = "/var/lib/pykubelet"
+
+
+def _store(ctx: click.Context):  # type: ignore[no-untyped-def]
+    from pykubelet.runtime.images import ImageStore
+
+    return ImageStore(Path(ctx.obj["root"]) / "images")
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
+        size /= 1000
+    return f"{n}B"
+
+
+@click.group()
+@click.option("--root", default=DEFAULT_ROOT, show_default=True, help="pykubelet state dir")
+@click.pass_context
+def image(ctx: click.Context, root: str) -> None:
+    """Manage the node's image store (DIR/images)."""
+    ctx.ensure_object(dict)
+    ctx.obj["root"] = root
+
+
+@image.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--name", default="", help="tag the (first) imported image with this reference")
+@click.pass_context
+def import_(ctx: click.Context, file: str, name: str) -> None:
+    """Import a docker-archive or OCI-layout tarball."""
+    try:
+        images = _store(ctx).import_archive(file, name=name)
+    except CRIError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for img in images:
+        tags = ", ".join(img.repo_tags) or "<none>"
+        click.echo(f"imported {img.id} ({tags})")
+
+
+@image.command("ls")
+@click.option("-q", "--quiet", is_flag=True, help="only image IDs")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
+@click.pass_context
+def ls(ctx: click.Context, quiet: bool, output: str) -> None:
+    """List images."""
+    images = _store(ctx).list()
+    if output == "json":
+        click.echo(json.dumps([i.to_json() for i in images], indent=1, sort_keys=True))
+        return
+    if quiet:
+        for img in images:
+            click.echo(img.id)
+        return
+    rows = [("IMAGE", "TAG", "IMAGE ID", "SIZE")]
+    for img in images:
+        short = img.id.split(":", 1)[1][:13]
+        for ref in img.repo_tags or ["<none>:<none>"]:
+            repo, _, tag = ref.rpartition(":")
+            rows.append((repo, tag, short, _human(img.size)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+@image.command("rm")
+@click.argument("refs", nargs=-1, required=True)
+@click.pass_context
+def rm(ctx: click.Context, refs: tuple[str, ...]) -> None:
+    """Remove images (by tag, digest or ID)."""
+    store = _store(ctx)
+    missing = []
+    for ref in refs:
+        removed = store.remove(ref)
+        if removed is None:
+            missing.append(ref)
+        else:
+            click.echo(f"deleted {removed.id}")
+    if missing:
+        raise click.ClickException("no such image: " + ", ".join(missing))
+
+
+@image.command("pull")
+@click.argument("ref")
+@click.pass_context
+def pull(ctx: click.Context, ref: str) -> None:
+    """Resolve REF in the local store (registry pulls are not supported yet)."""
+    try:
+        img = _store(ctx).pull(ref)
+    except CRIError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(img.id)
+
+
+@image.command("build-busybox")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--name", default=None, help="image reference (default docker.io/library/busybox)")
+@click.option("--cmd", default="sh", show_default=True, help="image Cmd, space separated")
+@click.option("--busybox", default="/bin/busybox", show_default=True)
+@click.option("--import", "do_import", is_flag=True, help="also import it into the store")
+@click.pass_context
+def build_busybox(ctx: click.Context, out: str, name: str | None, cmd: str, busybox: str,
+                  do_import: bool) -> None:
+    """Build a busybox OCI-layout tar offline from busybox-static."""
+    from pykubelet.runtime.image_build import DEFAULT_NAME, build_busybox_image
+
+    built = build_busybox_image(out, name=name or DEFAULT_NAME, busybox=busybox,
+                                cmd=cmd.split())
+    click.echo(f"wrote {built.path} ({built.name}, {built.config_digest})")
+    if do_import:
+        ctx.invoke(import_, file=out, name="")

@@ -1,0 +1,650 @@
+"""The node's image store: content-addressed, layers unpacked once, safe across processes.
+
+Layout under ``root`` (``<--root>/images``)::
+
+    lock                   flock: every mutation (import, remove, lease) holds it
+    index.json             {"images": {id: record}}, replaced atomically, read without the lock
+    configs/<hex>.json     the image config blob as imported (the image ID is its digest)
+    layers/<hex>/fs        one unpacked layer (keyed by its diff_id), an overlayfs lower dir:
+                           OCI whiteouts become overlay whiteouts (0:0 char devices) and
+                           opaque dirs (``trusted.overlay.opaque=y``), as containerd's
+                           overlay snapshotter does
+    layers/<hex>/meta.json {"size": bytes, "inodes": n}
+    leases/<holder>.json   layers a container's rootfs uses; removing an image never deletes
+                           a layer a lease still names
+
+Archives: docker-archive (``docker save``: manifest.json + config + layer tars) and OCI image
+layout tars (``skopeo copy ... oci-archive:``, ``image_build``). Layer blobs may be plain tar
+or gzip; their uncompressed digest must match the config's ``rootfs.diff_ids``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tarfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from pykubelet.runtime import imageref
+from pykubelet.runtime.errors import InvalidArgument, NotFound
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_WHITEOUT_PREFIX = ".wh."
+_OPAQUE = ".wh..wh..opq"
+_MEDIA_INDEXES = {
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+}
+
+
+@dataclass(frozen=True)
+class ImageConfig:
+    """The parts of the image config a container needs (OCI ``config`` object)."""
+
+    entrypoint: list[str] = field(default_factory=list)
+    cmd: list[str] = field(default_factory=list)
+    env: list[str] = field(default_factory=list)
+    working_dir: str = ""
+    user: str = ""
+    exposed_ports: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    stop_signal: str = ""
+
+    @classmethod
+    def from_oci(cls, cfg: dict[str, Any] | None) -> ImageConfig:
+        cfg = cfg or {}
+        return cls(
+            entrypoint=list(cfg.get("Entrypoint") or []),
+            cmd=list(cfg.get("Cmd") or []),
+            env=list(cfg.get("Env") or []),
+            working_dir=cfg.get("WorkingDir") or "",
+            user=cfg.get("User") or "",
+            exposed_ports=sorted((cfg.get("ExposedPorts") or {}).keys()),
+            volumes=sorted((cfg.get("Volumes") or {}).keys()),
+            labels=dict(cfg.get("Labels") or {}),
+            stop_signal=cfg.get("StopSignal") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Image:
+    """One image in the store. ``id`` is the config digest (``sha256:...``)."""
+
+    id: str
+    repo_tags: list[str]
+    repo_digests: list[str]
+    size: int
+    layers: list[str]
+    config: ImageConfig
+    manifest_digest: str = ""
+    created: str = ""
+    imported_at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Image:
+        d = dict(d)
+        d["config"] = ImageConfig(**d["config"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class FsInfo:
+    """ImageFsInfo: what the image layers use on the store's filesystem."""
+
+    timestamp_ns: int
+    mountpoint: str
+    used_bytes: int
+    inodes_used: int
+
+
+@dataclass
+class _ArchiveImage:
+    """One image found in an archive, before import."""
+
+    config_member: str
+    config_digest: str | None  # expected digest of the config blob when the archive names it
+    layer_members: list[str]
+    names: list[str]
+    manifest_digest: str = ""
+
+
+class _HashingReader:
+    """A read-only stream that hashes what passes through it (the layer's diff_id)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.hash = hashlib.sha256()
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self.hash.update(data)
+        self.count += len(data)
+        return data
+
+    def drain(self) -> None:
+        while self.read(1 << 20):
+            pass
+
+
+def _sha256_hex(digest: str, what: str) -> str:
+    algo, _, hexpart = digest.partition(":")
+    if algo != "sha256" or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
+        raise InvalidArgument(f"{what}: unsupported or malformed digest {digest!r}")
+    return hexpart
+
+
+def _clean_member_path(name: str, what: str) -> str:
+    """A layer entry's path relative to the layer root; '' for the root itself."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise InvalidArgument(f"{what}: entry {name!r} escapes the layer root")
+    return "/".join(parts)
+
+
+def _write_json_atomic(path: Path, obj: object) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(obj, f, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class ImageStore:
+    """Import, list, resolve and remove images; unpacked layers serve as overlay lower dirs."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self._layers = self.root / "layers"
+        self._configs = self.root / "configs"
+        self._leases = self.root / "leases"
+        self._tmp = self.root / "tmp"
+        for d in (self.root, self._layers, self._configs, self._leases, self._tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self._index_path = self.root / "index.json"
+        self._lock_path = self.root / "lock"
+        self._cache_key: tuple[int, int, int] | None = None
+        self._cache: dict[str, Image] = {}
+        self._is_root = os.geteuid() == 0
+
+    # ----------------------------------------------------------------- locking, index
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _read_index(self) -> dict[str, Image]:
+        try:
+            st = os.stat(self._index_path)
+        except FileNotFoundError:
+            return {}
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if key != self._cache_key:
+            with open(self._index_path) as f:
+                raw = json.load(f)
+            self._cache = {k: Image.from_json(v) for k, v in raw.get("images", {}).items()}
+            self._cache_key = key
+        return dict(self._cache)
+
+    def _write_index(self, images: dict[str, Image]) -> None:
+        doc = {"images": {k: v.to_json() for k, v in images.items()}}
+        _write_json_atomic(self._index_path, doc)
+
+    # ----------------------------------------------------------------- queries
+    def list(self) -> list[Image]:
+        return sorted(self._read_index().values(), key=lambda i: i.id)
+
+    def get(self, ref: str) -> Image | None:
+        """The image ``ref`` names (ID, short ID, tag or repo digest), or None."""
+        images = self._read_index()
+        ref = ref.strip()
+        if imageref.is_image_id(ref):
+            return images.get(imageref.canonical_id(ref))
+        if 12 <= len(ref) < 64 and all(c in "0123456789abcdef" for c in ref):
+            hits = [img for k, img in images.items() if k.startswith("sha256:" + ref)]
+            if len(hits) == 1:
+                return hits[0]
+        try:
+            norm = imageref.normalize(ref)
+        except InvalidArgument:
+            return None
+        for img in images.values():
+            if norm in img.repo_tags or norm in img.repo_digests:
+                return img
+        return None
+
+    def require(self, ref: str, *, field: str = "image") -> Image:
+        """Like get, but raise NotFound (or InvalidArgument for a malformed ref)."""
+        if not ref.strip():
+            raise InvalidArgument(f"{field}: image reference is empty")
+        img = self.get(ref)
+        if img is None:
+            if not imageref.is_image_id(ref.strip()):
+                imageref.normalize(ref, field=field)  # malformed refs get InvalidArgument
+            raise NotFound(f"{field}: image {ref!r} not found in the local image store")
+        return img
+
+    def pull(self, ref: str) -> Image:
+        """PullImage from the local store only (registries come later)."""
+        img = self.get(ref)
+        if img is None:
+            imageref.normalize(ref)
+            raise NotFound(
+                f"image {ref!r} not found in the local image store; pulling from registries "
+                "is not supported yet: import it with `pykubelet image import FILE`"
+            )
+        return img
+
+    def layer_dir(self, diff_id: str) -> Path:
+        return self._layers / _sha256_hex(diff_id, "layer") / "fs"
+
+    def layer_dirs(self, image: Image) -> list[Path]:
+        """The image's unpacked layers, bottom first."""
+        return [self.layer_dir(d) for d in image.layers]
+
+    def fs_info(self) -> FsInfo:
+        used = inodes = 0
+        for meta in self._layers.glob("*/meta.json"):
+            try:
+                m = json.loads(meta.read_text())
+            except (OSError, ValueError):
+                continue
+            used += int(m.get("size", 0))
+            inodes += int(m.get("inodes", 0))
+        return FsInfo(time.time_ns(), str(self.root), used, inodes)
+
+    # ----------------------------------------------------------------- leases
+    def acquire_lease(self, holder: str, image: Image) -> list[Path]:
+        """Pin ``image``'s layers for ``holder`` (a container ID); returns the layer dirs."""
+        with self._locked():
+            current = self._read_index().get(image.id)
+            if current is None:
+                raise NotFound(f"image {image.id} was removed")
+            dirs = self.layer_dirs(current)
+            for d in dirs:
+                if not d.is_dir():
+                    raise NotFound(f"layer {d.parent.name} of image {image.id} is missing")
+            _write_json_atomic(self._leases / f"{holder}.json",
+                               {"image": current.id, "layers": current.layers})
+            return dirs
+
+    def release_lease(self, holder: str) -> None:
+        with self._locked():
+            with contextlib.suppress(FileNotFoundError):
+                (self._leases / f"{holder}.json").unlink()
+            self._gc_layers(self._read_index())
+
+    def _leased_layers(self) -> set[str]:
+        leased: set[str] = set()
+        for p in self._leases.glob("*.json"):
+            try:
+                leased.update(json.loads(p.read_text()).get("layers", []))
+            except (OSError, ValueError):
+                continue
+        return leased
+
+    # ----------------------------------------------------------------- remove
+    def remove(self, ref: str) -> Image | None:
+        """Remove the image ``ref`` names with all its tags; None when it was not there."""
+        with self._locked():
+            images = self._read_index()
+            img = self.get(ref)
+            if img is None or img.id not in images:
+                return None
+            del images[img.id]
+            self._write_index(images)
+            with contextlib.suppress(FileNotFoundError):
+                (self._configs / f"{_sha256_hex(img.id, 'image')}.json").unlink()
+            self._gc_layers(images)
+            return img
+
+    def _gc_layers(self, images: dict[str, Image]) -> None:
+        keep = {d for img in images.values() for d in img.layers} | self._leased_layers()
+        keep_hex = {_sha256_hex(d, "layer") for d in keep}
+        for layer in self._layers.iterdir():
+            if layer.name not in keep_hex:
+                _rmtree(layer)
+
+    # ----------------------------------------------------------------- import
+    def import_archive(self, path: str | os.PathLike[str], *, name: str = "") -> list[Image]:
+        """Import every image in a docker-archive or OCI-layout tar; ``name`` tags the first."""
+        if name:
+            name = imageref.normalize(name, field="name")
+        try:
+            tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the with below)
+        except FileNotFoundError as exc:
+            raise InvalidArgument(f"archive {str(path)!r} does not exist") from exc
+        except tarfile.TarError as exc:
+            raise InvalidArgument(f"archive {str(path)!r} is not a tar file: {exc}") from exc
+        with tar:
+            members = {_clean_member_path(m.name, "archive"): m for m in tar.getmembers()}
+            if "manifest.json" in members:
+                found = self._scan_docker_archive(tar, members)
+            elif "index.json" in members:
+                found = self._scan_oci_layout(tar, members)
+            else:
+                raise InvalidArgument(
+                    f"archive {str(path)!r} is neither a docker-archive (manifest.json) "
+                    "nor an OCI image layout (index.json)"
+                )
+            if not found:
+                raise InvalidArgument(f"archive {str(path)!r} holds no image")
+            if name:
+                found[0].names = [name, *found[0].names]
+            return [self._import_one(tar, members, item) for item in found]
+
+    def _read_member(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
+                     name: str) -> bytes:
+        member = _resolve_member(members, name)
+        f = tar.extractfile(member)
+        assert f is not None
+        return f.read()
+
+    def _scan_docker_archive(self, tar: tarfile.TarFile,
+                             members: dict[str, tarfile.TarInfo]) -> list[_ArchiveImage]:
+        try:
+            manifest = json.loads(self._read_member(tar, members, "manifest.json"))
+        except ValueError as exc:
+            raise InvalidArgument(f"archive: manifest.json is not JSON: {exc}") from exc
+        if not isinstance(manifest, list):
+            raise InvalidArgument("archive: manifest.json must be a list")
+        out = []
+        for i, entry in enumerate(manifest):
+            if not isinstance(entry, dict) or "Config" not in entry or "Layers" not in entry:
+                raise InvalidArgument(f"archive: manifest.json[{i}] lacks Config or Layers")
+            names = [imageref.normalize(t, field=f"manifest.json[{i}].RepoTags")
+                     for t in entry.get("RepoTags") or []]
+            out.append(_ArchiveImage(entry["Config"], None, list(entry["Layers"]), names))
+        return out
+
+    def _scan_oci_layout(self, tar: tarfile.TarFile,
+                         members: dict[str, tarfile.TarInfo]) -> list[_ArchiveImage]:
+        def blob(digest: str) -> bytes:
+            data = self._read_member(tar, members, f"blobs/sha256/{_sha256_hex(digest, 'blob')}")
+            if hashlib.sha256(data).hexdigest() != _sha256_hex(digest, "blob"):
+                raise InvalidArgument(f"archive: blob {digest} does not match its digest")
+            return data
+
+        try:
+            index = json.loads(self._read_member(tar, members, "index.json"))
+        except ValueError as exc:
+            raise InvalidArgument(f"archive: index.json is not JSON: {exc}") from exc
+        out: list[_ArchiveImage] = []
+
+        def visit(descs: list[dict[str, Any]], inherited: list[str]) -> None:
+            for desc in descs:
+                ann = desc.get("annotations") or {}
+                names = list(inherited)
+                for key in ("io.containerd.image.name", "org.opencontainers.image.ref.name"):
+                    ref = ann.get(key, "")
+                    # a bare tag ("latest") names nothing without a repository
+                    if ref and ("/" in ref or ":" in ref) and "@" not in ref:
+                        norm = imageref.normalize(ref, field=f"index.json {key}")
+                        if norm not in names:
+                            names.append(norm)
+                media = desc.get("mediaType", "")
+                data = blob(desc["digest"])
+                doc = json.loads(data)
+                if media in _MEDIA_INDEXES or "manifests" in doc:
+                    plat = [m for m in doc.get("manifests", [])
+                            if (m.get("platform") or {}).get("os", "linux") == "linux"
+                            and (m.get("platform") or {}).get("architecture", "amd64") == "amd64"]
+                    visit(plat[:1], names)
+                    continue
+                out.append(_ArchiveImage(
+                    config_member=f"blobs/sha256/{_sha256_hex(doc['config']['digest'], 'config')}",
+                    config_digest=doc["config"]["digest"],
+                    layer_members=[f"blobs/sha256/{_sha256_hex(la['digest'], 'layer')}"
+                                   for la in doc.get("layers", [])],
+                    names=names,
+                    manifest_digest=desc["digest"],
+                ))
+
+        visit(index.get("manifests", []), [])
+        return out
+
+    def _import_one(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
+                    item: _ArchiveImage) -> Image:
+        config_b = self._read_member(tar, members, item.config_member)
+        image_id = "sha256:" + hashlib.sha256(config_b).hexdigest()
+        if item.config_digest and item.config_digest != image_id:
+            raise InvalidArgument(f"archive: config {item.config_member} does not match its digest")
+        try:
+            config = json.loads(config_b)
+            diff_ids = list(config["rootfs"]["diff_ids"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidArgument(f"archive: image config {item.config_member} is invalid: "
+                                  f"{exc}") from exc
+        if len(diff_ids) != len(item.layer_members):
+            raise InvalidArgument(
+                f"archive: image {image_id} names {len(diff_ids)} diff_ids "
+                f"but {len(item.layer_members)} layers"
+            )
+        for d in diff_ids:
+            _sha256_hex(d, "rootfs.diff_ids")
+        size = 0
+        with self._locked():
+            for diff_id, member_name in zip(diff_ids, item.layer_members, strict=True):
+                member = _resolve_member(members, member_name)
+                size += member.size
+                self._unpack_layer(tar, member, diff_id)
+            (self._configs / f"{image_id.split(':', 1)[1]}.json").write_bytes(config_b)
+            images = self._read_index()
+            tags = list(dict.fromkeys(item.names))
+            old = images.get(image_id)
+            if old is not None:
+                tags = list(dict.fromkeys([*old.repo_tags, *tags]))
+            digests: list[str] = list(old.repo_digests) if old else []
+            if item.manifest_digest:
+                for t in tags:
+                    rd = f"{imageref.repository(t)}@{item.manifest_digest}"
+                    if rd not in digests:
+                        digests.append(rd)
+            # a tag names one image: take it from any other image that had it
+            for other_id, other in list(images.items()):
+                if other_id != image_id and set(other.repo_tags) & set(tags):
+                    images[other_id] = replace(
+                        other, repo_tags=[t for t in other.repo_tags if t not in tags])
+            img = Image(
+                id=image_id,
+                repo_tags=tags,
+                repo_digests=digests,
+                size=size,
+                layers=diff_ids,
+                config=ImageConfig.from_oci(config.get("config")),
+                manifest_digest=item.manifest_digest,
+                created=config.get("created", ""),
+                imported_at=old.imported_at if old else time.time(),
+            )
+            images[image_id] = img
+            self._write_index(images)
+            return img
+
+    def _unpack_layer(self, tar: tarfile.TarFile, member: tarfile.TarInfo, diff_id: str) -> None:
+        """Unpack one layer blob into layers/<diff_id hex>/fs, once (caller holds the lock)."""
+        hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
+        final = self._layers / hexid
+        if (final / "meta.json").exists():
+            return
+        raw = tar.extractfile(member)
+        assert raw is not None
+        head = raw.read(4)
+        raw.seek(0)
+        if head.startswith(_ZSTD_MAGIC):
+            raise InvalidArgument(f"layer {diff_id}: zstd-compressed layers are not supported")
+        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head.startswith(_GZIP_MAGIC) else raw
+        hashing = _HashingReader(stream)
+        work = Path(self._tmp) / f"{hexid}.{uuid.uuid4().hex[:8]}"
+        fs = work / "fs"
+        fs.mkdir(parents=True)
+        try:
+            try:
+                with tarfile.open(fileobj=hashing, mode="r|") as layer:  # type: ignore[call-overload]
+                    size, inodes = _extract_layer(layer, fs, diff_id, self._is_root)
+            except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as exc:
+                raise InvalidArgument(f"layer {diff_id}: cannot unpack: {exc}") from exc
+            hashing.drain()
+            if "sha256:" + hashing.hash.hexdigest() != diff_id:
+                raise InvalidArgument(
+                    f"layer {member.name}: content digest sha256:{hashing.hash.hexdigest()} "
+                    f"does not match diff_id {diff_id}"
+                )
+            _write_json_atomic(work / "meta.json", {"size": size, "inodes": inodes})
+            if final.exists():
+                _rmtree(final)  # a half-made leftover without meta.json
+            os.rename(work, final)
+        finally:
+            if work.exists():
+                _rmtree(work)
+
+
+def _resolve_member(members: dict[str, tarfile.TarInfo], name: str) -> tarfile.TarInfo:
+    """The regular file ``name`` names in the archive, following in-archive symlinks
+    (skopeo's docker-archives link ``<id>/layer.tar`` to ``../<diff_id>.tar``)."""
+    rel = _clean_member_path(name, "archive")
+    for _ in range(8):
+        member = members.get(rel)
+        if member is None:
+            break
+        if member.isfile():
+            return member
+        if not member.issym():
+            break
+        base = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        target = os.path.normpath(os.path.join(base, member.linkname))
+        rel = _clean_member_path(target, "archive")
+    raise InvalidArgument(f"archive: {name!r} is missing or not a regular file")
+
+
+def _rmtree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _check_no_symlink_parents(fs: Path, rel: str, what: str) -> None:
+    """Refuse entries that would be written through a symlink (a layer escaping its root)."""
+    cur = fs
+    for part in rel.split("/")[:-1]:
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise InvalidArgument(f"{what}: entry {rel!r} goes through the symlink {part!r}")
+
+
+def _ensure_parents(fs: Path, rel: str, what: str) -> Path:
+    _check_no_symlink_parents(fs, rel, what)
+    target = fs / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _remove_existing(target: Path, keep_dir: bool) -> None:
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if not keep_dir:
+            shutil.rmtree(target)
+    else:
+        target.unlink()
+
+
+def _extract_layer(layer: tarfile.TarFile, fs: Path, diff_id: str,
+                   is_root: bool) -> tuple[int, int]:
+    """Extract a layer as an overlay diff dir; returns (bytes, inodes)."""
+    what = f"layer {diff_id}"
+    size = inodes = 0
+    dirs: list[tuple[Path, tarfile.TarInfo]] = []
+    for m in layer:
+        rel = _clean_member_path(m.name, what)
+        if not rel:
+            continue
+        base = rel.rsplit("/", 1)[-1]
+        parent_rel = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        inodes += 1
+        if base == _OPAQUE:
+            _check_no_symlink_parents(fs, rel, what)
+            d = fs / parent_rel if parent_rel else fs
+            d.mkdir(parents=True, exist_ok=True)
+            if is_root:
+                os.setxattr(d, "trusted.overlay.opaque", b"y")
+            continue
+        if base.startswith(_WHITEOUT_PREFIX):
+            hidden = (parent_rel + "/" if parent_rel else "") + base[len(_WHITEOUT_PREFIX):]
+            target = _ensure_parents(fs, hidden, what)
+            _remove_existing(target, keep_dir=False)
+            if is_root:
+                os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
+            continue
+        target = _ensure_parents(fs, rel, what)
+        _remove_existing(target, keep_dir=m.isdir())
+        if m.isdir():
+            target.mkdir(exist_ok=True)
+            dirs.append((target, m))
+            continue
+        if m.isreg():
+            src = layer.extractfile(m)
+            assert src is not None
+            with open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            size += m.size
+        elif m.issym():
+            os.symlink(m.linkname, target)
+        elif m.islnk():
+            link_rel = _clean_member_path(m.linkname, what)
+            _check_no_symlink_parents(fs, link_rel, what)
+            src_path = fs / link_rel
+            if not os.path.lexists(src_path):
+                raise InvalidArgument(f"{what}: hard link {rel!r} to missing {m.linkname!r}")
+            os.link(src_path, target, follow_symlinks=False)
+            continue  # shares the inode: attributes already set
+        elif m.ischr() or m.isblk():
+            if not is_root:
+                continue
+            kind = stat.S_IFCHR if m.ischr() else stat.S_IFBLK
+            os.mknod(target, kind | (m.mode & 0o7777), os.makedev(m.devmajor, m.devminor))
+        elif m.isfifo():
+            os.mkfifo(target, m.mode & 0o7777)
+        else:
+            continue
+        _apply_attrs(target, m, is_root)
+    for target, m in reversed(dirs):
+        _apply_attrs(target, m, is_root)
+    return size, inodes
+
+
+def _apply_attrs(target: Path, m: tarfile.TarInfo, is_root: bool) -> None:
+    if is_root:
+        os.lchown(target, m.uid, m.gid)
+    for key, value in m.pax_headers.items():
+        if key.startswith("SCHILY.xattr.") and is_root:
+            with contextlib.suppress(OSError):
+                os.setxattr(target, key[len("SCHILY.xattr."):],
+                            value.encode("utf-8", "surrogateescape"), follow_symlinks=False)
+    if not m.issym():
+        os.chmod(target, m.mode & 0o7777)
+    os.utime(target, ns=(int(m.mtime * 1e9), int(m.mtime * 1e9)), follow_symlinks=False)

@@ -1,0 +1,274 @@
+"""The image store against real archives, real overlay mounts and concurrent processes."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pykubelet.cli.image_cmd import image as image_cli
+from pykubelet.runtime.errors import InvalidArgument, NotFound
+from pykubelet.runtime.image_build import build_busybox_image
+from pykubelet.runtime.images import ImageStore
+
+pytestmark = pytest.mark.root
+
+
+def _tar_bytes(entries: list[tuple[str, bytes | None, int]]) -> bytes:
+    """A layer tar from (name, data-or-None-for-dir, mode) entries."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, mode in entries:
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _docker_archive(path: Path, layers: list[bytes], tags: list[str],
+                    config_extra: dict | None = None, diff_ids: list[str] | None = None) -> str:
+    """Write a docker-archive (docker save format); returns the image ID."""
+    ids = diff_ids or ["sha256:" + hashlib.sha256(la).hexdigest() for la in layers]
+    config = {"architecture": "amd64", "os": "linux",
+              "config": {"Cmd": ["sh"], **(config_extra or {})},
+              "rootfs": {"type": "layers", "diff_ids": ids}}
+    config_b = json.dumps(config).encode()
+    cid = hashlib.sha256(config_b).hexdigest()
+    manifest = [{"Config": f"{cid}.json", "RepoTags": tags,
+                 "Layers": [f"l{i}/layer.tar" for i in range(len(layers))]}]
+    with tarfile.open(path, "w") as tar:
+        files = {f"{cid}.json": config_b, "manifest.json": json.dumps(manifest).encode()}
+        for i, la in enumerate(layers):
+            files[f"l{i}/layer.tar"] = la
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return "sha256:" + cid
+
+
+@pytest.fixture
+def busybox_tar(tmp_path: Path) -> Path:
+    out = tmp_path / "busybox.tar"
+    build_busybox_image(out, entrypoint=["/bin/sh", "-c"], cmd=["echo hi"], user="1:1",
+                        working_dir="/tmp", exposed_ports=["8080/tcp"],
+                        env=["PATH=/bin", "A=1"])
+    return out
+
+
+def test_import_oci_layout_keeps_config_and_resolves_refs(tmp_path: Path,
+                                                           busybox_tar: Path) -> None:
+    store = ImageStore(tmp_path / "images")
+    [img] = store.import_archive(busybox_tar)
+    assert img.repo_tags == ["docker.io/library/busybox:latest"]
+    assert img.repo_digests[0].startswith("docker.io/library/busybox@sha256:")
+    cfg = img.config
+    assert cfg.entrypoint == ["/bin/sh", "-c"]
+    assert cfg.cmd == ["echo hi"]
+    assert cfg.env == ["PATH=/bin", "A=1"]
+    assert cfg.working_dir == "/tmp"
+    assert cfg.user == "1:1"
+    assert cfg.exposed_ports == ["8080/tcp"]
+    for ref in ("busybox", "busybox:latest", "docker.io/library/busybox:latest", img.id,
+                img.id.split(":")[1], img.id.split(":")[1][:12], img.repo_digests[0]):
+        assert store.get(ref) == img, ref
+    assert store.get("busybox:other") is None
+    [layer] = store.layer_dirs(img)
+    assert (layer / "bin" / "busybox").stat().st_size == Path("/bin/busybox").stat().st_size
+    assert os.readlink(layer / "bin" / "sh") == "busybox"
+    assert stat.S_IMODE((layer / "tmp").stat().st_mode) == 0o1777
+    # a second store instance (another process) sees the same image
+    assert ImageStore(tmp_path / "images").list() == [img]
+    info = store.fs_info()
+    assert info.used_bytes >= Path("/bin/busybox").stat().st_size
+    assert info.inodes_used > 100
+
+
+def test_layers_are_unpacked_once(tmp_path: Path, busybox_tar: Path) -> None:
+    store = ImageStore(tmp_path / "images")
+    [img] = store.import_archive(busybox_tar)
+    [layer] = store.layer_dirs(img)
+    before = layer.stat().st_ino
+    # the same layer under another name: skopeo-made docker-archive, which links layer tars
+    da = tmp_path / "da.tar"
+    subprocess.run(["skopeo", "copy", "-q", f"oci-archive:{busybox_tar}",
+                    f"docker-archive:{da}:example.com/other:v2"], check=True, timeout=60)
+    [other] = store.import_archive(da)
+    assert other.id == img.id  # same config: same image, now with both tags
+    assert set(other.repo_tags) == {"docker.io/library/busybox:latest", "example.com/other:v2"}
+    assert layer.stat().st_ino == before
+    assert len(list((tmp_path / "images" / "layers").iterdir())) == 1
+
+
+def test_whiteouts_work_in_an_overlay_mount(tmp_path: Path) -> None:
+    lower = _tar_bytes([("a", None, 0o755), ("a/x", b"x", 0o644), ("a/y", b"y", 0o644),
+                        ("d", None, 0o755), ("d/old", b"old", 0o644), ("f", b"f", 0o600)])
+    upper = _tar_bytes([("a", None, 0o755), ("a/.wh.x", b"", 0o644),
+                        ("d", None, 0o755), ("d/.wh..wh..opq", b"", 0o644),
+                        ("d/new", b"new", 0o644), ("g", b"g", 0o644)])
+    archive = tmp_path / "wh.tar"
+    _docker_archive(archive, [lower, upper], ["example.com/wh:1"])
+    store = ImageStore(tmp_path / "images")
+    [img] = store.import_archive(archive)
+    l0, l1 = store.layer_dirs(img)
+    st = os.lstat(l1 / "a" / "x")
+    assert stat.S_ISCHR(st.st_mode)
+    assert st.st_rdev == 0
+    assert os.getxattr(l1 / "d", "trusted.overlay.opaque") == b"y"
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", f"lowerdir={l1}:{l0}", str(mnt)],
+                   check=True)
+    try:
+        assert sorted(os.listdir(mnt / "a")) == ["y"]
+        assert sorted(os.listdir(mnt / "d")) == ["new"]
+        assert (mnt / "f").read_bytes() == b"f"
+        assert stat.S_IMODE((mnt / "f").stat().st_mode) == 0o600
+        assert (mnt / "g").read_bytes() == b"g"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_bad_archives_change_nothing(tmp_path: Path, busybox_tar: Path) -> None:
+    store = ImageStore(tmp_path / "images")
+    [good] = store.import_archive(busybox_tar)
+    index_before = (tmp_path / "images" / "index.json").read_bytes()
+
+    layer = _tar_bytes([("etc", None, 0o755), ("etc/x", b"x", 0o644)])
+    wrong = tmp_path / "wrong-digest.tar"
+    _docker_archive(wrong, [layer], ["example.com/bad:1"], diff_ids=["sha256:" + "0" * 64])
+    with pytest.raises(InvalidArgument, match="does not match diff_id"):
+        store.import_archive(wrong)
+
+    evil = _tar_bytes([("../escape", b"x", 0o644)])
+    escape = tmp_path / "escape.tar"
+    _docker_archive(escape, [evil], ["example.com/bad:2"])
+    with pytest.raises(InvalidArgument, match="escapes the layer root"):
+        store.import_archive(escape)
+    assert not (tmp_path / "images" / "escape").exists()
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        link = tarfile.TarInfo("lnk")
+        link.type = tarfile.SYMTYPE
+        link.linkname = str(tmp_path)
+        tar.addfile(link)
+        info = tarfile.TarInfo("lnk/pwned")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    through = tmp_path / "through.tar"
+    _docker_archive(through, [buf.getvalue()], ["example.com/bad:3"])
+    with pytest.raises(InvalidArgument, match="goes through the symlink"):
+        store.import_archive(through)
+    assert not (tmp_path / "pwned").exists()
+
+    (tmp_path / "junk.tar").write_bytes(b"not a tar at all")
+    with pytest.raises(InvalidArgument, match="not a tar file"):
+        store.import_archive(tmp_path / "junk.tar")
+    with pytest.raises(InvalidArgument, match="does not exist"):
+        store.import_archive(tmp_path / "missing.tar")
+
+    assert (tmp_path / "images" / "index.json").read_bytes() == index_before
+    assert store.list() == [good]
+    assert len(list((tmp_path / "images" / "layers").iterdir())) == 1
+    assert list((tmp_path / "images" / "tmp").iterdir()) == []
+
+
+def test_remove_collects_layers_unless_leased(tmp_path: Path, busybox_tar: Path) -> None:
+    store = ImageStore(tmp_path / "images")
+    [img] = store.import_archive(busybox_tar)
+    extra = _tar_bytes([("only-here", b"1", 0o644)])
+    archive = tmp_path / "two.tar"
+    other_id = _docker_archive(archive, [extra], ["example.com/two:1"])
+    store.import_archive(archive)
+    [layer] = store.layer_dirs(img)
+    dirs = store.acquire_lease("ctr1", img)
+    assert dirs == [layer]
+    assert store.remove("busybox") == img
+    assert store.get(img.id) is None
+    assert layer.is_dir()  # still leased by ctr1
+    assert store.remove("busybox") is None  # idempotent
+    store.release_lease("ctr1")
+    assert not layer.parent.exists()
+    assert [i.id for i in store.list()] == [other_id]
+    with pytest.raises(NotFound, match="not found in the local image store"):
+        store.require("busybox")
+    with pytest.raises(NotFound, match="not supported yet"):
+        store.pull("busybox")
+    with pytest.raises(InvalidArgument, match="empty"):
+        store.require("  ")
+
+
+def test_retag_moves_the_tag(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path / "images")
+    layer = _tar_bytes([("v", b"1", 0o644)])
+    a = _docker_archive(tmp_path / "a.tar", [layer], ["example.com/app:1"], {"Env": ["V=1"]})
+    b = _docker_archive(tmp_path / "b.tar", [layer], ["example.com/app:1"], {"Env": ["V=2"]})
+    store.import_archive(tmp_path / "a.tar")
+    store.import_archive(tmp_path / "b.tar")
+    assert store.get("example.com/app:1").id == b
+    assert store.get(a).repo_tags == []
+
+
+def test_concurrent_imports_from_two_processes(tmp_path: Path) -> None:
+    archives = []
+    for i in range(4):
+        layer = _tar_bytes([(f"file{i}", str(i).encode() * 100000, 0o644)])
+        p = tmp_path / f"img{i}.tar"
+        _docker_archive(p, [layer], [f"example.com/c{i}:1"])
+        archives.append(p)
+    root = tmp_path / "root"
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "pykubelet.cli.main", "image", "--root", str(root),
+                          "import", str(p)])
+        for p in archives
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    store = ImageStore(root / "images")
+    assert sorted(t for i in store.list() for t in i.repo_tags) == [
+        f"example.com/c{i}:1" for i in range(4)]
+
+
+def test_cli(tmp_path: Path) -> None:
+    runner = CliRunner()
+    root = str(tmp_path / "root")
+    out = str(tmp_path / "bb.tar")
+    r = runner.invoke(image_cli, ["--root", root, "build-busybox", out, "--name",
+                                  "localhost/bb:1", "--cmd", "sleep 1"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(image_cli, ["--root", root, "import", out])
+    assert r.exit_code == 0, r.output
+    assert "localhost/bb:1" in r.output
+    r = runner.invoke(image_cli, ["--root", root, "ls"])
+    assert r.exit_code == 0
+    assert "localhost/bb" in r.output
+    r = runner.invoke(image_cli, ["--root", root, "ls", "-o", "json"])
+    [doc] = json.loads(r.output)
+    assert doc["config"]["cmd"] == ["sleep", "1"]
+    r = runner.invoke(image_cli, ["--root", root, "pull", "localhost/bb:1"])
+    assert r.exit_code == 0
+    assert r.output.strip() == doc["id"]
+    r = runner.invoke(image_cli, ["--root", root, "pull", "localhost/nope:1"])
+    assert r.exit_code != 0
+    assert "not found" in r.output
+    r = runner.invoke(image_cli, ["--root", root, "rm", "localhost/bb:1"])
+    assert r.exit_code == 0
+    r = runner.invoke(image_cli, ["--root", root, "rm", "localhost/bb:1"])
+    assert r.exit_code != 0
+    assert "no such image" in r.output
+    r = runner.invoke(image_cli, ["--root", root, "ls", "-q"])
+    assert r.output == ""

@@ -1,0 +1,68 @@
+"""The offline busybox image: a valid, deterministic OCI layout tar."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pykubelet.runtime.image_build import build_busybox_image, busybox_applets
+
+BUSYBOX = "/bin/busybox"
+
+
+def _blob(tar: tarfile.TarFile, digest: str) -> bytes:
+    f = tar.extractfile("blobs/sha256/" + digest.split(":", 1)[1])
+    assert f is not None
+    data = f.read()
+    assert "sha256:" + hashlib.sha256(data).hexdigest() == digest
+    return data
+
+
+def test_build_is_deterministic_and_valid(tmp_path: Path) -> None:
+    a = build_busybox_image(tmp_path / "a.tar", entrypoint=["/bin/sh", "-c"],
+                            cmd=["echo hi"], user="65534", working_dir="/tmp",
+                            exposed_ports=["80/tcp"])
+    b = build_busybox_image(tmp_path / "b.tar", entrypoint=["/bin/sh", "-c"],
+                            cmd=["echo hi"], user="65534", working_dir="/tmp",
+                            exposed_ports=["80/tcp"])
+    assert (tmp_path / "a.tar").read_bytes() == (tmp_path / "b.tar").read_bytes()
+    assert a.config_digest == b.config_digest
+    with tarfile.open(a.path) as tar:
+        assert json.loads(tar.extractfile("oci-layout").read()) == {  # type: ignore[union-attr]
+            "imageLayoutVersion": "1.0.0"}
+        index = json.loads(tar.extractfile("index.json").read())  # type: ignore[union-attr]
+        desc = index["manifests"][0]
+        assert desc["digest"] == a.manifest_digest
+        assert desc["annotations"]["io.containerd.image.name"] == "docker.io/library/busybox:latest"
+        manifest = json.loads(_blob(tar, desc["digest"]))
+        config = json.loads(_blob(tar, manifest["config"]["digest"]))
+        assert config["config"]["Entrypoint"] == ["/bin/sh", "-c"]
+        assert config["config"]["Cmd"] == ["echo hi"]
+        assert config["config"]["User"] == "65534"
+        assert config["config"]["WorkingDir"] == "/tmp"
+        assert config["config"]["ExposedPorts"] == {"80/tcp": {}}
+        layer_gz = _blob(tar, manifest["layers"][0]["digest"])
+    layer = gzip.decompress(layer_gz)
+    assert "sha256:" + hashlib.sha256(layer).hexdigest() == config["rootfs"]["diff_ids"][0]
+    with tarfile.open(fileobj=io.BytesIO(layer)) as lt:
+        names = {m.name: m for m in lt.getmembers()}
+    assert names["bin/busybox"].isfile()
+    assert names["bin/busybox"].size == Path(BUSYBOX).stat().st_size
+    assert names["bin/sh"].issym()
+    assert names["bin/sh"].linkname == "busybox"
+    assert len([n for n in names if n.startswith("bin/")]) == len(busybox_applets(BUSYBOX)) + 1
+    for f in ("etc/passwd", "etc/group", "etc/hosts"):
+        assert names[f].isfile()
+    assert names["tmp"].mode == 0o1777
+
+
+def test_missing_busybox_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="busybox-static"):
+        build_busybox_image(tmp_path / "x.tar", busybox=str(tmp_path / "nope"))
+    assert not (tmp_path / "x.tar").exists()
