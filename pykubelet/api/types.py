@@ -1,0 +1,482 @@
+"""Kubernetes v1 Pod (and what a node needs around it) as dataclasses.
+
+Attributes are snake_case; on the wire every field has its Kubernetes camelCase name,
+derived from the attribute (`restart_policy` -> `restartPolicy`) unless the field's
+metadata says otherwise (`pod_ip` -> `podIP`). `decode.py` walks these classes by
+their type hints, so adding a field here is all it takes to accept it.
+
+Encoding follows Go's `omitempty`: an Optional field is left out when None (so an
+explicit 0 or false survives, as a Go pointer would); a plain field is left out when
+it holds its zero value, unless marked `keep` (fields Kubernetes always prints, such as
+`ready` and `restartCount`).
+
+Timestamps are RFC 3339 strings ("2026-11-30T09:52:36Z"), as on the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pykubelet.api.quantity import Quantity
+
+# IntOrString (probe ports, ...): Python's union says it exactly.
+IntOrString = int | str
+ResourceList = dict[str, Quantity]
+
+
+KEEP: dict[str, Any] = {"keep": True}
+
+
+def wire(name: str, *, keep: bool = False) -> dict[str, Any]:
+    """Field metadata naming the wire field when it is not plain camelCase."""
+    return {"json": name, "keep": keep}
+
+
+# Restart policies, pull policies, phases, ... spelled as on the wire.
+RESTART_ALWAYS = "Always"
+RESTART_ON_FAILURE = "OnFailure"
+RESTART_NEVER = "Never"
+RESTART_POLICIES = (RESTART_ALWAYS, RESTART_ON_FAILURE, RESTART_NEVER)
+
+PULL_ALWAYS = "Always"
+PULL_IF_NOT_PRESENT = "IfNotPresent"
+PULL_NEVER = "Never"
+PULL_POLICIES = (PULL_ALWAYS, PULL_IF_NOT_PRESENT, PULL_NEVER)
+
+PHASE_PENDING = "Pending"
+PHASE_RUNNING = "Running"
+PHASE_SUCCEEDED = "Succeeded"
+PHASE_FAILED = "Failed"
+PHASE_UNKNOWN = "Unknown"
+
+CONDITION_TRUE = "True"
+CONDITION_FALSE = "False"
+CONDITION_UNKNOWN = "Unknown"
+
+POD_SCHEDULED = "PodScheduled"
+POD_INITIALIZED = "Initialized"
+CONTAINERS_READY = "ContainersReady"
+POD_READY = "Ready"
+POD_READY_TO_START_CONTAINERS = "PodReadyToStartContainers"
+
+STORAGE_MEDIUM_DEFAULT = ""
+STORAGE_MEDIUM_MEMORY = "Memory"
+
+DNS_CLUSTER_FIRST = "ClusterFirst"
+DNS_CLUSTER_FIRST_WITH_HOST_NET = "ClusterFirstWithHostNet"
+DNS_DEFAULT = "Default"
+DNS_NONE = "None"
+DNS_POLICIES = (DNS_CLUSTER_FIRST, DNS_CLUSTER_FIRST_WITH_HOST_NET, DNS_DEFAULT, DNS_NONE)
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+@dataclass(kw_only=True)
+class OwnerReference:
+    api_version: str = field(default="", metadata=KEEP)
+    kind: str = field(default="", metadata=KEEP)
+    name: str = field(default="", metadata=KEEP)
+    uid: str = field(default="", metadata=KEEP)
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+@dataclass(kw_only=True)
+class ObjectMeta:
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner_references: list[OwnerReference] = field(default_factory=list)
+    finalizers: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- containers
+
+
+@dataclass(kw_only=True)
+class ObjectFieldSelector:
+    api_version: str = ""
+    field_path: str = ""
+
+
+@dataclass(kw_only=True)
+class ResourceFieldSelector:
+    container_name: str = ""
+    resource: str = ""
+    divisor: Quantity | None = None
+
+
+@dataclass(kw_only=True)
+class KeySelector:
+    """ConfigMapKeySelector / SecretKeySelector: decoded so manifests load; the node
+    agent does not resolve them (no configmaps or secrets on a standalone node)."""
+
+    name: str = ""
+    key: str = ""
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class EnvVarSource:
+    field_ref: ObjectFieldSelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+    config_map_key_ref: KeySelector | None = None
+    secret_key_ref: KeySelector | None = None
+
+
+@dataclass(kw_only=True)
+class EnvVar:
+    name: str = field(default="", metadata=KEEP)
+    value: str = ""
+    value_from: EnvVarSource | None = None
+
+
+@dataclass(kw_only=True)
+class ContainerPort:
+    name: str = ""
+    host_port: int = 0
+    container_port: int = 0
+    protocol: str = ""
+    host_ip: str = field(default="", metadata=wire("hostIP"))
+
+
+@dataclass(kw_only=True)
+class ResourceRequirements:
+    limits: ResourceList = field(default_factory=dict)
+    requests: ResourceList = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class VolumeMount:
+    name: str = field(default="", metadata=KEEP)
+    read_only: bool = False
+    mount_path: str = field(default="", metadata=KEEP)
+    sub_path: str = ""
+    mount_propagation: str | None = None
+
+
+@dataclass(kw_only=True)
+class ExecAction:
+    command: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class HTTPHeader:
+    name: str = field(default="", metadata=KEEP)
+    value: str = field(default="", metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class HTTPGetAction:
+    path: str = ""
+    port: IntOrString = field(default=0, metadata=KEEP)
+    host: str = ""
+    scheme: str = ""
+    http_headers: list[HTTPHeader] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class TCPSocketAction:
+    port: IntOrString = field(default=0, metadata=KEEP)
+    host: str = ""
+
+
+@dataclass(kw_only=True)
+class GRPCAction:
+    port: int = field(default=0, metadata=KEEP)
+    service: str | None = None
+
+
+@dataclass(kw_only=True)
+class Probe:
+    exec: ExecAction | None = None
+    http_get: HTTPGetAction | None = None
+    tcp_socket: TCPSocketAction | None = None
+    grpc: GRPCAction | None = field(default=None, metadata=wire("grpc"))
+    initial_delay_seconds: int = 0
+    timeout_seconds: int = 0
+    period_seconds: int = 0
+    success_threshold: int = 0
+    failure_threshold: int = 0
+    termination_grace_period_seconds: int | None = None
+
+
+@dataclass(kw_only=True)
+class SleepAction:
+    seconds: int = field(default=0, metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class LifecycleHandler:
+    exec: ExecAction | None = None
+    http_get: HTTPGetAction | None = None
+    tcp_socket: TCPSocketAction | None = None
+    sleep: SleepAction | None = None
+
+
+@dataclass(kw_only=True)
+class Lifecycle:
+    post_start: LifecycleHandler | None = None
+    pre_stop: LifecycleHandler | None = None
+
+
+@dataclass(kw_only=True)
+class Capabilities:
+    add: list[str] = field(default_factory=list)
+    drop: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class SecurityContext:
+    capabilities: Capabilities | None = None
+    privileged: bool | None = None
+    run_as_user: int | None = None
+    run_as_group: int | None = None
+    run_as_non_root: bool | None = None
+    read_only_root_filesystem: bool | None = None
+    allow_privilege_escalation: bool | None = None
+
+
+@dataclass(kw_only=True)
+class Container:
+    name: str = field(default="", metadata=KEEP)
+    image: str = ""
+    command: list[str] = field(default_factory=list)
+    args: list[str] = field(default_factory=list)
+    working_dir: str = ""
+    ports: list[ContainerPort] = field(default_factory=list)
+    env: list[EnvVar] = field(default_factory=list)
+    resources: ResourceRequirements = field(default_factory=ResourceRequirements)
+    volume_mounts: list[VolumeMount] = field(default_factory=list)
+    liveness_probe: Probe | None = None
+    readiness_probe: Probe | None = None
+    startup_probe: Probe | None = None
+    lifecycle: Lifecycle | None = None
+    termination_message_path: str = ""
+    termination_message_policy: str = ""
+    image_pull_policy: str = ""
+    security_context: SecurityContext | None = None
+    stdin: bool = False
+    stdin_once: bool = False
+    tty: bool = False
+
+
+# --------------------------------------------------------------------------- pod spec
+
+
+@dataclass(kw_only=True)
+class EmptyDirVolumeSource:
+    medium: str = ""
+    size_limit: Quantity | None = None
+
+
+@dataclass(kw_only=True)
+class HostPathVolumeSource:
+    path: str = field(default="", metadata=KEEP)
+    type: str | None = None
+
+
+@dataclass(kw_only=True)
+class Volume:
+    name: str = field(default="", metadata=KEEP)
+    empty_dir: EmptyDirVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+
+
+@dataclass(kw_only=True)
+class Toleration:
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+@dataclass(kw_only=True)
+class Sysctl:
+    name: str = field(default="", metadata=KEEP)
+    value: str = field(default="", metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class PodSecurityContext:
+    run_as_user: int | None = None
+    run_as_group: int | None = None
+    run_as_non_root: bool | None = None
+    supplemental_groups: list[int] = field(default_factory=list)
+    fs_group: int | None = None
+    sysctls: list[Sysctl] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class HostAlias:
+    ip: str = field(default="", metadata=KEEP)
+    hostnames: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class PodDNSConfigOption:
+    name: str = ""
+    value: str | None = None
+
+
+@dataclass(kw_only=True)
+class PodDNSConfig:
+    nameservers: list[str] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)
+    options: list[PodDNSConfigOption] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class PodSpec:
+    volumes: list[Volume] = field(default_factory=list)
+    init_containers: list[Container] = field(default_factory=list)
+    containers: list[Container] = field(default_factory=list, metadata=KEEP)
+    restart_policy: str = ""
+    termination_grace_period_seconds: int | None = None
+    active_deadline_seconds: int | None = None
+    dns_policy: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    service_account_name: str = ""
+    automount_service_account_token: bool | None = None
+    node_name: str = ""
+    host_network: bool = False
+    host_pid: bool = field(default=False, metadata=wire("hostPID"))
+    host_ipc: bool = field(default=False, metadata=wire("hostIPC"))
+    share_process_namespace: bool | None = None
+    security_context: PodSecurityContext | None = None
+    hostname: str = ""
+    subdomain: str = ""
+    # Scheduling fields the node does not act on but ordinary manifests carry.
+    affinity: dict[str, Any] | None = None
+    scheduler_name: str = ""
+    tolerations: list[Toleration] = field(default_factory=list)
+    host_aliases: list[HostAlias] = field(default_factory=list)
+    priority_class_name: str = ""
+    priority: int | None = None
+    dns_config: PodDNSConfig | None = field(default=None, metadata=wire("dnsConfig"))
+    preemption_policy: str | None = None
+    enable_service_links: bool | None = None
+    overhead: ResourceList = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- status
+
+
+@dataclass(kw_only=True)
+class ContainerStateWaiting:
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(kw_only=True)
+class ContainerStateRunning:
+    started_at: str | None = None
+
+
+@dataclass(kw_only=True)
+class ContainerStateTerminated:
+    exit_code: int = field(default=0, metadata=KEEP)
+    signal: int = 0
+    reason: str = ""
+    message: str = ""
+    started_at: str | None = None
+    finished_at: str | None = None
+    container_id: str = field(default="", metadata=wire("containerID"))
+
+
+@dataclass(kw_only=True)
+class ContainerState:
+    """At most one of the three is set; none set means Waiting with no reason."""
+
+    waiting: ContainerStateWaiting | None = None
+    running: ContainerStateRunning | None = None
+    terminated: ContainerStateTerminated | None = None
+
+
+@dataclass(kw_only=True)
+class ContainerStatus:
+    name: str = field(default="", metadata=KEEP)
+    state: ContainerState = field(default_factory=ContainerState, metadata=KEEP)
+    last_state: ContainerState = field(default_factory=ContainerState, metadata=KEEP)
+    ready: bool = field(default=False, metadata=KEEP)
+    restart_count: int = field(default=0, metadata=KEEP)
+    image: str = field(default="", metadata=KEEP)
+    image_id: str = field(default="", metadata=wire("imageID", keep=True))
+    container_id: str = field(default="", metadata=wire("containerID"))
+    started: bool | None = None
+
+
+@dataclass(kw_only=True)
+class PodCondition:
+    type: str = field(default="", metadata=KEEP)
+    status: str = field(default="", metadata=KEEP)
+    last_probe_time: str | None = field(default=None, metadata=KEEP)
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(kw_only=True)
+class PodIP:
+    ip: str = field(default="", metadata=wire("ip"))
+
+
+@dataclass(kw_only=True)
+class HostIP:
+    ip: str = field(default="", metadata=wire("ip"))
+
+
+@dataclass(kw_only=True)
+class PodStatus:
+    phase: str = ""
+    conditions: list[PodCondition] = field(default_factory=list)
+    message: str = ""
+    reason: str = ""
+    nominated_node_name: str = ""
+    host_ip: str = field(default="", metadata=wire("hostIP"))
+    host_ips: list[HostIP] = field(default_factory=list, metadata=wire("hostIPs"))
+    pod_ip: str = field(default="", metadata=wire("podIP"))
+    pod_ips: list[PodIP] = field(default_factory=list, metadata=wire("podIPs"))
+    start_time: str | None = None
+    init_container_statuses: list[ContainerStatus] = field(default_factory=list)
+    container_statuses: list[ContainerStatus] = field(default_factory=list)
+    qos_class: str = field(default="", metadata=wire("qosClass"))
+
+
+@dataclass(kw_only=True)
+class Pod:
+    api_version: str = field(default="v1", metadata=KEEP)
+    kind: str = field(default="Pod", metadata=KEEP)
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
+    status: PodStatus = field(default_factory=PodStatus)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
+
+    def format(self) -> str:
+        """kubelet's format.Pod: `name_namespace(uid)`, used in its messages."""
+        return f"{self.metadata.name}_{self.metadata.namespace}({self.metadata.uid})"
+
+    def all_containers(self) -> list[Container]:
+        return [*self.spec.init_containers, *self.spec.containers]

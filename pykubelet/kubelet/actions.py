@@ -1,0 +1,429 @@
+"""SyncPod step 1: what must change to bring a pod's runtime state to its spec.
+
+`compute_pod_actions` is kuberuntime's computePodActions, pure: it reads the pod,
+the observed `PodRuntimeStatus`, probe results and the restart back-off, and returns
+a `PodActions` the engine carries out in SyncPod's order:
+
+  2. kill the pod (all containers, then the sandbox) if `kill_pod`;
+     else kill `containers_to_kill`;
+  4. create the sandbox if `create_sandbox` (with `attempt`);
+  5. start `next_init_container_to_start` (one at a time; each must succeed
+     before findNextInitContainerToRun yields the next);
+  6. start `containers_to_start`.
+
+The back-off check (kuberuntime's doBackOff, done inside SyncPod's start step
+upstream) is folded in here as a read: a container whose restart is still backing off
+is left out of the start lists and reported in `in_backoff` with kubelet's message
+(the engine records it as the CrashLoopBackOff waiting reason). For every container
+that is to start after an exit, `backoff_to_record` holds the key and the exit time:
+the engine calls `record_backoff(backoff)` (Backoff.next) right before it starts them,
+as doBackOff does, so computing actions never changes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pykubelet.api.types import (
+    PULL_ALWAYS,
+    PULL_IF_NOT_PRESENT,
+    PULL_NEVER,
+    RESTART_NEVER,
+    RESTART_ON_FAILURE,
+    Container,
+    Pod,
+)
+from pykubelet.kubelet import reasons
+from pykubelet.kubelet.hashing import hash_container_hex
+from pykubelet.kubelet.runtime_state import (
+    ContainerRuntimeStatus,
+    ContainerState,
+    PodRuntimeStatus,
+    SandboxState,
+)
+
+# Probe results as the probers' results manager holds them (see probes.py).
+PROBE_SUCCESS = "Success"
+PROBE_FAILURE = "Failure"
+PROBE_UNKNOWN = "Unknown"
+
+
+class BackoffView(Protocol):
+    """The read side of backoff.Backoff that computing actions needs."""
+
+    def get(self, key: str) -> float: ...
+
+    def is_in_backoff_since(self, key: str, event_time: float) -> bool: ...
+
+
+class BackoffRecorder(Protocol):
+    def next(self, key: str, event_time: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class ContainerToKill:
+    """kuberuntime's containerToKillInfo."""
+
+    name: str
+    container: Container | None
+    message: str
+    reason: str = ""  # reasons.KILL_REASON_* or ""
+
+
+@dataclass(frozen=True)
+class BackoffEntry:
+    key: str
+    since: float  # finished_at of the latest exited instance
+
+
+@dataclass
+class PodActions:
+    """kuberuntime's podActions, plus the back-off outcome (see module doc)."""
+
+    kill_pod: bool = False
+    create_sandbox: bool = False
+    sandbox_id: str = ""
+    attempt: int = 0
+    # index into pod.spec.init_containers, or None
+    next_init_container_to_start: int | None = None
+    # indexes into pod.spec.containers, in spec order
+    containers_to_start: list[int] = field(default_factory=list)
+    # CRI container id -> why
+    containers_to_kill: dict[str, ContainerToKill] = field(default_factory=dict)
+    # container name -> kubelet's "back-off 20s restarting failed container=..." message
+    in_backoff: dict[str, str] = field(default_factory=dict)
+    # container name -> what Backoff.next must be told when it starts
+    backoff_to_record: dict[str, BackoffEntry] = field(default_factory=dict)
+
+    def record_backoff(self, backoff: BackoffRecorder, names: list[str] | None = None) -> None:
+        """Advance the back-off of the containers about to start (all, or `names`)."""
+        for name, entry in self.backoff_to_record.items():
+            if names is None or name in names:
+                backoff.next(entry.key, entry.since)
+
+    def is_noop(self) -> bool:
+        return (
+            not self.kill_pod
+            and not self.create_sandbox
+            and self.next_init_container_to_start is None
+            and not self.containers_to_start
+            and not self.containers_to_kill
+        )
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def should_restart_on_failure(pod: Pod) -> bool:
+    return pod.spec.restart_policy != RESTART_NEVER
+
+
+def container_changed(container: Container, status: ContainerRuntimeStatus) -> bool:
+    """The spec hash differs from the one the running instance was created with."""
+    return status.hash != hash_container_hex(container)
+
+
+def container_succeeded(container: Container, observed: PodRuntimeStatus) -> bool:
+    status = observed.find_container(container.name)
+    if status is None or status.state is ContainerState.RUNNING:
+        return False
+    return status.exit_code == 0
+
+
+def should_container_be_restarted(
+    container: Container, pod: Pod, observed: PodRuntimeStatus
+) -> bool:
+    """kubecontainer.ShouldContainerBeRestarted."""
+    if pod.metadata.deletion_timestamp is not None:
+        return False
+    status = observed.find_container(container.name)
+    if status is None:
+        return True
+    if status.state is ContainerState.RUNNING:
+        return False
+    if status.state in (ContainerState.UNKNOWN, ContainerState.CREATED):
+        return True
+    if pod.spec.restart_policy == RESTART_NEVER:
+        return False
+    return not (pod.spec.restart_policy == RESTART_ON_FAILURE and status.exit_code == 0)
+
+
+def is_init_container_failed(status: ContainerRuntimeStatus) -> bool:
+    if status.reason == reasons.OOM_KILLED:
+        return True
+    if status.state is ContainerState.EXITED and status.exit_code != 0:
+        return True
+    return status.state is ContainerState.UNKNOWN
+
+
+@dataclass(frozen=True)
+class InitProgress:
+    """findNextInitContainerToRun's (status, next, done)."""
+
+    last_status: ContainerRuntimeStatus | None
+    next_index: int | None
+    done: bool
+
+
+def find_next_init_container_to_run(pod: Pod, observed: PodRuntimeStatus) -> InitProgress:
+    """Which init container runs next, or whether initialization is done."""
+    inits = pod.spec.init_containers
+    if not inits:
+        return InitProgress(None, None, True)
+    # A running app container means every init container ran at some point, even if
+    # the runtime has since removed them: do not run them again.
+    for container in pod.spec.containers:
+        status = observed.find_container(container.name)
+        if status is not None and status.state is ContainerState.RUNNING:
+            return InitProgress(None, None, True)
+    # The last failed one, if any.
+    for i in range(len(inits) - 1, -1, -1):
+        status = observed.find_container(inits[i].name)
+        if status is not None and is_init_container_failed(status):
+            return InitProgress(status, i, False)
+    for i in range(len(inits) - 1, -1, -1):
+        status = observed.find_container(inits[i].name)
+        if status is None:
+            continue
+        if status.state is ContainerState.RUNNING:
+            return InitProgress(None, None, False)
+        if status.state is ContainerState.EXITED:
+            if i == len(inits) - 1:
+                return InitProgress(None, None, True)
+            return InitProgress(None, i + 1, False)
+    return InitProgress(None, 0, False)
+
+
+@dataclass(frozen=True)
+class SandboxChange:
+    create: bool
+    attempt: int
+    sandbox_id: str
+
+
+def pod_sandbox_changed(pod: Pod, observed: PodRuntimeStatus) -> SandboxChange:
+    """runtimeutil.PodSandboxChanged: must the sandbox be (re)created?"""
+    if not observed.sandboxes:
+        return SandboxChange(True, 0, "")
+    ready = sum(1 for s in observed.sandboxes if s.state is SandboxState.READY)
+    latest = observed.sandboxes[0]
+    if ready > 1:
+        return SandboxChange(True, latest.attempt + 1, latest.id)
+    if latest.state is not SandboxState.READY:
+        return SandboxChange(True, latest.attempt + 1, latest.id)
+    if latest.host_network != pod.spec.host_network:
+        return SandboxChange(True, latest.attempt + 1, "")
+    if not pod.spec.host_network and not latest.ip:
+        return SandboxChange(True, latest.attempt + 1, latest.id)
+    return SandboxChange(False, latest.attempt, latest.id)
+
+
+def backoff_key(pod: Pod, container: Container) -> str:
+    """kuberuntime getStableKey: `name_namespace_uid_container_hash`."""
+    return (
+        f"{pod.metadata.name}_{pod.metadata.namespace}_{pod.metadata.uid}_"
+        f"{container.name}_{hash_container_hex(container)}"
+    )
+
+
+def _latest_exited(observed: PodRuntimeStatus, name: str) -> ContainerRuntimeStatus | None:
+    for status in observed.containers:
+        if status.name == name and status.state is ContainerState.EXITED:
+            return status
+    return None
+
+
+# --------------------------------------------------------------------------- the step
+
+
+def compute_pod_actions(
+    pod: Pod,
+    observed: PodRuntimeStatus,
+    now: float,
+    backoff: BackoffView | None = None,
+    *,
+    liveness: Mapping[str, str] | None = None,
+    startup: Mapping[str, str] | None = None,
+) -> PodActions:
+    """kuberuntime computePodActions (+ doBackOff as a read).
+
+    `liveness` / `startup` map CRI container ids to probe results (PROBE_*), as the
+    probe workers published them. `now` is the clock the back-off is read against
+    (the Backoff carries its own clock; `now` is kept for rules that need it).
+    """
+    del now  # the back-off reads its own injected clock; kept for the contract
+    actions = _compute(pod, observed, liveness or {}, startup or {})
+    if backoff is not None:
+        _apply_backoff(pod, observed, actions, backoff)
+    return actions
+
+
+def _compute(
+    pod: Pod,
+    observed: PodRuntimeStatus,
+    liveness: Mapping[str, str],
+    startup: Mapping[str, str],
+) -> PodActions:
+    change = pod_sandbox_changed(pod, observed)
+    actions = PodActions(
+        kill_pod=change.create,
+        create_sandbox=change.create,
+        sandbox_id=change.sandbox_id,
+        attempt=change.attempt,
+    )
+
+    # A new sandbox: everything is killed and recreated, init containers first.
+    if change.create:
+        if not should_restart_on_failure(pod) and change.attempt != 0 and observed.containers:
+            # Never restart: just kill the pod; no point in a sandbox for nothing.
+            actions.create_sandbox = False
+            return actions
+        on_failure = pod.spec.restart_policy == RESTART_ON_FAILURE
+        to_start = [
+            i
+            for i, c in enumerate(pod.spec.containers)
+            if not (on_failure and container_succeeded(c, observed))
+        ]
+        if not to_start and find_next_init_container_to_run(pod, observed).done:
+            actions.create_sandbox = False
+            return actions
+        if pod.spec.init_containers:
+            actions.next_init_container_to_start = 0
+            return actions
+        actions.containers_to_start = to_start
+        return actions
+
+    # Initialization in progress or failed: app containers wait.
+    progress = find_next_init_container_to_run(pod, observed)
+    if not progress.done:
+        if progress.next_index is not None:
+            last = progress.last_status
+            init_failed = last is not None and is_init_container_failed(last)
+            if init_failed and not should_restart_on_failure(pod):
+                actions.kill_pod = True
+            else:
+                nxt = pod.spec.init_containers[progress.next_index]
+                if last is not None and last.state is ContainerState.UNKNOWN:
+                    actions.containers_to_kill[last.id] = ContainerToKill(
+                        name=nxt.name,
+                        container=nxt,
+                        message=(
+                            f'Init container is in "{last.state.value}" state, '
+                            "try killing it before restart"
+                        ),
+                        reason=reasons.KILL_REASON_UNKNOWN,
+                    )
+                actions.next_init_container_to_start = progress.next_index
+        return actions
+
+    keep_count = 0
+    for idx, container in enumerate(pod.spec.containers):
+        status = observed.find_container(container.name)
+        if status is None or status.state is not ContainerState.RUNNING:
+            if should_container_be_restarted(container, pod, observed):
+                actions.containers_to_start.append(idx)
+                if status is not None and status.state is ContainerState.UNKNOWN:
+                    actions.containers_to_kill[status.id] = ContainerToKill(
+                        name=status.name,
+                        container=container,
+                        message=(
+                            f'Container is in "{status.state.value}" state, '
+                            "try killing it before restart"
+                        ),
+                        reason=reasons.KILL_REASON_UNKNOWN,
+                    )
+            continue
+
+        restart = should_restart_on_failure(pod)
+        reason = ""
+        if container_changed(container, status):
+            message = f"Container {container.name} definition changed"
+            restart = True  # a changed spec restarts whatever the policy
+        elif liveness.get(status.id) == PROBE_FAILURE:
+            message = f"Container {container.name} failed liveness probe"
+            reason = reasons.KILL_REASON_LIVENESS_PROBE
+        elif startup.get(status.id) == PROBE_FAILURE:
+            message = f"Container {container.name} failed startup probe"
+            reason = reasons.KILL_REASON_STARTUP_PROBE
+        else:
+            keep_count += 1
+            continue
+
+        if restart:
+            message = f"{message}, will be restarted"
+            actions.containers_to_start.append(idx)
+        actions.containers_to_kill[status.id] = ContainerToKill(
+            name=status.name, container=container, message=message, reason=reason
+        )
+
+    if keep_count == 0 and not actions.containers_to_start:
+        actions.kill_pod = True
+    return actions
+
+
+def _apply_backoff(
+    pod: Pod, observed: PodRuntimeStatus, actions: PodActions, backoff: BackoffView
+) -> None:
+    """doBackOff for each container the actions would start."""
+
+    def check(container: Container) -> bool:
+        """True if `container` may start now."""
+        exited = _latest_exited(observed, container.name)
+        if exited is None:
+            return True
+        key = backoff_key(pod, container)
+        if backoff.is_in_backoff_since(key, exited.finished_at):
+            actions.in_backoff[container.name] = reasons.back_off_message(
+                backoff.get(key), container.name, pod.format()
+            )
+            return False
+        actions.backoff_to_record[container.name] = BackoffEntry(key, exited.finished_at)
+        return True
+
+    if actions.next_init_container_to_start is not None:
+        init = pod.spec.init_containers[actions.next_init_container_to_start]
+        if not check(init):
+            actions.next_init_container_to_start = None
+    actions.containers_to_start = [
+        i for i in actions.containers_to_start if check(pod.spec.containers[i])
+    ]
+
+
+# --------------------------------------------------------------------------- images
+
+
+@dataclass(frozen=True)
+class PullDecision:
+    """What to do about a container's image given the node's store."""
+
+    pull: bool
+    error_reason: str = ""  # reasons.ERR_IMAGE_NEVER_PULL when it cannot be had
+    message: str = ""
+
+
+def image_pull_decision(container: Container, present: bool) -> PullDecision:
+    """images.ImageManager.EnsureImageExists's policy part (shouldPullImage)."""
+    policy = container.image_pull_policy or PULL_IF_NOT_PRESENT
+    if policy == PULL_ALWAYS or (policy == PULL_IF_NOT_PRESENT and not present):
+        return PullDecision(pull=True)
+    if present:
+        return PullDecision(pull=False, message=reasons.image_present_message(container.image))
+    assert policy == PULL_NEVER
+    return PullDecision(
+        pull=False,
+        error_reason=reasons.ERR_IMAGE_NEVER_PULL,
+        message=reasons.image_never_pull_message(container.image),
+    )
+
+
+# --------------------------------------------------------------------------- deadline
+
+
+def past_active_deadline(pod: Pod, start_time: float | None, now: float) -> bool:
+    """kubelet's activeDeadlineHandler.ShouldEvict: ran longer than activeDeadlineSeconds."""
+    deadline = pod.spec.active_deadline_seconds
+    if deadline is None or start_time is None:
+        return False
+    return now - start_time >= deadline
