@@ -1,0 +1,1 @@
+"""kube-scheduler's framework: extension points, Status, CycleState, NodeInfo, plugin runner."""

@@ -1,0 +1,208 @@
+"""One Protocol per extension point, plus the Handle plugins receive.
+
+Mirrors staging/src/k8s.io/kube-scheduler/framework/interface.go. A plugin is
+any object with `name()` and the methods of the points it implements; the
+runtime discovers points with `isinstance(p, FilterPlugin)` etc.
+(runtime_checkable), exactly as upstream type-asserts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ClusterEventWithHint
+from pysched.framework.status import Status
+from pysched.framework.types import (
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+)
+from pysched.objects import Namespace, Pod
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    """less(a, b) on queued pod infos (objects with .pod and .timestamp)."""
+
+    def less(self, a: Any, b: Any) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+class PreFilterExtensions(Protocol):
+    """Update PreFilter state for a pod added/removed on a node (preemption, nominated pods)."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    """filtered_node_status_map: node name -> the Status that rejected it."""
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: Any
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[int, Status | None]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    """Returns (status, timeout seconds); Wait parks the pod until allowed/rejected or timeout."""
+
+    def permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Skip means "not mine, ask the next binder"."""
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+# ---------------------------------------------------------------- what the Handle gives plugins
+
+
+class NodeInfoLister(Protocol):
+    """fwk.NodeInfoLister over the cycle's snapshot."""
+
+    def list(self) -> list[NodeInfo]: ...
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo:
+        """Raises KeyError when the node is not in the snapshot."""
+        ...
+
+
+class SharedLister(Protocol):
+    def node_infos(self) -> NodeInfoLister: ...
+
+
+class PodNominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+class Binder(Protocol):
+    """Writes the binding (pod.spec.nodeName) to wherever pods live; raises on failure."""
+
+    def bind(self, pod: Pod, node_name: str) -> None: ...
+
+
+NamespaceLister = Callable[[str], Namespace | None]
+
+
+class Handle(Protocol):
+    """What plugins may use of the scheduler (upstream frameworkImpl; here Framework)."""
+
+    def snapshot_shared_lister(self) -> SharedLister: ...
+
+    @property
+    def nominator(self) -> PodNominator | None: ...
+
+    @property
+    def binder(self) -> Binder | None: ...
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None: ...
+
+    def extra(self, key: str) -> Any:
+        """Extra dependencies by name (e.g. "pdb_lister" for preemption); None when absent."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status: ...
