@@ -30,6 +30,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysched.clock import Clock, RealClock
+from pysched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    QueueingHint,
+    QueueingHintFn,
+)
+from pysched.framework.types import PodInfo
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
@@ -44,78 +54,18 @@ GATED = "gated"
 
 
 # ---------------------------------------------------------------------------------------------
-# Cluster events (fwk.ClusterEvent). Plugins register (event, hint) pairs via EnqueueExtensions.
+# Cluster events: the types live in pysched.framework.events (plugins register them).
 # ---------------------------------------------------------------------------------------------
-class ActionType(enum.IntFlag):
-    """fwk.ActionType: what happened to the resource."""
-
-    ADD = 1
-    DELETE = 2
-    UPDATE_NODE_ALLOCATABLE = 4
-    UPDATE_NODE_LABEL = 8
-    UPDATE_NODE_TAINT = 16
-    UPDATE_NODE_CONDITION = 32
-    UPDATE_NODE_ANNOTATION = 64
-    UPDATE_POD_LABEL = 128
-    UPDATE_POD_SCALE_DOWN = 256
-    UPDATE_POD_TOLERATION = 512
-    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
-    UPDATE_NODE_UNSCHEDULABLE = 2048  # upstream folds this into node spec changes
-    UPDATE = (
-        UPDATE_NODE_ALLOCATABLE
-        | UPDATE_NODE_LABEL
-        | UPDATE_NODE_TAINT
-        | UPDATE_NODE_CONDITION
-        | UPDATE_NODE_ANNOTATION
-        | UPDATE_POD_LABEL
-        | UPDATE_POD_SCALE_DOWN
-        | UPDATE_POD_TOLERATION
-        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-        | UPDATE_NODE_UNSCHEDULABLE
-    )
-    ALL = ADD | DELETE | UPDATE
-
-
-class Resource(enum.StrEnum):
-    """fwk.EventResource (the subset without volumes)."""
-
-    NODE = "Node"
-    POD = "Pod"  # matches both assigned and unscheduled pods
-    ASSIGNED_POD = "AssignedPod"
-    UNSCHEDULED_POD = "UnschedulablePod"
-    PDB = "PodDisruptionBudget"
-    WILDCARD = "*"
-
-
-@dataclass(frozen=True)
-class ClusterEvent:
-    resource: Resource
-    action_type: ActionType
-    custom_label: str = ""
-
-    @property
-    def label(self) -> str:
-        if self.custom_label:
-            return self.custom_label
-        return f"{self.resource.value}{self.action_type.name or int(self.action_type)}"
-
-    def is_wildcard(self) -> bool:
-        return self.resource is Resource.WILDCARD and self.action_type == ActionType.ALL
+Resource = EventResource
 
 
 def match_cluster_events(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
     """framework.MatchClusterEvents: does a plugin's registered event cover the incoming one."""
-    if registered.is_wildcard():
-        return True
-    res_ok = (
-        registered.resource is Resource.WILDCARD
-        or registered.resource == incoming.resource
-        or (
-            registered.resource is Resource.POD
-            and incoming.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
-        )
-    )
-    return res_ok and bool(registered.action_type & incoming.action_type)
+    return registered.match(incoming)
+
+
+def is_wildcard(event: ClusterEvent) -> bool:
+    return event.resource == EventResource.WILDCARD and event.action_type == ActionType.all()
 
 
 # The events the scheduler's handlers emit (framework/events.go).
@@ -134,12 +84,12 @@ EVENT_NODE_CONDITION_CHANGE = ClusterEvent(
 )
 EVENT_NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
     Resource.NODE,
-    ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_UNSCHEDULABLE,
+    ActionType.UPDATE_NODE_TAINT,
     "NodeSpecUnschedulableChange",
 )
 EVENT_ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 EVENT_ASSIGNED_POD_UPDATE = ClusterEvent(
-    Resource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate"
+    Resource.ASSIGNED_POD, ActionType.update(), "AssignedPodUpdate"
 )
 EVENT_ASSIGNED_POD_DELETE = ClusterEvent(
     Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete"
@@ -148,23 +98,10 @@ EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(
     Resource.UNSCHEDULED_POD, ActionType.ADD, "UnschedulablePodAdd"
 )
 EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(
-    Resource.UNSCHEDULED_POD, ActionType.UPDATE, "UnschedulablePodUpdate"
+    Resource.UNSCHEDULED_POD, ActionType.update(), "UnschedulablePodUpdate"
 )
-EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(
-    Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout"
-)
-EVENT_FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")
 BACKOFF_COMPLETE = "BackoffComplete"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
-
-
-class QueueingHint(enum.IntEnum):
-    QUEUE_SKIP = 0
-    QUEUE = 1
-
-
-QueueingHintFn = Callable[[Any, Any, Any], QueueingHint]
-"""hint(pod, old_obj, new_obj) -> QueueingHint."""
 
 
 @dataclass(frozen=True)
@@ -555,7 +492,7 @@ class PriorityQueue:
         return UNSCHEDULABLE_Q
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if event.is_wildcard():
+        if is_wildcard(event):
             return True
         return any(
             match_cluster_events(ev, event) for hints in self._hints.values() for ev, _ in hints
@@ -567,7 +504,7 @@ class PriorityQueue:
         rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
         if not rejectors:
             return QueueingStrategy.AFTER_BACKOFF
-        if event.is_wildcard():
+        if is_wildcard(event):
             if new is not None and hasattr(new, "metadata") and pod_key(new) != pinfo.key:
                 return QueueingStrategy.SKIP
             return QueueingStrategy.AFTER_BACKOFF
@@ -809,15 +746,5 @@ class PriorityQueue:
             return [p.pod for p in self._unschedulable.values()]
 
 
-@dataclass
-class _BarePodInfo:
-    pod: Any
-    required_affinity_terms: list[Any] = field(default_factory=list)
-
-
 def _default_pod_info_factory(pod: Any) -> Any:
-    try:
-        from pysched.framework.types import PodInfo
-    except ImportError:  # the framework types are optional for the bare queue
-        return _BarePodInfo(pod)
     return PodInfo(pod)
