@@ -1,0 +1,88 @@
+"""One place where domain errors become gRPC status codes, and every RPC is logged.
+
+containerd's instrumented service, as a grpc server interceptor: handlers raise
+``pykubelet.runtime.errors`` classes and never touch the gRPC context; an unexpected
+exception becomes INTERNAL with the RPC's name in the message, and is logged with its
+traceback so the daemon's log explains it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from pykubelet.runtime.errors import CRIError
+
+log = logging.getLogger("pykubelet.runtime.cri")
+
+# Read-only, frequently polled RPCs are logged at DEBUG; the rest at INFO.
+_QUIET = {
+    "Version", "Status", "ListPodSandbox", "ListContainers", "PodSandboxStatus",
+    "ContainerStatus", "ListImages", "ImageStatus", "ImageFsInfo", "ContainerStats",
+    "ListContainerStats", "PodSandboxStats", "ListPodSandboxStats", "RuntimeConfig",
+}
+
+
+def grpc_code(exc: CRIError) -> grpc.StatusCode:
+    return getattr(grpc.StatusCode, exc.grpc_code, grpc.StatusCode.UNKNOWN)
+
+
+def _run(method: str, fn: Callable[[Any, grpc.ServicerContext], Any], request: Any,
+         context: grpc.ServicerContext) -> Any:
+    t0 = time.perf_counter()
+    try:
+        response = fn(request, context)
+    except CRIError as exc:
+        code = grpc_code(exc)
+        log.warning("%s failed: %s: %s", method, code.name, exc.msg)
+        context.abort(code, exc.msg)
+    except NotImplementedError:
+        log.info("%s: not implemented", method)
+        context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                      f"{method} is not implemented by the pykubelet runtime")
+    except Exception as exc:
+        if context.code() not in (None, grpc.StatusCode.OK):
+            raise  # the handler aborted with its own status
+        log.exception("%s failed with an unexpected error", method)
+        context.abort(grpc.StatusCode.INTERNAL, f"{method}: {type(exc).__name__}: {exc}")
+    ms = (time.perf_counter() - t0) * 1000
+    log.log(logging.DEBUG if method in _QUIET else logging.INFO, "%s ok in %.1f ms", method, ms)
+    return response
+
+
+class ErrorInterceptor(grpc.ServerInterceptor):
+    """Wrap every unary handler: error mapping, timing, logging."""
+
+    def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        if handler.unary_unary is not None:
+            inner = handler.unary_unary
+
+            def unary(request: Any, context: grpc.ServicerContext) -> Any:
+                return _run(method, inner, request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            def stream(request: Any, context: grpc.ServicerContext) -> Any:
+                iterator = _run(method, inner_stream, request, context)
+                yield from iterator
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

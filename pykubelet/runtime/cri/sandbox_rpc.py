@@ -1,0 +1,196 @@
+"""CRI sandbox RPCs: proto messages <-> SandboxManager.
+
+RunPodSandbox, StopPodSandbox, RemovePodSandbox, PodSandboxStatus, ListPodSandbox. Pure
+translation and filtering; the effects live in ``pykubelet.runtime.sandbox``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.runtime.errors import InvalidArgument, NotFound
+from pykubelet.runtime.podnet import PortMapping
+from pykubelet.runtime.sandbox import (
+    NOTREADY,
+    READY,
+    DNSSettings,
+    SandboxInfo,
+    SandboxManager,
+    SandboxSpec,
+)
+
+_PROTOCOLS = {pb.TCP: "tcp", pb.UDP: "udp", pb.SCTP: "sctp"}
+_STATES = {READY: pb.SANDBOX_READY, NOTREADY: pb.SANDBOX_NOTREADY}
+
+
+def _profile(p: pb.SecurityProfile, present: bool) -> dict[str, str] | None:
+    if not present:
+        return None
+    return {
+        "profile_type": pb.SecurityProfile.ProfileType.Name(p.profile_type),
+        "localhost_ref": p.localhost_ref,
+    }
+
+
+def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> SandboxSpec:
+    """Translate a PodSandboxConfig; InvalidArgument names the field that is wrong."""
+    if not config.HasField("metadata"):
+        raise InvalidArgument("config.metadata: required (name, uid, namespace)")
+    md = config.metadata
+    linux = config.linux
+    sc = linux.security_context
+    ns = sc.namespace_options
+    ports = []
+    for i, m in enumerate(config.port_mappings):
+        if m.protocol not in _PROTOCOLS:
+            raise InvalidArgument(f"config.port_mappings[{i}].protocol: unknown value {m.protocol}")
+        if m.host_port == 0:
+            continue  # CRI: 0 means no host port
+        ports.append(PortMapping(container_port=m.container_port, host_port=m.host_port,
+                                 protocol=_PROTOCOLS[m.protocol], host_ip=m.host_ip))
+    dns = None
+    if config.HasField("dns_config"):
+        dns = DNSSettings(list(config.dns_config.servers), list(config.dns_config.searches),
+                          list(config.dns_config.options))
+    security: dict[str, Any] = {
+        "privileged": sc.privileged,
+        "seccomp": _profile(sc.seccomp, sc.HasField("seccomp")),
+        "apparmor": _profile(sc.apparmor, sc.HasField("apparmor")),
+        "run_as_user": sc.run_as_user.value if sc.HasField("run_as_user") else None,
+        "run_as_group": sc.run_as_group.value if sc.HasField("run_as_group") else None,
+        "supplemental_groups": list(sc.supplemental_groups),
+        "readonly_rootfs": sc.readonly_rootfs,
+    }
+    if security["run_as_group"] is not None and security["run_as_user"] is None:
+        raise InvalidArgument(
+            "config.linux.security_context.run_as_group: set without run_as_user"
+        )
+    return SandboxSpec(
+        name=md.name, namespace=md.namespace, uid=md.uid, attempt=md.attempt,
+        hostname=config.hostname, log_directory=config.log_directory, dns=dns,
+        port_mappings=ports, labels=dict(config.labels), annotations=dict(config.annotations),
+        cgroup_parent=linux.cgroup_parent,
+        network_mode=pb.NamespaceMode.Name(ns.network),
+        ipc_mode=pb.NamespaceMode.Name(ns.ipc),
+        pid_mode=pb.NamespaceMode.Name(ns.pid),
+        security=security, sysctls=dict(linux.sysctls), runtime_handler=runtime_handler,
+    )
+
+
+def _metadata(info: SandboxInfo) -> pb.PodSandboxMetadata:
+    return pb.PodSandboxMetadata(name=info.name, uid=info.uid, namespace=info.namespace,
+                                 attempt=info.attempt)
+
+
+def _namespace_option(info: SandboxInfo) -> pb.NamespaceOption:
+    return pb.NamespaceOption(
+        network=pb.NamespaceMode.Value(info.network_mode),
+        pid=pb.NamespaceMode.Value(info.pid_ns_mode),
+        ipc=pb.NamespaceMode.Value(info.ipc_mode),
+    )
+
+
+def status_message(info: SandboxInfo) -> pb.PodSandboxStatus:
+    return pb.PodSandboxStatus(
+        id=info.id,
+        metadata=_metadata(info),
+        state=_STATES.get(info.state, pb.SANDBOX_NOTREADY),
+        created_at=info.created_at,
+        network=pb.PodSandboxNetworkStatus(
+            ip=info.ip, additional_ips=[pb.PodIP(ip=ip) for ip in info.additional_ips]
+        ),
+        linux=pb.LinuxPodSandboxStatus(
+            namespaces=pb.Namespace(options=_namespace_option(info))
+        ),
+        labels=info.labels,
+        annotations=info.annotations,
+        runtime_handler=info.runtime_handler,
+    )
+
+
+def verbose_info(info: SandboxInfo) -> dict[str, str]:
+    """crictl inspectp's ``info``: one JSON document under "info", as containerd does."""
+    doc = {
+        "pid": 0,  # no pause process: namespaces are pinned by bind mounts
+        "netNamespacePath": info.netns_path,
+        "ipcNamespacePath": info.ipc_ns_path,
+        "utsNamespacePath": info.uts_ns_path,
+        "hostsPath": info.hosts_path,
+        "resolvPath": info.resolv_path,
+        "hostnamePath": info.hostname_path,
+        "cgroupParent": info.cgroup_parent,
+        "portMappings": [m.to_cni() for m in info.port_mappings],
+        "cniResult": info.network.result if info.network else None,
+        "cniNetwork": info.network.network.get("name") if info.network else None,
+        "portMappingsApplied": info.network.port_mappings_applied if info.network else False,
+    }
+    return {"info": json.dumps(doc)}
+
+
+def _summary(info: SandboxInfo) -> pb.PodSandbox:
+    return pb.PodSandbox(
+        id=info.id, metadata=_metadata(info), state=_STATES.get(info.state, pb.SANDBOX_NOTREADY),
+        created_at=info.created_at, labels=info.labels, annotations=info.annotations,
+        runtime_handler=info.runtime_handler,
+    )
+
+
+def matches(info: SandboxInfo, f: pb.PodSandboxFilter | None) -> bool:
+    """ListPodSandbox's filter: id (full or prefix), state, labels (all must match)."""
+    if f is None:
+        return True
+    if f.id and not info.id.startswith(f.id):
+        return False
+    if f.HasField("state") and _STATES.get(info.state, pb.SANDBOX_NOTREADY) != f.state.state:
+        return False
+    return all(info.labels.get(k) == v for k, v in f.label_selector.items())
+
+
+class SandboxRPC:
+    """Handlers named like the RPCs: each takes the request and returns the response."""
+
+    def __init__(
+        self,
+        sandboxes: SandboxManager,
+        container_statuses: Callable[[str], list[pb.ContainerStatus]] | None = None,
+    ) -> None:
+        self.sandboxes = sandboxes
+        self.container_statuses = container_statuses
+
+    def RunPodSandbox(self, req: pb.RunPodSandboxRequest) -> pb.RunPodSandboxResponse:
+        if not req.HasField("config"):
+            raise InvalidArgument("config: required")
+        spec = spec_from_config(req.config, req.runtime_handler)
+        return pb.RunPodSandboxResponse(pod_sandbox_id=self.sandboxes.run(spec))
+
+    def StopPodSandbox(self, req: pb.StopPodSandboxRequest) -> pb.StopPodSandboxResponse:
+        self.sandboxes.stop(req.pod_sandbox_id)
+        return pb.StopPodSandboxResponse()
+
+    def RemovePodSandbox(self, req: pb.RemovePodSandboxRequest) -> pb.RemovePodSandboxResponse:
+        if not req.pod_sandbox_id:
+            raise InvalidArgument("pod_sandbox_id: must not be empty")
+        try:
+            self.sandboxes.remove(req.pod_sandbox_id)
+        except NotFound:
+            pass  # idempotent by contract
+        return pb.RemovePodSandboxResponse()
+
+    def PodSandboxStatus(self, req: pb.PodSandboxStatusRequest) -> pb.PodSandboxStatusResponse:
+        info = self.sandboxes.get(req.pod_sandbox_id)
+        resp = pb.PodSandboxStatusResponse(status=status_message(info), timestamp=time.time_ns())
+        if req.verbose:
+            resp.info.update(verbose_info(info))
+        if self.container_statuses is not None:
+            resp.containers_statuses.extend(self.container_statuses(info.id))
+        return resp
+
+    def ListPodSandbox(self, req: pb.ListPodSandboxRequest) -> pb.ListPodSandboxResponse:
+        f = req.filter if req.HasField("filter") else None
+        items = [_summary(s) for s in self.sandboxes.list() if matches(s, f)]
+        items.sort(key=lambda s: s.created_at)
+        return pb.ListPodSandboxResponse(items=items)

@@ -1,0 +1,174 @@
+"""Pin a pod's network, IPC and UTS namespaces with bind mounts: no holder process.
+
+containerd's pkg/netns approach: a throw-away OS thread calls ``unshare`` for the new
+namespaces (per-task namespaces, so the rest of the process is untouched), sets the
+hostname inside the new UTS namespace, and bind-mounts ``/proc/thread-self/ns/{net,ipc,uts}``
+onto plain files. The thread then exits; the bind mounts keep the namespaces alive until
+``unpin`` unmounts them. Net pins live in a directory ``ip netns`` reads (``/run/netns``),
+so operators see pod namespaces as they do containerd's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUTS = 0x04000000
+MS_BIND = 4096
+MNT_DETACH = 2
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                        ctypes.c_void_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+class NamespaceError(OSError):
+    """A namespace could not be created, pinned or released."""
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise NamespaceError(err, f"{what}: {os.strerror(err)}")
+
+
+def bind_mount(source: str, target: str) -> None:
+    _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND, None),
+           f"bind mount {source} -> {target}")
+
+
+def unmount(target: str) -> None:
+    """Lazily unmount ``target``; not mounted or missing counts as done."""
+    if _libc.umount2(target.encode(), MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOENT):
+            raise NamespaceError(err, f"umount {target}: {os.strerror(err)}")
+
+
+def is_mountpoint(path: str) -> bool:
+    """True when ``path`` is itself a mount (a live pin), by /proc/self/mountinfo."""
+    want = os.path.realpath(path)
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 4 and fields[4].replace("\\040", " ") == want:
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class PinnedNamespaces:
+    """Files whose bind mounts hold a sandbox's namespaces; "" means the host's is used."""
+
+    net: str
+    ipc: str
+    uts: str
+
+    def paths(self) -> list[str]:
+        return [p for p in (self.net, self.ipc, self.uts) if p]
+
+    def flags(self) -> int:
+        return ((CLONE_NEWNET if self.net else 0) | (CLONE_NEWIPC if self.ipc else 0)
+                | (CLONE_NEWUTS if self.uts else 0))
+
+
+def _touch(path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    os.close(fd)
+
+
+def pin(pins: PinnedNamespaces, hostname: str = "") -> PinnedNamespaces:
+    """Create fresh net/ipc/uts namespaces, set ``hostname`` in the UTS one, pin all three.
+
+    Raises NamespaceError (nothing left behind) when any step fails; FileExistsError when a
+    pin file already exists (never reuse another sandbox's namespace).
+    """
+    created: list[str] = []
+    mounted: list[str] = []
+    if not pins.paths():
+        return pins
+    try:
+        for p in pins.paths():
+            _touch(p)
+            created.append(p)
+        failure: list[BaseException] = []
+
+        def worker() -> None:
+            # This OS thread ends right after; its namespaces stay reachable via the pins.
+            try:
+                _check(_libc.unshare(pins.flags()), "unshare")
+                if hostname and pins.uts:
+                    name = hostname.encode()
+                    _check(_libc.sethostname(name, len(name)), f"sethostname {hostname!r}")
+                tid = threading.get_native_id()
+                for kind, target in (("net", pins.net), ("ipc", pins.ipc), ("uts", pins.uts)):
+                    if not target:
+                        continue
+                    bind_mount(f"/proc/self/task/{tid}/ns/{kind}", target)
+                    mounted.append(target)
+            except BaseException as exc:  # handed to the caller's thread
+                failure.append(exc)
+
+        t = threading.Thread(target=worker, name="netns-pin", daemon=True)
+        t.start()
+        t.join()
+        if failure:
+            raise failure[0]
+        return pins
+    except BaseException:
+        for p in mounted:
+            unmount(p)
+        for p in created:
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+        raise
+
+
+def unpin(pins: PinnedNamespaces) -> None:
+    """Unmount and delete every pin file; idempotent."""
+    for p in pins.paths():
+        unmount(p)
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            os.rmdir(p)
+
+
+def entered_hostname(uts_path: str) -> str:
+    """Read the hostname inside a pinned UTS namespace (a check for tests and status)."""
+    out: list[str] = []
+    err: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            fd = os.open(uts_path, os.O_RDONLY)
+            try:
+                _check(_libc.setns(fd, CLONE_NEWUTS), f"setns {uts_path}")
+            finally:
+                os.close(fd)
+            out.append(os.uname().nodename)
+            # The thread must not go back to the pool: it ends here (threads never reuse).
+        except BaseException as exc:
+            err.append(exc)
+
+    t = threading.Thread(target=worker, name="netns-peek", daemon=True)
+    t.start()
+    t.join()
+    if err:
+        raise err[0]
+    return out[0]

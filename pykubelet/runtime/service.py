@@ -1,0 +1,164 @@
+"""Wiring of the CRI runtime: one object owning the image store, sandboxes and containers.
+
+``Runtime.open(...)`` builds everything under ``--root DIR`` (images in DIR/images,
+sandboxes in DIR/sandboxes, containers in DIR/containers), recovers what a previous run
+left (sandbox checkpoints, then containers through their monitors), and hands the
+RPC-facing objects to the servicers. ``RuntimeInfoRPC`` answers Version, Status,
+UpdateRuntimeConfig and RuntimeConfig.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.runtime.cri.sandbox_rpc import SandboxRPC
+from pykubelet.runtime.cri.servicer import ImageServicer, RuntimeServicer
+from pykubelet.runtime.errors import InvalidArgument
+from pykubelet.runtime.podnet import PodNetwork
+from pykubelet.runtime.sandbox import SandboxManager
+
+log = logging.getLogger(__name__)
+
+RUNTIME_NAME = "pykubelet"
+RUNTIME_VERSION = "0.1.0"
+CRI_VERSION = "v1"
+KUBE_API_VERSION = "0.1.0"  # what kubelet's Version call expects in `version`
+
+
+@dataclass
+class RuntimeOptions:
+    root: Path
+    cni_conf_dir: str = "/etc/cni/net.d"
+    cni_bin_dirs: list[str] = field(default_factory=lambda: ["/opt/cni/bin"])
+    cni_cache_dir: str = "/var/lib/cni"
+    netns_dir: str = "/run/netns"
+    netns_prefix: str = "pykubelet-"
+
+
+class RuntimeInfoRPC:
+    """Version, Status, UpdateRuntimeConfig, RuntimeConfig."""
+
+    def __init__(self, network: PodNetwork, containers_ready: bool) -> None:
+        self.network = network
+        self.containers_ready = containers_ready
+
+    def Version(self, req: pb.VersionRequest) -> pb.VersionResponse:
+        return pb.VersionResponse(
+            version=KUBE_API_VERSION, runtime_name=RUNTIME_NAME,
+            runtime_version=RUNTIME_VERSION, runtime_api_version=CRI_VERSION,
+        )
+
+    def Status(self, req: pb.StatusRequest) -> pb.StatusResponse:
+        net_ok, net_msg = self.network.status()
+        conditions = [
+            pb.RuntimeCondition(
+                type="RuntimeReady", status=self.containers_ready,
+                reason="" if self.containers_ready else "ContainerManagerUnavailable",
+                message="" if self.containers_ready else "container support is not loaded",
+            ),
+            pb.RuntimeCondition(
+                type="NetworkReady", status=net_ok,
+                reason="" if net_ok else "NetworkPluginNotReady",
+                message="" if net_ok else f"Network plugin returns error: {net_msg}",
+            ),
+        ]
+        resp = pb.StatusResponse(
+            status=pb.RuntimeStatus(conditions=conditions),
+            runtime_handlers=[pb.RuntimeHandler(name=""), pb.RuntimeHandler(name="runc")],
+        )
+        if req.verbose:
+            import json
+
+            resp.info["config"] = json.dumps({
+                "cniConfDir": self.network.conf_dir, "cniBinDirs": self.network.bin_dirs,
+                "podCIDR": self.network.pod_cidr, "sandboxHolder": "bind-mounted namespaces",
+            })
+        return resp
+
+    def UpdateRuntimeConfig(
+        self, req: pb.UpdateRuntimeConfigRequest
+    ) -> pb.UpdateRuntimeConfigResponse:
+        cidr = req.runtime_config.network_config.pod_cidr
+        if cidr:
+            import ipaddress
+
+            for part in cidr.split(","):
+                try:
+                    ipaddress.ip_network(part.strip(), strict=False)
+                except ValueError:
+                    raise InvalidArgument(
+                        f"runtime_config.network_config.pod_cidr: {part!r} is not a CIDR"
+                    ) from None
+            if cidr != self.network.pod_cidr:
+                log.info("pod CIDR is now %s", cidr)
+            self.network.pod_cidr = cidr
+        return pb.UpdateRuntimeConfigResponse()
+
+    def RuntimeConfig(self, req: pb.RuntimeConfigRequest) -> pb.RuntimeConfigResponse:
+        return pb.RuntimeConfigResponse(
+            linux=pb.LinuxRuntimeConfiguration(cgroup_driver=pb.CGROUPFS)
+        )
+
+
+def _optional(module: str) -> Any:
+    """runtime-containers' modules; None while they are absent from this build."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        log.warning("%s is not available: its RPCs answer UNIMPLEMENTED", module)
+        return None
+
+
+@dataclass
+class Runtime:
+    """Everything the CRI server serves, built and recovered from one root directory."""
+
+    options: RuntimeOptions
+    network: PodNetwork
+    sandboxes: SandboxManager
+    images: Any
+    containers: Any
+    runtime_servicer: RuntimeServicer
+    image_servicer: ImageServicer
+
+    @classmethod
+    def open(cls, options: RuntimeOptions) -> Runtime:
+        root = Path(options.root)
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        network = PodNetwork(options.cni_conf_dir, options.cni_bin_dirs, options.cni_cache_dir)
+        sandboxes = SandboxManager(root / "sandboxes", network, options.netns_dir,
+                                   options.netns_prefix)
+        from pykubelet.runtime.images import ImageStore
+
+        images = ImageStore(root / "images")
+        containers = container_rpc = image_rpc = None
+        containers_mod = _optional("pykubelet.runtime.containers")
+        container_rpc_mod = _optional("pykubelet.runtime.cri.container_rpc")
+        image_rpc_mod = _optional("pykubelet.runtime.cri.image_rpc")
+        if containers_mod is not None:
+            containers = containers_mod.ContainerManager(
+                root=root / "containers", images=images, sandbox_lookup=sandboxes.get,
+            )
+            sandboxes.containers = containers
+        sandboxes.recover()
+        if containers is not None:
+            containers.recover()
+        if container_rpc_mod is not None and containers is not None:
+            container_rpc = container_rpc_mod.ContainerRPC(containers, sandboxes.require_ready)
+        if image_rpc_mod is not None:
+            image_rpc = image_rpc_mod.ImageRPC(images)
+        statuses = getattr(container_rpc, "statuses_in_sandbox", None)
+        runtime_servicer = RuntimeServicer(
+            sandbox=SandboxRPC(sandboxes, statuses),
+            containers=container_rpc,
+            runtime_info=RuntimeInfoRPC(network, containers_ready=containers is not None),
+        )
+        return cls(options, network, sandboxes, images, containers, runtime_servicer,
+                   ImageServicer(image_rpc))
