@@ -1,0 +1,63 @@
+"""Which masquerade backend this host needs, probed once per process and cached.
+
+``iptables`` on Debian 12 is an alternatives symlink to ``xtables-nft-multi``
+(rules in nf_tables, which python-iptables cannot see) or ``xtables-legacy-multi``.
+Resolving the symlink costs no process; only when that is inconclusive do we ask
+``iptables -V``. ``PYCNI_MASQ_BACKEND`` (``nft``, ``legacy``, ``iptc``) overrides.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import cache
+
+from pycni.masq import MasqBackend
+
+
+@cache
+def probe_iptables_variant() -> str:
+    """``nft`` or ``legacy``: the variant the host's ``iptables`` command uses."""
+    path = shutil.which("iptables") or "/usr/sbin/iptables"
+    target = os.path.basename(os.path.realpath(path))
+    if "nft" in target:
+        return "nft"
+    if "legacy" in target:
+        return "legacy"
+    try:
+        out = subprocess.run([path, "-V"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return "nft"
+    return "legacy" if "legacy" in out else "nft"
+
+
+def legacy_tables_in_use() -> bool:
+    """Whether legacy xtables are loaded (a host may run legacy rules beside nft ones)."""
+    try:
+        with open("/proc/net/ip_tables_names") as f:
+            return bool(f.read().strip())
+    except OSError:
+        return False
+
+
+@cache
+def get_backend() -> MasqBackend:
+    """The backend for this host (cached)."""
+    choice = os.environ.get("PYCNI_MASQ_BACKEND", "") or probe_iptables_variant()
+    if choice == "iptc":
+        from pycni.masq.iptc_legacy import IptcBackend
+
+        return IptcBackend()
+    from pycni.masq.restore import RestoreBackend
+
+    if choice == "legacy":
+        # python-iptables drives the legacy tables in-process; fall back to the
+        # legacy restore tool where its shared libraries are missing
+        try:
+            from pycni.masq.iptc_legacy import IptcBackend
+
+            return IptcBackend()
+        except ImportError:
+            return RestoreBackend("legacy")
+    return RestoreBackend("nft")

@@ -1,0 +1,28 @@
+"""Our CNI plugins; each module exposes ``PLUGIN`` (a :class:`pycni.skel.Plugin`) and ``main``.
+
+The registry maps executable names to modules so the runtime side can call a
+plugin in-process instead of exec'ing it; modules are imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pycni.skel import Plugin
+
+IN_PROCESS: dict[str, str] = {
+    "pycni-loopback": "pycni.plugins.loopback",
+    "pycni-bridge": "pycni.plugins.bridge",
+    "pycni-host-local": "pycni.plugins.host_local",
+}
+
+
+def load(type_name: str) -> Plugin | None:
+    """The PLUGIN of our plugin called ``type_name``, or None if it is not one of ours."""
+    module = IN_PROCESS.get(type_name)
+    if module is None:
+        return None
+    plugin: Plugin = importlib.import_module(module).PLUGIN
+    return plugin

@@ -1,0 +1,363 @@
+"""The bridge plugin: a Linux bridge on the host, a veth pair into the container netns.
+
+Behaves as the reference ``plugins/main/bridge`` (1.1.1): the same config keys
+(bridge, isGateway, isDefaultGateway, forceAddress, ipMasq, mtu, hairpinMode,
+promiscMode), the same result (interfaces bridge, host veth, container veth),
+the same gateway and masquerade rules. Unlike 1.1.1, DEL also removes the
+masquerade chain when the netns is already gone (addresses from the cached
+prevResult, or the chain's POSTROUTING jumps found by name).
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from pycni import ns
+from pycni.errors import CNIError, InvalidNetNS, InvalidNetworkConfig
+from pycni.ip import addr as ipaddr
+from pycni.ip import link as iplink
+from pycni.ip import route as iproute
+from pycni.ip import sysctl
+from pycni.ip.netlink import NetlinkError, RtNetlink
+from pycni.ipam.configure import configure_iface
+from pycni.skel import CmdArgs, Plugin, plugin_main
+from pycni.spec import DNS, Interface, IPInterface, NetConf, Result, Route
+
+DEFAULT_BRIDGE = "cni0"
+CONTAINER_IF_INDEX = 2  # result.interfaces: [bridge, host veth, container veth]
+
+
+@dataclass
+class BridgeConf:
+    netconf: NetConf
+    bridge: str = DEFAULT_BRIDGE
+    is_gw: bool = False
+    is_default_gw: bool = False
+    force_address: bool = False
+    ip_masq: bool = False
+    mtu: int = 0
+    hairpin: bool = False
+    promisc: bool = False
+    vlan: int = 0
+
+    @property
+    def ipam_type(self) -> str:
+        value = self.netconf.ipam.get("type", "")
+        return value if isinstance(value, str) else ""
+
+
+def _field(raw: dict[str, Any], key: str, typ: type, default: Any) -> Any:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidNetworkConfig(f'field "{key}" must be an integer, got {value!r}')
+    if not isinstance(value, typ):
+        raise InvalidNetworkConfig(f'field "{key}" must be a {typ.__name__}, got {value!r}')
+    return value
+
+
+def load_conf(conf: NetConf) -> BridgeConf:
+    raw = conf.raw
+    n = BridgeConf(
+        netconf=conf,
+        bridge=_field(raw, "bridge", str, DEFAULT_BRIDGE) or DEFAULT_BRIDGE,
+        is_gw=_field(raw, "isGateway", bool, False),
+        is_default_gw=_field(raw, "isDefaultGateway", bool, False),
+        force_address=_field(raw, "forceAddress", bool, False),
+        ip_masq=_field(raw, "ipMasq", bool, False),
+        mtu=_field(raw, "mtu", int, 0),
+        hairpin=_field(raw, "hairpinMode", bool, False),
+        promisc=_field(raw, "promiscMode", bool, False),
+        vlan=_field(raw, "vlan", int, 0),
+    )
+    if n.is_default_gw:
+        n.is_gw = True
+    if len(n.bridge) > 15:
+        raise InvalidNetworkConfig(f'field "bridge": name "{n.bridge}" is longer than 15 bytes')
+    if n.mtu < 0 or n.mtu > 65535:
+        raise InvalidNetworkConfig(f'field "mtu": {n.mtu} out of range')
+    if n.hairpin and n.promisc:
+        raise InvalidNetworkConfig(
+            "cannot set hairpin mode and promiscuous mode at the same time.")
+    if n.vlan < 0 or n.vlan > 4094:
+        raise InvalidNetworkConfig(f'invalid VLAN ID {n.vlan} (must be between 0 and 4094)')
+    if n.vlan:
+        raise InvalidNetworkConfig('field "vlan": VLANs are not supported by pycni-bridge')
+    if "type" in conf.ipam and not n.ipam_type:
+        raise InvalidNetworkConfig('field "ipam.type" must be a non-empty string')
+    return n
+
+
+def _netns_socket(path: str) -> RtNetlink:
+    """A netlink socket inside the container netns (the thread switches back at once)."""
+    try:
+        with ns.entered(path):
+            return RtNetlink()
+    except (ns.NetNSNotFound, ns.NotANetNS) as exc:
+        raise InvalidNetNS(f'failed to open netns "{path}": {exc}') from exc
+
+
+def ensure_bridge(nl: RtNetlink, n: BridgeConf) -> iplink.Link:
+    try:
+        iplink.create_bridge(nl, n.bridge, n.mtu or None)
+    except NetlinkError as exc:
+        if exc.errno != errno.EEXIST:
+            raise CNIError(f'could not add "{n.bridge}": {exc.strerror}') from exc
+    br = iplink.get_link(nl, n.bridge)
+    if br.kind != "bridge":
+        raise CNIError(f'"{n.bridge}" already exists but is not a bridge')
+    if not br.up:
+        iplink.set_up(nl, br.index)
+    if n.promisc and not br.promisc:
+        iplink.set_flags(nl, br.index, iplink.IFF_PROMISC, iplink.IFF_PROMISC)
+    return br
+
+
+def setup_veth(nl: RtNetlink, cnl: RtNetlink, netns: str, ifname: str, br: iplink.Link,
+               n: BridgeConf) -> tuple[iplink.Link, iplink.Link]:
+    """Create the pair; returns (host end, container end), both up, host end on the bridge."""
+    if iplink.find_link(cnl, ifname) is not None:
+        raise CNIError(f'container veth name "{ifname}" already exists')
+    fd = ns.open_netns(netns)
+    try:
+        for _ in range(10):
+            host_name = iplink.random_veth_name()
+            try:
+                iplink.create_veth(nl, host_name, ifname, fd, n.mtu or None, master=br.index)
+                break
+            except NetlinkError as exc:
+                if exc.errno != errno.EEXIST or iplink.find_link(cnl, ifname) is not None:
+                    raise CNIError(f"failed to make veth pair: {exc.strerror}") from exc
+        else:
+            raise CNIError("failed to make veth pair: no free host name after 10 tries")
+    finally:
+        os.close(fd)
+    cont = iplink.get_link(cnl, ifname)
+    iplink.set_up(cnl, cont.index)
+    host = iplink.get_link(nl, host_name)
+    if n.hairpin:
+        iplink.set_hairpin(nl, host.index, True)
+    return host, cont
+
+
+def calc_gateways(result: Result, n: BridgeConf) -> list[IPInterface]:
+    """Fill in gateways (isGateway) and default routes (isDefaultGateway); the bridge's
+    addresses to add, as the reference's calcGateways."""
+    gws: list[IPInterface] = []
+    default_found: set[int] = set()
+    for ipc in result.ips:
+        ipc.interface = CONTAINER_IF_INDEX
+        if ipc.gateway is None and n.is_gw:
+            ipc.gateway = ipc.address.network.network_address + 1
+        version = ipc.address.version
+        if n.is_default_gw and version not in default_found:
+            default = ipaddress.ip_network("0.0.0.0/0" if version == 4 else "::/0")
+            if not any(r.gw is not None and r.dst == default for r in result.routes):
+                result.routes.append(Route(dst=default, gw=ipc.gateway))
+            default_found.add(version)
+        if ipc.gateway is not None:
+            gws.append(ipaddress.ip_interface((ipc.gateway, ipc.address.network.prefixlen)))
+    return gws
+
+
+def ensure_addr(nl: RtNetlink, br: iplink.Link, gw: IPInterface, force: bool) -> None:
+    """The gateway address on the bridge; another address in the way is an error unless
+    forceAddress (then it is replaced), as the reference's ensureAddr."""
+    for a in ipaddr.list_addrs(nl, br.index, gw.version):
+        if a == gw:
+            return
+        if a.version == 6 and a.ip.is_link_local:
+            continue
+        if gw.version == 4 or gw.ip in a.network or a.ip in gw.network:
+            if not force:
+                raise CNIError(f'"{br.name}" already has an IP address different from {gw}')
+            ipaddr.del_addr(nl, br.index, a)
+    ipaddr.add_addr(nl, br.index, gw)
+    # pin the bridge's MAC, else it follows the lowest port MAC as veths come and go
+    iplink.set_mac(nl, br.index, br.mac)
+
+
+def masq_backend() -> Any:
+    from pycni.masq.select import get_backend
+
+    return get_backend()
+
+
+def _masq_names(n: BridgeConf, container_id: str) -> tuple[str, str]:
+    from pycni.masq import chain_name, comment
+
+    return chain_name(n.netconf.name, container_id), comment(n.netconf.name, container_id)
+
+
+def cmd_add(args: CmdArgs) -> Result:
+    from pycni import invoke
+
+    n = load_conf(args.netconf())
+    conf = n.netconf
+    nl = RtNetlink()
+    cnl = _netns_socket(args.netns)
+    ipam_done = masq_done = False
+    cont: iplink.Link | None = None
+    try:
+        br = ensure_bridge(nl, n)
+        host, cont = setup_veth(nl, cnl, args.netns, args.ifname, br, n)
+        result = Result(cni_version=conf.cni_version, interfaces=[
+            Interface(name=br.name, mac=br.mac),
+            Interface(name=host.name, mac=host.mac),
+            Interface(name=args.ifname, mac=cont.mac, sandbox=args.netns),
+        ])
+        if n.ipam_type:
+            ipam_result = invoke.delegate_add(n.ipam_type, args, args.stdin_data)
+            ipam_done = True
+            if not ipam_result.ips:
+                raise CNIError("IPAM plugin returned missing IP config")
+            result.ips = ipam_result.ips
+            result.routes = ipam_result.routes
+            gws = calc_gateways(result, n)
+            configure_iface(cnl, args.ifname, result, cont)
+            if n.is_gw:
+                for gw in gws:
+                    ensure_addr(nl, br, gw, n.force_address)
+                for version in sorted({gw.version for gw in gws}):
+                    sysctl.enable_ip_forward(version)
+            if n.ip_masq:
+                chain, comment = _masq_names(n, args.container_id)
+                masq_done = True
+                masq_backend().setup([ipc.address for ipc in result.ips], chain, comment)
+            if n.is_gw:
+                result.interfaces[0].mac = iplink.get_link(nl, br.name).mac
+        result.dns = conf.dns if conf.dns is not None else DNS()
+        return result
+    except BaseException:
+        _rollback(args, n, nl, cnl, cont, ipam_done, masq_done)
+        raise
+    finally:
+        nl.close()
+        cnl.close()
+
+
+def _rollback(args: CmdArgs, n: BridgeConf, nl: RtNetlink, cnl: RtNetlink,
+              cont: iplink.Link | None, ipam_done: bool, masq_done: bool) -> None:
+    """Undo a failed ADD as far as it got (best effort: the first error is the one reported)."""
+    from pycni import invoke
+
+    if cont is not None:
+        try:
+            iplink.delete_link(cnl, cont.index)
+        except Exception:
+            pass
+    if masq_done:
+        try:
+            chain, comment = _masq_names(n, args.container_id)
+            masq_backend().teardown(None, chain, comment)
+        except Exception:
+            pass
+    if ipam_done:
+        try:
+            invoke.delegate_del(n.ipam_type, args, args.stdin_data)
+        except Exception:
+            pass
+
+
+def _prev_addresses(conf: NetConf, ifname: str) -> list[IPInterface] | None:
+    prev = conf.prev_result
+    if prev is None or not prev.ips:
+        return None
+    out = []
+    for ipc in prev.ips:
+        idx = ipc.interface
+        if idx is None or (0 <= idx < len(prev.interfaces) and prev.interfaces[idx].name == ifname):
+            out.append(ipc.address)
+    return out or None
+
+
+def cmd_del(args: CmdArgs) -> None:
+    from pycni import invoke
+
+    n = load_conf(args.netconf())
+    conf = n.netconf
+    if n.ipam_type:
+        invoke.delegate_del(n.ipam_type, args, args.stdin_data)
+    addrs: list[IPInterface] | None = None
+    if args.netns:
+        try:
+            with ns.entered(args.netns):
+                cnl: RtNetlink | None = RtNetlink()
+        except ns.NetNSNotFound:
+            cnl = None  # gone already; its veth went with it
+        if cnl is not None:
+            with cnl:
+                cont = iplink.find_link(cnl, args.ifname)
+                if cont is not None:
+                    addrs = [a for a in ipaddr.list_addrs(cnl, cont.index)
+                             if not (a.version == 6 and a.ip.is_link_local)]
+                    iplink.delete_link(cnl, cont.index)
+    prev = conf.prev_result
+    if prev is not None:
+        # the host end, should the netns be gone but the pair still linger
+        host_ifs = [i.name for i in prev.interfaces[1:2] if not i.sandbox]
+        if host_ifs:
+            with RtNetlink() as nl:
+                host = iplink.find_link(nl, host_ifs[0])
+                if host is not None and host.kind == "veth":
+                    iplink.delete_link(nl, host.index)
+    if n.ip_masq:
+        chain, comment = _masq_names(n, args.container_id)
+        masq_backend().teardown(addrs or _prev_addresses(conf, args.ifname), chain, comment)
+
+
+def cmd_check(args: CmdArgs) -> None:
+    from pycni import invoke
+
+    n = load_conf(args.netconf())
+    conf = n.netconf
+    if n.ipam_type:
+        invoke.delegate_check(n.ipam_type, args, args.stdin_data)
+    prev = conf.prev_result
+    if prev is None:
+        raise CNIError("Required prevResult missing")
+    cont_if = next((i for i in prev.interfaces if i.name == args.ifname and i.sandbox), None)
+    if cont_if is None:
+        raise CNIError(f'interface "{args.ifname}" not found in prevResult')
+    with RtNetlink() as nl:
+        br = iplink.find_link(nl, n.bridge)
+        if br is None or br.kind != "bridge":
+            raise CNIError(f'bridge "{n.bridge}" not found or not a bridge')
+        host_if = next((i for i in prev.interfaces if not i.sandbox and i.name != n.bridge), None)
+        host = iplink.find_link(nl, host_if.name) if host_if is not None else None
+        if host is None:
+            raise CNIError("host veth of the container not found")
+        if host.master != br.index:
+            raise CNIError(f'interface "{host.name}" is not on bridge "{n.bridge}"')
+    with _netns_socket(args.netns) as cnl:
+        cont = iplink.find_link(cnl, args.ifname)
+        if cont is None:
+            raise CNIError(f'Link not found: "{args.ifname}" in netns "{args.netns}"')
+        if cont.kind != "veth":
+            raise CNIError(f'interface "{args.ifname}" is not a veth')
+        if cont_if.mac and cont_if.mac.lower() != cont.mac:
+            raise CNIError(f'interface "{args.ifname}" MAC {cont.mac} does not match '
+                           f"the expected {cont_if.mac}")
+        if cont.peer_index != host.index:
+            raise CNIError(f'interface "{args.ifname}" is not the peer of "{host.name}"')
+        have = set(ipaddr.list_addrs(cnl, cont.index))
+        for ipc in prev.ips:
+            if ipc.address not in have:
+                raise CNIError(f'address {ipc.address} not found on "{args.ifname}"')
+        routes = {(r.dst, r.gw) for v in (4, 6) for r in iproute.list_routes(cnl, v)}
+        for r in prev.routes:
+            if (r.dst, r.gw) not in routes and not any(d == r.dst for d, _ in routes):
+                raise CNIError(f"route {r.dst} via {r.gw} not found in the container")
+
+
+PLUGIN = Plugin(name="pycni-bridge", add=cmd_add, delete=cmd_del, check=cmd_check,
+                about="pycni bridge: containers on a Linux bridge through veth pairs")
+
+
+def main() -> NoReturn:
+    plugin_main(PLUGIN)
