@@ -1,0 +1,116 @@
+"""The defaults the API server fills in (pkg/apis/core/v1/defaults.go), so a pod the
+node reads from a manifest looks as it would after `kubectl apply`.
+
+Defaulting mutates in place and is idempotent; it never fails (validation does).
+"""
+
+from __future__ import annotations
+
+from pykubelet.api.types import (
+    DNS_CLUSTER_FIRST,
+    PULL_ALWAYS,
+    PULL_IF_NOT_PRESENT,
+    RESTART_ALWAYS,
+    Container,
+    EmptyDirVolumeSource,
+    Pod,
+    PodSecurityContext,
+    Probe,
+)
+
+DEFAULT_NAMESPACE = "default"
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+DEFAULT_TERMINATION_MESSAGE_POLICY = "File"
+
+
+def image_tag(image: str) -> str:
+    """The tag of an image reference ("" when none); a digest counts as pinned."""
+    if "@" in image:
+        return "@digest"
+    last = image.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+def default_pull_policy(image: str) -> str:
+    """SetDefaults_Container: Always for `:latest` or no tag, else IfNotPresent."""
+    tag = image_tag(image)
+    return PULL_ALWAYS if tag in ("", "latest") else PULL_IF_NOT_PRESENT
+
+
+def set_defaults_probe(probe: Probe | None) -> None:
+    if probe is None:
+        return
+    if probe.timeout_seconds == 0:
+        probe.timeout_seconds = 1
+    if probe.period_seconds == 0:
+        probe.period_seconds = 10
+    if probe.success_threshold == 0:
+        probe.success_threshold = 1
+    if probe.failure_threshold == 0:
+        probe.failure_threshold = 3
+    if probe.http_get is not None:
+        if probe.http_get.path == "":
+            probe.http_get.path = "/"
+        if probe.http_get.scheme == "":
+            probe.http_get.scheme = "HTTP"
+
+
+def set_defaults_container(container: Container, host_network: bool) -> None:
+    if container.image_pull_policy == "":
+        container.image_pull_policy = default_pull_policy(container.image)
+    if container.termination_message_path == "":
+        container.termination_message_path = DEFAULT_TERMINATION_MESSAGE_PATH
+    if container.termination_message_policy == "":
+        container.termination_message_policy = DEFAULT_TERMINATION_MESSAGE_POLICY
+    for port in container.ports:
+        if port.protocol == "":
+            port.protocol = "TCP"
+        if host_network and port.host_port == 0:
+            port.host_port = port.container_port
+    for env in container.env:
+        ref = env.value_from.field_ref if env.value_from else None
+        if ref is not None and ref.api_version == "":
+            ref.api_version = "v1"
+    for probe in (container.liveness_probe, container.readiness_probe, container.startup_probe):
+        set_defaults_probe(probe)
+    for handler in (
+        container.lifecycle.post_start if container.lifecycle else None,
+        container.lifecycle.pre_stop if container.lifecycle else None,
+    ):
+        if handler is not None and handler.http_get is not None:
+            if handler.http_get.path == "":
+                handler.http_get.path = "/"
+            if handler.http_get.scheme == "":
+                handler.http_get.scheme = "HTTP"
+    # SetDefaults_Pod: a limit without a request makes the request equal the limit.
+    for name, limit in container.resources.limits.items():
+        container.resources.requests.setdefault(name, limit)
+
+
+def set_defaults_pod(pod: Pod) -> Pod:
+    """Apply the API server's defaults to `pod` (in place) and return it."""
+    if pod.metadata.namespace == "":
+        pod.metadata.namespace = DEFAULT_NAMESPACE
+    spec = pod.spec
+    if spec.restart_policy == "":
+        spec.restart_policy = RESTART_ALWAYS
+    if spec.dns_policy == "":
+        spec.dns_policy = DNS_CLUSTER_FIRST
+    if spec.termination_grace_period_seconds is None:
+        spec.termination_grace_period_seconds = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    if spec.scheduler_name == "":
+        spec.scheduler_name = DEFAULT_SCHEDULER_NAME
+    if spec.security_context is None:
+        spec.security_context = PodSecurityContext()
+    if spec.enable_service_links is None:
+        spec.enable_service_links = True
+    for volume in spec.volumes:
+        if volume.empty_dir is None and volume.host_path is None:
+            volume.empty_dir = EmptyDirVolumeSource()
+        if volume.host_path is not None and volume.host_path.type is None:
+            volume.host_path.type = ""
+    for container in (*spec.init_containers, *spec.containers):
+        set_defaults_container(container, spec.host_network)
+    return pod

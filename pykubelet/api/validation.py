@@ -1,0 +1,482 @@
+"""The API server's checks on a Pod (pkg/apis/core/validation), for what we support.
+
+Each problem is a field.Error string, `<path>: <body>`, with upstream's bodies:
+"Required value", `Invalid value: "x": detail`, `Unsupported value: "x": supported
+values: "a", "b"`, `Duplicate value: "x"`, `Not found: "x"`, "Forbidden: detail".
+All problems are collected, then raised together as one ValidationError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pykubelet.api.errors import ValidationError
+from pykubelet.api.quantity import Quantity
+from pykubelet.api.types import (
+    DNS_POLICIES,
+    PULL_POLICIES,
+    RESTART_POLICIES,
+    STORAGE_MEDIUM_DEFAULT,
+    STORAGE_MEDIUM_MEMORY,
+    Container,
+    IntOrString,
+    Pod,
+    Probe,
+)
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
+_DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_SUBDOMAIN}$")
+_IANA_SVC_RE = re.compile(r"^[-a-z0-9]+$")
+_ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+    "regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+ENV_NAME_MSG = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', "
+    "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  "
+    "or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+)
+
+# validEnvDownwardAPIFieldPathExpressions (plus metadata.labels['k'] / annotations['k'])
+FIELD_REF_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+)
+_FIELD_REF_SUBSCRIPT_RE = re.compile(r"^metadata\.(labels|annotations)\['([^']+)'\]$")
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+HOST_PATH_TYPES = (
+    "",
+    "DirectoryOrCreate",
+    "Directory",
+    "FileOrCreate",
+    "File",
+    "Socket",
+    "CharDevice",
+    "BlockDevice",
+)
+
+
+def _quote(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def required(path: str, detail: str = "") -> str:
+    return f"{path}: Required value" + (f": {detail}" if detail else "")
+
+
+def invalid(path: str, value: object, detail: str) -> str:
+    return f"{path}: Invalid value: {_quote(value)}: {detail}"
+
+
+def not_supported(path: str, value: object, supported: Iterable[str]) -> str:
+    values = ", ".join(_quote(s) for s in supported)
+    return f"{path}: Unsupported value: {_quote(value)}: supported values: {values}"
+
+
+def duplicate(path: str, value: object) -> str:
+    return f"{path}: Duplicate value: {_quote(value)}"
+
+
+def not_found(path: str, value: object) -> str:
+    return f"{path}: Not found: {_quote(value)}"
+
+
+def forbidden(path: str, detail: str) -> str:
+    return f"{path}: Forbidden: {detail}"
+
+
+def _dns_label(path: str, value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append(invalid(path, value, "must be no more than 63 characters"))
+    if not _DNS1123_LABEL_RE.match(value):
+        errs.append(invalid(path, value, LABEL_MSG))
+    return errs
+
+
+def _dns_subdomain(path: str, value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append(invalid(path, value, "must be no more than 253 characters"))
+    if not _DNS1123_SUBDOMAIN_RE.match(value):
+        errs.append(invalid(path, value, SUBDOMAIN_MSG))
+    return errs
+
+
+def _non_negative(path: str, value: int) -> list[str]:
+    return [invalid(path, value, "must be greater than or equal to 0")] if value < 0 else []
+
+
+def _port_num_or_name(path: str, port: IntOrString) -> list[str]:
+    if isinstance(port, int):
+        if not 1 <= port <= 65535:
+            return [invalid(path, port, "must be between 1 and 65535, inclusive")]
+        return []
+    if not port or len(port) > 15 or not _IANA_SVC_RE.match(port) or not re.search("[a-z]", port):
+        return [
+            invalid(
+                path, port, "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+            )
+        ]
+    return []
+
+
+def validate_pod(pod: Pod) -> None:
+    """Raise ValidationError listing every problem with `pod` (after defaulting)."""
+    errs = pod_errors(pod)
+    if errs:
+        raise ValidationError(errs, name=pod.metadata.name)
+
+
+def pod_errors(pod: Pod) -> list[str]:
+    errs: list[str] = []
+    meta = pod.metadata
+    if not meta.name:
+        if not meta.generate_name:
+            errs.append(required("metadata.name", "name or generateName is required"))
+    else:
+        errs += _dns_subdomain("metadata.name", meta.name)
+    if meta.namespace:
+        errs += _dns_label("metadata.namespace", meta.namespace)
+    errs += _spec_errors(pod)
+    return errs
+
+
+def _spec_errors(pod: Pod) -> list[str]:
+    spec = pod.spec
+    errs: list[str] = []
+    volumes: set[str] = set()
+    for i, vol in enumerate(spec.volumes):
+        path = f"spec.volumes[{i}]"
+        if not vol.name:
+            errs.append(required(f"{path}.name"))
+        else:
+            errs += _dns_label(f"{path}.name", vol.name)
+            if vol.name in volumes:
+                errs.append(duplicate(f"{path}.name", vol.name))
+            volumes.add(vol.name)
+        sources = [s for s in ("emptyDir", "hostPath") if getattr(vol, _snake(s)) is not None]
+        if len(sources) == 0:
+            errs.append(required(path, "must specify a volume type"))
+        elif len(sources) > 1:
+            errs.append(
+                forbidden(f"{path}.{sources[1]}", "may not specify more than 1 volume type")
+            )
+        if vol.empty_dir is not None:
+            medium = vol.empty_dir.medium
+            if medium not in (STORAGE_MEDIUM_DEFAULT, STORAGE_MEDIUM_MEMORY):
+                errs.append(not_supported(f"{path}.emptyDir.medium", medium, ("", "Memory")))
+            limit = vol.empty_dir.size_limit
+            if limit is not None and limit.exact < 0:
+                errs.append(
+                    invalid(
+                        f"{path}.emptyDir.sizeLimit",
+                        limit.text,
+                        "must be greater than or equal to 0",
+                    )
+                )
+        if vol.host_path is not None:
+            if not vol.host_path.path:
+                errs.append(required(f"{path}.hostPath.path"))
+            elif ".." in vol.host_path.path.split("/"):
+                errs.append(
+                    invalid(f"{path}.hostPath.path", vol.host_path.path, "must not contain '..'")
+                )
+            if (vol.host_path.type or "") not in HOST_PATH_TYPES:
+                errs.append(
+                    not_supported(f"{path}.hostPath.type", vol.host_path.type, HOST_PATH_TYPES)
+                )
+
+    if not spec.containers:
+        errs.append(required("spec.containers"))
+    names: set[str] = set()
+    for i, c in enumerate(spec.init_containers):
+        errs += _container_errors(c, f"spec.initContainers[{i}]", names, volumes, init=True)
+    for i, c in enumerate(spec.containers):
+        errs += _container_errors(c, f"spec.containers[{i}]", names, volumes, init=False)
+
+    if spec.restart_policy not in RESTART_POLICIES:
+        errs.append(
+            not_supported(
+                "spec.restartPolicy", spec.restart_policy, ("Always", "OnFailure", "Never")
+            )
+        )
+    if spec.dns_policy and spec.dns_policy not in DNS_POLICIES:
+        errs.append(not_supported("spec.dnsPolicy", spec.dns_policy, DNS_POLICIES))
+    if spec.termination_grace_period_seconds is not None:
+        errs += _non_negative(
+            "spec.terminationGracePeriodSeconds", spec.termination_grace_period_seconds
+        )
+    ads = spec.active_deadline_seconds
+    if ads is not None and not 1 <= ads <= 2147483647:
+        errs.append(
+            invalid(
+                "spec.activeDeadlineSeconds", ads, "must be between 1 and 2147483647, inclusive"
+            )
+        )
+    if spec.hostname:
+        errs += _dns_label("spec.hostname", spec.hostname)
+    if spec.subdomain:
+        errs += _dns_label("spec.subdomain", spec.subdomain)
+    if spec.node_name:
+        errs += _dns_subdomain("spec.nodeName", spec.node_name)
+    return errs
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel)
+
+
+def _container_errors(
+    c: Container, path: str, names: set[str], volumes: set[str], *, init: bool
+) -> list[str]:
+    errs: list[str] = []
+    if not c.name:
+        errs.append(required(f"{path}.name"))
+    else:
+        errs += _dns_label(f"{path}.name", c.name)
+        if c.name in names:
+            errs.append(duplicate(f"{path}.name", c.name))
+        names.add(c.name)
+    if not c.image:
+        errs.append(required(f"{path}.image"))
+    elif c.image.strip() != c.image:
+        errs.append(
+            invalid(f"{path}.image", c.image, "must not have leading or trailing whitespace")
+        )
+    if c.image_pull_policy and c.image_pull_policy not in PULL_POLICIES:
+        errs.append(
+            not_supported(
+                f"{path}.imagePullPolicy", c.image_pull_policy, ("Always", "IfNotPresent", "Never")
+            )
+        )
+
+    port_names: set[str] = set()
+    for j, port in enumerate(c.ports):
+        ppath = f"{path}.ports[{j}]"
+        if port.name:
+            errs += _port_num_or_name(f"{ppath}.name", port.name)
+            if port.name in port_names:
+                errs.append(duplicate(f"{ppath}.name", port.name))
+            port_names.add(port.name)
+        if port.container_port == 0:
+            errs.append(required(f"{ppath}.containerPort"))
+        else:
+            errs += _port_num_or_name(f"{ppath}.containerPort", port.container_port)
+        if port.host_port:
+            errs += _port_num_or_name(f"{ppath}.hostPort", port.host_port)
+        if port.protocol and port.protocol not in ("TCP", "UDP", "SCTP"):
+            errs.append(not_supported(f"{ppath}.protocol", port.protocol, ("SCTP", "TCP", "UDP")))
+
+    for j, env in enumerate(c.env):
+        epath = f"{path}.env[{j}]"
+        if not env.name:
+            errs.append(required(f"{epath}.name"))
+        elif not _ENV_NAME_RE.match(env.name):
+            errs.append(invalid(f"{epath}.name", env.name, ENV_NAME_MSG))
+        src = env.value_from
+        if src is None:
+            continue
+        if env.value:
+            errs.append(
+                invalid(f"{epath}.valueFrom", "", "may not be specified when `value` is not empty")
+            )
+        sources = [
+            s
+            for s in (
+                src.field_ref,
+                src.resource_field_ref,
+                src.config_map_key_ref,
+                src.secret_key_ref,
+            )
+            if s is not None
+        ]
+        if len(sources) != 1:
+            errs.append(
+                invalid(
+                    f"{epath}.valueFrom",
+                    "",
+                    "may not have more than one field specified at a time"
+                    if sources
+                    else "must specify one of: `fieldRef`, "
+                    "`resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+                )
+            )
+        if src.field_ref is not None:
+            fp = src.field_ref.field_path
+            fpath = f"{epath}.valueFrom.fieldRef.fieldPath"
+            if not fp:
+                errs.append(required(fpath))
+            elif src.field_ref.api_version not in ("", "v1"):
+                errs.append(
+                    not_supported(
+                        f"{epath}.valueFrom.fieldRef.apiVersion", src.field_ref.api_version, ("v1",)
+                    )
+                )
+            elif fp not in FIELD_REF_PATHS and not _FIELD_REF_SUBSCRIPT_RE.match(fp):
+                errs.append(not_supported(fpath, fp, FIELD_REF_PATHS))
+        if src.resource_field_ref is not None:
+            res = src.resource_field_ref.resource
+            allowed = (
+                "limits.cpu",
+                "limits.ephemeral-storage",
+                "limits.memory",
+                "requests.cpu",
+                "requests.ephemeral-storage",
+                "requests.memory",
+            )
+            if res not in allowed:
+                errs.append(
+                    not_supported(f"{epath}.valueFrom.resourceFieldRef.resource", res, allowed)
+                )
+
+    errs += _resource_errors(c, f"{path}.resources")
+
+    mount_paths: set[str] = set()
+    for j, mount in enumerate(c.volume_mounts):
+        mpath = f"{path}.volumeMounts[{j}]"
+        if not mount.name:
+            errs.append(required(f"{mpath}.name"))
+        elif mount.name not in volumes:
+            errs.append(not_found(f"{mpath}.name", mount.name))
+        if not mount.mount_path:
+            errs.append(required(f"{mpath}.mountPath"))
+        elif mount.mount_path in mount_paths:
+            errs.append(invalid(f"{mpath}.mountPath", mount.mount_path, "must be unique"))
+        mount_paths.add(mount.mount_path)
+        if mount.sub_path and (mount.sub_path.startswith("/") or ".." in mount.sub_path.split("/")):
+            errs.append(
+                invalid(f"{mpath}.subPath", mount.sub_path, "must be a relative path without '..'")
+            )
+
+    probes = (
+        ("livenessProbe", c.liveness_probe),
+        ("readinessProbe", c.readiness_probe),
+        ("startupProbe", c.startup_probe),
+    )
+    for field_name, probe in probes:
+        if probe is None:
+            continue
+        ppath = f"{path}.{field_name}"
+        if init:
+            errs.append(
+                forbidden(ppath, "may not be set for init containers without restartPolicy=Always")
+            )
+            continue
+        errs += _probe_errors(probe, ppath, c)
+        if field_name != "readinessProbe" and probe.success_threshold != 1:
+            errs.append(invalid(f"{ppath}.successThreshold", probe.success_threshold, "must be 1"))
+    return errs
+
+
+def _probe_errors(probe: Probe, path: str, c: Container) -> list[str]:
+    errs: list[str] = []
+    handlers = [
+        (n, h)
+        for n, h in (
+            ("exec", probe.exec),
+            ("httpGet", probe.http_get),
+            ("tcpSocket", probe.tcp_socket),
+            ("grpc", probe.grpc),
+        )
+        if h is not None
+    ]
+    if not handlers:
+        errs.append(required(path, "must specify a handler type"))
+    for name, _ in handlers[1:]:
+        errs.append(forbidden(f"{path}.{name}", "may not specify more than 1 handler type"))
+    if probe.exec is not None and not probe.exec.command:
+        errs.append(required(f"{path}.exec.command"))
+    if probe.http_get is not None:
+        errs += _probe_port(probe.http_get.port, f"{path}.httpGet.port", c)
+        if probe.http_get.scheme not in ("", "HTTP", "HTTPS"):
+            errs.append(
+                not_supported(f"{path}.httpGet.scheme", probe.http_get.scheme, ("HTTP", "HTTPS"))
+            )
+    if probe.tcp_socket is not None:
+        errs += _probe_port(probe.tcp_socket.port, f"{path}.tcpSocket.port", c)
+    if probe.grpc is not None:
+        errs += _port_num_or_name(f"{path}.grpc.port", probe.grpc.port)
+    for attr, wire in (
+        ("initial_delay_seconds", "initialDelaySeconds"),
+        ("timeout_seconds", "timeoutSeconds"),
+        ("period_seconds", "periodSeconds"),
+        ("success_threshold", "successThreshold"),
+        ("failure_threshold", "failureThreshold"),
+    ):
+        errs += _non_negative(f"{path}.{wire}", getattr(probe, attr))
+    if (
+        probe.termination_grace_period_seconds is not None
+        and probe.termination_grace_period_seconds <= 0
+    ):
+        errs.append(
+            invalid(
+                f"{path}.terminationGracePeriodSeconds",
+                probe.termination_grace_period_seconds,
+                "must be greater than 0",
+            )
+        )
+    return errs
+
+
+def _probe_port(port: IntOrString, path: str, c: Container) -> list[str]:
+    errs = _port_num_or_name(path, port)
+    if not errs and isinstance(port, str) and port not in {p.name for p in c.ports}:
+        errs.append(invalid(path, port, "must be a container port name"))
+    return errs
+
+
+def _resource_name_ok(name: str) -> bool:
+    if name in STANDARD_RESOURCES or name.startswith("hugepages-"):
+        return True
+    if "/" in name:  # an extended resource, domain-prefixed
+        prefix, _, rest = name.partition("/")
+        return bool(_DNS1123_SUBDOMAIN_RE.match(prefix)) and bool(_QUALIFIED_NAME_RE.match(rest))
+    return False
+
+
+def _resource_errors(c: Container, path: str) -> list[str]:
+    errs: list[str] = []
+    res = c.resources
+    for kind, rlist in (("limits", res.limits), ("requests", res.requests)):
+        for name, q in rlist.items():
+            qpath = f"{path}.{kind}.{name}"
+            if not _resource_name_ok(name):
+                errs.append(
+                    invalid(qpath, name, "must be a standard resource type or fully qualified")
+                )
+            if q.exact < 0:
+                errs.append(invalid(qpath, q.text, "must be greater than or equal to 0"))
+    for name, req in res.requests.items():
+        limit: Quantity | None = res.limits.get(name)
+        if limit is not None and req.exact > limit.exact:
+            errs.append(
+                invalid(
+                    f"{path}.requests",
+                    req.text,
+                    f"must be less than or equal to {name} limit of {limit.text}",
+                )
+            )
+    return errs
