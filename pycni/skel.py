@@ -201,7 +201,7 @@ def _error_version(stdin_data: bytes) -> str:
         version = json.loads(stdin_data).get("cniVersion")
     except Exception:
         return SPEC_VERSION
-    return version if isinstance(version, str) and version else SPEC_VERSION
+    return version if version in SUPPORTED_VERSIONS else SPEC_VERSION
 
 
 def run(plugin: Plugin, environ: Mapping[str, str], stdin: bytes) -> tuple[int, str, str]:
