@@ -35,7 +35,7 @@ from pykubelet.api.types import (
     Container,
     Pod,
 )
-from pykubelet.kubelet import reasons
+from pykubelet.kubelet import probes, reasons
 from pykubelet.kubelet.hashing import hash_container_hex
 from pykubelet.kubelet.runtime_state import (
     ContainerRuntimeStatus,
@@ -45,9 +45,9 @@ from pykubelet.kubelet.runtime_state import (
 )
 
 # Probe results as the probers' results manager holds them (see probes.py).
-PROBE_SUCCESS = "Success"
-PROBE_FAILURE = "Failure"
-PROBE_UNKNOWN = "Unknown"
+PROBE_SUCCESS = probes.SUCCESS
+PROBE_FAILURE = probes.FAILURE
+PROBE_UNKNOWN = probes.UNKNOWN
 
 
 class BackoffView(Protocol):

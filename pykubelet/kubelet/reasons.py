@@ -41,6 +41,7 @@ KILL_REASON_UNKNOWN = "Unknown"
 # Pod conditions' reasons (pkg/kubelet/status/generate.go).
 UNKNOWN_CONTAINER_STATUSES = "UnknownContainerStatuses"
 POD_COMPLETED = "PodCompleted"
+POD_FAILED = "PodFailed"
 CONTAINERS_NOT_READY = "ContainersNotReady"
 CONTAINERS_NOT_INITIALIZED = "ContainersNotInitialized"
 READINESS_GATES_NOT_READY = "ReadinessGatesNotReady"
