@@ -1,0 +1,306 @@
+"""Pod sandboxes through a real gRPC client on the runtime's socket (no containers needed).
+
+Pinned namespaces, CNI through pycni with the reference plugins, hostPorts, filters,
+bad requests, CNI failure rollback, and a runtime SIGKILLed and restarted.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from pykubelet._proto.runtime.v1 import api_pb2 as pb
+
+pytestmark = [pytest.mark.root, pytest.mark.netns]
+
+
+def _ping(ip: str, subnet: str, netns: str | None = None) -> bool:
+    assert ipaddress.ip_address(ip) in ipaddress.ip_network(subnet), "only ping our own pods"
+    cmd = ["ping", "-n", "-q", "-c", "1", "-W", "2", ip]
+    if netns:
+        cmd = ["ip", "netns", "exec", netns, *cmd]
+    return subprocess.run(cmd, capture_output=True).returncode == 0
+
+
+def _rpc_error(fn, *args) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        fn(*args, timeout=30)
+    return info.value
+
+
+def test_version_status_and_socket_mode(cri) -> None:
+    v = cri.runtime.Version(pb.VersionRequest(version="v1"))
+    assert v.runtime_name == "pykubelet"
+    assert v.runtime_api_version == "v1"
+    assert stat.S_IMODE(os.stat(cri.sock).st_mode) == 0o600
+    st = cri.runtime.Status(pb.StatusRequest(verbose=True))
+    conds = {c.type: c for c in st.status.conditions}
+    assert conds["NetworkReady"].status, conds["NetworkReady"].message
+    assert json.loads(st.info["config"])["cniConfDir"] == str(cri.conf_dir)
+    cfg = cri.runtime.RuntimeConfig(pb.RuntimeConfigRequest())
+    assert cfg.linux.cgroup_driver == pb.CGROUPFS
+    cri.runtime.UpdateRuntimeConfig(pb.UpdateRuntimeConfigRequest(
+        runtime_config=pb.RuntimeConfig(network_config=pb.NetworkConfig(pod_cidr=cri.subnet))))
+    err = _rpc_error(cri.runtime.UpdateRuntimeConfig, pb.UpdateRuntimeConfigRequest(
+        runtime_config=pb.RuntimeConfig(network_config=pb.NetworkConfig(pod_cidr="10.94.x/24"))))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "pod_cidr" in err.details()
+
+
+def test_unimplemented_streaming_rpcs(cri) -> None:
+    err = _rpc_error(cri.runtime.Exec, pb.ExecRequest(container_id="x", cmd=["sh"]))
+    assert err.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert "Exec" in err.details()
+
+
+def test_sandbox_lifecycle_pins_namespaces_and_networks(cri) -> None:
+    dns = pb.DNSConfig(servers=["10.94.0.10"], searches=["default.svc.cluster.local"],
+                       options=["ndots:5"])
+    pod_id, _ = cri.run_pod("web", dns_config=dns, hostname="web-host")
+    st = cri.pod_status(pod_id, verbose=True)
+    assert st.status.state == pb.SANDBOX_READY
+    assert st.status.metadata.name == "web"
+    assert st.status.created_at > 0
+    ip = st.status.network.ip
+    assert ipaddress.ip_address(ip) in ipaddress.ip_network(cri.subnet)
+    assert _ping(ip, cri.subnet), "host cannot ping the pod"
+    info = json.loads(st.info["info"])
+    netns_path = info["netNamespacePath"]
+    assert netns_path.startswith(f"/run/netns/{cri.netns_prefix}")
+    name = os.path.basename(netns_path)
+    assert name in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    # the namespaces are held by bind mounts, with no process at all
+    assert info["pid"] == 0
+    out = subprocess.run(["nsenter", f"--uts={info['utsNamespacePath']}", "hostname"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "web-host"
+    assert os.stat(info["ipcNamespacePath"]).st_ino != os.stat("/proc/self/ns/ipc").st_ino
+    addrs = subprocess.run(["ip", "netns", "exec", name, "ip", "-o", "-4", "addr"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "127.0.0.1/8" in addrs, "loopback was not set up"
+    assert f"{ip}/24" in addrs
+    resolv = Path(info["resolvPath"]).read_text()
+    assert "nameserver 10.94.0.10" in resolv
+    assert "search default.svc.cluster.local" in resolv
+    assert "options ndots:5" in resolv
+    assert f"{ip}\tweb-host" in Path(info["hostsPath"]).read_text()
+    assert cri.ipam_files() == [ip]
+
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id))
+    st = cri.pod_status(pod_id)
+    assert st.status.state == pb.SANDBOX_NOTREADY
+    assert cri.ipam_files() == []
+    assert cri.netns_pins() == []
+    # stop is idempotent
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id))
+
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items == []
+    assert not (cri.root / "sandboxes" / pod_id).exists()
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+    # remove is idempotent too
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+
+
+def test_two_sandboxes_reach_each_other(cri) -> None:
+    a, _ = cri.run_pod("a")
+    b, _ = cri.run_pod("b")
+    ip_a = cri.pod_status(a).status.network.ip
+    ip_b = cri.pod_status(b).status.network.ip
+    assert ip_a != ip_b
+    ns_a = os.path.basename(json.loads(cri.pod_status(a, verbose=True).info["info"])
+                            ["netNamespacePath"])
+    ns_b = os.path.basename(json.loads(cri.pod_status(b, verbose=True).info["info"])
+                            ["netNamespacePath"])
+    assert _ping(ip_b, cri.subnet, netns=ns_a)
+    assert _ping(ip_a, cri.subnet, netns=ns_b)
+    for pod in (a, b):
+        cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_host_port_is_mapped_and_unmapped(cri) -> None:
+    port = 30000 + cri.index
+    pod_id, _ = cri.run_pod("hp", port_mappings=[
+        pb.PortMapping(protocol=pb.TCP, container_port=8080, host_port=port)])
+    st = cri.pod_status(pod_id, verbose=True)
+    info = json.loads(st.info["info"])
+    assert info["portMappingsApplied"]
+    ns = os.path.basename(info["netNamespacePath"])
+    assert any(f"--dports {port}" in ln for ln in cri.iptables_lines())
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", ns, "python3", "-c",
+         "import socket; s=socket.socket();"
+         "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1);"
+         "s.bind(('0.0.0.0', 8080)); s.listen(1); print('up', flush=True);"
+         "c,_=s.accept(); c.sendall(b'from-pod'); c.close()"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().strip() == "up"
+        # through the host port on the bridge's (host-local) address: DNAT to the pod
+        with socket.create_connection((cri.gateway, port), timeout=5) as conn:
+            assert conn.recv(100) == b"from-pod"
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.iptables_lines() == []
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+
+
+def test_list_filters(cri) -> None:
+    a, _ = cri.run_pod("fa", labels={"tier": "front", "io.kubernetes.pod.name": "fa"})
+    b, _ = cri.run_pod("fb", labels={"tier": "back", "io.kubernetes.pod.name": "fb"})
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=b))
+
+    def ids(**f) -> set[str]:
+        req = pb.ListPodSandboxRequest(filter=pb.PodSandboxFilter(**f))
+        return {p.id for p in cri.runtime.ListPodSandbox(req).items}
+
+    assert ids() == {a, b}
+    assert ids(id=a) == {a}
+    assert ids(id=b[:13]) == {b}
+    assert ids(state=pb.PodSandboxStateValue(state=pb.SANDBOX_READY)) == {a}
+    assert ids(state=pb.PodSandboxStateValue(state=pb.SANDBOX_NOTREADY)) == {b}
+    assert ids(label_selector={"tier": "back"}) == {b}
+    assert ids(label_selector={"tier": "back"},
+               state=pb.PodSandboxStateValue(state=pb.SANDBOX_READY)) == set()
+    # truncated ids work for status, as crictl sends them
+    assert cri.pod_status(a[:12]).status.id == a
+
+
+def test_bad_requests_get_clear_errors_and_change_nothing(cri) -> None:
+    before = (cri.netns_pins(), sorted(os.listdir(cri.root / "sandboxes")))
+    cfg = cri.pod_config("bad")
+    cfg.ClearField("metadata")
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=cfg))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "config.metadata" in err.details()
+
+    cfg = cri.pod_config("bad")
+    cfg.metadata.uid = ""
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=cfg))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "config.metadata.uid" in err.details()
+
+    cfg = cri.pod_config("bad", dns_config=pb.DNSConfig(servers=["not-an-ip"]))
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=cfg))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "dns_config.servers[0]" in err.details()
+
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(
+        config=cri.pod_config("bad"), runtime_handler="kata"))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "runtime_handler" in err.details()
+
+    cfg = cri.pod_config("bad", hostname="not_a_hostname!")
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=cfg))
+    assert "config.hostname" in err.details()
+
+    err = _rpc_error(cri.runtime.PodSandboxStatus,
+                     pb.PodSandboxStatusRequest(pod_sandbox_id="0" * 64))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    assert "not found" in err.details()
+    err = _rpc_error(cri.runtime.StopPodSandbox, pb.StopPodSandboxRequest(pod_sandbox_id="0" * 64))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+
+    assert (cri.netns_pins(), sorted(os.listdir(cri.root / "sandboxes"))) == before
+    assert cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items == []
+
+    # the same pod twice: the second is refused, the first is untouched
+    pod_id, cfg = cri.run_pod("dup")
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=cfg))
+    assert err.code() == grpc.StatusCode.ALREADY_EXISTS
+    assert pod_id[:12] in err.details()
+    assert [p.id for p in cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items] == [pod_id]
+    assert cri.pod_status(pod_id).status.state == pb.SANDBOX_READY
+
+
+def test_cni_failure_rolls_back_everything(cri_factory) -> None:
+    rt = cri_factory(conf=False)
+    # no network configured: NetworkReady false, RunPodSandbox refused
+    st = rt.runtime.Status(pb.StatusRequest())
+    conds = {c.type: c for c in st.status.conditions}
+    assert not conds["NetworkReady"].status
+    assert conds["NetworkReady"].reason == "NetworkPluginNotReady"
+    err = _rpc_error(rt.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=rt.pod_config("n")))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "network not ready" in err.details()
+    # a plugin that fails ADD: everything made so far is undone
+    rt.write_conf(plugin_types=("bridge", "host-local", "rtcri-no-such-plugin"))
+    err = _rpc_error(rt.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=rt.pod_config("f")))
+    assert err.code() == grpc.StatusCode.UNAVAILABLE
+    assert "rtcri-no-such-plugin" in err.details()
+    assert rt.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items == []
+    assert os.listdir(rt.root / "sandboxes") == []
+    assert rt.leftovers() == {k: [] for k in rt.leftovers()}
+    # fixing the conf dir is picked up without a restart
+    rt.write_conf()
+    pod_id, _ = rt.run_pod("f")
+    assert rt.pod_status(pod_id).status.state == pb.SANDBOX_READY
+
+
+def test_runtime_killed_and_restarted_keeps_sandboxes(cri) -> None:
+    pod_id, _ = cri.run_pod("survivor")
+    stopped_id, _ = cri.run_pod("stopped")
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=stopped_id))
+    ip = cri.pod_status(pod_id).status.network.ip
+    cri.kill()  # SIGKILL: no chance to clean up or save anything
+    assert _ping(ip, cri.subnet), "the pod's network must outlive the runtime"
+    cri.start()
+    items = {p.id: p.state for p in cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items}
+    assert items == {pod_id: pb.SANDBOX_READY, stopped_id: pb.SANDBOX_NOTREADY}
+    assert cri.pod_status(pod_id).status.network.ip == ip
+    # the name stays reserved across the restart
+    err = _rpc_error(cri.runtime.RunPodSandbox,
+                     pb.RunPodSandboxRequest(config=cri.pod_config("survivor")))
+    assert err.code() == grpc.StatusCode.ALREADY_EXISTS
+    for p in (pod_id, stopped_id):
+        cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=p))
+        cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=p))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_host_network_sandbox_uses_node_namespaces(cri) -> None:
+    cfg = cri.pod_config("hostnet")
+    cfg.linux.security_context.namespace_options.network = pb.NODE
+    cfg.linux.security_context.namespace_options.ipc = pb.NODE
+    resp = cri.runtime.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg))
+    st = cri.pod_status(resp.pod_sandbox_id, verbose=True)
+    assert st.status.state == pb.SANDBOX_READY
+    assert st.status.network.ip == ""
+    assert st.status.linux.namespaces.options.network == pb.NODE
+    info = json.loads(st.info["info"])
+    assert info["netNamespacePath"] == ""
+    assert cri.netns_pins() == []
+    assert cri.ipam_files() == []
+    assert Path(info["hostnamePath"]).read_text().strip() == os.uname().nodename
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=resp.pod_sandbox_id))
+
+
+def test_many_sandboxes_in_parallel(cri) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> str:
+        return cri.run_pod(f"par{i}")[0]
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(6) as ex:
+        ids = list(ex.map(one, range(6)))
+    assert time.monotonic() - t0 < 120
+    ips = {cri.pod_status(i).status.network.ip for i in ids}
+    assert len(ips) == 6
+    with ThreadPoolExecutor(6) as ex:
+        list(ex.map(lambda i: cri.runtime.RemovePodSandbox(
+            pb.RemovePodSandboxRequest(pod_sandbox_id=i), timeout=60), ids))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
