@@ -165,9 +165,10 @@ def calc_gateways(result: Result, n: BridgeConf) -> list[IPInterface]:
     return gws
 
 
-def ensure_addr(nl: RtNetlink, br: iplink.Link, gw: IPInterface, force: bool) -> None:
+def ensure_addr(nl: RtNetlink, bridge: str, gw: IPInterface, force: bool) -> None:
     """The gateway address on the bridge; another address in the way is an error unless
     forceAddress (then it is replaced), as the reference's ensureAddr."""
+    br = iplink.get_link(nl, bridge)  # fresh: its MAC follows its ports until pinned
     for a in ipaddr.list_addrs(nl, br.index, gw.version):
         if a == gw:
             return
@@ -179,7 +180,8 @@ def ensure_addr(nl: RtNetlink, br: iplink.Link, gw: IPInterface, force: bool) ->
             ipaddr.del_addr(nl, br.index, a)
     ipaddr.add_addr(nl, br.index, gw)
     # pin the bridge's MAC, else it follows the lowest port MAC as veths come and go
-    iplink.set_mac(nl, br.index, br.mac)
+    if br.mac.strip("0:"):
+        iplink.set_mac(nl, br.index, br.mac)
 
 
 def masq_backend() -> Any:
@@ -199,11 +201,19 @@ def cmd_add(args: CmdArgs) -> Result:
 
     n = load_conf(args.netconf())
     conf = n.netconf
-    nl = RtNetlink()
     cnl = _netns_socket(args.netns)
+    nl = RtNetlink()
     ipam_done = masq_done = False
     cont: iplink.Link | None = None
     try:
+        ipam_result = None
+        if n.ipam_type:
+            # IPAM first (the reference asks it after making the links): a bad IPAM config
+            # or an exhausted range then fails before anything exists on the host
+            ipam_result = invoke.delegate_add(n.ipam_type, args, args.stdin_data)
+            ipam_done = True
+            if not ipam_result.ips:
+                raise CNIError("IPAM plugin returned missing IP config")
         br = ensure_bridge(nl, n)
         host, cont = setup_veth(nl, cnl, args.netns, args.ifname, br, n)
         result = Result(cni_version=conf.cni_version, interfaces=[
@@ -211,18 +221,14 @@ def cmd_add(args: CmdArgs) -> Result:
             Interface(name=host.name, mac=host.mac),
             Interface(name=args.ifname, mac=cont.mac, sandbox=args.netns),
         ])
-        if n.ipam_type:
-            ipam_result = invoke.delegate_add(n.ipam_type, args, args.stdin_data)
-            ipam_done = True
-            if not ipam_result.ips:
-                raise CNIError("IPAM plugin returned missing IP config")
+        if ipam_result is not None:
             result.ips = ipam_result.ips
             result.routes = ipam_result.routes
             gws = calc_gateways(result, n)
             configure_iface(cnl, args.ifname, result, cont)
             if n.is_gw:
                 for gw in gws:
-                    ensure_addr(nl, br, gw, n.force_address)
+                    ensure_addr(nl, n.bridge, gw, n.force_address)
                 for version in sorted({gw.version for gw in gws}):
                     sysctl.enable_ip_forward(version)
             if n.ip_masq:
@@ -324,6 +330,23 @@ def cmd_check(args: CmdArgs) -> None:
     cont_if = next((i for i in prev.interfaces if i.name == args.ifname and i.sandbox), None)
     if cont_if is None:
         raise CNIError(f'interface "{args.ifname}" not found in prevResult')
+    with _netns_socket(args.netns) as cnl:
+        cont = iplink.find_link(cnl, args.ifname)
+        if cont is None:
+            raise CNIError(f'Link not found: "{args.ifname}" in netns "{args.netns}"')
+        if cont.kind != "veth":
+            raise CNIError(f'interface "{args.ifname}" is not a veth')
+        if cont_if.mac and cont_if.mac.lower() != cont.mac:
+            raise CNIError(f'interface "{args.ifname}" MAC {cont.mac} does not match '
+                           f"the expected {cont_if.mac}")
+        have = set(ipaddr.list_addrs(cnl, cont.index))
+        for ipc in prev.ips:
+            if ipc.address not in have:
+                raise CNIError(f'address {ipc.address} not found on "{args.ifname}"')
+        routes = {(r.dst, r.gw) for v in (4, 6) for r in iproute.list_routes(cnl, v)}
+        for r in prev.routes:
+            if (r.dst, r.gw) not in routes and not any(d == r.dst for d, _ in routes):
+                raise CNIError(f"route {r.dst} via {r.gw} not found in the container")
     with RtNetlink() as nl:
         br = iplink.find_link(nl, n.bridge)
         if br is None or br.kind != "bridge":
@@ -334,25 +357,8 @@ def cmd_check(args: CmdArgs) -> None:
             raise CNIError("host veth of the container not found")
         if host.master != br.index:
             raise CNIError(f'interface "{host.name}" is not on bridge "{n.bridge}"')
-    with _netns_socket(args.netns) as cnl:
-        cont = iplink.find_link(cnl, args.ifname)
-        if cont is None:
-            raise CNIError(f'Link not found: "{args.ifname}" in netns "{args.netns}"')
-        if cont.kind != "veth":
-            raise CNIError(f'interface "{args.ifname}" is not a veth')
-        if cont_if.mac and cont_if.mac.lower() != cont.mac:
-            raise CNIError(f'interface "{args.ifname}" MAC {cont.mac} does not match '
-                           f"the expected {cont_if.mac}")
         if cont.peer_index != host.index:
             raise CNIError(f'interface "{args.ifname}" is not the peer of "{host.name}"')
-        have = set(ipaddr.list_addrs(cnl, cont.index))
-        for ipc in prev.ips:
-            if ipc.address not in have:
-                raise CNIError(f'address {ipc.address} not found on "{args.ifname}"')
-        routes = {(r.dst, r.gw) for v in (4, 6) for r in iproute.list_routes(cnl, v)}
-        for r in prev.routes:
-            if (r.dst, r.gw) not in routes and not any(d == r.dst for d, _ in routes):
-                raise CNIError(f"route {r.dst} via {r.gw} not found in the container")
 
 
 PLUGIN = Plugin(name="pycni-bridge", add=cmd_add, delete=cmd_del, check=cmd_check,
