@@ -1,0 +1,211 @@
+"""NodeTable: the snapshot's node state as numpy columns, one row per node in snapshot order.
+
+The cache keeps it in step with the snapshot: ``rebuild`` when nodes come or go, ``update_row``
+for each node that changed (usually one per cycle: the node the last pod was assumed on).
+Columns the default filters and scores read:
+
+- resources: allocatable, requested, non-zero requested (cpu, memory, ephemeral storage), pod
+  counts; scalar resources in per-name columns made on first use;
+- labels: per label key, a column of interned value ids (-1 when absent), made on first use
+  and kept up to date afterwards;
+- taints: every distinct (key, value, effect) gets a bit; a node's NoSchedule/NoExecute taints
+  and its PreferNoSchedule taints are bitsets (uint64 words);
+- images: per image name, a presence column made on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pysched.framework.types import NodeInfo
+from pysched.objects import (
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    Taint,
+)
+
+_I64 = np.int64
+
+
+class NodeTable:
+    """Columnar view of a list of NodeInfos (see module doc)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.infos: list[NodeInfo] = []
+        self.names: list[str] = []
+        self._alloc_cols = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods")
+        self.alloc_cpu = np.zeros(0, _I64)
+        self.alloc_mem = np.zeros(0, _I64)
+        self.alloc_eph = np.zeros(0, _I64)
+        self.alloc_pods = np.zeros(0, _I64)
+        self.req_cpu = np.zeros(0, _I64)
+        self.req_mem = np.zeros(0, _I64)
+        self.req_eph = np.zeros(0, _I64)
+        self.nz_cpu = np.zeros(0, _I64)
+        self.nz_mem = np.zeros(0, _I64)
+        self.num_pods = np.zeros(0, _I64)
+        self.unschedulable = np.zeros(0, bool)
+        self.has_ports = np.zeros(0, bool)
+        # scalar resources: name -> (allocatable, requested)
+        self.scalar_alloc: dict[str, np.ndarray] = {}
+        self.scalar_req: dict[str, np.ndarray] = {}
+        # labels
+        self.label_cols: dict[str, np.ndarray] = {}
+        self.label_values: dict[str, dict[str, int]] = {}
+        # taints
+        self.taint_ids: dict[tuple[str, str, str], int] = {}
+        self.taints: list[Taint] = []
+        self.words = 1
+        self.hard_taints = np.zeros((0, 1), np.uint64)
+        self.prefer_taints = np.zeros((0, 1), np.uint64)
+        # images: name -> presence column
+        self.image_cols: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ building
+    def rebuild(self, infos: list[NodeInfo]) -> None:
+        n = self.n = len(infos)
+        self.infos = list(infos)
+        self.names = [ni.name for ni in infos]
+        for col in (
+            "alloc_cpu",
+            "alloc_mem",
+            "alloc_eph",
+            "alloc_pods",
+            "req_cpu",
+            "req_mem",
+            "req_eph",
+            "nz_cpu",
+            "nz_mem",
+            "num_pods",
+        ):
+            setattr(self, col, np.zeros(n, _I64))
+        self.unschedulable = np.zeros(n, bool)
+        self.has_ports = np.zeros(n, bool)
+        self.scalar_alloc = {}
+        self.scalar_req = {}
+        keys = list(self.label_cols)
+        self.label_cols = {}
+        self.label_values = {}
+        images = list(self.image_cols)
+        self.image_cols = {}
+        self.taint_ids = {}
+        self.taints = []
+        self.words = 1
+        self.hard_taints = np.zeros((n, 1), np.uint64)
+        self.prefer_taints = np.zeros((n, 1), np.uint64)
+        for i, ni in enumerate(infos):
+            self._fill_row(i, ni)
+        for k in keys:
+            self.label_column(k)
+        for img in images:
+            self.image_column(img)
+
+    def update_row(self, i: int, ni: NodeInfo) -> None:
+        self.infos[i] = ni
+        self.names[i] = ni.name
+        self._fill_row(i, ni)
+        labels = ni.node.metadata.labels if ni.node is not None else {}
+        for k, col in self.label_cols.items():
+            v = labels.get(k)
+            col[i] = -1 if v is None else self._value_id(k, v)
+        for img, col in self.image_cols.items():
+            col[i] = img in ni.image_states
+
+    def _fill_row(self, i: int, ni: NodeInfo) -> None:
+        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        self.alloc_cpu[i] = a.milli_cpu
+        self.alloc_mem[i] = a.memory
+        self.alloc_eph[i] = a.ephemeral_storage
+        self.alloc_pods[i] = a.allowed_pod_number
+        self.req_cpu[i] = r.milli_cpu
+        self.req_mem[i] = r.memory
+        self.req_eph[i] = r.ephemeral_storage
+        self.nz_cpu[i] = nz.milli_cpu
+        self.nz_mem[i] = nz.memory
+        self.num_pods[i] = len(ni.pods)
+        self.has_ports[i] = len(ni.used_ports) > 0
+        node = ni.node
+        self.unschedulable[i] = bool(node is not None and node.spec.unschedulable)
+        for name in set(a.scalar) | set(r.scalar) | set(self.scalar_alloc):
+            self._scalar(name)
+            self.scalar_alloc[name][i] = a.scalar.get(name, 0)
+            self.scalar_req[name][i] = r.scalar.get(name, 0)
+        hard = [0] * self.words
+        prefer = [0] * self.words
+        for t in node.spec.taints if node is not None else ():
+            tid = self._taint_id(t)
+            w, b = divmod(tid, 64)
+            if w >= len(hard):
+                hard.extend([0] * (w + 1 - len(hard)))
+                prefer.extend([0] * (w + 1 - len(prefer)))
+            if t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE:
+                prefer[w] |= 1 << b
+            elif t.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE):
+                hard[w] |= 1 << b
+        self.hard_taints[i, :] = np.array(hard[: self.words], dtype=np.uint64)
+        self.prefer_taints[i, :] = np.array(prefer[: self.words], dtype=np.uint64)
+
+    def _scalar(self, name: str) -> None:
+        if name not in self.scalar_alloc:
+            self.scalar_alloc[name] = np.zeros(self.n, _I64)
+            self.scalar_req[name] = np.zeros(self.n, _I64)
+
+    def _taint_id(self, t: Taint) -> int:
+        key = (t.key, t.value, t.effect)
+        tid = self.taint_ids.get(key)
+        if tid is None:
+            tid = self.taint_ids[key] = len(self.taints)
+            self.taints.append(t)
+            if tid // 64 >= self.words:
+                self.words += 1
+                pad = np.zeros((self.hard_taints.shape[0], 1), np.uint64)
+                self.hard_taints = np.hstack([self.hard_taints, pad])
+                self.prefer_taints = np.hstack([self.prefer_taints, pad.copy()])
+        return tid
+
+    def _value_id(self, key: str, value: str) -> int:
+        vals = self.label_values[key]
+        vid = vals.get(value)
+        if vid is None:
+            vid = vals[value] = len(vals)
+        return vid
+
+    # ------------------------------------------------------------------ lazily made columns
+    def label_column(self, key: str) -> np.ndarray:
+        col = self.label_cols.get(key)
+        if col is not None:
+            return col
+        self.label_values[key] = {}
+        col = np.full(self.n, -1, np.int32)
+        for i, ni in enumerate(self.infos):
+            v = ni.node.metadata.labels.get(key) if ni.node is not None else None
+            if v is not None:
+                col[i] = self._value_id(key, v)
+        self.label_cols[key] = col
+        return col
+
+    def value_ids(self, key: str, values: Any) -> list[int]:
+        vals = self.label_values.get(key, {})
+        return [vals[v] for v in values if v in vals]
+
+    def image_column(self, image: str) -> np.ndarray:
+        col = self.image_cols.get(image)
+        if col is None:
+            col = np.fromiter((image in ni.image_states for ni in self.infos), bool, self.n)
+            self.image_cols[image] = col
+        return col
+
+    def scalar(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        self._scalar(name)
+        return self.scalar_alloc[name], self.scalar_req[name]
+
+    def taint_bits(self, ids: list[int]) -> np.ndarray:
+        words = np.zeros(self.words, np.uint64)
+        for tid in ids:
+            w, b = divmod(tid, 64)
+            words[w] |= np.uint64(1 << b)
+        return words

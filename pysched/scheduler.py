@@ -1,0 +1,543 @@
+"""schedule_one: one pod through the framework (pkg/scheduler/schedule_one.go).
+
+The scheduling cycle runs synchronously: snapshot the cache, PreFilter, Filter over the nodes
+starting at a round-robin index until ``num_feasible_nodes_to_find`` feasible nodes are found
+(the nominated node first, when the pod has one), PreScore/Score, select the host (a uniform
+choice among the best totals, with an injectable RNG), assume, Reserve, Permit. The binding
+cycle (PreBind, Bind, PostBind) then runs off the scheduling path: inline by default, or on a
+worker thread (``async_binding=True``) as kube-scheduler's goroutine does.
+
+Filtering is sequential: the nodes evaluated are exactly the rotated prefix that contains the
+first N feasible nodes, so the next cycle's start index is deterministic. (kube-scheduler checks
+nodes in parallel and may look at a few more before it stops; the feasible set is the same.)
+
+When a pod and profile allow it, the hot path (filters and scores of the default plugins) runs
+vectorised over the snapshot's columnar NodeTable (pysched.fast), with the same decisions.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from pysched.cache import Cache, Snapshot
+from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.status import Code, Status
+from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
+from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
+from pysched.objects import Pod
+from pysched.queue import (
+    EVENT_ASSIGNED_POD_DELETE,
+    NominatingInfo,
+    PriorityQueue,
+    QueuedPodInfo,
+)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+CLEAR_NOMINATED_NODE = NominatingInfo("", mode_override=True)
+
+
+def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes: int) -> int:
+    """numFeasibleNodesToFind: all below 100 nodes; else 50 - nodes/125 percent (floor 5%),
+    at least 100 nodes; a configured percentage replaces the adaptive one."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = percentage_of_nodes_to_score
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * percentage // 100
+    if num < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num
+
+
+def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
+    """The node with the highest total; ties broken uniformly (one RNG draw when tied)."""
+    if not scores:
+        raise ValueError("empty priorityList")
+    best = max(s.total_score for s in scores)
+    ties = [s.name for s in scores if s.total_score == best]
+    if len(ties) == 1:
+        return ties[0]
+    return ties[rng.randrange(len(ties))]
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass
+class CycleRecord:
+    """What one scheduling attempt decided, for simulate/explain/bench (not used for decisions)."""
+
+    pod: Pod
+    result: str = ""  # scheduled | unschedulable | error
+    node: str = ""
+    message: str = ""
+    nominated_node: str = ""
+    victims: list[Pod] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    scores: list[NodePluginScores] = field(default_factory=list)
+    feasible: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    fast_path: bool = False
+
+
+class Scheduler:
+    """kube-scheduler's Scheduler: profiles (frameworks), cache, queue, and the cycle."""
+
+    def __init__(
+        self,
+        frameworks: dict[str, Any],
+        cache: Cache,
+        queue: PriorityQueue,
+        snapshot: Snapshot,
+        *,
+        percentage_of_nodes_to_score: int = 0,
+        rng: random.Random | None = None,
+        metrics: SchedulerMetrics | None = None,
+        async_binding: bool = False,
+        pod_getter: Callable[[Pod], Pod | None] | None = None,
+        on_failure: Callable[[Pod, str, str, NominatingInfo | None], None] | None = None,
+        fast: Any = None,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.frameworks = frameworks
+        self.cache = cache
+        self.queue = queue
+        self.snapshot = snapshot
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.rng = rng or random.Random()
+        self.metrics = metrics or SchedulerMetrics()
+        self.next_start_node_index = 0
+        self.pod_getter = pod_getter
+        self.on_failure = on_failure
+        self.fast = fast
+        self._timer = timer
+        self._executor = ThreadPoolExecutor(max_workers=4) if async_binding else None
+        self._bindings: list[Future[Any]] = []
+        self._bind_lock = threading.Lock()
+        self.last_record: CycleRecord | None = None
+        self.record_scores = False
+
+    # ------------------------------------------------------------------ the loop body
+    def schedule_one(self, timeout: float | None = 0.0) -> CycleRecord | None:
+        """Pop one pod and run its scheduling cycle (and binding, unless asynchronous)."""
+        pinfo = self.queue.pop(timeout)
+        if pinfo is None:
+            return None
+        pod = pinfo.pod
+        fwk = self.frameworks.get(pod.spec.scheduler_name)
+        if fwk is None:
+            self.queue.done(pod)
+            return None
+        if pod.metadata.deletion_timestamp is not None or self.cache.is_assumed_pod(pod):
+            self.queue.done(pod)
+            return None
+        start = self._timer()
+        state = CycleState()
+        record = CycleRecord(pod=pod)
+        self.last_record = record
+        result, assumed_pinfo, status = self.scheduling_cycle(state, fwk, pinfo, start, record)
+        if not status.is_success():
+            self.handle_scheduling_failure(
+                fwk, assumed_pinfo, status, result.nominating_info, start, record
+            )
+            return record
+        if self._executor is not None:
+            fut = self._executor.submit(
+                self.binding_cycle, state, fwk, result, assumed_pinfo, start, record
+            )
+            with self._bind_lock:
+                self._bindings = [f for f in self._bindings if not f.done()]
+                self._bindings.append(fut)
+        else:
+            self.binding_cycle(state, fwk, result, assumed_pinfo, start, record)
+        return record
+
+    def wait_for_bindings(self) -> None:
+        with self._bind_lock:
+            futs = list(self._bindings)
+        for f in futs:
+            f.result()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def scheduling_cycle(
+        self,
+        state: CycleState,
+        fwk: Any,
+        pinfo: QueuedPodInfo,
+        start: float,
+        record: CycleRecord,
+    ) -> tuple[ScheduleResult, QueuedPodInfo, Status]:
+        pod = pinfo.pod
+        try:
+            result = self.schedule_pod(fwk, state, pod, record)
+        except NoNodesAvailableError as err:
+            st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [str(err)], error=err)
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), pinfo, st
+        except FitError as fit_err:
+            record.diagnosis = fit_err.diagnosis
+            if not fwk.has_post_filter_plugins():
+                st = Status(Code.UNSCHEDULABLE, [], error=fit_err)
+                return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), pinfo, st
+            pf_result, pf_status = fwk.run_post_filter_plugins(
+                state, pod, fit_err.diagnosis.node_to_status
+            )
+            fit_err.diagnosis.post_filter_msg = pf_status.message() if pf_status else ""
+            nominating = None
+            if pf_result is not None:
+                nominating = NominatingInfo(
+                    pf_result.nominated_node_name, mode_override=pf_result.mode == "Override"
+                )
+                if pf_result.nominated_node_name:
+                    record.nominated_node = pf_result.nominated_node_name
+                victims = state.get("pysched/preemption-victims")
+                if victims:
+                    record.victims = list(victims)
+            st = Status(Code.UNSCHEDULABLE, [], error=fit_err)
+            return ScheduleResult(nominating_info=nominating), pinfo, st
+        except Exception as err:  # an internal error: retry after backoff
+            return (
+                ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                pinfo,
+                Status.as_status(err),
+            )
+
+        host = result.suggested_host
+        assumed = _with_node_name(pod, host)
+        assumed_pinfo = _copy_pinfo(pinfo, assumed)
+        try:
+            self.cache.assume_pod(assumed)
+        except Exception as err:
+            return (
+                ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                assumed_pinfo,
+                Status.as_status(err),
+            )
+        self.queue.delete_nominated_pod_if_exists(assumed)
+
+        sts = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if not _ok(sts):
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return (
+                ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                assumed_pinfo,
+                self._one_node_fit_error(pod, host, sts),
+            )
+        permit = fwk.run_permit_plugins(state, assumed, host)
+        if not _ok(permit) and permit.code != Code.WAIT:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return (
+                ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                assumed_pinfo,
+                self._one_node_fit_error(pod, host, permit),
+            )
+        record.node = host
+        return result, assumed_pinfo, Status()
+
+    def _one_node_fit_error(self, pod: Pod, host: str, sts: Status) -> Status:
+        if not sts.is_rejected():
+            return sts
+        d = Diagnosis()
+        d.node_to_status.set(host, sts)
+        d.add_plugin_status(sts)
+        return Status(sts.code, [], error=FitError(pod, 1, d))
+
+    def binding_cycle(
+        self,
+        state: CycleState,
+        fwk: Any,
+        result: ScheduleResult,
+        assumed_pinfo: QueuedPodInfo,
+        start: float,
+        record: CycleRecord,
+    ) -> Status:
+        assumed = assumed_pinfo.pod
+        host = result.suggested_host
+        wait = getattr(fwk, "wait_on_permit", None)
+        status = wait(assumed) if wait is not None else None
+        if _ok(status):
+            self.queue.done(assumed)
+            status = fwk.run_pre_bind_plugins(state, assumed, host)
+            if _ok(status):
+                status = fwk.run_bind_plugins(state, assumed, host)
+                self.cache.finish_binding(assumed)
+        if not _ok(status):
+            assert status is not None
+            self._handle_binding_cycle_error(
+                state, fwk, assumed_pinfo, start, result, status, record
+            )
+            return status
+        record.result = SCHEDULED
+        record.node = host
+        record.duration = self._timer() - start
+        self.metrics.observe_attempt(SCHEDULED, fwk.profile_name, record.duration)
+        fwk.run_post_bind_plugins(state, assumed, host)
+        return Status()
+
+    def _handle_binding_cycle_error(
+        self,
+        state: CycleState,
+        fwk: Any,
+        pinfo: QueuedPodInfo,
+        start: float,
+        result: ScheduleResult,
+        status: Status,
+        record: CycleRecord,
+    ) -> None:
+        assumed = pinfo.pod
+        fwk.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+        try:
+            self.cache.forget_pod(assumed)
+        except Exception:  # already gone: nothing to undo
+            pass
+        else:
+            key = f"{assumed.metadata.namespace}/{assumed.metadata.name}"
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE,
+                assumed,
+                None,
+                None
+                if not status.is_rejected()
+                else (lambda p: f"{p.metadata.namespace}/{p.metadata.name}" != key),
+            )
+        record.node = ""
+        self.handle_scheduling_failure(fwk, pinfo, status, CLEAR_NOMINATED_NODE, start, record)
+
+    # ------------------------------------------------------------------ failures
+    def handle_scheduling_failure(
+        self,
+        fwk: Any,
+        pinfo: QueuedPodInfo,
+        status: Status,
+        nominating_info: NominatingInfo | None,
+        start: float,
+        record: CycleRecord,
+    ) -> None:
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        record.duration = self._timer() - start
+        record.result = UNSCHEDULABLE if status.is_rejected() else ERROR
+        self.metrics.observe_attempt(record.result, fwk.profile_name, record.duration)
+        err = status.error
+        if isinstance(err, FitError):
+            pinfo.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            pinfo.pending_plugins = set(err.diagnosis.pending_plugins)
+            record.diagnosis = err.diagnosis
+            msg = err.message()
+        else:
+            pinfo.unschedulable_plugins = set()
+            pinfo.pending_plugins = set()
+            msg = status.message() if status.reasons else str(err or "")
+        record.message = msg
+        pod = pinfo.pod
+        if self.pod_getter is not None:
+            current = self.pod_getter(pod)  # the informer's (unassigned) version
+        else:
+            current = _with_node_name(pod, "") if pod.spec.node_name else pod
+        requeued = False
+        if current is not None and not current.spec.node_name:
+            if current is not pinfo.pod:
+                pinfo = _copy_pinfo(pinfo, current)
+                pinfo.pod_info = PodInfo(current)
+            try:
+                self.queue.add_unschedulable_if_not_present(pinfo, self.queue.scheduling_cycle)
+                requeued = True
+            except ValueError:
+                pass
+        if not requeued:
+            self.queue.done(pod)
+        if current is not None:
+            self.queue.add_nominated_pod(pinfo.pod_info, nominating_info)
+        if self.on_failure is not None and current is not None:
+            self.on_failure(pod, reason, msg, nominating_info)
+
+    # ------------------------------------------------------------------ the algorithm
+    def schedule_pod(
+        self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
+    ) -> ScheduleResult:
+        self.cache.update_snapshot(self.snapshot)
+        if self.snapshot.num_nodes() == 0:
+            raise NoNodesAvailableError()
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, record)
+        if not feasible:
+            raise FitError(pod, self.snapshot.num_nodes(), diagnosis)
+        if record is not None:
+            record.diagnosis = diagnosis
+            record.feasible = [ni.name for ni in feasible]
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible, record)
+        if record is not None:
+            record.scores = scores
+        host = select_host(scores, self.rng)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+    def find_nodes_that_fit_pod(
+        self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = self.snapshot.list()
+        pre_res, s, unsched_plugins = fwk.run_pre_filter_plugins(state, pod)
+        diagnosis.unschedulable_plugins = set(unsched_plugins or ())
+        if not _ok(s):
+            assert s is not None
+            if not s.is_rejected():
+                raise s.as_error() or RuntimeError(s.message())
+            diagnosis.node_to_status.set_absent_nodes_status(s)
+            diagnosis.pre_filter_msg = s.message()
+            diagnosis.add_plugin_status(s)
+            return [], diagnosis
+
+        nnn = pod.status.nominated_node_name
+        if nnn:
+            ni = self.snapshot.node_info_map.get(nnn)
+            if ni is not None:
+                feasible = self._find_nodes_that_pass_filters(
+                    fwk, state, pod, diagnosis, [ni], use_index=False
+                )
+                if feasible:
+                    return feasible, diagnosis
+
+        nodes = all_nodes
+        if pre_res is not None and not pre_res.all_nodes():
+            nodes = [self.snapshot.node_info_map[n] for n in self._ordered(pre_res.node_names)]
+            diagnosis.node_to_status.set_absent_nodes_status(
+                Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    [f"node(s) didn't satisfy plugin(s) [{_join_sorted(unsched_plugins)}]"],
+                )
+            )
+        feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        if all_nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _ordered(self, names: set[str] | None) -> list[str]:
+        """PreFilterResult names that exist in the snapshot, in snapshot order (deterministic)."""
+        idx = self.snapshot.index_of
+        return sorted((n for n in names or () if n in idx), key=idx.__getitem__)
+
+    def _find_nodes_that_pass_filters(
+        self,
+        fwk: Any,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: list[NodeInfo],
+        use_index: bool = True,
+    ) -> list[NodeInfo]:
+        n = len(nodes)
+        if n == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if not fwk.has_score_plugins():
+            to_find = 1
+        start = self.next_start_node_index if use_index else 0
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % n] for i in range(min(to_find, n))]
+        feasible: list[NodeInfo] = []
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st.code == Code.ERROR:
+                raise st.as_error() or RuntimeError(st.message())
+            if st.is_success():
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                diagnosis.node_to_status.set(ni.name, st)
+                diagnosis.add_plugin_status(st)
+        return feasible
+
+    def _percentage(self, fwk: Any) -> int:
+        p = getattr(fwk, "percentage_of_nodes_to_score", None)
+        if p is None:
+            return self.percentage_of_nodes_to_score
+        return int(p)
+
+    def prioritize_nodes(
+        self,
+        fwk: Any,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        record: CycleRecord | None = None,
+    ) -> list[NodePluginScores]:
+        if not fwk.has_score_plugins():
+            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if not _ok(st):
+            assert st is not None
+            raise st.as_error() or RuntimeError(st.message())
+        scores, st = _split(fwk.run_score_plugins(state, pod, nodes))
+        if not _ok(st):
+            assert st is not None
+            raise st.as_error() or RuntimeError(st.message())
+        return scores
+
+
+# ---------------------------------------------------------------------------------------------
+def _join_sorted(names: set[str] | None) -> str:
+    return " ".join(sorted(names or ()))
+
+
+def _ok(status: Status | None) -> bool:
+    return status is None or status.code == Code.SUCCESS
+
+
+def _split(ret: Any) -> tuple[list[NodePluginScores], Status | None]:
+    if isinstance(ret, tuple):
+        return ret[0], ret[1]
+    return ret, None
+
+
+def _with_node_name(pod: Pod, node_name: str) -> Pod:
+    """A shallow copy of the pod with spec.nodeName set (the assumed pod)."""
+    import copy
+
+    p = copy.copy(pod)
+    p.spec = copy.copy(pod.spec)
+    p.spec.node_name = node_name
+    return p
+
+
+def _copy_pinfo(pinfo: QueuedPodInfo, pod: Pod) -> QueuedPodInfo:
+    import copy
+
+    c = copy.copy(pinfo)
+    pi = copy.copy(pinfo.pod_info)
+    pi.pod = pod
+    c.pod_info = pi
+    return c
+
+
+__all__ = [
+    "CycleRecord",
+    "NodeToStatus",
+    "ScheduleResult",
+    "Scheduler",
+    "num_feasible_nodes_to_find",
+    "select_host",
+]
