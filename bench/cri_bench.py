@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""CRI benchmark: pykubelet's runtime against containerd 1.6 (the peer), same client, one run.
+
+    sudo .venv/bin/python bench/cri_bench.py [-n 20] [--pods 50] [--peer-dir /tmp/peer-containerd]
+
+1. Pod lifecycle x N (after a warm-up) on each runtime, driven by the peer's own
+   ``bench.py --only cri`` (its cri_client: RuntimeDefault seccomp, BestEffort resources,
+   a log directory, ``sh -c 'echo hi; sleep 3600'``, ping + log + ExecSync checks):
+   RunPodSandbox, CreateContainer+StartContainer, sandbox ready -> RUNNING, teardown.
+2. Memory with ``--pods`` sleeping pods (one ``sleep`` container each) on each runtime:
+   the runtime daemon's RSS idle and loaded; host memory added per pod (MemAvailable
+   delta) and the PSS of every process the runtime keeps per pod (ours: conmon +
+   container; containerd: shim + pause + container) divided by the pod count.
+Prints a JSON document and a summary with the ratios ours / containerd.
+
+Our runtime runs from a temp root with its own bridge ``rcrib0`` on 10.94.200.0/24 (the
+reference bridge + host-local + portmap plugins, like the peer's conflist); everything it
+made is removed at the end. The peer must be set up (its setup.sh) in --peer-dir; it is
+started with its start.sh when not running and stopped again afterwards in that case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pykubelet._proto.runtime.v1 import api_pb2 as pb  # noqa: E402
+from pykubelet._proto.runtime.v1 import api_pb2_grpc as pb_grpc  # noqa: E402
+
+IMAGE = "localhost/busybox:latest"
+OUR_SUBNET = "10.94.200.0/24"
+OUR_BRIDGE = "rcrib0"
+OUR_NET = "rtcri-bench"
+PEER_SOCK = "/run/peer-containerd/containerd.sock"
+PEER_PIDFILE = "/run/peer-containerd/containerd.pid"
+PEER_SUBNET = "10.200.0.0/24"
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ our runtime
+
+class OurRuntime:
+    """A `pykubelet runtime` on a temp root, with its CNI config and the peer's image."""
+
+    def __init__(self, peer_dir: Path) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="rtcri-bench-"))
+        self.root = self.base / "root"
+        self.sock = str(self.base / "cri.sock")
+        self.conf_dir = self.base / "net.d"
+        self.ipam_dir = self.base / "ipam"
+        self.proc: subprocess.Popen | None = None
+        self.conf_dir.mkdir(parents=True)
+        conf = {"cniVersion": "1.0.0", "name": OUR_NET, "plugins": [
+            {"type": "bridge", "bridge": OUR_BRIDGE, "isGateway": True, "ipMasq": True,
+             "hairpinMode": True,
+             "ipam": {"type": "host-local", "dataDir": str(self.ipam_dir),
+                      "ranges": [[{"subnet": OUR_SUBNET}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+        ]}
+        (self.conf_dir / "10-rtcri-bench.conflist").write_text(json.dumps(conf))
+        from pykubelet.runtime.images import ImageStore
+
+        ImageStore(self.root / "images").import_archive(peer_dir / "out" / "busybox-oci.tar",
+                                                         name=IMAGE)
+
+    @property
+    def endpoint(self) -> str:
+        return f"unix://{self.sock}"
+
+    def start(self) -> None:
+        logf = open(self.base / "runtime.log", "ab")  # noqa: SIM115 (the child owns it)
+        self.proc = subprocess.Popen(
+            [str(REPO / ".venv" / "bin" / "pykubelet"), "runtime", "--root", str(self.root),
+             "--listen", self.endpoint, "--cni-conf-dir", str(self.conf_dir),
+             "--cni-bin-dir", "/usr/lib/cni", "--cni-cache-dir", str(self.base / "cni-cache"),
+             "--netns-prefix", "rtcri-bench-", "--log-level", "warning"],
+            stdout=logf, stderr=logf, stdin=subprocess.DEVNULL, start_new_session=True)
+        logf.close()
+        wait_ready(self.endpoint, 30)
+
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def pod_processes(self) -> list[int]:
+        """conmon monitors (their cmdline names our root) and everything below them."""
+        tops = [p for p in _all_pids() if p != self.pid() and str(self.root) in _cmdline(p)]
+        return _with_descendants(tops)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def destroy(self) -> None:
+        """Leave nothing: pods over CRI first, then anything that still lingers."""
+        with contextlib.suppress(Exception):
+            if self.proc is not None and self.proc.poll() is None:
+                remove_everything(self.endpoint)
+        self.stop()
+        runc_root = self.root / "runc"
+        if runc_root.is_dir():
+            for d in runc_root.iterdir():
+                subprocess.run(["runc", "--root", str(runc_root), "delete", "--force", d.name],
+                               capture_output=True)
+        for pid in self.pod_processes() if self.root.exists() else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with open("/proc/self/mountinfo") as f:
+            mps = [ln.split()[4] for ln in f]
+        ours = (str(self.base) + "/", "/run/netns/rtcri-bench-")
+        for mp in sorted((m for m in mps if m.startswith(ours)), key=len, reverse=True):
+            subprocess.run(["umount", "-l", mp], capture_output=True)
+        for n in os.listdir("/run/netns") if os.path.isdir("/run/netns") else []:
+            if n.startswith("rtcri-bench-"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"/run/netns/{n}")
+        subprocess.run(["ip", "link", "del", OUR_BRIDGE], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ CRI client bits
+
+def wait_ready(endpoint: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(endpoint) as ch:
+        stub = pb_grpc.RuntimeServiceStub(ch)
+        while True:
+            try:
+                stub.Version(pb.VersionRequest(version="v1"), timeout=1)
+                return
+            except grpc.RpcError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+def pod_config(name: str, log_root: Path, labels: dict[str, str]) -> pb.PodSandboxConfig:
+    uid = str(uuid.uuid4())
+    log_dir = log_root / f"default_{name}_{uid}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    ns = pb.NamespaceOption(network=pb.POD, pid=pb.CONTAINER, ipc=pb.POD)
+    return pb.PodSandboxConfig(
+        metadata=pb.PodSandboxMetadata(name=name, uid=uid, namespace="default"),
+        hostname=name, log_directory=str(log_dir),
+        labels={"io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": "default",
+                "io.kubernetes.pod.uid": uid, **labels},
+        linux=pb.LinuxPodSandboxConfig(security_context=pb.LinuxSandboxSecurityContext(
+            namespace_options=ns,
+            seccomp=pb.SecurityProfile(profile_type=pb.SecurityProfile.RuntimeDefault))),
+    )
+
+
+def container_config(command: list[str]) -> pb.ContainerConfig:
+    ns = pb.NamespaceOption(network=pb.POD, pid=pb.CONTAINER, ipc=pb.POD)
+    return pb.ContainerConfig(
+        metadata=pb.ContainerMetadata(name="app"), image=pb.ImageSpec(image=IMAGE),
+        command=command, labels={"io.kubernetes.container.name": "app"}, log_path="app/0.log",
+        linux=pb.LinuxContainerConfig(
+            resources=pb.LinuxContainerResources(cpu_period=100000, cpu_shares=2,
+                                                 oom_score_adj=1000),
+            security_context=pb.LinuxContainerSecurityContext(
+                namespace_options=ns,
+                seccomp=pb.SecurityProfile(profile_type=pb.SecurityProfile.RuntimeDefault))),
+    )
+
+
+def remove_everything(endpoint: str, label: tuple[str, str] | None = None) -> None:
+    with grpc.insecure_channel(endpoint) as ch:
+        rt = pb_grpc.RuntimeServiceStub(ch)
+        f = pb.PodSandboxFilter(label_selector=dict([label])) if label else None
+        pods = rt.ListPodSandbox(pb.ListPodSandboxRequest(filter=f), timeout=60).items
+        ids = {p.id for p in pods}
+        for c in rt.ListContainers(pb.ListContainersRequest(), timeout=60).containers:
+            if c.pod_sandbox_id in ids:
+                with contextlib.suppress(grpc.RpcError):
+                    rt.StopContainer(pb.StopContainerRequest(container_id=c.id, timeout=0),
+                                     timeout=60)
+                    rt.RemoveContainer(pb.RemoveContainerRequest(container_id=c.id), timeout=60)
+        for p in pods:
+            with contextlib.suppress(grpc.RpcError):
+                rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=p.id), timeout=60)
+                rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=p.id), timeout=60)
+
+
+# ------------------------------------------------------------------ /proc helpers
+
+def _all_pids() -> list[int]:
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+            errors="replace")
+    except OSError:
+        return ""
+
+
+def _ppid(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return int(text.rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _with_descendants(tops: list[int]) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for p in _all_pids():
+        children.setdefault(_ppid(p), []).append(p)
+    out, todo = set(), list(tops)
+    while todo:
+        p = todo.pop()
+        if p in out:
+            continue
+        out.add(p)
+        todo.extend(children.get(p, []))
+    return sorted(out)
+
+
+def _kib(pid: int, field: str, path: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/{path}").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_kib(pid: int) -> int:
+    return _kib(pid, "VmRSS", "status")
+
+
+def pss_kib(pids: list[int]) -> int:
+    return sum(_kib(p, "Pss", "smaps_rollup") for p in pids)
+
+
+def mem_available_kib(samples: int = 5) -> int:
+    vals = []
+    for _ in range(samples):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                vals.append(int(line.split()[1]))
+        time.sleep(0.2)
+    return int(statistics.median(vals))
+
+
+def peer_pod_processes() -> list[int]:
+    """containerd's shims for the peer socket and everything below them (pause, apps)."""
+    tops = [p for p in _all_pids()
+            if "containerd-shim" in _cmdline(p) and PEER_SOCK in _cmdline(p)]
+    return _with_descendants(tops)
+
+
+# ------------------------------------------------------------------ phases
+
+def _peer_running() -> bool:
+    try:
+        pid = int(Path(PEER_PIDFILE).read_text().strip())
+    except (OSError, ValueError):
+        return False
+    return "containerd" in _cmdline(pid)
+
+
+def lifecycle(peer_dir: Path, endpoint: str, n: int, subnet: str) -> dict:
+    """The peer's bench.py --only cri against one endpoint; its JSON 'cri' section."""
+    cmd = [str(peer_dir / ".venv" / "bin" / "python"), str(peer_dir / "bench.py"),
+           "--endpoint", endpoint, "--only", "cri", "-n", str(n), "--subnet", subnet]
+    log(f"$ {' '.join(cmd)}")
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=peer_dir)
+    if p.returncode not in (0, 1) or not p.stdout.strip():
+        raise RuntimeError(f"bench.py failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    out = json.loads(p.stdout)
+    return out["cri"]
+
+
+def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> dict:
+    """Start `pods` sleeping pods; measure host memory and PSS per pod; remove them."""
+    log_root = Path(tempfile.mkdtemp(prefix="rtcri-bench-logs-"))
+    tag = ("rtcri-bench-mem", label)
+    try:
+        time.sleep(1)
+        base_avail = mem_available_kib()
+        base_rss = rss_kib(daemon_pid)
+        base_pss = pss_kib(pod_procs())
+        t0 = time.perf_counter()
+        with grpc.insecure_channel(endpoint) as ch:
+            rt = pb_grpc.RuntimeServiceStub(ch)
+            for i in range(pods):
+                cfg = pod_config(f"mem-{label}-{i}", log_root, {tag[0]: tag[1]})
+                pid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg),
+                                       timeout=120).pod_sandbox_id
+                cid = rt.CreateContainer(pb.CreateContainerRequest(
+                    pod_sandbox_id=pid, config=container_config(["sleep", "3600"]),
+                    sandbox_config=cfg), timeout=120).container_id
+                rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=120)
+            running = sum(1 for c in rt.ListContainers(pb.ListContainersRequest(
+                filter=pb.ContainerFilter(state=pb.ContainerStateValue(
+                    state=pb.CONTAINER_RUNNING))), timeout=60).containers)
+        start_s = time.perf_counter() - t0
+        time.sleep(2)
+        loaded_avail = mem_available_kib()
+        loaded_rss = rss_kib(daemon_pid)
+        procs = pod_procs()
+        loaded_pss = pss_kib(procs)
+        return {
+            "pods": pods, "containers_running": running, "start_all_s": round(start_s, 2),
+            "daemon_rss_idle_kib": base_rss, "daemon_rss_loaded_kib": loaded_rss,
+            "host_mem_added_kib": base_avail - loaded_avail,
+            "host_mem_per_pod_kib": round((base_avail - loaded_avail) / pods, 1),
+            "pod_processes": len(procs),
+            "pod_process_pss_kib": loaded_pss - base_pss,
+            "pss_per_pod_kib": round((loaded_pss - base_pss) / pods, 1),
+        }
+    finally:
+        t1 = time.perf_counter()
+        remove_everything(endpoint, tag)
+        log(f"memory[{label}]: removed {pods} pods in {time.perf_counter() - t1:.1f} s")
+        shutil.rmtree(log_root, ignore_errors=True)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=20, help="pod lifecycles per runtime")
+    ap.add_argument("--pods", type=int, default=50, help="sleeping pods for the memory part")
+    ap.add_argument("--peer-dir", type=Path, default=Path("/tmp/peer-containerd"))
+    ap.add_argument("--skip-containerd", action="store_true")
+    ap.add_argument("--only", default="lifecycle,memory")
+    ap.add_argument("--out", type=Path, help="also write the JSON here")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("cri_bench.py must run as root")
+    parts = set(a.only.split(","))
+    result: dict = {"meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
+                             "n": a.n, "pods": a.pods}}
+    ours = OurRuntime(a.peer_dir)
+    started_peer = False
+    try:
+        ours.start()
+        if not a.skip_containerd:
+            if not _peer_running():
+                subprocess.run([str(a.peer_dir / "start.sh")], check=True)
+                started_peer = True
+            peer_pid = int(Path(PEER_PIDFILE).read_text().strip())
+        if "lifecycle" in parts:
+            result["lifecycle"] = {"pykubelet": lifecycle(a.peer_dir, ours.endpoint, a.n,
+                                                          OUR_SUBNET)}
+            if not a.skip_containerd:
+                result["lifecycle"]["containerd"] = lifecycle(
+                    a.peer_dir, f"unix://{PEER_SOCK}", a.n, PEER_SUBNET)
+        if "memory" in parts:
+            result["memory"] = {"pykubelet": memory(ours.endpoint, ours.pid(),
+                                                    ours.pod_processes, a.pods, "ours")}
+            if not a.skip_containerd:
+                result["memory"]["containerd"] = memory(f"unix://{PEER_SOCK}", peer_pid,
+                                                        peer_pod_processes, a.pods, "ctrd")
+    finally:
+        ours.destroy()
+        if started_peer:
+            subprocess.run([str(a.peer_dir / "stop.sh")], check=False)
+    result["meta"]["loadavg_end"] = os.getloadavg()
+    summary: dict = {}
+    lc = result.get("lifecycle", {})
+    for span in ("run_pod_sandbox", "create_start", "ready_to_running", "pod_start_total",
+                 "teardown"):
+        o = (lc.get("pykubelet", {}).get("ms") or {}).get(span)
+        c = (lc.get("containerd", {}).get("ms") or {}).get(span)
+        summary[span] = {"pykubelet_ms": o, "containerd_ms": c,
+                         "ratio_median": ratio(o and o["median"], c and c["median"])}
+    mem = result.get("memory", {})
+    for key in ("host_mem_per_pod_kib", "pss_per_pod_kib", "daemon_rss_idle_kib",
+                "daemon_rss_loaded_kib"):
+        o = mem.get("pykubelet", {}).get(key)
+        c = mem.get("containerd", {}).get(key)
+        summary[key] = {"pykubelet": o, "containerd": c, "ratio": ratio(o, c)}
+    result["summary"] = summary
+    text = json.dumps(result, indent=1)
+    if a.out:
+        a.out.write_text(text + "\n")
+    print(text)
+    log("\nspan / figure                 pykubelet            containerd           ratio")
+    for k, v in summary.items():
+        if "pykubelet_ms" in v:
+            def fmt(s: dict | None) -> str:
+                return f"{s['median']:.1f} [{s['min']:.0f}-{s['max']:.0f}] ms" if s else "-"
+            log(f"{k:<28}  {fmt(v['pykubelet_ms']):<20} {fmt(v['containerd_ms']):<20} "
+                f"{v['ratio_median']}")
+        else:
+            log(f"{k:<28}  {v['pykubelet']!s:<20} {v['containerd']!s:<20} {v['ratio']}")
+    ok = all(r.get("all_checks_passed", True) for r in lc.values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
