@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import importlib
 import json
-import logging
 import os
 import sys
 import time
@@ -38,8 +37,6 @@ from pycni.errors import (
 )
 from pycni.skel import CmdArgs, Plugin, dispatch
 from pycni.spec import SPEC_VERSION, Result
-
-log = logging.getLogger("pycni.invoke")
 
 LAUNCHER_MARKER = "# pycni-launcher: "
 """First lines of an executable written by ``pycni install``: ``# pycni-launcher: <module>``."""
@@ -133,7 +130,11 @@ def run_in_process(module: str, args: CmdArgs) -> Result | dict[str, Any] | None
     except CNIError:
         raise
     except Exception as exc:
-        log.debug("%s %s failed", module, args.command, exc_info=True)
+        import logging
+
+        logging.getLogger("pycni.invoke").debug(
+            "%s %s failed", module, args.command, exc_info=True
+        )
         raise InternalError(str(exc) or type(exc).__name__) from exc
     finally:
         in_process_enabled.reset(token)

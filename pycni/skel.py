@@ -13,7 +13,6 @@ anything the plugin does not need.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -38,8 +37,6 @@ from pycni.spec import (
     parse_version,
     version_at_least,
 )
-
-log = logging.getLogger("pycni.skel")
 
 COMMANDS = ("ADD", "DEL", "CHECK", "VERSION", "STATUS", "GC")
 
@@ -217,7 +214,9 @@ def run(plugin: Plugin, environ: Mapping[str, str], stdin: bytes) -> tuple[int, 
     except CNIError as exc:
         return 1, json.dumps(exc.to_dict(_error_version(stdin)), indent=4) + "\n", ""
     except Exception as exc:
-        log.exception("%s: %s failed", plugin.name, command)
+        import logging  # only on this path: plugin start-up stays lean
+
+        logging.getLogger("pycni.skel").exception("%s: %s failed", plugin.name, command)
         err = InternalError(str(exc) or type(exc).__name__)
         return 1, json.dumps(err.to_dict(_error_version(stdin)), indent=4) + "\n", ""
     if isinstance(out, Result):
@@ -229,7 +228,11 @@ def run(plugin: Plugin, environ: Mapping[str, str], stdin: bytes) -> tuple[int, 
 
 def plugin_main(plugin: Plugin) -> NoReturn:
     """The exec'd entry point of a plugin executable."""
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("PYCNI_LOG_LEVEL", "WARNING"))
+    level = os.environ.get("PYCNI_LOG_LEVEL")
+    if level:  # otherwise Python's last-resort handler prints warnings to stderr
+        import logging
+
+        logging.basicConfig(stream=sys.stderr, level=level.upper())
     command = os.environ.get("CNI_COMMAND", "")
     no_stdin = not command or sys.stdin is None or sys.stdin.isatty()
     stdin = b"" if no_stdin else sys.stdin.buffer.read()

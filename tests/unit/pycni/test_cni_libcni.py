@@ -68,8 +68,8 @@ def _net(*types: str, version: str = "1.0.0", **extra: object) -> NetConfList:
 def _calls(log: Path) -> list[tuple[str, dict, dict]]:
     out = []
     for stdin in sorted(log.glob("*.stdin")):
-        tag = stdin.name[: -len(".stdin")]
-        _, name, command = tag.split("-", 2)[0], *tag.split("-", 1)[1].rsplit("-", 1)
+        tag = stdin.name[: -len(".stdin")]  # "<seq>-<plugin name>-<command>"
+        name, command = tag.split("-", 1)[1].rsplit("-", 1)
         env = dict(line.split("=", 1) for line in (log / f"{tag}.env").read_text().splitlines())
         text = stdin.read_text()
         out.append((f"{name}:{command}", json.loads(text) if text else {}, env))
@@ -245,3 +245,36 @@ def test_version_info_and_find_plugin(env: dict[str, Path]) -> None:
     os.mkdir(env["bin"] / "pcc-dir")
     with pytest.raises(PluginNotAvailable):
         invoke.find_plugin("pcc-dir", [str(env["bin"])])
+
+
+def test_status_runs_every_plugin_from_1_1_0_only(env: dict[str, Path]) -> None:
+    cni = _cni(env)
+    cni.get_status_network_list(_net("pcc-a", "pcc-b", version="1.0.0"))
+    assert _calls(env["log"]) == []
+    cni.get_status_network_list(_net("pcc-a", "pcc-b", version="1.1.0"))
+    calls = _calls(env["log"])
+    assert [c[0] for c in calls] == ["pcc-a:STATUS", "pcc-b:STATUS"]
+    assert calls[0][1]["name"] == "pccnet"
+    assert calls[0][2]["CNI_CONTAINERID"] == ""
+    (env["root"] / "fail-pcc-b-STATUS").touch()
+    with pytest.raises(CNIError, match="pcc-b refuses"):
+        cni.get_status_network_list(_net("pcc-a", "pcc-b", version="1.1.0"))
+
+
+def test_gc_deletes_stale_attachments_then_sends_the_valid_ones(env: dict[str, Path]) -> None:
+    cni = _cni(env)
+    net = _net("pcc-a", version="1.1.0")
+    keep = RuntimeConf("pcc-keep", "/run/netns/k", "eth0")
+    stale = RuntimeConf("pcc-stale", "/run/netns/s", "eth0", args=[("K", "V")])
+    cni.add_network_list(net, keep)
+    cni.add_network_list(net, stale)
+    cni.gc_network_list(net, [("pcc-keep", "eth0")])
+    calls = _calls(env["log"])[2:]
+    assert [c[0] for c in calls] == ["pcc-a:DEL", "pcc-a:GC"]
+    assert calls[0][2]["CNI_CONTAINERID"] == "pcc-stale"
+    assert calls[0][2]["CNI_NETNS"] == "/run/netns/s"  # from the cache entry
+    assert calls[0][2]["CNI_ARGS"] == "K=V"
+    assert calls[1][1]["cni.dev/valid-attachments"] == [
+        {"containerID": "pcc-keep", "ifname": "eth0"}]
+    assert cni.get_cached_result(net, stale) is None
+    assert cni.get_cached_result(net, keep) is not None
