@@ -1,0 +1,155 @@
+"""Admission: noderesources.Fits and the predicates, with kubelet's reasons and messages."""
+
+from __future__ import annotations
+
+import pytest
+from kubelet_builders import make_pod
+
+from pykubelet.api.quantity import Quantity
+from pykubelet.api.types import ContainerPort, Pod
+from pykubelet.kubelet.admission import NodeInfo, Taint, admit, pod_requests
+
+
+def node(cpu: str = "2", memory: str = "4Gi", pods: int = 110, **kw: object) -> NodeInfo:
+    alloc = {
+        "cpu": Quantity.parse(cpu),
+        "memory": Quantity.parse(memory),
+        "pods": Quantity.parse(pods),
+    }
+    return NodeInfo(name="node1", allocatable=alloc, **kw)
+
+
+def requesting(cpu: str | None = None, memory: str | None = None, **spec: object) -> Pod:
+    pod = make_pod(**spec)
+    req = {}
+    if cpu:
+        req["cpu"] = Quantity.parse(cpu)
+    if memory:
+        req["memory"] = Quantity.parse(memory)
+    pod.spec.containers[0].resources.requests = req
+    return pod
+
+
+ADMIT_TABLE = [
+    # pod cpu, pod memory, already admitted (cpu, memory), allowed pods, reason, message
+    ("500m", "1Gi", [], 110, "", ""),
+    ("2", None, [], 110, "", ""),
+    (
+        "2",
+        None,
+        [("500m", None)],
+        110,
+        "OutOfcpu",
+        "Node didn't have enough resource: cpu, requested: 2000, used: 500, capacity: 2000",
+    ),
+    (
+        None,
+        "3Gi",
+        [(None, "2Gi")],
+        110,
+        "OutOfmemory",
+        "Node didn't have enough resource: memory, requested: 3221225472, "
+        "used: 2147483648, capacity: 4294967296",
+    ),
+    (
+        "100m",
+        None,
+        [(None, None), (None, None)],
+        2,
+        "OutOfpods",
+        "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+    ),
+    # pods is checked first, then cpu, then memory: the first is reported
+    (
+        "3",
+        "8Gi",
+        [(None, None)],
+        1,
+        "OutOfpods",
+        "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1",
+    ),
+    (
+        "3",
+        "8Gi",
+        [],
+        110,
+        "OutOfcpu",
+        "Node didn't have enough resource: cpu, requested: 3000, used: 0, capacity: 2000",
+    ),
+    # a best-effort pod fits a full node as long as there is a pod slot
+    (None, None, [("2", "4Gi")], 110, "", ""),
+]
+
+
+@pytest.mark.parametrize(("cpu", "memory", "others", "pods", "reason", "message"), ADMIT_TABLE)
+def test_admission_resources(
+    cpu: str | None,
+    memory: str | None,
+    others: list[tuple[str | None, str | None]],
+    pods: int,
+    reason: str,
+    message: str,
+) -> None:
+    admitted = [requesting(c, m) for c, m in others]
+    result = admit(requesting(cpu, memory), node(pods=pods), admitted)
+    assert result.admit is (reason == "")
+    assert result.reason == reason
+    assert result.message == message
+
+
+def test_pod_requests_take_max_of_init_and_sum_of_apps_plus_overhead() -> None:
+    pod = make_pod(containers=("a", "b"), init=("i",))
+    pod.spec.containers[0].resources.requests = {"cpu": Quantity.parse("200m")}
+    pod.spec.containers[1].resources.requests = {"cpu": Quantity.parse("300m")}
+    pod.spec.init_containers[0].resources.requests = {
+        "cpu": Quantity.parse("1"),
+        "memory": Quantity.parse("64Mi"),
+    }
+    pod.spec.overhead = {"cpu": Quantity.parse("10m")}
+    assert pod_requests(pod) == {"cpu": 1010, "memory": 64 * 2**20}
+
+
+def test_missing_extended_resources_are_ignored_known_ones_checked() -> None:
+    pod = make_pod()
+    pod.spec.containers[0].resources.requests = {"example.com/gpu": Quantity.parse("1")}
+    assert admit(pod, node(), []).admit
+    n = node()
+    n.allocatable = {**n.allocatable, "example.com/gpu": Quantity.parse("0")}
+    result = admit(pod, n, [])
+    assert result.reason == "OutOfexample.com/gpu"
+
+
+def test_predicates() -> None:
+    assert admit(make_pod(nodeName="node2"), node(), []).reason == "NodeName"
+    assert admit(make_pod(nodeName="node2"), node(), []).message == (
+        "Predicate NodeName failed: node(s) didn't match the requested node name"
+    )
+    selector = make_pod(nodeSelector={"disk": "ssd"})
+    assert admit(selector, node(), []).reason == "NodeAffinity"
+    assert admit(selector, node(labels={"disk": "ssd"}), []).admit
+
+
+def test_host_port_conflict() -> None:
+    def with_host_port(host_port: int) -> Pod:
+        pod = make_pod()
+        pod.spec.containers[0].ports = [
+            ContainerPort(container_port=80, host_port=host_port, protocol="TCP")
+        ]
+        return pod
+
+    result = admit(with_host_port(8080), node(), [with_host_port(8080)])
+    assert result.reason == "NodePorts"
+    assert result.message == (
+        "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+    )
+    assert admit(with_host_port(8080), node(), [with_host_port(8081)]).admit
+
+
+def test_no_execute_taints_reject_non_static_pods() -> None:
+    n = node(taints=[Taint(key="dedicated", value="db", effect="NoExecute")])
+    assert admit(make_pod(), n, []).reason == "TaintToleration"
+    assert admit(make_pod(), n, [], static=True).admit
+    tolerant = make_pod(tolerations=[{"key": "dedicated", "operator": "Exists"}])
+    assert admit(tolerant, n, []).admit
+    n = node(taints=[Taint(key="dedicated", value="db", effect="NoSchedule")])
+    assert admit(make_pod(), n, []).admit
