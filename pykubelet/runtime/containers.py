@@ -1,0 +1,630 @@
+"""ContainerManager: CRI containers as OCI bundles run by runc under a conmon monitor.
+
+API (what ``cri/container_rpc.py`` and the sandbox manager call)::
+
+    ContainerManager(root, images, sandbox_lookup, *, runc_root=None, socket_dir=None,
+                     default_cgroup_parent="/pykubelet", runc=..., conmon=...)
+    create(sandbox: SandboxInfo | str, config: ContainerConfigSpec) -> container id
+    start(id)                          CREATED -> RUNNING (``runc start``)
+    stop(id, timeout)                  stop signal (image StopSignal, else SIGTERM), SIGKILL
+                                       after ``timeout`` s; no-op unless created/running
+    remove(id)                         kill if needed, runc delete, unmount, drop files;
+                                       unknown IDs are fine (idempotent)
+    status(id) -> ContainerStatus      NotFound for unknown IDs
+    list(ContainerFilter | None) -> list[ContainerStatus]
+    exec_sync(id, cmd, timeout) -> (stdout, stderr, exit_code)
+    stats(id) -> ContainerStats;  list_stats(filter) -> list[ContainerStats]
+    update_resources(id, Resources);  reopen_log(id)
+    stop_all_in_sandbox(sandbox_id, timeout);  remove_all_in_sandbox(sandbox_id)
+    recover()                          after a restart: reload records, clean half-creates
+
+Layout under ``root`` (``<--root>/containers``)::
+
+    <id>/record.json    what CreateContainer said + start/finish times (atomic rewrite)
+    <id>/bundle/        config.json, rootfs (the overlay mount), conmon's ctl/attach fifos
+    <id>/upper, work/   the writable layer
+    <id>/exit/<id>      conmon's exit file;  <id>/persist/oom  conmon's OOM marker
+    <runc_root>/<id>/   runc's state (default ``<root>/../runc``)
+
+Exit codes and logs survive a runtime restart because conmon, not this process, is the
+container's parent and log writer; ``status`` reads conmon's files, so a container that
+exited while the runtime was down reports its true code. OOM kills are seen through
+conmon's ``oom`` file or the memory cgroup's ``oom_kill`` counter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
+from pykubelet.runtime.container_config import (
+    NS_NODE,
+    ContainerConfigSpec,
+    ContainerMetadata,
+    MountSpec,
+    Resources,
+)
+from pykubelet.runtime.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    Unavailable,
+)
+from pykubelet.runtime.images import ImageStore
+from pykubelet.runtime.logs import ensure_parent, resolve_log_path
+from pykubelet.runtime.runc import DEFAULT_RUNC, Runc, RuncError, runc_message
+
+log = logging.getLogger(__name__)
+
+CREATED = "CONTAINER_CREATED"
+RUNNING = "CONTAINER_RUNNING"
+EXITED = "CONTAINER_EXITED"
+UNKNOWN = "CONTAINER_UNKNOWN"
+
+REASON_COMPLETED = "Completed"
+REASON_ERROR = "Error"
+REASON_OOM = "OOMKilled"
+REASON_UNKNOWN = "Unknown"
+UNKNOWN_EXIT_CODE = 255
+
+_STOP_KILL_WAIT = 10.0  # seconds to wait for an exit after SIGKILL
+
+
+@dataclass
+class ContainerRecord:
+    """The container's durable record (``record.json``)."""
+
+    id: str
+    sandbox_id: str
+    name: str
+    attempt: int
+    full_name: str
+    image_ref: str
+    image_id: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    log_path: str
+    cgroups_path: str
+    mounts: list[dict[str, Any]]
+    created_at: int
+    stop_signal: str = ""
+    host_pid_ns: bool = False
+    pid: int = 0
+    started_at: int = 0
+    finished_at: int = 0
+    exit_code: int = 0
+    reason: str = ""
+    message: str = ""
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ContainerRecord:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True)
+class ContainerStatus:
+    id: str
+    sandbox_id: str
+    name: str
+    attempt: int
+    state: str
+    created_at: int
+    started_at: int
+    finished_at: int
+    exit_code: int
+    image_ref: str
+    image_id: str
+    reason: str
+    message: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    mounts: list[MountSpec]
+    log_path: str
+    pid: int
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContainerFilter:
+    """CRI ContainerFilter: every set field must match; IDs match by prefix."""
+
+    id: str = ""
+    sandbox_id: str = ""
+    state: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContainerStats:
+    id: str
+    sandbox_id: str
+    name: str
+    attempt: int
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    timestamp_ns: int
+    cpu_usage_core_nanoseconds: int
+    memory_working_set_bytes: int
+    memory_usage_bytes: int
+    memory_rss_bytes: int
+    page_faults: int
+    major_page_faults: int
+    writable_layer_bytes: int
+    writable_layer_inodes: int
+    writable_layer_mountpoint: str
+
+
+def _write_json(path: Path, obj: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def _parse_signal(name: str) -> int:
+    if not name:
+        return int(signal.SIGTERM)
+    if name.isdigit():
+        return int(name)
+    key = name.upper()
+    if not key.startswith("SIG"):
+        key = "SIG" + key
+    try:
+        return int(signal.Signals[key])
+    except KeyError:
+        return int(signal.SIGTERM)
+
+
+def _du(path: Path) -> tuple[int, int]:
+    used = inodes = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            used += st.st_blocks * 512
+            inodes += 1
+    return used, inodes
+
+
+class ContainerManager:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        images: ImageStore,
+        sandbox_lookup: Callable[[str], Any],
+        *,
+        runc_root: str | os.PathLike[str] | None = None,
+        socket_dir: str | os.PathLike[str] | None = None,
+        default_cgroup_parent: str = "/pykubelet",
+        runc_binary: str = DEFAULT_RUNC,
+        conmon_binary: str = monitor.DEFAULT_CONMON,
+    ) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o711)
+        self.images = images
+        self.sandbox_lookup = sandbox_lookup
+        self.runc = Runc(runc_root if runc_root is not None else self.root.parent / "runc",
+                         runc_binary)
+        self.socket_dir = Path(socket_dir) if socket_dir is not None else self.root / ".s"
+        self.default_cgroup_parent = default_cgroup_parent
+        self.conmon_binary = conmon_binary
+        self._lock = threading.RLock()
+        self._records: dict[str, ContainerRecord] = {}
+        self._names: dict[str, str] = {}
+        self._ctr_locks: dict[str, threading.Lock] = {}
+        self._min_oom = oci_spec.own_oom_score_adj()
+        self._has_memsw = cgroups.has_memsw()
+
+    # ------------------------------------------------------------------ paths, records
+    def _dir(self, cid: str) -> Path:
+        return self.root / cid
+
+    def _paths(self, cid: str) -> monitor.MonitorPaths:
+        return monitor.MonitorPaths.under(self._dir(cid), self._dir(cid) / "bundle")
+
+    def _save(self, rec: ContainerRecord) -> None:
+        _write_json(self._dir(rec.id) / "record.json", asdict(rec))
+
+    def _ctr_lock(self, cid: str) -> threading.Lock:
+        with self._lock:
+            return self._ctr_locks.setdefault(cid, threading.Lock())
+
+    def _get(self, cid: str, *, field: str = "container_id") -> ContainerRecord:
+        if not cid:
+            raise InvalidArgument(f"{field}: must not be empty")
+        with self._lock:
+            rec = self._records.get(cid)
+            if rec is None:
+                hits = [r for k, r in self._records.items() if k.startswith(cid)]
+                if len(hits) == 1:
+                    rec = hits[0]
+        if rec is None:
+            raise NotFound(f"container {cid!r} not found")
+        return rec
+
+    # ------------------------------------------------------------------ create
+    def create(self, sandbox: Any, config: ContainerConfigSpec) -> str:
+        if isinstance(sandbox, str):
+            sandbox = self.sandbox_lookup(sandbox)
+        if not config.metadata.name:
+            raise InvalidArgument("metadata.name: must not be empty")
+        if not config.image:
+            raise InvalidArgument("image.image: must not be empty")
+        image = self.images.require(config.image, field="image.image")
+        log_path = resolve_log_path(sandbox.log_directory, config.log_path)
+        full_name = "_".join((config.metadata.name, sandbox.name, sandbox.namespace,
+                              sandbox.uid, str(config.metadata.attempt)))
+        cid = secrets.token_hex(32)
+        with self._lock:
+            holder = self._names.get(full_name)
+            if holder is not None:
+                raise AlreadyExists(
+                    f"container name {full_name!r} is reserved for container {holder[:12]}")
+            self._names[full_name] = cid
+        cdir = self._dir(cid)
+        bundle = cdir / "bundle"
+        target = bundle / "rootfs"
+        leased = mounted = False
+        try:
+            cdir.mkdir(mode=0o711)
+            lowers = self.images.acquire_lease(cid, image)
+            leased = True
+            rootfs.mount_overlay(lowers, cdir / "upper", cdir / "work", target)
+            mounted = True
+            user = oci_spec.resolve_user(target, image.config.user, config.security)
+            parent = (sandbox.cgroup_parent or self.default_cgroup_parent).rstrip("/")
+            cgroups_path = f"{parent}/{cid}"
+            pid_ns_path = getattr(sandbox, "pid_ns_path", "")
+            spec = oci_spec.build_spec(
+                _with_sandbox_modes(config, sandbox), image.config, sandbox, user,
+                cgroups_path, pid_ns_path=pid_ns_path, min_oom_score_adj=self._min_oom,
+                has_memsw=self._has_memsw,
+            )
+            _write_json(bundle / "config.json", spec)
+            conmon_log = log_path or str(cdir / "console.log")
+            ensure_parent(conmon_log)
+            rec = ContainerRecord(
+                id=cid, sandbox_id=sandbox.id, name=config.metadata.name,
+                attempt=config.metadata.attempt, full_name=full_name, image_ref=config.image,
+                image_id=image.id, labels=dict(config.labels),
+                annotations=dict(config.annotations), log_path=log_path,
+                cgroups_path=cgroups_path, mounts=[asdict(m) for m in config.mounts],
+                created_at=time.time_ns(), stop_signal=image.config.stop_signal,
+                host_pid_ns=not any(n["type"] == "pid" for n in spec["linux"]["namespaces"]),
+                resources=asdict(config.resources),
+            )
+            paths = self._paths(cid)
+            try:
+                rec.pid = monitor.start_monitor(
+                    cid, paths, log_path=conmon_log, runc_root=self.runc.root,
+                    socket_dir=self.socket_dir, runtime=self.runc.binary,
+                    conmon=self.conmon_binary,
+                )
+            except monitor.MonitorError as exc:
+                raise FailedPrecondition(f"create container {config.metadata.name!r}: "
+                                         f"{exc}") from exc
+            self._save(rec)
+        except BaseException:
+            self._discard(cid, mounted=mounted, leased=leased)
+            with self._lock:
+                self._names.pop(full_name, None)
+            raise
+        with self._lock:
+            self._records[cid] = rec
+        log.info("container %s (%s) created in sandbox %s", cid[:12], config.metadata.name,
+                 sandbox.id[:12])
+        return cid
+
+    def _discard(self, cid: str, *, mounted: bool = True, leased: bool = True) -> None:
+        """Undo a create: runc state, conmon, mount, files, lease."""
+        with contextlib.suppress(RuncError, OSError):
+            self.runc.delete(cid, force=True)
+        if mounted:
+            with contextlib.suppress(OSError):
+                rootfs.unmount(self._dir(cid) / "bundle" / "rootfs")
+        shutil.rmtree(self._dir(cid), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            (self.socket_dir / cid[:16]).unlink()
+        if leased:
+            self.images.release_lease(cid)
+
+    # ------------------------------------------------------------------ start / stop
+    def start(self, cid: str) -> None:
+        rec = self._get(cid)
+        with self._ctr_lock(rec.id):
+            st = self._observe(rec)
+            if st != CREATED:
+                raise FailedPrecondition(
+                    f"container {rec.id[:12]} is {st.removeprefix('CONTAINER_').lower()}, "
+                    "not created: it can only be started once")
+            started = time.time_ns()
+            try:
+                self.runc.start(rec.id)
+            except RuncError as exc:
+                rec.finished_at = time.time_ns()
+                rec.exit_code = UNKNOWN_EXIT_CODE
+                rec.reason = "StartError"
+                rec.message = exc.msg
+                self._save(rec)
+                raise FailedPrecondition(f"start container {rec.id[:12]}: {exc.msg}") from exc
+            rec.started_at = started
+            self._save(rec)
+
+    def stop(self, cid: str, timeout: int | float) -> None:
+        rec = self._get(cid)
+        with self._ctr_lock(rec.id):
+            self._stop_locked(rec, timeout)
+
+    def _stop_locked(self, rec: ContainerRecord, timeout: float) -> None:
+        st = self._observe(rec)
+        if st not in (CREATED, RUNNING):
+            return
+        paths = self._paths(rec.id)
+        if timeout > 0:
+            self._signal(rec, _parse_signal(rec.stop_signal))
+            if self._wait_exit(rec, paths, timeout):
+                return
+        self._signal(rec, int(signal.SIGKILL))
+        if not self._wait_exit(rec, paths, _STOP_KILL_WAIT):
+            raise Unavailable(f"container {rec.id[:12]} did not exit after SIGKILL")
+
+    def _signal(self, rec: ContainerRecord, sig: int) -> None:
+        """Signal the container's init (all its processes when it shares the host pid ns)."""
+        paths = self._paths(rec.id)
+        if rec.host_pid_ns and sig == signal.SIGKILL:
+            with contextlib.suppress(RuncError):
+                self.runc.kill(rec.id, sig, all_processes=True)
+            return
+        pid = rec.pid or monitor.read_pid(paths.container_pidfile)
+        if pid <= 0:
+            return
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            return  # already gone
+        try:
+            if monitor.read_exit_code(paths, rec.id) is None:
+                signal.pidfd_send_signal(pidfd, sig)
+        except OSError:
+            pass
+        finally:
+            os.close(pidfd)
+
+    def _wait_exit(self, rec: ContainerRecord, paths: monitor.MonitorPaths,
+                   timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        delay = 0.002
+        while True:
+            if self._observe(rec) == EXITED:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    # ------------------------------------------------------------------ remove
+    def remove(self, cid: str) -> None:
+        try:
+            rec = self._get(cid)
+        except NotFound:
+            return
+        with self._ctr_lock(rec.id):
+            if rec.id not in self._records:
+                return
+            if self._observe(rec) in (CREATED, RUNNING):
+                self._stop_locked(rec, 0)
+            self._observe(rec)  # records the exit (and OOM) before the cgroup goes
+            paths = self._paths(rec.id)
+            try:
+                self.runc.delete(rec.id, force=True)
+            except RuncError as exc:
+                raise Unavailable(f"remove container {rec.id[:12]}: {exc.msg}") from exc
+            deadline = time.monotonic() + 5
+            while monitor.monitor_alive(paths) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            rootfs.unmount(self._dir(rec.id) / "bundle" / "rootfs")
+            cgroups.remove_empty(rec.cgroups_path)
+            shutil.rmtree(self._dir(rec.id), ignore_errors=True)
+            with contextlib.suppress(OSError):
+                (self.socket_dir / rec.id[:16]).unlink()
+            self.images.release_lease(rec.id)
+            with self._lock:
+                self._records.pop(rec.id, None)
+                if self._names.get(rec.full_name) == rec.id:
+                    del self._names[rec.full_name]
+        with self._lock:
+            self._ctr_locks.pop(rec.id, None)
+        log.info("container %s removed", rec.id[:12])
+
+    def stop_all_in_sandbox(self, sandbox_id: str, timeout: int) -> None:
+        for rec in self._in_sandbox(sandbox_id):
+            with contextlib.suppress(NotFound):
+                self.stop(rec.id, timeout)
+
+    def remove_all_in_sandbox(self, sandbox_id: str) -> None:
+        for rec in self._in_sandbox(sandbox_id):
+            self.remove(rec.id)
+
+    def _in_sandbox(self, sandbox_id: str) -> list[ContainerRecord]:
+        with self._lock:
+            return [r for r in self._records.values() if r.sandbox_id == sandbox_id]
+
+    # ------------------------------------------------------------------ status
+    def _observe(self, rec: ContainerRecord) -> str:
+        """The container's state now, recording a new exit in its record."""
+        if rec.finished_at:
+            return EXITED
+        paths = self._paths(rec.id)
+        exited = monitor.read_exit_code(paths, rec.id)
+        if exited is None and rec.started_at and not monitor.monitor_alive(paths):
+            exited = monitor.read_exit_code(paths, rec.id)  # conmon may just have finished
+            if exited is None:
+                rec.finished_at = time.time_ns()
+                rec.exit_code = UNKNOWN_EXIT_CODE
+                rec.reason = REASON_UNKNOWN
+                rec.message = "the container's monitor exited without recording an exit code"
+                self._save(rec)
+                return EXITED
+        if exited is None:
+            return RUNNING if rec.started_at else CREATED
+        code, finished = exited
+        oom = monitor.oom_recorded(paths) or cgroups.oom_killed_count(rec.cgroups_path) > 0
+        rec.exit_code = code
+        # the exit file's mtime comes from the coarse kernel clock: never before the start
+        rec.finished_at = max(finished, rec.started_at, rec.created_at)
+        rec.reason = REASON_OOM if oom else (REASON_COMPLETED if code == 0 else REASON_ERROR)
+        self._save(rec)
+        return EXITED
+
+    def _status_of(self, rec: ContainerRecord) -> ContainerStatus:
+        state = self._observe(rec)
+        return ContainerStatus(
+            id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
+            state=state, created_at=rec.created_at, started_at=rec.started_at,
+            finished_at=rec.finished_at if state == EXITED else 0,
+            exit_code=rec.exit_code if state == EXITED else 0,
+            image_ref=rec.image_ref, image_id=rec.image_id,
+            reason=rec.reason if state == EXITED else "",
+            message=rec.message if state == EXITED else "",
+            labels=dict(rec.labels), annotations=dict(rec.annotations),
+            mounts=[MountSpec(**m) for m in rec.mounts], log_path=rec.log_path,
+            pid=rec.pid if state == RUNNING else 0, resources=dict(rec.resources),
+        )
+
+    def status(self, cid: str) -> ContainerStatus:
+        return self._status_of(self._get(cid))
+
+    def list(self, flt: ContainerFilter | None = None) -> list[ContainerStatus]:
+        with self._lock:
+            recs = list(self._records.values())
+        out = []
+        for rec in recs:
+            if flt is not None:
+                if flt.id and not rec.id.startswith(flt.id):
+                    continue
+                if flt.sandbox_id and not rec.sandbox_id.startswith(flt.sandbox_id):
+                    continue
+                if any(rec.labels.get(k) != v for k, v in flt.labels.items()):
+                    continue
+            st = self._status_of(rec)
+            if flt is not None and flt.state is not None and st.state != flt.state:
+                continue
+            out.append(st)
+        out.sort(key=lambda s: s.created_at)
+        return out
+
+    # ------------------------------------------------------------------ exec, logs, stats
+    def exec_sync(self, cid: str, cmd: list[str], timeout: float = 0) -> tuple[bytes, bytes, int]:
+        rec = self._get(cid)
+        if not cmd:
+            raise InvalidArgument("cmd: must not be empty")
+        if self._observe(rec) != RUNNING:
+            raise FailedPrecondition(f"container {rec.id[:12]} is not running")
+        try:
+            res = self.runc.exec_sync(rec.id, list(cmd), timeout or None)
+        except RuncError as exc:
+            raise FailedPrecondition(f"exec in container {rec.id[:12]}: {exc.msg}") from exc
+        if res.timed_out:
+            raise Unavailable(f"exec in container {rec.id[:12]}: timeout {timeout}s exceeded")
+        return res.stdout, res.stderr, res.exit_code
+
+    def reopen_log(self, cid: str) -> None:
+        rec = self._get(cid)
+        if self._observe(rec) != RUNNING:
+            raise FailedPrecondition(f"container {rec.id[:12]} is not running")
+        try:
+            monitor.reopen_log(self._paths(rec.id))
+        except OSError as exc:
+            raise Unavailable(f"reopen log of container {rec.id[:12]}: {exc}") from exc
+
+    def stats(self, cid: str) -> ContainerStats:
+        return self._stats_of(self._get(cid))
+
+    def list_stats(self, flt: ContainerFilter | None = None) -> list[ContainerStats]:
+        return [self._stats_of(self._get(s.id)) for s in self.list(flt)]
+
+    def _stats_of(self, rec: ContainerRecord) -> ContainerStats:
+        cg = cgroups.read_stats(rec.cgroups_path)
+        used, inodes = _du(self._dir(rec.id) / "upper")
+        return ContainerStats(
+            id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
+            labels=dict(rec.labels), annotations=dict(rec.annotations),
+            timestamp_ns=cg.timestamp_ns,
+            cpu_usage_core_nanoseconds=cg.cpu_usage_core_nanoseconds,
+            memory_working_set_bytes=cg.memory_working_set_bytes,
+            memory_usage_bytes=cg.memory_usage_bytes, memory_rss_bytes=cg.memory_rss_bytes,
+            page_faults=cg.page_faults, major_page_faults=cg.major_page_faults,
+            writable_layer_bytes=used, writable_layer_inodes=inodes,
+            writable_layer_mountpoint=str(self._dir(rec.id) / "upper"),
+        )
+
+    def update_resources(self, cid: str, resources: Resources) -> None:
+        """UpdateContainerResources: new cgroup limits through ``runc update``."""
+        rec = self._get(cid)
+        if self._observe(rec) not in (CREATED, RUNNING):
+            raise FailedPrecondition(f"container {rec.id[:12]} is not running")
+        section = oci_spec.resources_section(
+            ContainerConfigSpec(metadata=_META, image="-", resources=resources),
+            self._has_memsw)
+        section.pop("devices", None)
+        proc = subprocess.run([*self.runc.base_args(), "update", "--resources", "-", rec.id],
+                              input=json.dumps(section), capture_output=True, text=True,
+                              timeout=30)
+        if proc.returncode != 0:
+            raise FailedPrecondition(f"update container {rec.id[:12]}: "
+                                     f"{runc_message(proc.stderr)}")
+        rec.resources = asdict(resources)
+        self._save(rec)
+
+    # ------------------------------------------------------------------ recovery
+    def recover(self) -> None:
+        """Reload every container record after a restart; discard half-made containers."""
+        records: dict[str, ContainerRecord] = {}
+        for d in sorted(self.root.iterdir()) if self.root.is_dir() else []:
+            if not d.is_dir() or d.name.startswith("."):
+                continue
+            try:
+                rec = ContainerRecord.from_json(json.loads((d / "record.json").read_text()))
+            except (OSError, ValueError, TypeError):
+                log.warning("discarding half-created container %s", d.name[:12])
+                self._discard(d.name)
+                continue
+            records[rec.id] = rec
+        with self._lock:
+            self._records = records
+            self._names = {r.full_name: r.id for r in records.values()}
+        for rec in records.values():
+            self._observe(rec)
+        log.info("recovered %d containers", len(records))
+
+
+_META = ContainerMetadata(name="update")
+
+
+def _with_sandbox_modes(config: ContainerConfigSpec, sandbox: Any) -> ContainerConfigSpec:
+    """The sandbox decides network and IPC namespaces (hostNetwork/hostIPC pods)."""
+    sec = config.security
+    net = getattr(sandbox, "network_mode", sec.network_mode)
+    ipc = getattr(sandbox, "ipc_mode", sec.ipc_mode)
+    if net == NS_NODE or ipc == NS_NODE:
+        sec = replace(sec, network_mode=net if net == NS_NODE else sec.network_mode,
+                      ipc_mode=ipc if ipc == NS_NODE else sec.ipc_mode)
+        return replace(config, security=sec)
+    return config

@@ -1,0 +1,184 @@
+"""The per-container monitor: Debian's conmon, so exits and logs outlive the runtime.
+
+conmon runs ``runc create`` as its child, becomes the container's subreaper, copies the
+container's stdout/stderr into the CRI log file (its ``k8s-file`` driver writes
+``<RFC3339Nano> <stream> <P|F> <msg>`` lines), and when the container exits writes the
+exit code to ``<exit_dir>/<id>`` (128+N for signal N) and, after an OOM kill, a file
+``oom`` in its persist dir. None of that needs the runtime process to be alive, so a
+restarted runtime finds every exit recorded on disk.
+
+Launch protocol (as CRI-O uses it): conmon gets the write end of a pipe in
+``_OCI_SYNCPIPE``; after ``runc create`` it writes ``{"data": <container pid>}``, or a
+negative ``data`` and a ``message`` on failure. conmon's own stdout/stderr must not be
+pipes we stop reading (a late write would kill it with SIGPIPE), so they go to a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_CONMON = "/usr/bin/conmon"
+REOPEN_LOGS_EVENT = 2
+
+
+class MonitorError(Exception):
+    """conmon or ``runc create`` failed; the message is theirs."""
+
+
+@dataclass(frozen=True)
+class MonitorPaths:
+    """Where one container's monitor keeps its files (all under the container dir)."""
+
+    bundle: Path
+    exit_dir: Path
+    persist_dir: Path
+    conmon_pidfile: Path
+    container_pidfile: Path
+    conmon_log: Path
+
+    @classmethod
+    def under(cls, container_dir: Path, bundle: Path) -> MonitorPaths:
+        return cls(
+            bundle=bundle,
+            exit_dir=container_dir / "exit",
+            persist_dir=container_dir / "persist",
+            conmon_pidfile=container_dir / "conmon.pid",
+            container_pidfile=container_dir / "container.pid",
+            conmon_log=container_dir / "conmon.log",
+        )
+
+    def exit_file(self, cid: str) -> Path:
+        return self.exit_dir / cid
+
+    def oom_file(self) -> Path:
+        return self.persist_dir / "oom"
+
+
+def start_monitor(
+    cid: str,
+    paths: MonitorPaths,
+    *,
+    log_path: str,
+    runc_root: Path,
+    socket_dir: Path,
+    runtime: str = "/usr/sbin/runc",
+    conmon: str = DEFAULT_CONMON,
+    timeout: float = 60.0,
+) -> int:
+    """Start conmon (which runs ``runc create``); returns the container's init pid."""
+    for d in (paths.exit_dir, paths.persist_dir, socket_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    r, w = os.pipe()
+    args = [
+        conmon, "--api-version", "1",
+        "-c", cid, "-u", cid[:16], "-n", cid,
+        "-r", runtime, "-b", str(paths.bundle),
+        "-p", str(paths.container_pidfile), "-P", str(paths.conmon_pidfile),
+        "-l", f"k8s-file:{log_path}",
+        "--exit-dir", str(paths.exit_dir), "-0", str(paths.persist_dir),
+        "--socket-dir-path", str(socket_dir),
+        "--runtime-arg", f"--root={runc_root}",
+        "--log-level", "info",
+    ]
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+           "_OCI_SYNCPIPE": str(w)}
+    try:
+        with open(paths.conmon_log, "ab") as log:
+            # conmon forks: the parent returns at once, the monitor lives on in a new session
+            proc = subprocess.Popen(args, env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=log, start_new_session=True)
+    finally:
+        os.close(w)
+    try:
+        data = _read_sync(r, timeout)
+    finally:
+        os.close(r)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+    if not data:
+        raise MonitorError(f"conmon exited before reporting: {_tail(paths.conmon_log)}")
+    try:
+        msg = json.loads(data.splitlines()[0])
+    except ValueError as exc:
+        raise MonitorError(f"conmon sent {data!r}") from exc
+    pid = int(msg.get("data", -1))
+    if pid <= 0:
+        raise MonitorError(msg.get("message") or _tail(paths.conmon_log) or "runc create failed")
+    return pid
+
+
+def _read_sync(fd: int, timeout: float) -> bytes:
+    deadline = time.monotonic() + timeout
+    buf = b""
+    while b"\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise MonitorError(f"conmon did not report within {timeout:.0f}s")
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def _tail(path: Path, n: int = 600) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:].strip()
+    except OSError:
+        return ""
+
+
+def read_exit_code(paths: MonitorPaths, cid: str) -> tuple[int, int] | None:
+    """(exit code, finished_at ns) once conmon recorded the exit, else None."""
+    f = paths.exit_file(cid)
+    try:
+        st = f.stat()
+        text = f.read_text().strip()
+    except FileNotFoundError:
+        return None
+    try:
+        return int(text), st.st_mtime_ns
+    except ValueError:
+        return 255, st.st_mtime_ns
+
+
+def oom_recorded(paths: MonitorPaths) -> bool:
+    return paths.oom_file().exists()
+
+
+def read_pid(path: Path) -> int:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def monitor_alive(paths: MonitorPaths) -> bool:
+    pid = read_pid(paths.conmon_pidfile)
+    if pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"conmon" in f.read().split(b"\0", 1)[0]
+    except OSError:
+        return False
+
+
+def reopen_log(paths: MonitorPaths) -> None:
+    """Ask conmon to reopen the log file (after rotation) through its control fifo."""
+    ctl = paths.bundle / "ctl"
+    fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        os.write(fd, f"{REOPEN_LOGS_EVENT} 0 0\n".encode())
+    finally:
+        os.close(fd)
