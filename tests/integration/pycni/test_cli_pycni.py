@@ -141,3 +141,48 @@ def test_add_with_a_missing_plugin_fails_cleanly(node: dict[str, str]) -> None:
     assert err["code"] == 50
     assert "pycni-bridge" in err["msg"]
     assert not Path(node["cache"], "results", "pcccli-pcc-cli-ctr-eth0").exists()
+
+
+RECORDER = """#!/bin/sh
+name=$(basename "$0")
+cat > "$PCC_LOG/$name-$CNI_COMMAND.stdin"
+env | grep '^CNI_' | sort > "$PCC_LOG/$name-$CNI_COMMAND.env"
+[ "$CNI_COMMAND" = ADD ] && printf '{"cniVersion":"1.0.0","interfaces":[{"name":"%s"}]}' "$name"
+exit 0
+"""
+
+
+def test_cnitool_env_fallbacks(tmp_path: Path) -> None:
+    """NETCONFPATH, CNI_PATH, CNI_IFNAME, CNI_ARGS and CAP_ARGS, as cnitool reads them."""
+    bin_dir, conf_dir, log = tmp_path / "bin", tmp_path / "net.d", tmp_path / "log"
+    for d in (bin_dir, conf_dir, log):
+        d.mkdir()
+    for name in ("loopback", "pcc-rec"):
+        (bin_dir / name).write_text(RECORDER)
+        (bin_dir / name).chmod(0o755)
+    _write(conf_dir, "10.conflist", {"cniVersion": "1.0.0", "name": "pccenv", "plugins": [
+        {"type": "pcc-rec", "capabilities": {"portMappings": True}}]})
+    env = {"NETCONFPATH": str(conf_dir), "CNI_PATH": f"/nonexistent:{bin_dir}",
+           "CNI_IFNAME": "net1", "CNI_ARGS": "IgnoreUnknown=1;K8S_POD_NAME=web",
+           "CAP_ARGS": json.dumps({"portMappings": [{"hostPort": 8080, "containerPort": 80,
+                                                     "protocol": "tcp"}]}),
+           "PCC_LOG": str(log)}
+    out = _pycni("add", "--netns", "/run/netns/pcc-none", "--cache-dir", str(tmp_path / "c"),
+                 "pcc-env-ctr", env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["interfaces"] == [{"name": "pcc-rec"}]
+    seen = dict(line.split("=", 1) for line in (log / "pcc-rec-ADD.env").read_text().split("\n")
+                if line)
+    assert seen["CNI_IFNAME"] == "net1"
+    assert seen["CNI_ARGS"] == "IgnoreUnknown=1;K8S_POD_NAME=web"
+    assert seen["CNI_PATH"] == f"/nonexistent:{bin_dir}"
+    assert seen["CNI_NETNS"] == "/run/netns/pcc-none"
+    stdin = json.loads((log / "pcc-rec-ADD.stdin").read_text())
+    assert stdin["runtimeConfig"]["portMappings"][0]["hostPort"] == 8080
+    lo = json.loads((log / "loopback-ADD.stdin").read_text())
+    assert (lo["name"], lo["cniVersion"]) == ("cni-loopback", "0.2.0")
+    out = _pycni("del", "--netns", "/run/netns/pcc-none", "--cache-dir", str(tmp_path / "c"),
+                 "pcc-env-ctr", env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((log / "pcc-rec-DEL.stdin").read_text())["prevResult"]["interfaces"] == [
+        {"name": "pcc-rec"}]
