@@ -44,11 +44,17 @@ def go_json_marshal_str_map(fields: dict[str, str]) -> bytes:
     return text.encode()
 
 
-def hash_container(container: Container) -> int:
-    """kubecontainer.HashContainer."""
-    data = go_json_marshal_str_map({"name": container.name, "image": container.image})
+def deep_hash_json(data: bytes) -> int:
+    """hashutil.DeepHashObject(fnv32a, data) for a []byte: spew's `([]uint8)[123 34 ...]`."""
     spewed = "([]uint8)[" + " ".join(str(b) for b in data) + "]"
     return fnv1a_32(spewed.encode())
+
+
+def hash_container(container: Container) -> int:
+    """kubecontainer.HashContainer."""
+    return deep_hash_json(
+        go_json_marshal_str_map({"name": container.name, "image": container.image})
+    )
 
 
 def hash_container_hex(container: Container) -> str:

@@ -5,7 +5,12 @@ from __future__ import annotations
 from kubelet_builders import FakeClock, make_pod
 
 from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.hashing import fnv1a_32, go_json_marshal_str_map, hash_container_hex
+from pykubelet.kubelet.hashing import (
+    deep_hash_json,
+    fnv1a_32,
+    go_json_marshal_str_map,
+    hash_container_hex,
+)
 from pykubelet.kubelet.reasons import format_duration
 
 
@@ -61,6 +66,18 @@ def test_fnv1a_known_vectors() -> None:
     assert fnv1a_32(b"") == 0x811C9DC5
     assert fnv1a_32(b"a") == 0xE40C292C
     assert fnv1a_32(b"foobar") == 0xBF9CF968
+
+
+def test_deep_hash_matches_upstream_vector() -> None:
+    """container_hash_test.go: the JSON of its sample container hashes to 0x311670a."""
+    sample = (
+        b'{"name":"test_container","image":"foo/image:v1","command":["/bin/testcmd"],'
+        b'"args":["/bin/sh","-c","echo abc"],"ports":[{"containerPort":8001}],'
+        b'"env":[{"name":"ENV_FOO","value":"bar"},{"name":"ENV_BAR","valueFrom":'
+        b'{"secretKeyRef":{"name":"foo","key":"bar","optional":true}}}],'
+        b'"resources":{"limits":{"foo":"1G"},"requests":{"foo":"500M"}}}'
+    )
+    assert deep_hash_json(sample) == 0x311670A
 
 
 def test_go_json_escapes_html() -> None:
