@@ -1,0 +1,142 @@
+"""`pykubelet run [--config FILE]`: the node agent.
+
+With no control plane server configured it serves the static pods of ``staticPodPath``
+alone, with their status as JSON at ``/pods`` on the local HTTP port. With no
+``containerRuntimeEndpoint`` it first starts the embedded runtime (``pykubelet runtime``)
+on ``runDir/cri.sock`` as a child process, and stops it on exit (pods keep running:
+the runtime's container monitors survive it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+
+from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
+
+log = logging.getLogger("pykubelet.run")
+
+
+def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes]:
+    """Start `pykubelet runtime` on runDir/cri.sock and wait for its socket."""
+    sock = Path(cfg.runDir) / "cri.sock"
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    log_path = Path(cfg.rootDir) / "runtime.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable, "-m", "pykubelet.cli.main", "runtime",
+        "--root", cfg.rootDir,
+        "--listen", f"unix://{sock}",
+        "--cni-conf-dir", cfg.cniConfDir,
+        "--cni-bin-dir", cfg.cniBinDir,
+    ]
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    end = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None:
+            raise click.ClickException(
+                f"embedded runtime exited with {proc.returncode}; see {log_path}"
+            )
+        if time.monotonic() > end:
+            proc.terminate()
+            raise click.ClickException(f"embedded runtime did not listen on {sock}")
+        time.sleep(0.05)
+    return proc
+
+
+@click.command("run")
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    help=f"node config (default {DEFAULT_CONFIG_PATH}; single-node defaults if absent)",
+)
+@click.option("-v", "--verbose", is_flag=True, help="debug logging")
+def run(config_path: str | None, verbose: bool) -> None:
+    """Run the node agent (kubelet) until SIGTERM/SIGINT."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        if config_path is not None:
+            cfg = load_config(config_path)
+        elif DEFAULT_CONFIG_PATH.exists():
+            cfg = load_config(DEFAULT_CONFIG_PATH)
+        else:
+            from pykubelet.config import single_node_default
+
+            cfg = single_node_default()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+    runtime_proc = start_embedded_runtime(cfg) if cfg.uses_embedded_runtime else None
+
+    from pykubelet.kubelet.agent import Kubelet
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    agent = Kubelet(cfg)
+    control = _start_control_plane(cfg, agent)
+    agent.start()
+    where = (
+        f"http://{cfg.healthzBindAddress}:{cfg.healthzPort}/pods" if cfg.healthzPort else "off"
+    )
+    log.info(
+        "node %s running: runtime %s, static pods %s, status %s",
+        agent.node_name, cfg.runtime_endpoint, cfg.staticPodPath or "-", where,
+    )
+    _notify("READY=1")
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        _notify("STOPPING=1")
+        if control is not None:
+            control()
+        agent.stop()
+        if runtime_proc is not None:
+            runtime_proc.terminate()
+            try:
+                runtime_proc.wait(15)
+            except subprocess.TimeoutExpired:
+                runtime_proc.kill()
+
+
+def _start_control_plane(cfg: KubeletConfig, agent: object):  # type: ignore[no-untyped-def]
+    """Hook for the control plane and API pod source (pykubelet.controlplane), when
+    configured and present in this build; returns a stop function or None."""
+    if cfg.controlPlane is None and not cfg.server:
+        return None
+    try:
+        from pykubelet.controlplane import node_hook  # type: ignore[attr-defined]
+    except ImportError:
+        log.warning("controlPlane/server configured, but this build has no control plane: "
+                    "serving static pods only")
+        return None
+    return node_hook.start(cfg, agent)
+
+
+def _notify(state: str) -> None:
+    """sd_notify, when run under systemd with NOTIFY_SOCKET."""
+    addr = os.environ.get("NOTIFY_SOCKET")
+    if not addr:
+        return
+    import socket
+
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(addr)
+            s.sendall(state.encode())
+        except OSError:
+            pass

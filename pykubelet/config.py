@@ -1,0 +1,206 @@
+"""The node config (DESIGN.md "Node config"): a strict KubeletConfiguration-like YAML.
+
+Unknown keys and ill-typed values are errors that name the field, as every decoder here.
+Field names follow upstream KubeletConfiguration where one exists. Loading changes no
+state: it only reads the file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+API_VERSION = "pykubelet.io/v1alpha1"
+KIND = "KubeletConfiguration"
+DEFAULT_CONFIG_PATH = Path("/etc/pykubelet/config.yaml")
+
+
+class ConfigError(ValueError):
+    """The config is malformed; the message names the field and the problem."""
+
+
+@dataclass(frozen=True)
+class ControlPlaneConfig:
+    """Present only on the control node: where the API listens and where the store lives."""
+
+    listen: str = "0.0.0.0:6443"
+    storePath: str = "/var/lib/pykubelet/store.db"
+
+
+@dataclass(frozen=True)
+class KubeletConfig:
+    """The node agent's configuration, with DESIGN.md's defaults."""
+
+    nodeName: str = ""
+    rootDir: str = "/var/lib/pykubelet"
+    runDir: str = "/run/pykubelet"
+    containerRuntimeEndpoint: str = ""
+    staticPodPath: str = "/etc/pykubelet/manifests"
+    cniConfDir: str = "/etc/cni/net.d"
+    cniBinDir: str = "/opt/cni/bin"
+    podCIDR: str = "10.244.1.0/24"
+    podLogsDir: str = "/var/log/pods"
+    healthzBindAddress: str = "127.0.0.1"
+    healthzPort: int = 10248
+    nodeLabels: dict[str, str] = field(default_factory=dict)
+    registerWithTaints: list[dict[str, Any]] = field(default_factory=list)
+    allocatable: dict[str, str] = field(default_factory=dict)
+    controlPlane: ControlPlaneConfig | None = None
+    server: str = ""
+    token: str = ""
+    caCertHash: str = ""
+    apiVersion: str = API_VERSION
+    kind: str = KIND
+
+    @property
+    def node_name(self) -> str:
+        """The node name, defaulting to the host name as kubelet does (lower-cased)."""
+        return self.nodeName or socket.gethostname().lower()
+
+    @property
+    def runtime_endpoint(self) -> str:
+        """The CRI endpoint: the configured one, else the embedded runtime's socket."""
+        return self.containerRuntimeEndpoint or f"unix://{Path(self.runDir) / 'cri.sock'}"
+
+    @property
+    def uses_embedded_runtime(self) -> bool:
+        return not self.containerRuntimeEndpoint
+
+
+_STR_FIELDS = {
+    "apiVersion", "kind", "nodeName", "rootDir", "runDir", "containerRuntimeEndpoint",
+    "staticPodPath", "cniConfDir", "cniBinDir", "podCIDR", "podLogsDir", "healthzBindAddress",
+    "server", "token", "caCertHash",
+}
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{name}: expected a string, got {_type_name(value)} {value!r}")
+    return value
+
+
+def _check_str_map(name: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: expected a mapping, got {_type_name(value)}")
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if not isinstance(k, str):
+            raise ConfigError(f"{name}: key {k!r} is not a string")
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise ConfigError(f"{name}.{k}: expected a string, got {_type_name(v)}")
+        out[k] = str(v)
+    return out
+
+
+def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
+    if value is None:
+        return None
+    if value is True:
+        return ControlPlaneConfig()
+    if not isinstance(value, dict):
+        raise ConfigError(f"controlPlane: expected a mapping, got {_type_name(value)}")
+    known = {f.name for f in fields(ControlPlaneConfig)}
+    for key in value:
+        if key not in known:
+            raise ConfigError(f"controlPlane.{key}: unknown field")
+    kwargs = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()}
+    return ControlPlaneConfig(**kwargs)
+
+
+def _decode_taints(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise ConfigError(f"registerWithTaints: expected a list, got {_type_name(value)}")
+    out = []
+    for i, taint in enumerate(value):
+        where = f"registerWithTaints[{i}]"
+        if not isinstance(taint, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {_type_name(taint)}")
+        for key in taint:
+            if key not in ("key", "value", "effect"):
+                raise ConfigError(f"{where}.{key}: unknown field")
+        if not taint.get("key"):
+            raise ConfigError(f"{where}.key: required")
+        effect = taint.get("effect", "")
+        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ConfigError(
+                f"{where}.effect: must be NoSchedule, PreferNoSchedule or NoExecute, got {effect!r}"
+            )
+        out.append(dict(taint))
+    return out
+
+
+def decode_config(data: Any) -> KubeletConfig:
+    """Decode a parsed YAML document strictly; raises ConfigError naming the bad field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected a mapping at the top level, got {_type_name(data)}")
+    known = {f.name for f in fields(KubeletConfig)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(f"{key}: unknown field")
+        if key in _STR_FIELDS:
+            kwargs[key] = _check_str(key, "" if value is None else value)
+        elif key == "healthzPort":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+                raise ConfigError(f"healthzPort: expected an integer 0..65535, got {value!r}")
+            kwargs[key] = value
+        elif key in ("nodeLabels", "allocatable"):
+            kwargs[key] = _check_str_map(key, value or {})
+        elif key == "registerWithTaints":
+            kwargs[key] = _decode_taints(value or [])
+        elif key == "controlPlane":
+            kwargs[key] = _decode_control_plane(value)
+    cfg = KubeletConfig(**kwargs)
+    if cfg.apiVersion != API_VERSION:
+        raise ConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
+    if cfg.kind != KIND:
+        raise ConfigError(f"kind: expected {KIND!r}, got {cfg.kind!r}")
+    try:
+        ipaddress.ip_network(cfg.podCIDR)
+    except ValueError as exc:
+        raise ConfigError(f"podCIDR: {exc}") from exc
+    try:
+        ipaddress.ip_address(cfg.healthzBindAddress)
+    except ValueError as exc:
+        raise ConfigError(f"healthzBindAddress: {exc}") from exc
+    ep = cfg.containerRuntimeEndpoint
+    if ep and not ep.startswith("unix://"):
+        raise ConfigError(
+            f"containerRuntimeEndpoint: only unix:// endpoints are supported, got {ep!r}"
+        )
+    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir", "cniBinDir"):
+        value = getattr(cfg, name)
+        if value and not value.startswith("/"):
+            raise ConfigError(f"{name}: must be an absolute path, got {value!r}")
+    return cfg
+
+
+def load_config(path: str | Path) -> KubeletConfig:
+    """Read and decode the config file at ``path``."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    return decode_config(data)
+
+
+def single_node_default() -> KubeletConfig:
+    """With no config file: control plane + node on this host (DESIGN.md)."""
+    return replace(KubeletConfig(), controlPlane=ControlPlaneConfig())

@@ -1,0 +1,518 @@
+"""SyncPod over CRI: the effectful half of kuberuntime (kuberuntime_manager.go,
+kuberuntime_container.go, kuberuntime_sandbox.go).
+
+``get_pod_status`` builds the observed ``PodRuntimeStatus`` from CRI alone (kubelet's labels
+and annotations on sandboxes and containers), so a restarted agent knows everything it
+needs: which sandbox is current, each container's restart count and spec hash.
+``sync_pod`` carries out ``PodActions`` in SyncPod's order: kill the pod or the
+containers to kill, create the sandbox, start the next init container, start the app
+containers. ``kill_pod`` stops containers in parallel, each with its grace period (after its
+preStop hook), then stops the sandboxes. ``garbage_collect`` keeps the newest instance of
+each container name and removes stopped sandboxes nothing needs any more.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.api.types import Container, Pod
+from pykubelet.kubelet import reasons
+from pykubelet.kubelet.actions import PodActions, image_pull_decision
+from pykubelet.kubelet.backoff import Backoff
+from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
+from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.hashing import hash_container_hex
+from pykubelet.kubelet.labels import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    parse_container_labels,
+)
+from pykubelet.kubelet.runtime_state import (
+    ContainerRuntimeStatus,
+    ContainerState,
+    PodRuntimeStatus,
+    SandboxRuntimeStatus,
+    SandboxState,
+)
+from pykubelet.kubelet.sandbox_config import (
+    ensure_log_dir,
+    generate_pod_sandbox_config,
+    pod_hostname_and_domain,
+)
+from pykubelet.kubelet.volumes import setup_volumes, write_etc_hosts
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRACE_S = 30
+MIN_GRACE_S = 2  # kuberuntime minimumGracePeriodInSeconds
+CONTAINER_TYPE_INIT = "init"
+CONTAINER_TYPE_REGULAR = "regular"
+
+_CONTAINER_STATES = {
+    pb.CONTAINER_CREATED: ContainerState.CREATED,
+    pb.CONTAINER_RUNNING: ContainerState.RUNNING,
+    pb.CONTAINER_EXITED: ContainerState.EXITED,
+    pb.CONTAINER_UNKNOWN: ContainerState.UNKNOWN,
+}
+
+
+def _secs(ns: int) -> float:
+    return ns / 1e9 if ns else 0.0
+
+
+@dataclass
+class SyncResult:
+    """What one SyncPod did and what failed, by container name (kubelet's PodSyncResult)."""
+
+    # container name -> (reason, message): waiting reasons for status
+    waiting: dict[str, tuple[str, str]] = field(default_factory=dict)
+    sandbox_error: tuple[str, str] | None = None
+    started: list[str] = field(default_factory=list)
+    killed: list[str] = field(default_factory=list)
+    created_sandbox: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.sandbox_error is not None or any(
+            r not in (reasons.CRASH_LOOP_BACK_OFF,) for r, _ in self.waiting.values()
+        )
+
+
+class RuntimeManager:
+    """Carries out pod actions over a CRI client."""
+
+    def __init__(
+        self,
+        cri: CRIClient,
+        *,
+        node_name: str,
+        root_dir: str,
+        pod_logs_dir: str,
+        memory_capacity: int,
+        backoff: Backoff,
+        image_backoff: Backoff,
+    ) -> None:
+        self.cri = cri
+        self.node_name = node_name
+        self.root_dir = root_dir
+        self.pod_logs_dir = pod_logs_dir
+        self.memory_capacity = memory_capacity
+        self.backoff = backoff
+        self.image_backoff = image_backoff
+        self.runtime_type = cri.version().runtime_name or "cri"
+        self._image_locks: dict[str, threading.Lock] = {}
+        self._image_locks_guard = threading.Lock()
+        self._killer = ThreadPoolExecutor(max_workers=16, thread_name_prefix="kill")
+        # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
+        # is gone (orphans after a restart), as kubelet reads it back from annotations
+        self._annotated_grace: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ observed state
+    def get_pod_status(self, uid: str, name: str = "", namespace: str = "") -> PodRuntimeStatus:
+        """kubelet's GetPodStatus: sandboxes and containers labelled with the pod's uid."""
+        sel = {POD_UID_LABEL: uid}
+        sandboxes: list[SandboxRuntimeStatus] = []
+        ips: list[str] = []
+        for s in self.cri.list_pod_sandbox(sel):
+            try:
+                st = self.cri.pod_sandbox_status(s.id)
+            except CRICallError as exc:
+                if exc.not_found:
+                    continue
+                raise
+            sb = SandboxRuntimeStatus(
+                id=st.id,
+                state=(
+                    SandboxState.READY if st.state == pb.SANDBOX_READY else SandboxState.NOT_READY
+                ),
+                attempt=st.metadata.attempt,
+                created_at=_secs(st.created_at),
+                ip=st.network.ip,
+                additional_ips=[a.ip for a in st.network.additional_ips],
+                host_network=st.linux.namespaces.options.network == pb.NODE,
+            )
+            sandboxes.append(sb)
+            name = name or s.labels.get(POD_NAME_LABEL, "")
+            namespace = namespace or s.labels.get(POD_NAMESPACE_LABEL, "")
+        sandboxes.sort(key=lambda s: s.created_at, reverse=True)
+        if sandboxes and sandboxes[0].state is SandboxState.READY and sandboxes[0].ip:
+            ips = [sandboxes[0].ip, *sandboxes[0].additional_ips]
+        containers: list[ContainerRuntimeStatus] = []
+        for c in self.cri.list_containers(label_selector=sel):
+            try:
+                st = self.cri.container_status(c.id)
+            except CRICallError as exc:
+                if exc.not_found:
+                    continue
+                raise
+            info = parse_container_labels(st.labels or c.labels, st.annotations or c.annotations)
+            if info.termination_grace_period is not None:
+                self._annotated_grace[st.id] = info.termination_grace_period
+            containers.append(
+                ContainerRuntimeStatus(
+                    id=st.id,
+                    name=info.container_name or st.metadata.name,
+                    state=_CONTAINER_STATES.get(st.state, ContainerState.UNKNOWN),
+                    runtime_type=self.runtime_type,
+                    created_at=_secs(st.created_at),
+                    started_at=_secs(st.started_at),
+                    finished_at=_secs(st.finished_at),
+                    exit_code=st.exit_code,
+                    reason=st.reason,
+                    message=st.message,
+                    image=st.image.image,
+                    image_ref=st.image_ref,
+                    image_id=st.image_ref,
+                    hash=info.spec_hash,
+                    restart_count=info.restart_count,
+                    sandbox_id=c.pod_sandbox_id,
+                )
+            )
+        return PodRuntimeStatus(
+            uid=uid, name=name, namespace=namespace, ips=ips,
+            sandboxes=sandboxes, containers=containers,
+        )
+
+    def remove_leftover_created(self, observed: PodRuntimeStatus) -> bool:
+        """Remove containers created but never started: only a crash between
+        CreateContainer and StartContainer leaves them (a pod's worker starts what it
+        creates). Recreating them keeps the restart count right. True if any removed."""
+        removed = False
+        for c in observed.containers:
+            if c.state is ContainerState.CREATED:
+                log.info("removing container %s left in CREATED state (%s)", c.id, c.name)
+                self._remove_container(c.id)
+                removed = True
+        return removed
+
+    # ------------------------------------------------------------------ kill
+    def grace_period(self, pod: Pod | None, override: int | None = None) -> int:
+        if override is not None:
+            return max(0, override)
+        if pod is not None:
+            if pod.metadata.deletion_grace_period_seconds is not None:
+                return pod.metadata.deletion_grace_period_seconds
+            if pod.spec.termination_grace_period_seconds is not None:
+                return pod.spec.termination_grace_period_seconds
+        return DEFAULT_GRACE_S
+
+    def kill_container(
+        self,
+        pod: Pod | None,
+        container_id: str,
+        container: Container | None,
+        grace_override: int | None = None,
+        annotation_grace: int | None = None,
+    ) -> None:
+        """killContainer: preStop hook (exec) within the grace period, then StopContainer."""
+        if pod is None and annotation_grace is not None and grace_override is None:
+            grace_override = annotation_grace
+        grace = self.grace_period(pod, grace_override)
+        start = time.monotonic()
+        if (
+            container is not None
+            and container.lifecycle is not None
+            and container.lifecycle.pre_stop is not None
+            and container.lifecycle.pre_stop.exec is not None
+            and grace > 0
+        ):
+            try:
+                self.cri.exec_sync(container_id, container.lifecycle.pre_stop.exec.command, grace)
+            except CRICallError as exc:
+                log.warning("preStop hook of %s failed: %s", container_id, exc)
+            grace -= int(time.monotonic() - start)
+        if grace_override is None:
+            grace = max(grace, MIN_GRACE_S)
+        try:
+            self.cri.stop_container(container_id, max(0, grace))
+        except CRICallError as exc:
+            if not exc.not_found:
+                raise
+
+    def kill_pod(
+        self, pod: Pod | None, observed: PodRuntimeStatus, grace_override: int | None = None
+    ) -> None:
+        """killPodWithSyncResult: stop running containers in parallel, then sandboxes."""
+        specs = {c.name: c for c in pod.all_containers()} if pod is not None else {}
+        running = [c for c in observed.containers if c.state in
+                   (ContainerState.RUNNING, ContainerState.CREATED, ContainerState.UNKNOWN)]
+        futures = []
+        for c in running:
+            ann_grace = self._annotated_grace.get(c.id)
+            futures.append(
+                self._killer.submit(
+                    self.kill_container, pod, c.id, specs.get(c.name), grace_override, ann_grace
+                )
+            )
+        errors = []
+        for f in futures:
+            try:
+                f.result()
+            except Exception as exc:
+                errors.append(exc)
+        for s in observed.sandboxes:
+            if s.state is SandboxState.READY:
+                try:
+                    self.cri.stop_pod_sandbox(s.id)
+                except CRICallError as exc:
+                    if not exc.not_found:
+                        errors.append(exc)
+        if errors:
+            raise RuntimeError(f"{reasons.KILL_POD_SANDBOX_ERROR}: {errors[0]}") from errors[0]
+
+    def remove_pod(self, observed: PodRuntimeStatus) -> None:
+        """Remove every container and sandbox of a pod that is gone for good."""
+        for c in observed.containers:
+            self._remove_container(c.id)
+        for s in observed.sandboxes:
+            try:
+                self.cri.stop_pod_sandbox(s.id)
+                self.cri.remove_pod_sandbox(s.id)
+            except CRICallError as exc:
+                if not exc.not_found:
+                    raise
+
+    def _remove_container(self, cid: str) -> None:
+        self._annotated_grace.pop(cid, None)
+        try:
+            self.cri.remove_container(cid)
+        except CRICallError as exc:
+            if not exc.not_found:
+                raise
+
+    # ------------------------------------------------------------------ GC
+    def garbage_collect(self, observed: PodRuntimeStatus) -> None:
+        """Keep the newest instance per container name; drop older exited ones, and
+        stopped sandboxes (not the newest) that no longer hold a kept container."""
+        seen: set[str] = set()
+        keep_sandboxes = {observed.sandboxes[0].id} if observed.sandboxes else set()
+        for c in observed.containers:  # newest first
+            if c.name not in seen:
+                seen.add(c.name)
+                keep_sandboxes.add(c.sandbox_id)
+                continue
+            if c.state is ContainerState.EXITED:
+                self._remove_container(c.id)
+        for s in observed.sandboxes:
+            if s.id not in keep_sandboxes and s.state is SandboxState.NOT_READY:
+                try:
+                    self.cri.remove_pod_sandbox(s.id)
+                except CRICallError as exc:
+                    if not exc.not_found:
+                        log.warning("removing sandbox %s: %s", s.id, exc)
+
+    # ------------------------------------------------------------------ images
+    def _image_lock(self, image: str) -> threading.Lock:
+        with self._image_locks_guard:
+            return self._image_locks.setdefault(image, threading.Lock())
+
+    def ensure_image(
+        self, pod: Pod, container: Container, sandbox_config: pb.PodSandboxConfig
+    ) -> tuple[str, str]:
+        """EnsureImageExists: returns (image, "") or ("", reason) with the message logged.
+        Raises nothing: failures come back as ErrImagePull / ImagePullBackOff /
+        ErrImageNeverPull / InvalidImageName reasons in the second element."""
+        image = container.image
+        if not image or any(ch.isspace() for ch in image):
+            return "", reasons.INVALID_IMAGE_NAME
+        key = f"{image}_{pod.uid}"
+        with self._image_lock(image):
+            present = self.cri.image_status(image) is not None
+            decision = image_pull_decision(container, present)
+            if decision.error_reason:
+                return "", decision.error_reason
+            if not decision.pull:
+                return image, ""
+            if self.image_backoff.is_in_backoff_since(key, self.image_backoff_clock()):
+                return "", reasons.IMAGE_PULL_BACK_OFF
+            try:
+                self.cri.pull_image(image, sandbox_config)
+            except CRICallError as exc:
+                log.warning("pull %s for %s: %s", image, pod.format(), exc)
+                self.image_backoff.next(key, self.image_backoff_clock())
+                return "", reasons.ERR_IMAGE_PULL
+        return image, ""
+
+    def image_backoff_clock(self) -> float:
+        return time.time()
+
+    # ------------------------------------------------------------------ start
+    def start_container(
+        self,
+        sandbox_id: str,
+        sandbox_config: pb.PodSandboxConfig,
+        pod: Pod,
+        container: Container,
+        observed: PodRuntimeStatus,
+        pod_ip: str,
+        container_type: str,
+        volume_paths: dict[str, str],
+        etc_hosts: str | None,
+    ) -> tuple[str, str] | None:
+        """startContainer: image, config, create, start, postStart. None on success,
+        else (reason, message)."""
+        image, reason = self.ensure_image(pod, container, sandbox_config)
+        if reason:
+            return reason, f"image {container.image!r}: {reason}"
+        latest = observed.find_container(container.name)
+        restart_count = latest.restart_count + 1 if latest is not None else 0
+        if latest is None:
+            restart_count = self._restart_count_from_logs(sandbox_config, container.name)
+        try:
+            cfg = generate_container_config(
+                pod,
+                container,
+                restart_count=restart_count,
+                spec_hash=hash_container_hex(container),
+                container_type=container_type,
+                image=image,
+                pod_ip=pod_ip,
+                volume_paths=volume_paths,
+                etc_hosts=etc_hosts,
+                memory_capacity=self.memory_capacity,
+            )
+        except (ContainerConfigError, OSError) as exc:
+            return reasons.CREATE_CONTAINER_CONFIG_ERROR, str(exc)
+        try:
+            Path(sandbox_config.log_directory, container.name).mkdir(parents=True, exist_ok=True)
+            cid = self.cri.create_container(sandbox_id, cfg, sandbox_config)
+        except CRICallError as exc:
+            return reasons.CREATE_CONTAINER_ERROR, exc.details
+        try:
+            self.cri.start_container(cid)
+        except CRICallError as exc:
+            return reasons.RUN_CONTAINER_ERROR, exc.details
+        hook = container.lifecycle.post_start if container.lifecycle else None
+        if hook is not None and hook.exec is not None:
+            try:
+                resp = self.cri.exec_sync(cid, hook.exec.command, self.grace_period(pod))
+                failed = resp.exit_code != 0
+                msg = resp.stderr.decode(errors="replace") or f"exit code {resp.exit_code}"
+            except CRICallError as exc:
+                failed, msg = True, exc.details
+            if failed:
+                self.kill_container(pod, cid, container)
+                return reasons.POST_START_HOOK_ERROR, msg
+        return None
+
+    @staticmethod
+    def _restart_count_from_logs(sandbox_config: pb.PodSandboxConfig, name: str) -> int:
+        """calcRestartCountByLogDir: after the runtime lost its state, continue the
+        numbering of <n>.log files so logs are not overwritten."""
+        d = Path(sandbox_config.log_directory, name)
+        best = -1
+        if d.is_dir():
+            for f in d.iterdir():
+                stem = f.name.split(".log")[0]
+                if f.name.endswith(".log") and stem.isdigit():
+                    best = max(best, int(stem))
+        return best + 1
+
+    # ------------------------------------------------------------------ SyncPod
+    def sync_pod(self, pod: Pod, observed: PodRuntimeStatus, actions: PodActions) -> SyncResult:
+        """SyncPod steps 2-6 for ``actions`` computed from ``observed``."""
+        result = SyncResult()
+        for name, msg in actions.in_backoff.items():
+            result.waiting[name] = (reasons.CRASH_LOOP_BACK_OFF, msg)
+
+        # Step 2/3: kill the pod, or the containers not to keep.
+        if actions.kill_pod:
+            self.kill_pod(pod, observed)
+            result.killed = [c.name for c in observed.running_containers()]
+            if actions.create_sandbox:
+                # the old sandbox's exited containers stay for restart counts; GC later
+                pass
+        else:
+            specs = {c.name: c for c in pod.all_containers()}
+            futures = [
+                self._killer.submit(self.kill_container, pod, cid, specs.get(info.name))
+                for cid, info in actions.containers_to_kill.items()
+            ]
+            for f in futures:
+                f.result()
+            result.killed = [i.name for i in actions.containers_to_kill.values()]
+
+        if not actions.create_sandbox and (
+            actions.kill_pod
+            or (actions.next_init_container_to_start is None and not actions.containers_to_start)
+        ):
+            self._prune_init_containers(pod, observed)
+            return result
+
+        # Step 4: the sandbox.
+        volume_paths = setup_volumes(pod, self.root_dir)
+        sandbox_config = generate_pod_sandbox_config(
+            pod, actions.attempt, self.node_name, self.pod_logs_dir
+        )
+        sandbox_id = actions.sandbox_id
+        pod_ip = observed.ip
+        if actions.create_sandbox:
+            try:
+                ensure_log_dir(sandbox_config)
+                sandbox_id = self.cri.run_pod_sandbox(sandbox_config)
+            except (CRICallError, OSError) as exc:
+                msg = exc.details if isinstance(exc, CRICallError) else str(exc)
+                result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)
+                return result
+            result.created_sandbox = sandbox_id
+            try:
+                st = self.cri.pod_sandbox_status(sandbox_id)
+                pod_ip = st.network.ip
+            except CRICallError as exc:
+                result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, exc.details)
+                return result
+        etc_hosts = None
+        if not pod.spec.host_network:
+            hostname, domain = pod_hostname_and_domain(pod)
+            etc_hosts = str(write_etc_hosts(pod, self.root_dir, pod_ip, hostname, domain))
+
+        def start(container: Container, kind: str) -> bool:
+            err = self.start_container(
+                sandbox_id, sandbox_config, pod, container, observed, pod_ip, kind,
+                volume_paths, etc_hosts,
+            )
+            if err is not None:
+                result.waiting[container.name] = err
+                log.info("%s: start %s failed: %s: %s", pod.format(), container.name, *err)
+                return False
+            result.started.append(container.name)
+            return True
+
+        # Step 5: the next init container.
+        self._prune_init_containers(pod, observed)
+        if actions.next_init_container_to_start is not None:
+            init = pod.spec.init_containers[actions.next_init_container_to_start]
+            actions.record_backoff(self.backoff, [init.name])
+            start(init, CONTAINER_TYPE_INIT)
+            return result
+
+        # Step 6: the app containers.
+        to_start = [pod.spec.containers[i] for i in actions.containers_to_start]
+        actions.record_backoff(self.backoff, [c.name for c in to_start])
+        for c in to_start:
+            start(c, CONTAINER_TYPE_REGULAR)
+        return result
+
+    def _prune_init_containers(self, pod: Pod, observed: PodRuntimeStatus) -> None:
+        """pruneInitContainersBeforeStart: keep only the newest exited instance of each
+        init container."""
+        names = {c.name for c in pod.spec.init_containers}
+        seen: set[str] = set()
+        for c in observed.containers:
+            if c.name not in names:
+                continue
+            if c.name in seen and c.state is ContainerState.EXITED:
+                self._remove_container(c.id)
+            seen.add(c.name)
+
+
+def container_name_label(c: pb.Container) -> str:
+    return c.labels.get(CONTAINER_NAME_LABEL, c.metadata.name)

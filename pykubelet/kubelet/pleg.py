@@ -1,0 +1,159 @@
+"""The pod lifecycle event generator: relist the runtime every second, diff, emit events.
+
+As kubelet's pleg/generic.go: list every sandbox and container over CRI, compare each
+container's (and sandbox's) state with the previous relist, and report one event per
+change, keyed by the pod UID found in kubelet's labels. Objects without the pod UID
+label are not ours and are ignored. The agent turns events into pod syncs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.labels import POD_UID_LABEL
+
+log = logging.getLogger(__name__)
+
+RELIST_PERIOD_S = 1.0
+
+# event types, as upstream's PodLifeCycleEventType
+CONTAINER_STARTED = "ContainerStarted"
+CONTAINER_DIED = "ContainerDied"
+CONTAINER_REMOVED = "ContainerRemoved"
+CONTAINER_CHANGED = "ContainerChanged"
+SANDBOX_CHANGED = "SandboxChanged"
+
+
+@dataclass(frozen=True)
+class PodLifecycleEvent:
+    pod_uid: str
+    type: str
+    data: str  # the container or sandbox id
+
+
+@dataclass(frozen=True)
+class RelistSnapshot:
+    """What one relist saw: id -> (pod uid, state name), for containers and sandboxes."""
+
+    containers: dict[str, tuple[str, str]]
+    sandboxes: dict[str, tuple[str, str]]
+    at: float
+
+
+def _container_event(uid: str, cid: str, old: str | None, new: str | None) -> str | None:
+    if new == old:
+        return None
+    if new == "CONTAINER_RUNNING":
+        return CONTAINER_STARTED
+    if new == "CONTAINER_EXITED":
+        return CONTAINER_DIED
+    if new is None:
+        return CONTAINER_REMOVED if old == "CONTAINER_EXITED" else CONTAINER_DIED
+    return CONTAINER_CHANGED
+
+
+def diff(prev: RelistSnapshot | None, cur: RelistSnapshot) -> list[PodLifecycleEvent]:
+    """Events between two relists (pure, so it is unit tested)."""
+    events: list[PodLifecycleEvent] = []
+    old_c = prev.containers if prev else {}
+    for cid in sorted(set(old_c) | set(cur.containers)):
+        o = old_c.get(cid)
+        n = cur.containers.get(cid)
+        uid = (n or o)[0]  # type: ignore[index]
+        kind = _container_event(uid, cid, o[1] if o else None, n[1] if n else None)
+        if kind is not None:
+            events.append(PodLifecycleEvent(uid, kind, cid))
+    old_s = prev.sandboxes if prev else {}
+    for sid in sorted(set(old_s) | set(cur.sandboxes)):
+        o = old_s.get(sid)
+        n = cur.sandboxes.get(sid)
+        if (o and o[1]) != (n and n[1]):
+            uid = (n or o)[0]  # type: ignore[index]
+            events.append(PodLifecycleEvent(uid, SANDBOX_CHANGED, sid))
+    return events
+
+
+class GenericPLEG:
+    """Relists ``cri`` every ``period`` seconds in a thread and calls ``on_event``."""
+
+    def __init__(
+        self,
+        cri: CRIClient,
+        on_event: Callable[[PodLifecycleEvent], None],
+        period: float = RELIST_PERIOD_S,
+        observe: Callable[[float], None] | None = None,
+    ) -> None:
+        self._cri = cri
+        self._on_event = on_event
+        self._period = period
+        self._observe = observe
+        self._prev: RelistSnapshot | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last_relist: float = 0.0
+        self.relists = 0
+
+    def relist(self) -> list[PodLifecycleEvent]:
+        start = time.monotonic()
+        sandboxes = self._cri.list_pod_sandbox()
+        containers = self._cri.list_containers()
+        cur = RelistSnapshot(
+            containers={
+                c.id: (c.labels[POD_UID_LABEL], _state_name(c.state, container=True))
+                for c in containers
+                if POD_UID_LABEL in c.labels
+            },
+            sandboxes={
+                s.id: (s.labels[POD_UID_LABEL], _state_name(s.state, container=False))
+                for s in sandboxes
+                if POD_UID_LABEL in s.labels
+            },
+            at=time.time(),
+        )
+        events = diff(self._prev, cur)
+        self._prev = cur
+        self.last_relist = time.monotonic()
+        self.relists += 1
+        if self._observe is not None:
+            self._observe(self.last_relist - start)
+        return events
+
+    @property
+    def snapshot(self) -> RelistSnapshot | None:
+        return self._prev
+
+    def healthy(self, threshold_s: float = 180.0) -> bool:
+        """Upstream's relist threshold: unhealthy after 3 min without a relist."""
+        return self.last_relist > 0 and time.monotonic() - self.last_relist < threshold_s
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="pleg", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                for ev in self.relist():
+                    self._on_event(ev)
+            except CRICallError as exc:
+                log.warning("pleg relist failed: %s", exc)
+            except Exception:
+                log.exception("pleg relist failed")
+            self._stop.wait(self._period)
+
+
+def _state_name(value: int, container: bool) -> str:
+    from pykubelet._proto.runtime.v1 import api_pb2 as pb
+
+    enum = pb.ContainerState if container else pb.PodSandboxState
+    return enum.Name(value)

@@ -1,0 +1,176 @@
+"""Pod workers: one worker thread per pod, serialised per pod, parallel across pods.
+
+As kubelet's pod_workers.go: an update arriving while the worker is busy is kept as the
+pod's single pending work item (the newest update wins), so a pod is never synced by two
+threads at once and bursts of events collapse into one sync. After each sync the worker
+waits for new work or for the requeue delay the sync asked for (kubelet's work queue),
+which is how restart back-off and periodic resync re-enter SyncPod. A kill update runs the
+terminate function; once it succeeds the worker ends and forgets the pod.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+ERROR_RETRY_S = 2.0
+
+
+class UpdateType(Enum):
+    CREATE = "create"
+    UPDATE = "update"
+    SYNC = "sync"
+    KILL = "kill"
+
+
+@dataclass
+class PodWork:
+    pod: Any
+    update_type: UpdateType
+
+
+SyncFn = Callable[[Any, UpdateType], "float | None"]
+TerminateFn = Callable[[Any], None]
+
+
+class _Worker:
+    def __init__(self, uid: str) -> None:
+        self.uid = uid
+        self.pending: PodWork | None = None
+        self.last_pod: Any = None
+        self.requeue_at: float | None = None
+        self.terminating = False
+        self.thread: threading.Thread | None = None
+        self.busy = False
+        self.syncs = 0
+
+
+class PodWorkers:
+    """Dispatches pod updates to per-pod worker threads."""
+
+    def __init__(
+        self,
+        sync_fn: SyncFn,
+        terminate_fn: TerminateFn,
+        uid_of: Callable[[Any], str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sync_fn = sync_fn
+        self._terminate_fn = terminate_fn
+        self._uid_of = uid_of
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._workers: dict[str, _Worker] = {}
+        self._stopping = False
+
+    # ------------------------------------------------------------------ public
+    def update_pod(self, pod: Any, update_type: UpdateType) -> None:
+        """Queue work for the pod; starts its worker on first sight. Newest update wins."""
+        uid = self._uid_of(pod)
+        with self._cond:
+            if self._stopping:
+                return
+            worker = self._workers.get(uid)
+            if worker is None:
+                if update_type is UpdateType.KILL and pod is None:
+                    return
+                worker = _Worker(uid)
+                self._workers[uid] = worker
+                worker.thread = threading.Thread(
+                    target=self._run, args=(worker,), name=f"pod-worker-{uid[:8]}", daemon=True
+                )
+                worker.thread.start()
+            if worker.terminating and update_type is not UpdateType.KILL:
+                return  # a pod being torn down is not started again under the same uid
+            if update_type is UpdateType.KILL:
+                worker.terminating = True
+            elif worker.pending is not None and worker.pending.update_type is UpdateType.KILL:
+                return
+            worker.pending = PodWork(pod, update_type)
+            worker.last_pod = pod
+            self._cond.notify_all()
+
+    def kill_pod(self, pod: Any) -> None:
+        self.update_pod(pod, UpdateType.KILL)
+
+    def known_uids(self) -> set[str]:
+        with self._cond:
+            return set(self._workers)
+
+    def is_known(self, uid: str) -> bool:
+        with self._cond:
+            return uid in self._workers
+
+    def sync_count(self, uid: str) -> int:
+        with self._cond:
+            w = self._workers.get(uid)
+            return w.syncs if w else 0
+
+    def idle(self) -> bool:
+        """True when no worker is syncing and none has work pending now."""
+        with self._cond:
+            return all(not w.busy and w.pending is None for w in self._workers.values())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop all workers after their current sync; pods keep running in the runtime."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            threads = [w.thread for w in self._workers.values() if w.thread is not None]
+        end = time.monotonic() + timeout
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+
+    # ------------------------------------------------------------------ worker loop
+    def _next_work(self, worker: _Worker) -> PodWork | None:
+        with self._cond:
+            while True:
+                if self._stopping:
+                    return None
+                if worker.pending is not None:
+                    work, worker.pending = worker.pending, None
+                    worker.requeue_at = None
+                    worker.busy = True
+                    return work
+                now = self._clock()
+                if worker.requeue_at is not None and now >= worker.requeue_at:
+                    worker.requeue_at = None
+                    worker.busy = True
+                    kind = UpdateType.KILL if worker.terminating else UpdateType.SYNC
+                    return PodWork(worker.last_pod, kind)
+                wait = None if worker.requeue_at is None else worker.requeue_at - now
+                self._cond.wait(timeout=wait if wait is None else min(wait, 1.0))
+
+    def _run(self, worker: _Worker) -> None:
+        while True:
+            work = self._next_work(worker)
+            if work is None:
+                return
+            try:
+                if work.update_type is UpdateType.KILL:
+                    self._terminate_fn(work.pod)
+                    with self._cond:
+                        worker.busy = False
+                        worker.syncs += 1
+                        if worker.pending is None or worker.pending.update_type is UpdateType.KILL:
+                            self._workers.pop(worker.uid, None)
+                            self._cond.notify_all()
+                            return
+                    continue
+                delay = self._sync_fn(work.pod, work.update_type)
+            except Exception:
+                log.exception("pod worker %s: %s failed", worker.uid, work.update_type.value)
+                delay = ERROR_RETRY_S
+            with self._cond:
+                worker.busy = False
+                worker.syncs += 1
+                if delay is not None and worker.pending is None:
+                    worker.requeue_at = self._clock() + max(0.0, delay)
+                self._cond.notify_all()
