@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pykubelet.runtime import netns
+from pykubelet.runtime import netns, pidns
 from pykubelet.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from pykubelet.runtime.podnet import NetworkAttachment, PodNetwork, PodRef, PortMapping
 
@@ -128,6 +128,8 @@ class SandboxInfo:
     sysctls: dict[str, str] = field(default_factory=dict)
     runtime_handler: str = ""
     network: NetworkAttachment | None = None  # set while CNI ADD is in effect
+    pid_ns_path: str = ""  # pid=POD: /proc/<holder>/ns/pid, which containers join
+    pid_holder: list[int] | None = None  # [pid, start_time] of the catatonit holding it
 
     @property
     def pod_ref(self) -> PodRef:
@@ -190,11 +192,6 @@ def validate_spec(spec: SandboxSpec) -> None:
                 f"config.linux.security_context.namespace_options.{mode_field}: "
                 f"{value} is not supported for a sandbox (use one of {', '.join(allowed)})"
             )
-    if spec.pid_mode == POD:
-        raise InvalidArgument(
-            "config.linux.security_context.namespace_options.pid: POD (one shared PID "
-            "namespace) is not supported by this runtime yet; use CONTAINER or NODE"
-        )
     if spec.dns:
         for i, server in enumerate(spec.dns.servers):
             try:
@@ -255,12 +252,14 @@ class SandboxManager:
         network: PodNetwork,
         netns_dir: str = "/run/netns",
         netns_prefix: str = "pykubelet-",
+        pid_holder_binary: str = pidns.DEFAULT_HOLDER,
     ) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.network = network
         self.netns_dir = netns_dir
         self.netns_prefix = netns_prefix
+        self.pid_holder_binary = pid_holder_binary
         self.containers: SandboxContainers | None = None
         self._lock = threading.Lock()
         self._sandboxes: dict[str, SandboxInfo] = {}
@@ -334,8 +333,11 @@ class SandboxManager:
                 self._names[self._name_key(info.name, info.namespace, info.uid, info.attempt)] = (
                     info.id
                 )
-            if info.state == READY and info.netns_path and not netns.is_mountpoint(info.netns_path):
-                log.warning("sandbox %s lost its network namespace; marking NOTREADY", info.id)
+            lost = (info.netns_path and not netns.is_mountpoint(info.netns_path)) or (
+                info.pid_holder and not pidns.alive(pidns.PidHolder(*info.pid_holder)))
+            if info.state == READY and lost:
+                log.warning("sandbox %s lost a namespace while the runtime was down; "
+                            "marking it NOTREADY", info.id)
                 info.state = NOTREADY
                 self._release(info)
                 self._checkpoint(info)
@@ -389,6 +391,10 @@ class SandboxManager:
             d.mkdir(mode=0o700)
             if own_net or own_ipc:
                 netns.pin(self._pins(info), hostname if own_net else "")
+            if spec.pid_mode == POD:
+                holder = pidns.start_holder(self.pid_holder_binary)
+                info.pid_holder = [holder.pid, holder.start_time]
+                info.pid_ns_path = holder.ns_path
             with self._lock:
                 self._sandboxes[sandbox_id] = info
             self._checkpoint(info)
@@ -443,6 +449,10 @@ class SandboxManager:
             ns_path = info.netns_path if netns.is_mountpoint(info.netns_path) else ""
             self.network.detach(info.pod_ref, ns_path, info.network, info.port_mappings)
             info.network = None
+        if info.pid_holder:
+            pidns.stop_holder(pidns.PidHolder(*info.pid_holder))
+            info.pid_holder = None
+            info.pid_ns_path = ""
         if info.netns_path or info.ipc_ns_path or info.uts_ns_path:
             netns.unpin(self._pins(info))
 

@@ -115,7 +115,9 @@ def status_message(info: SandboxInfo) -> pb.PodSandboxStatus:
 def verbose_info(info: SandboxInfo) -> dict[str, str]:
     """crictl inspectp's ``info``: one JSON document under "info", as containerd does."""
     doc = {
-        "pid": 0,  # no pause process: namespaces are pinned by bind mounts
+        # no pause process: namespaces are pinned by bind mounts; only pid=POD has a holder
+        "pid": info.pid_holder[0] if info.pid_holder else 0,
+        "pidNamespacePath": info.pid_ns_path,
         "netNamespacePath": info.netns_path,
         "ipcNamespacePath": info.ipc_ns_path,
         "utsNamespacePath": info.uts_ns_path,

@@ -304,3 +304,25 @@ def test_many_sandboxes_in_parallel(cri) -> None:
         list(ex.map(lambda i: cri.runtime.RemovePodSandbox(
             pb.RemovePodSandboxRequest(pod_sandbox_id=i), timeout=60), ids))
     assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_shared_pid_namespace_has_an_init_that_survives_restarts(cri) -> None:
+    cfg = cri.pod_config("sharedpid")
+    cfg.linux.security_context.namespace_options.pid = pb.POD
+    pod_id = cri.runtime.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg)).pod_sandbox_id
+    info = json.loads(cri.pod_status(pod_id, verbose=True).info["info"])
+    holder = info["pid"]
+    assert holder > 0
+    assert os.readlink(f"/proc/{holder}/exe").endswith("catatonit")
+    assert info["pidNamespacePath"] == f"/proc/{holder}/ns/pid"
+    # a process joining the pod's PID namespace is PID 2 there: catatonit is its init
+    out = subprocess.run(["nsenter", f"--pid={info['pidNamespacePath']}", "--", "sh", "-c",
+                          "echo $$"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2"
+    cri.kill()
+    cri.start()
+    assert cri.pod_status(pod_id).status.state == pb.SANDBOX_READY
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id))
+    assert not os.path.exists(f"/proc/{holder}")
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}

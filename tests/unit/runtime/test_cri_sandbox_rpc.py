@@ -83,7 +83,7 @@ def test_spec_from_config_translates_every_field() -> None:
          "config.port_mappings[0].host_port"),
         (lambda c: c.port_mappings.add(container_port=80, host_port=8080, host_ip="x"),
          "config.port_mappings[0].host_ip"),
-        (lambda c: setattr(c.linux.security_context.namespace_options, "pid", pb.POD),
+        (lambda c: setattr(c.linux.security_context.namespace_options, "pid", pb.TARGET),
          "namespace_options.pid"),
         (lambda c: setattr(c.linux.security_context.namespace_options, "network", pb.TARGET),
          "namespace_options.network"),
