@@ -98,6 +98,11 @@ def _runtime_options(f: Any) -> Any:
             show_default="$CNI_IFNAME or eth0",
         ),
         click.option("--args", "cni_args", default=None, help="CNI_ARGS: K=V;K2=V2"),
+        click.option(
+            "--network",
+            default=None,
+            help="run the network with this name (as cnitool) instead of the default one",
+        ),
         click.option("--capability-args", default=None, help="capability args as JSON (CAP_ARGS)"),
         click.option(
             "--exec/--in-process",
@@ -122,6 +127,7 @@ def _setup(
     capability_args: str | None,
     exec_plugins: bool,
     container_id: str,
+    network: str | None,
 ) -> tuple[Any, Any, Any]:
     from pycni.libcni import CNIConfig, RuntimeConf
 
@@ -133,7 +139,16 @@ def _setup(
         capability_args=_cap_args(capability_args),
     )
     cni = CNIConfig(_bin_dirs(bin_dir), cache_dir=cache_dir, in_process=not exec_plugins)
-    return cni, rt, conf_dir
+    return cni, rt, lambda: _select_network(conf_dir, network)
+
+
+def _select_network(conf_dir: str, name: str | None) -> Any:
+    """The named network (libcni's LoadConfList), or the default one of the dir."""
+    if name is None:
+        return _default_network(conf_dir)
+    from pycni.conf import load_conf_list
+
+    return load_conf_list(conf_dir, name)
 
 
 def _default_network(conf_dir: str) -> Any:
@@ -151,9 +166,9 @@ def add(**kw: Any) -> None:
     """Set up the loopback, then the default network, in the namespace; print the result."""
     from pycni.conf import ConfError, loopback_network
 
-    cni, rt, conf_dir = _setup(**kw)
+    cni, rt, select = _setup(**kw)
     try:
-        net = _default_network(conf_dir)
+        net = select()
         cni.add_network_list(loopback_network(), rt)
         result = cni.add_network_list(net, rt)
     except (CNIError, ConfError) as exc:
@@ -167,9 +182,9 @@ def check(**kw: Any) -> None:
     """CHECK the default network against the cached result of ADD."""
     from pycni.conf import ConfError
 
-    cni, rt, conf_dir = _setup(**kw)
+    cni, rt, select = _setup(**kw)
     try:
-        cni.check_network_list(_default_network(conf_dir), rt)
+        cni.check_network_list(select(), rt)
     except (CNIError, ConfError) as exc:
         _fail(exc)
 
@@ -180,10 +195,10 @@ def delete(**kw: Any) -> None:
     """Tear down the default network, then the loopback (both idempotent)."""
     from pycni.conf import ConfError, loopback_network
 
-    cni, rt, conf_dir = _setup(**kw)
+    cni, rt, select = _setup(**kw)
     first: Exception | None = None
     try:
-        cni.del_network_list(_default_network(conf_dir), rt)
+        cni.del_network_list(select(), rt)
     except (CNIError, ConfError) as exc:
         first = exc
     try:

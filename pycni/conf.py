@@ -20,7 +20,8 @@ import json
 import os
 from typing import Any
 
-from pycni.spec import NetConfList
+from pycni.errors import CNIError
+from pycni.spec import SPEC_VERSION, NetConfList, parse_version
 
 EXTENSIONS = (".conf", ".conflist", ".json")
 
@@ -33,6 +34,13 @@ class NoConfigFiles(ConfError):
     def __init__(self, conf_dir: str) -> None:
         super().__init__(f"no networks found in {conf_dir}")
         self.conf_dir = conf_dir
+
+
+class NotFound(ConfError):
+    def __init__(self, conf_dir: str, name: str) -> None:
+        super().__init__(f'no net configuration with name "{name}" in {conf_dir}')
+        self.conf_dir = conf_dir
+        self.name = name
 
 
 class NoValidNetwork(ConfError):
@@ -88,6 +96,33 @@ def check_plugin_conf(conf: Any, where: str = "configuration") -> dict[str, Any]
     return conf
 
 
+def _pick_version(raw: dict[str, Any], version: str) -> str:
+    """libcni 1.2's ``cniVersions``: the highest listed version this implementation speaks."""
+    if "cniVersions" not in raw:
+        return version
+    listed = raw["cniVersions"]
+    if not isinstance(listed, list):
+        raise ConfError(
+            f"error parsing configuration list: invalid type for cniVersions: {_type_name(listed)}"
+        )
+    candidates: list[tuple[tuple[int, int, int], str]] = []
+    for i, v in enumerate([*listed, version] if version else listed):
+        if not isinstance(v, str):
+            raise ConfError(
+                f"error parsing configuration list: invalid type for cniVersions index {i}: "
+                f"{_type_name(v)}"
+            )
+        try:
+            key = parse_version(v)
+        except CNIError as exc:
+            raise ConfError(
+                f"error parsing configuration list: invalid cniVersions entry {v} at index {i}"
+            ) from exc
+        if key <= parse_version(SPEC_VERSION):
+            candidates.append((key, v))
+    return max(candidates)[1] if candidates else version
+
+
 def conflist_from_bytes(data: bytes, file: str | None = None) -> NetConfList:
     """libcni's ConfListFromBytes (a list may lack ``plugins``: the caller skips it)."""
     try:
@@ -106,6 +141,7 @@ def conflist_from_bytes(data: bytes, file: str | None = None) -> NetConfList:
         raise ConfError(
             f"error parsing configuration list: invalid cniVersion type {_type_name(version)}"
         )
+    version = _pick_version(raw, version)
     disable_check = _read_bool(raw, "disableCheck")
     disable_gc = _read_bool(raw, "disableGC")
     out = NetConfList(
@@ -223,6 +259,33 @@ def load_conf_dir(conf_dir: str) -> tuple[NetConfList, list[str]]:
             continue
         return net, warnings
     raise NoValidNetwork(conf_dir, warnings)
+
+
+def load_conf_list(conf_dir: str, name: str) -> NetConfList:
+    """libcni's LoadConfList: the network called ``name`` (what cnitool runs).
+
+    ``.conflist`` files first (by name order; an invalid one is an error here, as
+    in libcni), then ``.conf``/``.json`` files up-converted to a list.
+    """
+    lists = conf_files(conf_dir, (".conflist",))
+    for path in lists:
+        net = load_conf_file(path)
+        if net.name == name:
+            return net
+    singles = conf_files(conf_dir, (".conf", ".json"))
+    if not singles:
+        if lists:
+            raise NotFound(conf_dir, name)
+        raise ConfError(f"no net configurations found in {conf_dir}")
+    for path in singles:
+        try:
+            with open(path, "rb") as f:
+                conf = conf_from_bytes(f.read())
+        except OSError as exc:
+            raise ConfError(f"error reading {path}: {exc.strerror}") from exc
+        if conf.get("name") == name:
+            return load_conf_file(path)
+    raise NotFound(conf_dir, name)
 
 
 LOOPBACK_CONFLIST = b"""{

@@ -249,6 +249,47 @@ class CNIConfig:
         except ValueError as exc:
             raise CNIError(f'failed to get network "{net.name}" cached result: {exc}') from exc
 
+    def get_cached_config(
+        self, net: NetConfList, rt: RuntimeConf
+    ) -> tuple[bytes, RuntimeConf] | None:
+        """The conf list bytes ADD used and ``rt`` with the cached args (libcni's
+        GetNetworkListCachedConfig); None if nothing is cached."""
+        try:
+            att = cache.read_attachment(self.cache_dir, net.name, rt.container_id, rt.ifname)
+        except ValueError as exc:
+            raise CNIError(f'failed to get network "{net.name}" cached config: {exc}') from exc
+        if att is None or not att.config:
+            return None
+        cached_rt = RuntimeConf(
+            container_id=rt.container_id,
+            netns=rt.netns,
+            ifname=rt.ifname,
+            args=list(att.cni_args) if att.cni_args else list(rt.args),
+            capability_args=dict(att.capability_args),
+        )
+        return att.config, cached_rt
+
+    def validate_network_list(self, net: NetConfList) -> list[str]:
+        """Every plugin exists and speaks the list's version; returns the capabilities."""
+        version = net.cni_version or "0.1.0"
+        problems: list[str] = []
+        caps: set[str] = set()
+        for plugin in net.plugins:
+            plugin_type = str(plugin.get("type", ""))
+            try:
+                info = self.version_info(plugin_type)
+            except CNIError as exc:
+                problems.append(str(exc))
+            else:
+                if version not in info.get("supportedVersions", []):
+                    problems.append(
+                        f'plugin {plugin_type} does not support config version "{version}"'
+                    )
+            caps.update(c for c, on in (plugin.get("capabilities") or {}).items() if on)
+        if problems:
+            raise InvalidNetworkConfig("; ".join(problems))
+        return sorted(caps)
+
     # --- 1.1.0: STATUS and GC -----------------------------------------------------------
 
     def get_status_network_list(self, net: NetConfList) -> None:

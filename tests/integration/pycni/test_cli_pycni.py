@@ -186,3 +186,24 @@ def test_cnitool_env_fallbacks(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads((log / "pcc-rec-DEL.stdin").read_text())["prevResult"]["interfaces"] == [
         {"name": "pcc-rec"}]
+
+
+def test_network_by_name_as_cnitool(tmp_path: Path) -> None:
+    bin_dir, conf_dir, log = tmp_path / "bin", tmp_path / "net.d", tmp_path / "log"
+    for d in (bin_dir, conf_dir, log):
+        d.mkdir()
+    for name in ("loopback", "pcc-one", "pcc-two"):
+        (bin_dir / name).write_text(RECORDER)
+        (bin_dir / name).chmod(0o755)
+    _write(conf_dir, "10.conflist", {"cniVersion": "1.0.0", "name": "one",
+                                     "plugins": [{"type": "pcc-one"}]})
+    _write(conf_dir, "20.conflist", {"cniVersion": "1.0.0", "name": "two",
+                                     "plugins": [{"type": "pcc-two"}]})
+    env = {"NETCONFPATH": str(conf_dir), "CNI_PATH": str(bin_dir), "PCC_LOG": str(log)}
+    common = ["--netns", "/run/netns/pcc-none", "--cache-dir", str(tmp_path / "c")]
+    out = _pycni("add", *common, "--network", "two", "pcc-ctr", env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["interfaces"] == [{"name": "pcc-two"}]
+    missing = _pycni("add", *common, "--network", "three", "pcc-ctr", env=env)
+    assert missing.returncode == 1
+    assert 'no net configuration with name "three"' in missing.stderr

@@ -172,3 +172,29 @@ def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
 def test_conf_error_is_the_base(tmp_path: Path) -> None:
     with pytest.raises(ConfError):
         load_conf_dir(str(tmp_path))
+
+
+def test_cni_versions_picks_the_highest_we_speak() -> None:
+    doc = {"name": "n", "cniVersion": "0.4.0", "cniVersions": ["1.0.0", "9.0.0", "0.3.1"],
+           "plugins": [BRIDGE]}
+    assert conflist_from_bytes(json.dumps(doc).encode()).cni_version == "1.0.0"
+    with pytest.raises(ConfError, match="cniVersions"):
+        conflist_from_bytes(json.dumps({**doc, "cniVersions": "1.0.0"}).encode())
+    with pytest.raises(ConfError, match="cniVersions entry"):
+        conflist_from_bytes(json.dumps({**doc, "cniVersions": ["one"]}).encode())
+
+
+def test_load_conf_list_by_name_prefers_lists_then_single_confs(tmp_path: Path) -> None:
+    from pycni.conf import NotFound, load_conf_list
+
+    with pytest.raises(ConfError, match=f"no net configurations found in {tmp_path}"):
+        load_conf_list(str(tmp_path), "x")
+    _write(tmp_path, "10-a.conflist", _list("alpha", BRIDGE))
+    _write(tmp_path, "20-b.conf", {"cniVersion": "0.4.0", "name": "beta", **BRIDGE})
+    _write(tmp_path, "05-alpha.conf", {"cniVersion": "0.4.0", "name": "alpha", **BRIDGE})
+    assert load_conf_list(str(tmp_path), "alpha").file == str(tmp_path / "10-a.conflist")
+    beta = load_conf_list(str(tmp_path), "beta")
+    assert (beta.name, beta.cni_version, len(beta.plugins)) == ("beta", "0.4.0", 1)
+    with pytest.raises(NotFound) as exc:
+        load_conf_list(str(tmp_path), "gamma")
+    assert str(exc.value) == f'no net configuration with name "gamma" in {tmp_path}'

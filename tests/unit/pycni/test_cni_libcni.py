@@ -278,3 +278,31 @@ def test_gc_deletes_stale_attachments_then_sends_the_valid_ones(env: dict[str, P
         {"containerID": "pcc-keep", "ifname": "eth0"}]
     assert cni.get_cached_result(net, stale) is None
     assert cni.get_cached_result(net, keep) is not None
+
+
+def test_cached_config_gives_back_the_list_and_args(env: dict[str, Path]) -> None:
+    cni = _cni(env)
+    net = _net("pcc-a")
+    assert cni.get_cached_config(net, RT) is None
+    rt = RuntimeConf("pcc-ctr1", "/run/netns/pcc-x", capability_args={"portMappings": []},
+                     args=[("A", "1")])
+    cni.add_network_list(net, rt)
+    cached = cni.get_cached_config(net, RuntimeConf("pcc-ctr1", "/run/netns/pcc-x"))
+    assert cached is not None
+    data, cached_rt = cached
+    assert data == net.source
+    assert cached_rt.args == [("A", "1")]
+    assert cached_rt.capability_args == {"portMappings": []}
+
+
+def test_validate_network_list_asks_each_plugin_for_its_versions(env: dict[str, Path]) -> None:
+    cni = _cni(env)
+    net = conflist_from_bytes(json.dumps({"cniVersion": "1.0.0", "name": "pccnet", "plugins": [
+        {"type": "pcc-a", "capabilities": {"portMappings": True, "ips": False}},
+        {"type": "pcc-b", "capabilities": {"bandwidth": True}}]}).encode())
+    assert cni.validate_network_list(net) == ["bandwidth", "portMappings"]
+    assert [c[0] for c in _calls(env["log"])] == ["pcc-a:VERSION", "pcc-b:VERSION"]
+    with pytest.raises(InvalidNetworkConfig, match=r'does not support config version "0\.3\.1"'):
+        cni.validate_network_list(_net("pcc-a", version="0.3.1"))
+    with pytest.raises(InvalidNetworkConfig, match="pcc-missing"):
+        cni.validate_network_list(_net("pcc-a", "pcc-missing"))
