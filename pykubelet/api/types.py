@@ -98,6 +98,9 @@ class ObjectMeta:
     annotations: dict[str, str] = field(default_factory=dict)
     owner_references: list[OwnerReference] = field(default_factory=list)
     finalizers: list[str] = field(default_factory=list)
+    # Carried by `kubectl get -o yaml` output; kept opaque so such output re-applies.
+    managed_fields: list[Any] = field(default_factory=list)
+    self_link: str = ""
 
 
 # --------------------------------------------------------------------------- containers
@@ -421,6 +424,7 @@ class ContainerStatus:
 class PodCondition:
     type: str = field(default="", metadata=KEEP)
     status: str = field(default="", metadata=KEEP)
+    observed_generation: int | None = None
     last_probe_time: str | None = field(default=None, metadata=KEEP)
     last_transition_time: str | None = None
     reason: str = ""

@@ -213,9 +213,18 @@ def _spec_errors(pod: Pod) -> list[str]:
         errs.append(required("spec.containers"))
     names: set[str] = set()
     for i, c in enumerate(spec.init_containers):
-        errs += _container_errors(c, f"spec.initContainers[{i}]", names, volumes, init=True)
+        errs += _container_errors(
+            c,
+            f"spec.initContainers[{i}]",
+            names,
+            volumes,
+            init=True,
+            host_network=spec.host_network,
+        )
     for i, c in enumerate(spec.containers):
-        errs += _container_errors(c, f"spec.containers[{i}]", names, volumes, init=False)
+        errs += _container_errors(
+            c, f"spec.containers[{i}]", names, volumes, init=False, host_network=spec.host_network
+        )
 
     if spec.restart_policy not in RESTART_POLICIES:
         errs.append(
@@ -250,7 +259,13 @@ def _snake(camel: str) -> str:
 
 
 def _container_errors(
-    c: Container, path: str, names: set[str], volumes: set[str], *, init: bool
+    c: Container,
+    path: str,
+    names: set[str],
+    volumes: set[str],
+    *,
+    init: bool,
+    host_network: bool = False,
 ) -> list[str]:
     errs: list[str] = []
     if not c.name:
@@ -287,6 +302,14 @@ def _container_errors(
             errs += _port_num_or_name(f"{ppath}.containerPort", port.container_port)
         if port.host_port:
             errs += _port_num_or_name(f"{ppath}.hostPort", port.host_port)
+            if host_network and port.host_port != port.container_port:
+                errs.append(
+                    invalid(
+                        f"{ppath}.hostPort",
+                        port.host_port,
+                        "must match `containerPort` when `hostNetwork` is true",
+                    )
+                )
         if port.protocol and port.protocol not in ("TCP", "UDP", "SCTP"):
             errs.append(not_supported(f"{ppath}.protocol", port.protocol, ("SCTP", "TCP", "UDP")))
 
@@ -371,6 +394,13 @@ def _container_errors(
                 invalid(f"{mpath}.subPath", mount.sub_path, "must be a relative path without '..'")
             )
 
+    if init and c.lifecycle is not None:
+        errs.append(
+            forbidden(
+                f"{path}.lifecycle",
+                "may not be set for init containers without restartPolicy=Always",
+            )
+        )
     probes = (
         ("livenessProbe", c.liveness_probe),
         ("readinessProbe", c.readiness_probe),

@@ -250,7 +250,10 @@ def convert_container_statuses(
         seen[cs.name] = seen.get(cs.name, 0) + 1
 
     # Containers that failed to start, or wait to restart: the reason cache's word.
-    any_regular_created = any(observed.find_container(c.name) for c in pod.spec.containers)
+    any_regular_created = any(
+        (cs := observed.find_container(c.name)) is not None and cs.state is not RuntimeState.UNKNOWN
+        for c in pod.spec.containers
+    )
     for c in containers:
         if is_init:
             newest = observed.find_container(c.name)

@@ -118,6 +118,17 @@ def test_decode_errors_name_the_field(path: list, value: object, message: str) -
     assert str(exc.value) == message
 
 
+def test_kubectl_get_output_metadata_is_accepted() -> None:
+    obj = with_change(
+        ["metadata", "managedFields"], [{"manager": "kubectl", "operation": "Update"}]
+    )
+    obj["metadata"]["resourceVersion"] = "42"
+    obj["metadata"]["uid"] = "0b4e8a5e-0000-4000-8000-000000000001"
+    pod = decode_pod(obj)
+    assert pod.metadata.managed_fields[0]["manager"] == "kubectl"
+    assert encode_pod(pod)["metadata"]["resourceVersion"] == "42"
+
+
 def test_null_means_unset() -> None:
     pod = decode_pod(with_change(["spec", "volumes"], None))
     assert pod.spec.volumes == []

@@ -221,6 +221,38 @@ VALIDATION_TABLE = [
         ],
     ),
     ({"containers": []}, None, ["spec.containers: Required value"]),
+    (
+        {"hostNetwork": True},
+        {"ports": [{"containerPort": 80, "hostPort": 8080}]},
+        [
+            "spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match "
+            "`containerPort` when `hostNetwork` is true"
+        ],
+    ),
+    (
+        {
+            "initContainers": [
+                {"name": "i", "image": "x", "lifecycle": {"preStop": {"exec": {"command": ["t"]}}}}
+            ]
+        },
+        None,
+        [
+            "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers "
+            "without restartPolicy=Always"
+        ],
+    ),
+    (
+        {
+            "initContainers": [
+                {"name": "i", "image": "x", "readinessProbe": {"exec": {"command": ["t"]}}}
+            ]
+        },
+        None,
+        [
+            "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers "
+            "without restartPolicy=Always"
+        ],
+    ),
 ]
 
 
