@@ -178,6 +178,7 @@ def resolve_user(rootfs: Path, image_user: str, security: SecurityContext) -> Re
         user_part, group_part = str(security.run_as_user), ""
     elif security.run_as_username:
         user_part, group_part = security.run_as_username, ""
+    user_part = user_part or "0"
     uid, gid, name, home = 0, 0, "root", "/"
     if user_part:
         if user_part.isdigit():
