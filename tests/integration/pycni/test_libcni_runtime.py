@@ -202,10 +202,13 @@ def test_check_fails_once_the_address_is_changed(env: Env) -> None:
 
 def test_del_after_the_netns_is_gone(env: Env) -> None:
     cni, rt, net = env.cni(), env.rt(), env.network()
+    lo = loopback_network(env.types["loopback"])
+    cni.add_network_list(lo, rt)
     cni.add_network_list(net, rt)
     subprocess.run(["ip", "netns", "del", env.netns.rsplit("/", 1)[1]], check=True)
     cni.del_network_list(net, rt)
     cni.del_network_list(net, rt)
+    cni.del_network_list(lo, rt)
     assert _reservations(env) == []
     assert not (env.tmp / "cache" / "results" / f"pccnet-{env.cid}-eth0").exists()
     if env.flavor != "reference":  # the reference leaks its masquerade chain here
