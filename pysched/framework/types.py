@@ -77,6 +77,9 @@ class Resource:
         )
 
 
+_NO_LABELS: dict[str, str] = {}
+
+
 @dataclass(slots=True)
 class AffinityTerm:
     """framework.AffinityTerm: a PodAffinityTerm with namespaces and selectors compiled."""
@@ -88,8 +91,8 @@ class AffinityTerm:
 
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
         """The term selects `pod` (given the labels of pod's namespace, if known)."""
-        if pod.metadata.namespace in self.namespaces or (
-            ns_labels is not None and self.namespace_selector.matches(ns_labels)
+        if pod.metadata.namespace in self.namespaces or self.namespace_selector.matches(
+            ns_labels if ns_labels is not None else _NO_LABELS
         ):
             return self.selector.matches(pod.metadata.labels)
         return False

@@ -1,0 +1,70 @@
+"""ImageLocality: favours nodes that already have the pod's images, scaled by their spread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.types import (
+    MAX_NODE_SCORE,
+    ImageStateSummary,
+    NodeInfo,
+    normalized_image_name,
+)
+from pysched.objects import Pod
+from pysched.plugins.helper import go_div
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    """The image size times the fraction of nodes that have it (avoids node heating)."""
+    spread = state.num_nodes / total_num_nodes
+    return int(state.size * spread)
+
+
+def sum_image_scores(ni: NodeInfo, pod: Pod, total_num_nodes: int) -> int:
+    total = 0
+    states = ni.image_states
+    for c in pod.spec.init_containers:
+        st = states.get(normalized_image_name(c.image))
+        if st is not None:
+            total += scaled_image_score(st, total_num_nodes)
+    for c in pod.spec.containers:
+        st = states.get(normalized_image_name(c.image))
+        if st is not None:
+            total += scaled_image_score(st, total_num_nodes)
+    return total
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Clamp to [23MB, 1000MB x containers] and map linearly onto 0..100."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def name(self) -> str:
+        return NAME
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
+        total_nodes = len(self.handle.snapshot_shared_lister().node_infos().list())
+        s = sum_image_scores(node_info, pod, total_nodes)
+        return calculate_priority(s, len(pod.spec.init_containers) + len(pod.spec.containers)), None
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def new(args: Any, handle: Any) -> ImageLocality:
+    return ImageLocality(handle)

@@ -1,0 +1,399 @@
+"""InterPodAffinity: required pod (anti-)affinity, existing pods' anti-affinity (symmetry),
+and preferred terms of both the incoming and the existing pods in scoring.
+
+Filter order and codes as upstream: affinity (UnschedulableAndUnresolvable), then the
+pod's anti-affinity, then existing pods' anti-affinity (both Unschedulable, so
+preemption may help). Counts are kept per (topologyKey, value) and updated through
+AddPod/RemovePod for preemption and nominated pods.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.labels import NOTHING
+from pysched.framework.status import Code, Status
+from pysched.framework.types import (
+    MAX_NODE_SCORE,
+    AffinityTerm,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PreFilterResult,
+    WeightedAffinityTerm,
+)
+from pysched.objects import Node, Pod
+from pysched.plugins.args import InterPodAffinityArgs
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+TopologyCounts = dict[tuple[str, str], int]
+
+
+def _update(m: TopologyCounts, node: Node, tk: str, value: int) -> None:
+    tv = node.metadata.labels.get(tk)
+    if tv is None:
+        return
+    pair = (tk, tv)
+    n = m.get(pair, 0) + value
+    if n == 0:
+        m.pop(pair, None)
+    else:
+        m[pair] = n
+
+
+def pod_matches_all_affinity_terms(terms: list[AffinityTerm], pod: Pod) -> bool:
+    """The incoming pod's terms have their namespaceSelector merged, hence no ns labels."""
+    if not terms:
+        return False
+    return all(t.matches(pod, None) for t in terms)
+
+
+def _update_with_affinity_terms(
+    m: TopologyCounts, terms: list[AffinityTerm], pod: Pod, node: Node, value: int
+) -> None:
+    if pod_matches_all_affinity_terms(terms, pod):
+        for t in terms:
+            _update(m, node, t.topology_key, value)
+
+
+def _update_with_anti_affinity_terms(
+    m: TopologyCounts,
+    terms: list[AffinityTerm],
+    pod: Pod,
+    ns_labels: dict[str, str] | None,
+    node: Node,
+    value: int,
+) -> None:
+    for t in terms:
+        if t.matches(pod, ns_labels):
+            _update(m, node, t.topology_key, value)
+
+
+class _PreFilterState:
+    __slots__ = (
+        "affinity_counts",
+        "anti_affinity_counts",
+        "existing_anti_affinity_counts",
+        "namespace_labels",
+        "pod_info",
+    )
+
+    def __init__(self, pod_info: PodInfo, ns_labels: dict[str, str] | None) -> None:
+        self.pod_info = pod_info
+        self.namespace_labels = ns_labels
+        self.existing_anti_affinity_counts: TopologyCounts = {}
+        self.affinity_counts: TopologyCounts = {}
+        self.anti_affinity_counts: TopologyCounts = {}
+
+    def clone(self) -> _PreFilterState:
+        c = _PreFilterState(self.pod_info, self.namespace_labels)
+        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        c.affinity_counts = dict(self.affinity_counts)
+        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        return c
+
+    def update_with_pod(self, pi: PodInfo, node: Node | None, multiplier: int) -> None:
+        if node is None:
+            return
+        me = self.pod_info
+        _update_with_anti_affinity_terms(
+            self.existing_anti_affinity_counts,
+            pi.required_anti_affinity_terms,
+            me.pod,
+            self.namespace_labels,
+            node,
+            multiplier,
+        )
+        _update_with_affinity_terms(
+            self.affinity_counts, me.required_affinity_terms, pi.pod, node, multiplier
+        )
+        _update_with_anti_affinity_terms(
+            self.anti_affinity_counts,
+            me.required_anti_affinity_terms,
+            pi.pod,
+            None,
+            node,
+            multiplier,
+        )
+
+
+class InterPodAffinity:
+    def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
+        self.args = args
+        self.handle = handle
+
+    def name(self) -> str:
+        return NAME
+
+    # -------------------------------------------------------------- helpers
+    def _lister(self) -> Any:
+        return self.handle.snapshot_shared_lister().node_infos()
+
+    def _merge_namespaces(self, t: AffinityTerm) -> AffinityTerm:
+        """mergeAffinityTermNamespacesIfNotEmpty, on a copy (PodInfo terms stay untouched)."""
+        if t.namespace_selector.empty or t.namespace_selector is NOTHING:
+            return t
+        names = set(t.namespaces)
+        for ns in self.handle.list_namespaces():
+            if t.namespace_selector.matches(ns.metadata.labels):
+                names.add(ns.metadata.name)
+        return AffinityTerm(frozenset(names), t.selector, t.topology_key, NOTHING)
+
+    def _incoming(self, pod: Pod) -> PodInfo:
+        pi = PodInfo(pod)
+        pi.required_affinity_terms = [self._merge_namespaces(t) for t in pi.required_affinity_terms]
+        pi.required_anti_affinity_terms = [
+            self._merge_namespaces(t) for t in pi.required_anti_affinity_terms
+        ]
+        pi.preferred_affinity_terms = [
+            WeightedAffinityTerm(self._merge_namespaces(w.term), w.weight)
+            for w in pi.preferred_affinity_terms
+        ]
+        pi.preferred_anti_affinity_terms = [
+            WeightedAffinityTerm(self._merge_namespaces(w.term), w.weight)
+            for w in pi.preferred_anti_affinity_terms
+        ]
+        return pi
+
+    def _ns_labels(self, namespace: str) -> dict[str, str]:
+        """GetNamespaceLabelsSnapshot: unknown namespaces have no labels."""
+        labels = self.handle.namespace_labels(namespace)
+        return dict(labels) if labels else {}
+
+    # -------------------------------------------------------------- PreFilter
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        lister = self._lister()
+        pi = self._incoming(pod)
+        s = _PreFilterState(pi, self._ns_labels(pod.metadata.namespace))
+        # Existing pods whose required anti-affinity matches the incoming pod (symmetry).
+        existing = s.existing_anti_affinity_counts
+        for ni in lister.have_pods_with_required_anti_affinity_list():
+            node = ni.node
+            if node is None:
+                continue
+            for epi in ni.pods_with_required_anti_affinity:
+                _update_with_anti_affinity_terms(
+                    existing, epi.required_anti_affinity_terms, pod, s.namespace_labels, node, 1
+                )
+        if pi.required_affinity_terms or pi.required_anti_affinity_terms:
+            for ni in nodes:
+                node = ni.node
+                if node is None:
+                    continue
+                for epi in ni.pods:
+                    _update_with_affinity_terms(
+                        s.affinity_counts, pi.required_affinity_terms, epi.pod, node, 1
+                    )
+                    _update_with_anti_affinity_terms(
+                        s.anti_affinity_counts,
+                        pi.required_anti_affinity_terms,
+                        epi.pod,
+                        None,
+                        node,
+                        1,
+                    )
+        if not existing and not pi.required_affinity_terms and not pi.required_anti_affinity_terms:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        s.update_with_pod(pod_info_to_add, node_info.node, 1)
+        return None
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        s.update_with_pod(pod_info_to_remove, node_info.node, -1)
+        return None
+
+    # -------------------------------------------------------------- Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        node = node_info.node
+        assert node is not None
+        labels = node.metadata.labels
+        if not _satisfy_pod_affinity(s, labels):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_AFFINITY])
+        if s.anti_affinity_counts:
+            for t in s.pod_info.required_anti_affinity_terms:
+                tv = labels.get(t.topology_key)
+                if tv is not None and s.anti_affinity_counts.get((t.topology_key, tv), 0) > 0:
+                    return Status(Code.UNSCHEDULABLE, [ERR_REASON_ANTI_AFFINITY])
+        if s.existing_anti_affinity_counts:
+            counts = s.existing_anti_affinity_counts
+            for kv in labels.items():
+                if counts.get(kv, 0) > 0:
+                    return Status(Code.UNSCHEDULABLE, [ERR_REASON_EXISTING_ANTI_AFFINITY])
+        return None
+
+    # -------------------------------------------------------------- Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        aff = pod.spec.affinity
+        has_pref_aff = (
+            aff is not None and aff.pod_affinity is not None and bool(aff.pod_affinity.preferred)
+        )
+        has_pref_anti = (
+            aff is not None
+            and aff.pod_anti_affinity is not None
+            and bool(aff.pod_anti_affinity.preferred)
+        )
+        has_constraints = has_pref_aff or has_pref_anti
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status(Code.SKIP)
+        lister = self._lister()
+        all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
+        pi = self._incoming(pod)
+        ns_labels = self._ns_labels(pod.metadata.namespace)
+        topology_score: dict[str, dict[str, int]] = {}
+        hard_weight = self.args.hard_pod_affinity_weight
+        for ni in all_nodes:
+            node = ni.node
+            if node is None or not node.metadata.labels:
+                continue
+            pods: Iterable[PodInfo] = ni.pods if has_constraints else ni.pods_with_affinity
+            for epi in pods:
+                _process_existing_pod(topology_score, pi, epi, node, pod, ns_labels, hard_weight)
+        if not topology_score:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, topology_score)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        ts = state.get(PRE_SCORE_STATE_KEY)
+        if ts is None:
+            return 0, Status(Code.ERROR, [f"error reading {PRE_SCORE_STATE_KEY!r} from cycleState"])
+        node = node_info.node
+        assert node is not None
+        labels = node.metadata.labels
+        score = 0
+        for tk, values in ts.items():
+            v = labels.get(tk)
+            if v is not None:
+                score += values.get(v, 0)
+        return score, None
+
+    def score_extensions(self) -> InterPodAffinity:
+        return self
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        ts = state.get(PRE_SCORE_STATE_KEY)
+        if not ts:
+            return None
+        min_count = math.inf
+        max_count = -math.inf
+        for s in scores:
+            if s.score > max_count:
+                max_count = s.score
+            if s.score < min_count:
+                min_count = s.score
+        diff = max_count - min_count
+        for s in scores:
+            f = 0.0
+            if diff > 0:
+                f = float(MAX_NODE_SCORE) * (float(s.score - min_count) / float(diff))
+            s.score = int(f)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+        ]
+
+
+def _satisfy_pod_affinity(s: _PreFilterState, labels: dict[str, str]) -> bool:
+    pods_exist = True
+    terms = s.pod_info.required_affinity_terms
+    for t in terms:
+        tv = labels.get(t.topology_key)
+        if tv is None:
+            return False  # every topology label must exist on the node
+        if s.affinity_counts.get((t.topology_key, tv), 0) <= 0:
+            pods_exist = False
+    if not pods_exist:
+        # The first pod of a group with affinity to itself: allowed when no pod matches yet.
+        return not s.affinity_counts and pod_matches_all_affinity_terms(terms, s.pod_info.pod)
+    return True
+
+
+def _process_term(
+    ts: dict[str, dict[str, int]],
+    term: AffinityTerm,
+    weight: int,
+    pod: Pod,
+    ns_labels: dict[str, str] | None,
+    node: Node,
+    multiplier: int,
+) -> None:
+    if term.matches(pod, ns_labels):
+        tv = node.metadata.labels.get(term.topology_key)
+        if tv is not None:
+            d = ts.setdefault(term.topology_key, {})
+            d[tv] = d.get(tv, 0) + weight * multiplier
+
+
+def _process_existing_pod(
+    ts: dict[str, dict[str, int]],
+    incoming: PodInfo,
+    existing: PodInfo,
+    node: Node,
+    pod: Pod,
+    ns_labels: dict[str, str],
+    hard_weight: int,
+) -> None:
+    for w in incoming.preferred_affinity_terms:
+        _process_term(ts, w.term, w.weight, existing.pod, None, node, 1)
+    for w in incoming.preferred_anti_affinity_terms:
+        _process_term(ts, w.term, w.weight, existing.pod, None, node, -1)
+    if hard_weight > 0:
+        for t in existing.required_affinity_terms:
+            _process_term(ts, t, hard_weight, pod, ns_labels, node, 1)
+    for w in existing.preferred_affinity_terms:
+        _process_term(ts, w.term, w.weight, pod, ns_labels, node, 1)
+    for w in existing.preferred_anti_affinity_terms:
+        _process_term(ts, w.term, w.weight, pod, ns_labels, node, -1)
+
+
+def new(args: Any, handle: Any) -> InterPodAffinity:
+    return InterPodAffinity(
+        args if isinstance(args, InterPodAffinityArgs) else InterPodAffinityArgs(), handle
+    )

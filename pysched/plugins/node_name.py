@@ -1,0 +1,49 @@
+"""NodeName: a pod with spec.nodeName fits only that node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from pysched.framework.status import Code, Status
+from pysched.framework.types import NodeInfo
+from pysched.objects import Pod
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    return not pod.spec.node_name or pod.spec.node_name == node_info.name
+
+
+class NodeName:
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if node_info.node is None:
+            return Status(Code.ERROR, ["node not found"])
+        if not fits(pod, node_info):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON])
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _node_added)]
+
+
+def _node_added(pod: Any, old: Any, new: Any) -> QueueingHint:
+    if new is None or not pod.spec.node_name or pod.spec.node_name == new.metadata.name:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def new(args: Any, handle: Any) -> NodeName:
+    return NodeName()

@@ -1,0 +1,56 @@
+"""NodePorts: a pod's hostPorts must be free on the node (0.0.0.0 conflicts with every IP)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.status import Code, Status
+from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, host_ports
+from pysched.objects import Pod
+
+NAME = "NodePorts"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+
+
+def fits_ports(want: list[tuple[str, str, int]], used: HostPortInfo) -> bool:
+    return not any(used.check_conflict(ip, proto, port) for ip, proto, port in want)
+
+
+class NodePorts:
+    def name(self) -> str:
+        return NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        ports = host_ports(pod)
+        if not ports:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, ports)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        want = state.get(PRE_FILTER_STATE_KEY)
+        if want is None:
+            return Status(
+                Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found"]
+            )
+        if not fits_ports(want, node_info.used_ports):
+            return Status(Code.UNSCHEDULABLE, [ERR_REASON])
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
+        ]
+
+
+def new(args: Any, handle: Any) -> NodePorts:
+    return NodePorts()

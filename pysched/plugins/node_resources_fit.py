@@ -1,0 +1,370 @@
+"""NodeResourcesFit: requests must fit allocatable minus requested; scores by a strategy.
+
+Filter reasons, in upstream order: "Too many pods", "Insufficient cpu",
+"Insufficient memory", "Insufficient ephemeral-storage", "Insufficient <scalar>".
+A request larger than the node's whole allocatable makes the status
+UnschedulableAndUnresolvable (preemption cannot help).
+Scoring (LeastAllocated default, MostAllocated, RequestedToCapacityRatio) uses the
+node's non-zero requested sums and the pod's requests with missing cpu/memory
+defaulted to 100m/200Mi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from pysched.framework.status import Code, Status
+from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, PreFilterResult, Resource
+from pysched.objects import Pod
+from pysched.plugins.args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+)
+from pysched.plugins.helper import broken_linear_function, go_div, go_round
+from pysched.resources import (
+    NON_ZERO_DEFAULTS,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+    pod_requests,
+)
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+MAX_UTILIZATION = 100
+
+Scorer = Callable[[list[int], list[int], list[int]], int]
+
+
+def compute_pod_resource_request(pod: Pod) -> Resource:
+    """computePodResourceRequest: SetMaxResource over PodRequests (cpu, memory, eph., scalars)."""
+    r = Resource()
+    for name, q in pod_requests(pod).items():
+        if name == "cpu":
+            r.milli_cpu = q
+        elif name == "memory":
+            r.memory = q
+        elif name == "ephemeral-storage":
+            r.ephemeral_storage = q
+        elif is_scalar_resource_name(name):
+            r.scalar[name] = q
+    return r
+
+
+class InsufficientResource:
+    __slots__ = ("capacity", "reason", "requested", "resource_name", "unresolvable", "used")
+
+    def __init__(
+        self,
+        resource_name: str,
+        reason: str,
+        requested: int,
+        used: int,
+        capacity: int,
+        unresolvable: bool = False,
+    ) -> None:
+        self.resource_name = resource_name
+        self.reason = reason
+        self.requested = requested
+        self.used = used
+        self.capacity = capacity
+        self.unresolvable = unresolvable
+
+
+def fits_request(
+    req: Resource,
+    ni: NodeInfo,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    out: list[InsufficientResource] = []
+    alloc, used = ni.allocatable, ni.requested
+    if len(ni.pods) + 1 > alloc.allowed_pod_number:
+        out.append(
+            InsufficientResource("pods", "Too many pods", 1, len(ni.pods), alloc.allowed_pod_number)
+        )
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+        return out
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(
+            InsufficientResource(
+                "cpu",
+                "Insufficient cpu",
+                req.milli_cpu,
+                used.milli_cpu,
+                alloc.milli_cpu,
+                req.milli_cpu > alloc.milli_cpu,
+            )
+        )
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        out.append(
+            InsufficientResource(
+                "memory",
+                "Insufficient memory",
+                req.memory,
+                used.memory,
+                alloc.memory,
+                req.memory > alloc.memory,
+            )
+        )
+    if (
+        req.ephemeral_storage > 0
+        and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage
+    ):
+        out.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                "Insufficient ephemeral-storage",
+                req.ephemeral_storage,
+                used.ephemeral_storage,
+                alloc.ephemeral_storage,
+                req.ephemeral_storage > alloc.ephemeral_storage,
+            )
+        )
+    for name, q in req.scalar.items():
+        if q == 0:
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored or (ignored_groups and name.split("/")[0] in ignored_groups)
+        ):
+            continue
+        a = alloc.scalar.get(name, 0)
+        u = used.scalar.get(name, 0)
+        if q > a - u:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
+    return out
+
+
+def fits(pod: Pod, ni: NodeInfo) -> list[InsufficientResource]:
+    """Fits: the insufficient resources of `pod` on `ni` (empty when it fits)."""
+    return fits_request(compute_pod_resource_request(pod), ni)
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def pod_resource_request_list(
+    pod: Pod, resources: list[ResourceSpec], use_requested: bool
+) -> list[int]:
+    """calculatePodResourceRequestList: the pod's request per scored resource."""
+    reqs = pod_requests(pod, non_missing=None if use_requested else NON_ZERO_DEFAULTS)
+    return [reqs.get(r.name, 0) for r in resources]
+
+
+def allocatable_and_requested(
+    ni: NodeInfo, resource: str, pod_request: int, use_requested: bool
+) -> tuple[int, int, int]:
+    """calculateResourceAllocatableRequest: (allocatable, node requested + pod, node requested).
+
+    cpu/memory read the non-zero sums unless `use_requested`; a scalar resource the pod does
+    not request, or one the node lacks, gives (0, 0, 0) and is left out of the score.
+    """
+    if pod_request == 0 and is_scalar_resource_name(resource):
+        return 0, 0, 0
+    req = ni.requested if use_requested else ni.non_zero_requested
+    if resource == "cpu":
+        return ni.allocatable.milli_cpu, req.milli_cpu + pod_request, req.milli_cpu
+    if resource == "memory":
+        return ni.allocatable.memory, req.memory + pod_request, req.memory
+    if resource == "ephemeral-storage":
+        e = ni.requested.ephemeral_storage
+        return ni.allocatable.ephemeral_storage, e + pod_request, e
+    if resource in ni.allocatable.scalar:
+        s = ni.requested.scalar.get(resource, 0)
+        return ni.allocatable.scalar[resource], s + pod_request, s
+    return 0, 0, 0
+
+
+def resource_allocation_score(
+    ni: NodeInfo,
+    resources: list[ResourceSpec],
+    pod_req: list[int],
+    use_requested: bool,
+    scorer: Scorer,
+) -> int:
+    n = len(resources)
+    requested = [0] * n
+    allocated = [0] * n
+    allocatable = [0] * n
+    for i, r in enumerate(resources):
+        a, rq, al = allocatable_and_requested(ni, r.name, pod_req[i], use_requested)
+        if a == 0:
+            continue
+        allocatable[i], requested[i], allocated[i] = a, rq, al
+    return scorer(requested, allocated, allocatable)
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    requested = min(requested, capacity)
+    return go_div(requested * MAX_NODE_SCORE, capacity)
+
+
+def least_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
+    def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
+        node_score = weight_sum = 0
+        for i, rq in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            w = resources[i].weight
+            node_score += least_requested_score(rq, allocatable[i]) * w
+            weight_sum += w
+        return go_div(node_score, weight_sum) if weight_sum else 0
+
+    return f
+
+
+def most_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
+    def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
+        node_score = weight_sum = 0
+        for i, rq in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            w = resources[i].weight
+            node_score += most_requested_score(rq, allocatable[i]) * w
+            weight_sum += w
+        return go_div(node_score, weight_sum) if weight_sum else 0
+
+    return f
+
+
+def scaled_utilization(requested: int, capacity: int, maximum: int) -> int:
+    """requested * max / capacity with requested clamped to [0, capacity] (exact ints)."""
+    if capacity <= 0 or requested <= 0:
+        return 0
+    if requested >= capacity:
+        return maximum
+    return requested * maximum // capacity
+
+
+def requested_to_capacity_ratio_scorer(
+    resources: list[ResourceSpec], shape: list[tuple[int, int]]
+) -> Scorer:
+    """Shape points (utilization 0..100, score 0..10) scaled to 0..100 scores."""
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    raw = broken_linear_function([(u, s * scale) for u, s in shape])
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return int(raw(MAX_UTILIZATION))
+        return int(raw(scaled_utilization(requested, capacity, MAX_UTILIZATION)))
+
+    def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
+        node_score = weight_sum = 0
+        for i, rq in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            w = resources[i].weight
+            s = resource_score(rq, allocatable[i])
+            if s > 0:
+                node_score += s * w
+                weight_sum += w
+        if weight_sum == 0:
+            return 0
+        return go_round(node_score / weight_sum)
+
+    return f
+
+
+class Fit:
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self.ignored = frozenset(args.ignored_resources)
+        self.ignored_groups = frozenset(args.ignored_resource_groups)
+        st = args.scoring_strategy
+        self.strategy = st.type
+        self.resources = list(st.resources)
+        if st.type == LEAST_ALLOCATED:
+            self.scorer = least_resource_scorer(self.resources)
+        elif st.type == MOST_ALLOCATED:
+            self.scorer = most_resource_scorer(self.resources)
+        elif st.type == REQUESTED_TO_CAPACITY_RATIO:
+            shape = sorted((p.utilization, p.score) for p in st.requested_to_capacity_ratio_shape)
+            self.scorer = requested_to_capacity_ratio_scorer(self.resources, shape)
+        else:
+            raise ValueError(f"scoring strategy {st.type} is not supported")
+
+    def name(self) -> str:
+        return NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, compute_pod_resource_request(pod))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:
+            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
+        if not insufficient:
+            return None
+        code = Code.UNSCHEDULABLE
+        for r in insufficient:
+            if r.unresolvable:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return Status(code, [r.reason for r in insufficient])
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            reqs = pod_resource_request_list(pod, self.resources, False)
+        return resource_allocation_score(node_info, self.resources, reqs, False, self.scorer), None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _scheduled_pod_deleted
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+                )
+            ),
+        ]
+
+
+def _scheduled_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """Only the deletion of a scheduled (or nominated) pod can free resources."""
+    if (
+        new is None
+        and old is not None
+        and not old.spec.node_name
+        and not old.status.nominated_node_name
+    ):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
+def new(args: Any, handle: Any) -> Fit:
+    return Fit(args if isinstance(args, NodeResourcesFitArgs) else NodeResourcesFitArgs())

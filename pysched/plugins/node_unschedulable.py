@@ -1,0 +1,46 @@
+"""NodeUnschedulable: unschedulable nodes reject pods not tolerating the unschedulable taint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.labels import tolerations_tolerate_taint
+from pysched.framework.status import Code, Status
+from pysched.framework.types import NodeInfo
+from pysched.objects import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+_UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", TAINT_EFFECT_NO_SCHEDULE)
+
+
+class NodeUnschedulable:
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status(Code.ERROR, ["node not found"])
+        if not node.spec.unschedulable:
+            return None
+        if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS)
+            ),
+        ]
+
+
+def new(args: Any, handle: Any) -> NodeUnschedulable:
+    return NodeUnschedulable()

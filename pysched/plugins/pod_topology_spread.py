@@ -1,0 +1,446 @@
+"""PodTopologySpread: DoNotSchedule constraints filter by skew; ScheduleAnyway ones score.
+
+Semantics as upstream (v1.36):
+- constraints come from the pod, else from the plugin's default constraints (System
+  defaulting: hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway) whose selector
+  is built from the Services/ReplicaSets/... selecting the pod; pysched asks the handle's
+  ``default_spread_selector`` extra for that selector (None or empty: no defaults apply);
+- matchLabelKeys are merged into the selector; minDomains defaults to 1; nodeAffinityPolicy
+  Honor and nodeTaintsPolicy Ignore by default;
+- Filter: matchNum + selfMatch - globalMin > maxSkew -> Unschedulable; a node missing a
+  topology key -> UnschedulableAndUnresolvable "(missing required label)";
+- Score: per constraint cnt * log(domains + 2) + (maxSkew - 1), summed and rounded; then
+  normalised as 100 * (max + min - score) / max, ignored nodes 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.labels import (
+    EVERYTHING,
+    RequiredNodeAffinity,
+    Selector,
+    find_matching_untolerated_taint,
+    label_selector_as_selector,
+)
+from pysched.framework.status import Code, Status
+from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PodInfo, PreFilterResult
+from pysched.objects import (
+    NODE_INCLUSION_POLICY_HONOR,
+    NODE_INCLUSION_POLICY_IGNORE,
+    TOPOLOGY_DO_NOT_SCHEDULE,
+    TOPOLOGY_SCHEDULE_ANYWAY,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    Pod,
+    TopologySpreadConstraint,
+)
+from pysched.plugins.args import (
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+    system_default_constraints,
+)
+from pysched.plugins.helper import go_round
+from pysched.plugins.taint_toleration import do_not_schedule_taints_filter
+
+NAME = "PodTopologySpread"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+MAX_INT32 = 2**31 - 1
+
+
+class Constraint:
+    """topologySpreadConstraint: the v1 constraint with its selector parsed."""
+
+    __slots__ = (
+        "max_skew",
+        "min_domains",
+        "node_affinity_policy",
+        "node_taints_policy",
+        "selector",
+        "topology_key",
+    )
+
+    def __init__(
+        self,
+        max_skew: int,
+        topology_key: str,
+        selector: Selector,
+        min_domains: int,
+        node_affinity_policy: str,
+        node_taints_policy: str,
+    ) -> None:
+        self.max_skew = max_skew
+        self.topology_key = topology_key
+        self.selector = selector
+        self.min_domains = min_domains
+        self.node_affinity_policy = node_affinity_policy
+        self.node_taints_policy = node_taints_policy
+
+    def match_node_inclusion_policies(
+        self, pod: Pod, node: Node, required: RequiredNodeAffinity
+    ) -> bool:
+        if self.node_affinity_policy == NODE_INCLUSION_POLICY_HONOR and not required.match(node):
+            return False
+        return not (
+            self.node_taints_policy == NODE_INCLUSION_POLICY_HONOR
+            and find_matching_untolerated_taint(
+                node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+            )
+            is not None
+        )
+
+
+def filter_constraints(
+    constraints: list[TopologySpreadConstraint], pod_labels: dict[str, str], action: str
+) -> list[Constraint]:
+    """filterTopologySpreadConstraints: those of `action`, matchLabelKeys merged, defaults set."""
+    out: list[Constraint] = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        sel = c.label_selector
+        if c.match_label_keys and sel is not None:
+            extra = [
+                LabelSelectorRequirement(k, "In", [pod_labels[k]])
+                for k in c.match_label_keys
+                if k in pod_labels
+            ]
+            if extra:
+                sel = LabelSelector(dict(sel.match_labels), [*extra, *sel.match_expressions])
+        selector = label_selector_as_selector(sel)  # nil stays Nothing, as upstream
+        out.append(
+            Constraint(
+                c.max_skew,
+                c.topology_key,
+                selector,
+                c.min_domains if c.min_domains is not None else 1,
+                c.node_affinity_policy or NODE_INCLUSION_POLICY_HONOR,
+                c.node_taints_policy or NODE_INCLUSION_POLICY_IGNORE,
+            )
+        )
+    return out
+
+
+def node_labels_match_constraints(labels: dict[str, str], constraints: list[Constraint]) -> bool:
+    return all(c.topology_key in labels for c in constraints)
+
+
+def count_pods_match_selector(pods: list[PodInfo], selector: Selector, ns: str) -> int:
+    """Matching pods in the namespace, terminating ones excluded; an empty selector counts 0."""
+    if selector.empty:
+        return 0
+    n = 0
+    for pi in pods:
+        p = pi.pod
+        if p.metadata.deletion_timestamp is not None or p.metadata.namespace != ns:
+            continue
+        if selector.matches(p.metadata.labels):
+            n += 1
+    return n
+
+
+class _PreFilterState:
+    __slots__ = ("constraints", "domains_at_count", "min_match_num", "tp_value_to_match_num")
+
+    def __init__(self, constraints: list[Constraint]) -> None:
+        self.constraints = constraints
+        self.min_match_num: list[int] = []
+        self.domains_at_count: list[dict[int, int]] = []
+        self.tp_value_to_match_num: list[dict[str, int]] = []
+
+    def clone(self) -> _PreFilterState:
+        c = _PreFilterState(self.constraints)
+        c.min_match_num = list(self.min_match_num)
+        c.domains_at_count = [dict(h) for h in self.domains_at_count]
+        c.tp_value_to_match_num = [dict(m) for m in self.tp_value_to_match_num]
+        return c
+
+    def global_min(self, i: int, min_domains: int) -> int:
+        """Fewer eligible domains than minDomains: the global minimum counts as 0."""
+        if len(self.tp_value_to_match_num[i]) < min_domains:
+            return 0
+        return self.min_match_num[i]
+
+    def update_min(self, i: int, old: int, cur: int) -> None:
+        hist = self.domains_at_count[i]
+        hist[old] = hist.get(old, 0) - 1
+        if hist[old] <= 0:
+            del hist[old]
+        hist[cur] = hist.get(cur, 0) + 1
+        if cur < self.min_match_num[i] or (old == self.min_match_num[i] and hist.get(old, 0) == 0):
+            self.min_match_num[i] = cur
+
+
+class PodTopologySpread:
+    def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
+        self.handle = handle
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        self.default_constraints = (
+            system_default_constraints()
+            if self.system_defaulted
+            else list(args.default_constraints)
+        )
+
+    def name(self) -> str:
+        return NAME
+
+    def _default_selector(self, pod: Pod) -> Selector | None:
+        fn = self.handle.extra("default_spread_selector") if self.handle is not None else None
+        return fn(pod) if fn is not None else None
+
+    def build_default_constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        cs = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        if not cs:
+            return []
+        sel = self._default_selector(pod)
+        if sel is None or sel.empty or sel is EVERYTHING:
+            return []
+        for c in cs:
+            c.selector = sel
+        return cs
+
+    def get_constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        if pod.spec.topology_spread_constraints:
+            return filter_constraints(
+                pod.spec.topology_spread_constraints, pod.metadata.labels, action
+            )
+        return self.build_default_constraints(pod, action)
+
+    # -------------------------------------------------------------- PreFilter / Filter
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self.get_constraints(pod, TOPOLOGY_DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        s = _PreFilterState(constraints)
+        s.tp_value_to_match_num = [{} for _ in constraints]
+        required = RequiredNodeAffinity(pod)
+        ns = pod.metadata.namespace
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            if not node_labels_match_constraints(labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, node, required):
+                    continue
+                v = labels[c.topology_key]
+                m = s.tp_value_to_match_num[i]
+                m[v] = m.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, ns)
+        for i in range(len(constraints)):
+            mn = MAX_INT32
+            hist: dict[int, int] = {}
+            for num in s.tp_value_to_match_num[i].values():
+                hist[num] = hist.get(num, 0) + 1
+                mn = min(mn, num)
+            s.min_match_num.append(mn)
+            s.domains_at_count.append(hist)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def _update_with_pod(
+        self, s: _PreFilterState | None, updated: Pod, preemptor: Pod, node: Node | None, delta: int
+    ) -> None:
+        if s is None or node is None or updated.metadata.namespace != preemptor.metadata.namespace:
+            return
+        labels = node.metadata.labels
+        if not node_labels_match_constraints(labels, s.constraints):
+            return
+        required = RequiredNodeAffinity(preemptor)
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(updated.metadata.labels):
+                continue
+            if not c.match_node_inclusion_policies(preemptor, node, required):
+                continue
+            v = labels[c.topology_key]
+            m = s.tp_value_to_match_num[i]
+            old = m.get(v, 0)
+            cur = old + delta
+            m[v] = cur
+            s.update_min(i, old, cur)
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        self._update_with_pod(s, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1)
+        return None
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        self._update_with_pod(s, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
+        if not s.constraints:
+            return None
+        node = node_info.node
+        assert node is not None
+        labels = node.metadata.labels
+        pod_labels = pod.metadata.labels
+        for i, c in enumerate(s.constraints):
+            tv = labels.get(c.topology_key)
+            if tv is None:
+                return Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_NODE_LABEL_NOT_MATCH]
+                )
+            min_match = s.global_min(i, c.min_domains)
+            self_match = 1 if c.selector.matches(pod_labels) else 0
+            match_num = s.tp_value_to_match_num[i].get(tv, 0)
+            if match_num + self_match - min_match > c.max_skew:
+                return Status(Code.UNSCHEDULABLE, [ERR_REASON_CONSTRAINTS_NOT_MATCH])
+        return None
+
+    # -------------------------------------------------------------- Score
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: list[NodeInfo]
+    ) -> Status | None:
+        all_nodes = self.handle.snapshot_shared_lister().node_infos().list()
+        if not all_nodes:
+            return Status(Code.SKIP)
+        require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        constraints = self.get_constraints(pod, TOPOLOGY_SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        ignored: set[str] = set()
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        topo_size = [0] * len(constraints)
+        for ni in filtered_nodes:
+            labels = ni.node.metadata.labels if ni.node is not None else {}
+            if require_all and not node_labels_match_constraints(labels, constraints):
+                ignored.add(ni.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                v = labels.get(c.topology_key, "")
+                if v not in counts[i]:
+                    counts[i][v] = 0
+                    topo_size[i] += 1
+        weights: list[float] = []
+        for i, c in enumerate(constraints):
+            sz = topo_size[i]
+            if c.topology_key == LABEL_HOSTNAME:
+                sz = len(filtered_nodes) - len(ignored)
+            weights.append(math.log(float(sz + 2)))
+        required = RequiredNodeAffinity(pod)
+        ns = pod.metadata.namespace
+        for ni in all_nodes:
+            node = ni.node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            if require_all and not node_labels_match_constraints(labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, node, required):
+                    continue
+                v = labels.get(c.topology_key, "")
+                if v not in counts[i]:
+                    continue
+                counts[i][v] += count_pods_match_selector(ni.pods, c.selector, ns)
+        state.write(PRE_SCORE_STATE_KEY, (constraints, ignored, counts, weights))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return 0, Status(Code.ERROR, [f"error reading {PRE_SCORE_STATE_KEY!r} from cycleState"])
+        constraints, ignored, counts, weights = s
+        if node_info.name in ignored:
+            return 0, None
+        labels = node_info.node.metadata.labels if node_info.node is not None else {}
+        score = 0.0
+        ns = pod.metadata.namespace
+        for i, c in enumerate(constraints):
+            tv = labels.get(c.topology_key)
+            if tv is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_match_selector(node_info.pods, c.selector, ns)
+            else:
+                cnt = counts[i][tv]
+            score += float(cnt) * weights[i] + float(c.max_skew - 1)
+        return go_round(score), None
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, [f"error reading {PRE_SCORE_STATE_KEY!r} from cycleState"])
+        ignored = s[1]
+        min_score = 2**63 - 1
+        max_score = 0
+        invalid = [False] * len(scores)
+        for i, ns in enumerate(scores):
+            if ns.name in ignored:
+                invalid[i] = True
+                continue
+            min_score = min(min_score, ns.score)
+            max_score = max(max_score, ns.score)
+        for i, ns in enumerate(scores):
+            if invalid[i]:
+                ns.score = 0
+                continue
+            if max_score == 0:
+                ns.score = MAX_NODE_SCORE
+                continue
+            ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.DELETE
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_TAINT,
+                )
+            ),
+        ]
+
+
+def new(args: Any, handle: Any) -> PodTopologySpread:
+    return PodTopologySpread(
+        args if isinstance(args, PodTopologySpreadArgs) else PodTopologySpreadArgs(), handle
+    )

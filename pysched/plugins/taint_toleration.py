@@ -1,0 +1,108 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter; PreferNoSchedule taints score (reversed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
+from pysched.framework.status import Code, Status
+from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
+from pysched.objects import (
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    Pod,
+    Taint,
+    Toleration,
+)
+from pysched.plugins.helper import default_normalize_score
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+def do_not_schedule_taints_filter(t: Taint) -> bool:
+    """helper.DoNotScheduleTaintsFilterFunc: NoSchedule and NoExecute taints."""
+    return t.effect == TAINT_EFFECT_NO_SCHEDULE or t.effect == TAINT_EFFECT_NO_EXECUTE
+
+
+# Since v1.35 (kubernetes#134740) the reason no longer names the taint's key and value, which
+# may be sensitive; it was "node(s) had untolerated taint {key: value}" before.
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+
+def untolerated_taint_reason(taint: Taint) -> str:
+    return ERR_REASON_UNTOLERATED
+
+
+def prefer_no_schedule_tolerations(tolerations: list[Toleration]) -> list[Toleration]:
+    """Tolerations with effect PreferNoSchedule or empty (all effects)."""
+    return [t for t in tolerations if not t.effect or t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE]
+
+
+def count_intolerable_prefer_no_schedule(taints: list[Taint], tolerations: list[Toleration]) -> int:
+    n = 0
+    for taint in taints:
+        if taint.effect != TAINT_EFFECT_PREFER_NO_SCHEDULE:
+            continue
+        if not tolerations_tolerate_taint(tolerations, taint):
+            n += 1
+    return n
+
+
+class TaintToleration:
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status(Code.ERROR, ["invalid nodeInfo"])
+        taints = node.spec.taints
+        if not taints:
+            return None
+        taint = find_matching_untolerated_taint(
+            taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
+        if taint is None:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [untolerated_taint_reason(taint)])
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.spec.tolerations))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        node = node_info.node
+        assert node is not None
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            return 0, Status(
+                Code.ERROR, [f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState"]
+            )
+        return count_intolerable_prefer_no_schedule(node.spec.taints, tolerations), None
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS)
+            ),
+        ]
+
+
+def new(args: Any, handle: Any) -> TaintToleration:
+    return TaintToleration()
