@@ -427,3 +427,35 @@ def past_active_deadline(pod: Pod, start_time: float | None, now: float) -> bool
     if deadline is None or start_time is None:
         return False
     return now - start_time >= deadline
+
+
+# --------------------------------------------------------------------------- grace period
+
+MINIMUM_GRACE_PERIOD_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
+
+
+def termination_grace_period(
+    pod: Pod, container: Container | None, reason: str = "", override: int | None = None
+) -> int:
+    """killContainer's grace period: setTerminationGracePeriod, then the override, then
+    at least 2 s unless overridden.
+
+    The pod's deletionGracePeriodSeconds wins, then a failed liveness/startup probe's own
+    terminationGracePeriodSeconds (for a kill with that reason), then the pod's
+    terminationGracePeriodSeconds. The engine subtracts the preStop hook's run time.
+    """
+    grace = MINIMUM_GRACE_PERIOD_SECONDS
+    if pod.metadata.deletion_grace_period_seconds is not None:
+        grace = pod.metadata.deletion_grace_period_seconds
+    elif pod.spec.termination_grace_period_seconds is not None:
+        grace = pod.spec.termination_grace_period_seconds
+        probe = None
+        if container is not None and reason == reasons.KILL_REASON_LIVENESS_PROBE:
+            probe = container.liveness_probe
+        elif container is not None and reason == reasons.KILL_REASON_STARTUP_PROBE:
+            probe = container.startup_probe
+        if probe is not None and probe.termination_grace_period_seconds is not None:
+            grace = probe.termination_grace_period_seconds
+    if override is not None:
+        return override
+    return max(grace, MINIMUM_GRACE_PERIOD_SECONDS)

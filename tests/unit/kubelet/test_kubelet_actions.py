@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from kubelet_builders import UID, FakeClock, ctr, make_pod, observed, sandbox
 
+from pykubelet.api.types import ExecAction, Probe
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.actions import (
     PROBE_FAILURE,
@@ -15,6 +16,7 @@ from pykubelet.kubelet.actions import (
     image_pull_decision,
     past_active_deadline,
     pod_sandbox_changed,
+    termination_grace_period,
 )
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
@@ -438,3 +440,35 @@ def test_past_active_deadline() -> None:
     assert not past_active_deadline(pod, 100.0, 129.0)
     assert past_active_deadline(pod, 100.0, 130.0)
     assert not past_active_deadline(make_pod(), 100.0, 1e9)
+
+
+GRACE_TABLE = [
+    # pod grace, deletion grace, probe grace, reason, override, expected
+    (30, None, None, "", None, 30),
+    (0, None, None, "", None, 2),  # at least 2 s unless overridden
+    (30, 5, None, "", None, 5),
+    (30, None, 7, reasons.KILL_REASON_LIVENESS_PROBE, None, 7),
+    (30, None, 7, "", None, 30),  # the probe's grace only for its own kills
+    (30, 5, 7, reasons.KILL_REASON_LIVENESS_PROBE, None, 5),
+    (30, None, None, "", 0, 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod_grace", "deletion", "probe_grace", "reason", "override", "expected"), GRACE_TABLE
+)
+def test_termination_grace_period(
+    pod_grace: int,
+    deletion: int | None,
+    probe_grace: int | None,
+    reason: str,
+    override: int | None,
+    expected: int,
+) -> None:
+    pod = make_pod(terminationGracePeriodSeconds=pod_grace)
+    pod.metadata.deletion_grace_period_seconds = deletion
+    c = pod.spec.containers[0]
+    c.liveness_probe = Probe(
+        exec=ExecAction(command=["true"]), termination_grace_period_seconds=probe_grace
+    )
+    assert termination_grace_period(pod, c, reason, override) == expected
