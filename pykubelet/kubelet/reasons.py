@@ -108,3 +108,31 @@ def format_duration(seconds: float) -> str:
     else:
         text = sec_text
     return ("-" if negative else "") + text
+
+
+# Event messages (kuberuntime_manager.go, kuberuntime_container.go, images/image_manager.go).
+SANDBOX_CHANGED_MESSAGE = "Pod sandbox changed, it will be killed and re-created."
+
+
+def failed_create_sandbox_message(err: str) -> str:
+    return f"Failed to create pod sandbox: {err}"
+
+
+def created_container_message(name: str) -> str:
+    return f"Created container: {name}"
+
+
+def started_container_message(name: str) -> str:
+    return f"Started container {name}"
+
+
+def killing_container_message(name: str) -> str:
+    return f"Stopping container {name}"
+
+
+def pulling_image_message(image: str) -> str:
+    return f'Pulling image "{image}"'
+
+
+def image_pull_back_off_message(image: str) -> str:
+    return f'Back-off pulling image "{image}"'
