@@ -103,7 +103,8 @@ class OurRuntime:
 
     def pod_processes(self) -> list[int]:
         """conmon monitors (their cmdline names our root) and everything below them."""
-        tops = [p for p in _all_pids() if p != self.pid() and str(self.root) in _cmdline(p)]
+        me = self.proc.pid if self.proc is not None else -1
+        tops = [p for p in _all_pids() if p != me and str(self.root) in _cmdline(p)]
         return _with_descendants(tops)
 
     def stop(self) -> None:
@@ -261,11 +262,12 @@ def pss_kib(pids: list[int]) -> int:
     return sum(_kib(p, "Pss", "smaps_rollup") for p in pids)
 
 
-def mem_available_kib(samples: int = 5) -> int:
+def meminfo_kib(field: str = "MemAvailable", samples: int = 5) -> int:
+    """Median of a few samples of one /proc/meminfo field (the host is shared and noisy)."""
     vals = []
     for _ in range(samples):
         for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
+            if line.startswith(field + ":"):
                 vals.append(int(line.split()[1]))
         time.sleep(0.2)
     return int(statistics.median(vals))
@@ -301,12 +303,18 @@ def lifecycle(peer_dir: Path, endpoint: str, n: int, subnet: str) -> dict:
 
 
 def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> dict:
-    """Start `pods` sleeping pods; measure host memory and PSS per pod; remove them."""
+    """Start `pods` sleeping pods; measure host memory and PSS per pod; remove them.
+
+    Host memory is MemAvailable before minus with the pods, against the mean of the
+    baselines taken before starting and after removing them (drift on a shared host).
+    """
     log_root = Path(tempfile.mkdtemp(prefix="rtcri-bench-logs-"))
     tag = ("rtcri-bench-mem", label)
+    out: dict = {}
     try:
         time.sleep(1)
-        base_avail = mem_available_kib()
+        base_avail = meminfo_kib()
+        base_slab = meminfo_kib("Slab", 1)
         base_rss = rss_kib(daemon_pid)
         base_pss = pss_kib(pod_procs())
         t0 = time.perf_counter()
@@ -325,24 +333,32 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
                     state=pb.CONTAINER_RUNNING))), timeout=60).containers)
         start_s = time.perf_counter() - t0
         time.sleep(2)
-        loaded_avail = mem_available_kib()
+        loaded_avail = meminfo_kib()
+        loaded_slab = meminfo_kib("Slab", 1)
         loaded_rss = rss_kib(daemon_pid)
         procs = pod_procs()
         loaded_pss = pss_kib(procs)
-        return {
+        out = {
             "pods": pods, "containers_running": running, "start_all_s": round(start_s, 2),
             "daemon_rss_idle_kib": base_rss, "daemon_rss_loaded_kib": loaded_rss,
-            "host_mem_added_kib": base_avail - loaded_avail,
-            "host_mem_per_pod_kib": round((base_avail - loaded_avail) / pods, 1),
             "pod_processes": len(procs),
             "pod_process_pss_kib": loaded_pss - base_pss,
             "pss_per_pod_kib": round((loaded_pss - base_pss) / pods, 1),
+            "slab_per_pod_kib": round((loaded_slab - base_slab) / pods, 1),
         }
     finally:
         t1 = time.perf_counter()
         remove_everything(endpoint, tag)
         log(f"memory[{label}]: removed {pods} pods in {time.perf_counter() - t1:.1f} s")
         shutil.rmtree(log_root, ignore_errors=True)
+    time.sleep(2)
+    after_avail = meminfo_kib()
+    baseline = (base_avail + after_avail) / 2
+    out["mem_available_kib"] = {"before": base_avail, "loaded": loaded_avail,
+                                "after_removal": after_avail}
+    out["host_mem_added_kib"] = round(baseline - loaded_avail)
+    out["host_mem_per_pod_kib"] = round((baseline - loaded_avail) / pods, 1)
+    return out
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
@@ -399,7 +415,8 @@ def main() -> int:
         summary[span] = {"pykubelet_ms": o, "containerd_ms": c,
                          "ratio_median": ratio(o and o["median"], c and c["median"])}
     mem = result.get("memory", {})
-    for key in ("host_mem_per_pod_kib", "pss_per_pod_kib", "daemon_rss_idle_kib",
+    for key in ("host_mem_per_pod_kib", "pss_per_pod_kib", "slab_per_pod_kib",
+                "daemon_rss_idle_kib",
                 "daemon_rss_loaded_kib"):
         o = mem.get("pykubelet", {}).get(key)
         c = mem.get("containerd", {}).get(key)
