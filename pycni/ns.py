@@ -15,7 +15,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -97,6 +96,8 @@ def same_netns(path: str) -> bool:
 
 def create_netns(name: str, run_dir: str = NETNS_RUN_DIR) -> str:
     """Create a named netns pinned by a bind mount at ``run_dir/name`` (like ``ip netns add``)."""
+    import threading
+
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, name)
     fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o444)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import socket
 import struct
 
 from pycni.ip.netlink import (
@@ -24,11 +23,12 @@ from pycni.spec import IPInterface
 IFA_ADDRESS = 1
 IFA_LOCAL = 2
 IFA_BROADCAST = 4
+AF_INET, AF_INET6 = 2, 10
 _IFADDR = struct.Struct("=BBBBI")
 
 
 def _family(version: int) -> int:
-    return socket.AF_INET if version == 4 else socket.AF_INET6
+    return AF_INET if version == 4 else AF_INET6
 
 
 def list_addrs(nl: RtNetlink, index: int, version: int | None = None) -> list[IPInterface]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import socket
 import struct
 from dataclasses import dataclass
 
@@ -32,6 +31,7 @@ RT_TABLE_MAIN = 254
 RTPROT_BOOT = 3
 RT_SCOPE_UNIVERSE = 0
 RTN_UNICAST = 1
+AF_INET, AF_INET6 = 2, 10
 _RTMSG = struct.Struct("=BBBBBBBBI")
 
 
@@ -46,7 +46,7 @@ class KernelRoute:
 def add_route(nl: RtNetlink, dst: IPNetwork, gw: IPAddress | None, oif: int,
               priority: int | None = None) -> None:
     """Add a unicast route in the main table; the same route again is fine."""
-    family = socket.AF_INET if dst.version == 4 else socket.AF_INET6
+    family = AF_INET if dst.version == 4 else AF_INET6
     body = _RTMSG.pack(family, dst.prefixlen, 0, 0, RT_TABLE_MAIN, RTPROT_BOOT,
                        RT_SCOPE_UNIVERSE, RTN_UNICAST, 0)
     if dst.prefixlen:
@@ -65,7 +65,7 @@ def add_route(nl: RtNetlink, dst: IPNetwork, gw: IPAddress | None, oif: int,
 
 def list_routes(nl: RtNetlink, version: int = 4, oif: int | None = None) -> list[KernelRoute]:
     """Unicast routes of the main table (optionally only those out of ``oif``)."""
-    family = socket.AF_INET if version == 4 else socket.AF_INET6
+    family = AF_INET if version == 4 else AF_INET6
     out: list[KernelRoute] = []
     for body in nl.request(RTM_GETROUTE, _RTMSG.pack(family, 0, 0, 0, 0, 0, 0, 0, 0), NLM_F_DUMP):
         fam, dst_len, _s, _t, table, _p, _sc, rtype, _f = _RTMSG.unpack_from(body)

@@ -9,19 +9,23 @@ tables the host's ``iptables`` shows.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Protocol
 
 from pycni.spec import IPInterface
 
+try:  # the builtin implementation: hashlib loads OpenSSL (~4 ms) for one digest
+    from _sha512 import sha512 as _sha512
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha512 as _sha512
+
 MAX_CHAIN_LENGTH = 28
 
 
 def chain_name(network: str, container_id: str, prefix: str = "") -> str:
     """utils.FormatChainName: ``CNI-`` + hex sha512(name+id), cut to 28 characters."""
-    digest = hashlib.sha512((network + container_id).encode()).hexdigest()
+    digest = _sha512((network + container_id).encode()).hexdigest()
     return f"CNI-{prefix}{digest}"[:MAX_CHAIN_LENGTH]
 
 

@@ -9,22 +9,31 @@ Resolving the symlink costs no process; only when that is inconclusive do we ask
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from functools import cache
 
 from pycni.masq import MasqBackend
 
 
+def _which(name: str) -> str | None:
+    """shutil.which without importing shutil (an exec'd plugin pays for every import)."""
+    for d in os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(":"):
+        path = os.path.join(d, name)
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
 @cache
 def probe_iptables_variant() -> str:
     """``nft`` or ``legacy``: the variant the host's ``iptables`` command uses."""
-    path = shutil.which("iptables") or "/usr/sbin/iptables"
+    path = _which("iptables") or "/usr/sbin/iptables"
     target = os.path.basename(os.path.realpath(path))
     if "nft" in target:
         return "nft"
     if "legacy" in target:
         return "legacy"
+    import subprocess
+
     try:
         out = subprocess.run([path, "-V"], capture_output=True, text=True, check=False).stdout
     except OSError:
