@@ -441,6 +441,19 @@ class PriorityQueue:
             self._in_flight[pinfo.key] = []
             return pinfo
 
+    def mark_in_flight(self, pinfo: QueuedPodInfo) -> None:
+        """Start an attempt for a pod that did not come through pop() (simulate's list order)."""
+        with self._lock:
+            key = pinfo.key
+            self._active.delete(key)
+            self._backoff.delete(key)
+            self._unschedulable.pop(key, None)
+            pinfo.attempts += 1
+            if pinfo.initial_attempt_timestamp is None:
+                pinfo.initial_attempt_timestamp = self.clock.now()
+            self.scheduling_cycle += 1
+            self._in_flight[key] = []
+
     def done(self, pod: Any) -> None:
         """The pod's scheduling attempt is over; forget the events seen meanwhile."""
         with self._lock:

@@ -25,6 +25,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from pysched.framework.cycle_state import CycleState
@@ -43,6 +45,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 CLEAR_NOMINATED_NODE = NominatingInfo("", mode_override=True)
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes: int) -> int:
@@ -133,6 +136,7 @@ class Scheduler:
         self._bind_lock = threading.Lock()
         self.last_record: CycleRecord | None = None
         self.record_scores = False
+        self._fast_rows: np.ndarray = _NO_ROWS
 
     # ------------------------------------------------------------------ the loop body
     def schedule_one(self, timeout: float | None = 0.0) -> CycleRecord | None:
@@ -140,6 +144,10 @@ class Scheduler:
         pinfo = self.queue.pop(timeout)
         if pinfo is None:
             return None
+        return self.schedule_queued(pinfo)
+
+    def schedule_queued(self, pinfo: QueuedPodInfo) -> CycleRecord | None:
+        """Schedule a pod already taken from the queue (popped or marked in flight)."""
         pod = pinfo.pod
         fwk = self.frameworks.get(pod.spec.scheduler_name)
         if fwk is None:
@@ -376,6 +384,7 @@ class Scheduler:
         self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
     ) -> ScheduleResult:
         self.cache.update_snapshot(self.snapshot)
+        self._fast_rows = _NO_ROWS
         if self.snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
         feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, record)
@@ -386,6 +395,33 @@ class Scheduler:
             record.feasible = [ni.name for ni in feasible]
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        table = self.snapshot.table
+        if (
+            self.fast is not None
+            and table is not None
+            and not self.record_scores
+            and fwk.has_score_plugins()
+        ):
+            st = fwk.run_pre_score_plugins(state, pod, feasible)
+            if not _ok(st):
+                assert st is not None
+                raise st.as_error() or RuntimeError(st.message())
+            rows = self._fast_rows if len(self._fast_rows) == len(feasible) else None
+            if rows is None or table.infos[int(rows[0])] is not feasible[0]:
+                index_of = self.snapshot.index_of
+                rows = np.fromiter((index_of[ni.name] for ni in feasible), np.int64, len(feasible))
+            totals = self.fast.weighted_totals(fwk, state, pod, table, rows)
+            if totals is not None:
+                best = totals.max()
+                ties = np.flatnonzero(totals == best)
+                k = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
+                return ScheduleResult(feasible[k].name, evaluated, len(feasible))
+            scores, st = _split(fwk.run_score_plugins(state, pod, feasible))
+            if not _ok(st):
+                assert st is not None
+                raise st.as_error() or RuntimeError(st.message())
+            return ScheduleResult(select_host(scores, self.rng), evaluated, len(feasible))
         scores = self.prioritize_nodes(fwk, state, pod, feasible, record)
         if record is not None:
             record.scores = scores
@@ -456,6 +492,20 @@ class Scheduler:
         start = self.next_start_node_index if use_index else 0
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(to_find, n))]
+        table = self.snapshot.table
+        if (
+            self.fast is not None
+            and use_index
+            and table is not None
+            and nodes is self.snapshot.node_info_list
+            and table.n == n
+            and not self.queue.nominator.has_any()
+        ):
+            mask = self.fast.filter_mask(fwk, state, pod, table)
+            if mask is not None:
+                return self._fast_pass_filters(
+                    fwk, state, pod, diagnosis, nodes, mask, start, to_find
+                )
         feasible: list[NodeInfo] = []
         for i in range(n):
             ni = nodes[(start + i) % n]
@@ -470,6 +520,43 @@ class Scheduler:
                 diagnosis.node_to_status.set(ni.name, st)
                 diagnosis.add_plugin_status(st)
         return feasible
+
+    def _fast_pass_filters(
+        self,
+        fwk: Any,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: list[NodeInfo],
+        mask: np.ndarray,
+        start: int,
+        to_find: int,
+    ) -> list[NodeInfo]:
+        """The rotated prefix holding the first ``to_find`` feasible rows; the infeasible rows
+        in it get their exact Status from the plugins."""
+        n = len(nodes)
+        rotated = np.concatenate((mask[start:], mask[:start])) if start else mask
+        pos = np.flatnonzero(rotated)
+        if len(pos) >= to_find:
+            pos = pos[:to_find]
+            end = int(pos[-1]) + 1
+        else:
+            end = n
+        rows = (pos + start) % n
+        self._fast_rows = rows
+        if end > len(pos):
+            bad = np.flatnonzero(~rotated[:end])
+            for p in bad.tolist():
+                ni = nodes[(start + p) % n]
+                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                if st.code == Code.ERROR:
+                    raise st.as_error() or RuntimeError(st.message())
+                if st.is_success():
+                    self.fast.stats["mismatch"] += 1
+                    continue
+                diagnosis.node_to_status.set(ni.name, st)
+                diagnosis.add_plugin_status(st)
+        return [nodes[i] for i in rows.tolist()]
 
     def _percentage(self, fwk: Any) -> int:
         p = getattr(fwk, "percentage_of_nodes_to_score", None)

@@ -1,0 +1,59 @@
+"""`pysched` console script: ``pysched simulate FILE [-o json] [--config FILE] [--explain]``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pysched.simulate import SimulateError, load_inputs, render_json, render_text, simulate
+
+
+@click.group()
+def main() -> None:
+    """pysched: kube-scheduler's default profile, in Python."""
+
+
+@main.command("simulate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    help='json: the {"results": [...]} document DESIGN.md specifies',
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="per node: the filter verdict and every score plugin's raw, normalised and weighted score",
+)
+@click.option("--seed", type=int, default=0, help="seed of the tie-breaking RNG")
+def simulate_cmd(file: str, output: str, config_path: str | None, explain: bool, seed: int) -> None:
+    """Decide where each pending Pod in FILE (a v1 List) would go."""
+    cfg = None
+    try:
+        if config_path is not None:
+            from pysched.config import load_config
+
+            try:
+                cfg = load_config(config_path)
+            except (OSError, ValueError) as err:
+                raise SimulateError(f"--config {config_path}: {err}") from None
+        inputs = load_inputs(file)
+        result = simulate(inputs, cfg, explain=explain, seed=seed)
+    except SimulateError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(1)
+    click.echo(render_json(result) if output == "json" else render_text(result), nl=False)
+
+
+if __name__ == "__main__":
+    main()

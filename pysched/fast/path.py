@@ -1,0 +1,427 @@
+"""The vectorised hot path: the default profile's filters and scores over a NodeTable.
+
+Every function here computes exactly what the plugin of the same name computes, for all nodes
+at once, with the plugin's integer (and float) arithmetic. The scheduler asks for a feasibility
+mask after PreFilter and for weighted totals after PreScore; whenever a plugin is active that
+has no vectorised twin here (or is configured beyond what is mirrored), the answer is ``None``
+and the scheduler runs the plugins one node at a time instead. Plugins that PreFilter/PreScore
+marked Skip take no part, as in the framework.
+
+Infeasible nodes inside the evaluated prefix are re-run through the plugins by the scheduler,
+to get their exact Status for the FitError/diagnosis; a disagreement is counted in
+``stats["mismatch"]`` (tests assert it stays 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pysched.fast.table import NodeTable
+from pysched.framework.labels import SelectorError, _compile_term, tolerations_tolerate_taint
+from pysched.framework.types import MAX_NODE_SCORE, Resource, host_ports, normalized_image_name
+from pysched.objects import (
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    Taint,
+)
+from pysched.resources import is_extended_resource_name, is_scalar_resource_name
+
+_PASS_FILTERS = frozenset(
+    {
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DynamicResources",
+    }
+)
+_UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", TAINT_EFFECT_NO_SCHEDULE)
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+class _NotVectorisable(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- label selectors over columns
+def _requirement_mask(t: NodeTable, r: NodeSelectorRequirement) -> np.ndarray:
+    col = t.label_column(r.key)
+    op = r.operator
+    if op in ("In", "NotIn"):
+        ids = t.value_ids(r.key, r.values)
+        hit = np.isin(col, ids) if ids else np.zeros(t.n, bool)
+        return hit if op == "In" else ~hit
+    if op == "Exists":
+        return col >= 0
+    if op == "DoesNotExist":
+        return col < 0
+    # Gt / Lt: labels that parse as integers, compared with the bound
+    bound = int(r.values[0])
+    vals = t.label_values.get(r.key, {})
+    ok = np.zeros(len(vals) + 1, bool)  # index -1 (absent) -> last slot, False
+    for v, vid in vals.items():
+        try:
+            n = int(v)
+        except ValueError:
+            continue
+        ok[vid] = n > bound if op == "Gt" else n < bound
+    return ok[col]
+
+
+def _term_mask(t: NodeTable, term: NodeSelectorTerm) -> np.ndarray:
+    if term.match_fields:
+        raise _NotVectorisable("matchFields")
+    compiled = _compile_term(term)
+    if compiled.error is not None:
+        return np.zeros(t.n, bool)  # an invalid term never matches
+    m = np.ones(t.n, bool)
+    for r in term.match_expressions:
+        m &= _requirement_mask(t, r)
+    return m
+
+
+def _node_selector_mask(t: NodeTable, pod: Pod) -> np.ndarray:
+    m = np.ones(t.n, bool)
+    for k, v in pod.spec.node_selector.items():
+        col = t.label_column(k)
+        ids = t.value_ids(k, [v])
+        m &= (col == ids[0]) if ids else False
+    aff = pod.spec.affinity
+    na = aff.node_affinity if aff is not None else None
+    if na is not None and na.required is not None:
+        terms = [
+            x for x in na.required.node_selector_terms if x.match_expressions or x.match_fields
+        ]
+        any_term = np.zeros(t.n, bool)
+        for term in terms:
+            any_term |= _term_mask(t, term)
+        m &= any_term
+    return m
+
+
+# ---------------------------------------------------------------- filters
+def _f_node_unschedulable(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
+        return np.ones(t.n, bool)
+    return ~t.unschedulable
+
+
+def _f_node_name(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    if pod.spec.node_name:
+        raise _NotVectorisable("spec.nodeName")
+    return np.ones(t.n, bool)
+
+
+def _untolerated_bits(
+    t: NodeTable, pod: Pod, effects: tuple[str, ...], tolerations: Any
+) -> np.ndarray:
+    ids = [
+        tid
+        for tid, taint in enumerate(t.taints)
+        if taint.effect in effects and not tolerations_tolerate_taint(tolerations, taint)
+    ]
+    return t.taint_bits(ids)
+
+
+def _f_taint_toleration(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    bits = _untolerated_bits(
+        t, pod, (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE), pod.spec.tolerations
+    )
+    if not bits.any():
+        return np.ones(t.n, bool)
+    return ~((t.hard_taints & bits) != 0).any(axis=1)
+
+
+def _f_node_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    if getattr(pl, "added_node_selector", None) is not None:
+        raise _NotVectorisable("addedAffinity")
+    return _node_selector_mask(t, pod)
+
+
+def _f_node_ports(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    if host_ports(pod):
+        raise _NotVectorisable("hostPorts")
+    return np.ones(t.n, bool)
+
+
+def _f_node_resources_fit(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    req: Resource | None = state.get("PreFilterNodeResourcesFit")
+    if req is None:
+        raise _NotVectorisable("no PreFilter state")
+    bad = t.num_pods + 1 > t.alloc_pods
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+        return ~bad
+    if req.milli_cpu > 0:
+        bad |= req.milli_cpu > t.alloc_cpu - t.req_cpu
+    if req.memory > 0:
+        bad |= req.memory > t.alloc_mem - t.req_mem
+    if req.ephemeral_storage > 0:
+        bad |= req.ephemeral_storage > t.alloc_eph - t.req_eph
+    ignored = getattr(pl, "ignored", frozenset())
+    groups = getattr(pl, "ignored_groups", frozenset())
+    for name, q in req.scalar.items():
+        if q == 0:
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored or (groups and name.split("/")[0] in groups)
+        ):
+            continue
+        a, u = t.scalar(name)
+        bad |= q > a - u
+    return ~bad
+
+
+FILTERS = {
+    "NodeUnschedulable": _f_node_unschedulable,
+    "NodeName": _f_node_name,
+    "TaintToleration": _f_taint_toleration,
+    "NodeAffinity": _f_node_affinity,
+    "NodePorts": _f_node_ports,
+    "NodeResourcesFit": _f_node_resources_fit,
+}
+
+
+# ---------------------------------------------------------------- scores
+def _resource_columns(
+    t: NodeTable, idx: np.ndarray, name: str, pod_req: int, use_requested: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(allocatable, requested incl. pod, requested) per node (allocatable 0: left out)."""
+    if pod_req == 0 and is_scalar_resource_name(name):
+        z = np.zeros(len(idx), np.int64)
+        return z, z, z
+    if name == "cpu":
+        r = (t.req_cpu if use_requested else t.nz_cpu)[idx]
+        return t.alloc_cpu[idx], r + pod_req, r
+    if name == "memory":
+        r = (t.req_mem if use_requested else t.nz_mem)[idx]
+        return t.alloc_mem[idx], r + pod_req, r
+    if name == "ephemeral-storage":
+        r = t.req_eph[idx]
+        return t.alloc_eph[idx], r + pod_req, r
+    if name in t.scalar_alloc:
+        a, u = t.scalar(name)
+        r = u[idx]
+        return a[idx], r + pod_req, r
+    z = np.zeros(len(idx), np.int64)
+    return z, z, z
+
+
+def _s_node_resources_fit(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray
+) -> np.ndarray:
+    from pysched.plugins.args import LEAST_ALLOCATED, MOST_ALLOCATED
+
+    strategy = getattr(pl, "strategy", None)
+    if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+        raise _NotVectorisable(f"scoring strategy {strategy}")
+    reqs = state.get("PreScoreNodeResourcesFit")
+    if reqs is None:
+        raise _NotVectorisable("no PreScore state")
+    score = np.zeros(len(idx), np.int64)
+    wsum = np.zeros(len(idx), np.int64)
+    for i, res in enumerate(pl.resources):
+        a, rq, _ = _resource_columns(t, idx, res.name, reqs[i], False)
+        valid = a != 0
+        safe_a = np.where(valid, a, 1)
+        if strategy == LEAST_ALLOCATED:
+            s = np.where(rq > a, 0, ((safe_a - rq) * MAX_NODE_SCORE) // safe_a)
+        else:
+            s = (np.minimum(rq, a) * MAX_NODE_SCORE) // safe_a
+        s = np.where(valid, s, 0)
+        score += s * res.weight
+        wsum += np.where(valid, res.weight, 0)
+    return np.where(wsum > 0, score // np.where(wsum > 0, wsum, 1), 0)
+
+
+def _balanced_score(rq: list[np.ndarray], a: list[np.ndarray]) -> np.ndarray:
+    """balanced_resource_score for nodes where every resource has allocatable > 0."""
+    fr = [
+        np.minimum(r.astype(np.float64) / x.astype(np.float64), 1.0)
+        for r, x in zip(rq, a, strict=True)
+    ]
+    k = len(fr)
+    if k == 2:
+        std = np.abs((fr[0] - fr[1]) / 2)
+    elif k == 1:
+        std = np.zeros_like(fr[0])
+    else:
+        total = fr[0].copy()
+        for f in fr[1:]:
+            total = total + f
+        mean = total / k
+        s = np.zeros_like(mean)
+        for f in fr:
+            s = s + (f - mean) * (f - mean)
+        std = np.sqrt(s / k)
+    return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+def _s_balanced(t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray) -> np.ndarray:
+    from pysched.plugins.balanced_allocation import balanced_resource_scorer
+    from pysched.plugins.node_resources_fit import resource_allocation_score
+
+    reqs = state.get("PreScoreNodeResourcesBalancedAllocation")
+    if reqs is None:
+        raise _NotVectorisable("no PreScore state")
+    cols = [_resource_columns(t, idx, r.name, reqs[i], True) for i, r in enumerate(pl.resources)]
+    alloc = [c[0] for c in cols]
+    all_valid = np.ones(len(idx), bool)
+    for a in alloc:
+        all_valid &= a != 0
+    with_pod = _balanced_score([c[1] for c in cols], alloc) if all_valid.any() else None
+    without = _balanced_score([c[2] for c in cols], alloc) if all_valid.any() else None
+    out = np.zeros(len(idx), np.int64)
+    if with_pod is not None and without is not None:
+        half = MAX_NODE_SCORE // 2
+        out = half + (half + with_pod - without) // 2
+    if not all_valid.all():  # some node lacks a resource: the plugin's own arithmetic
+        for j in np.flatnonzero(~all_valid):
+            ni = t.infos[idx[j]]
+            out[j] = resource_allocation_score(
+                ni, pl.resources, reqs, True, balanced_resource_scorer
+            )
+    return out
+
+
+def _s_image_locality(t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray) -> np.ndarray:
+    total_nodes = t.n
+    sums = np.zeros(len(idx), np.int64)
+    for c in [*pod.spec.init_containers, *pod.spec.containers]:
+        name = normalized_image_name(c.image)
+        col = t.image_column(name)
+        rows = np.flatnonzero(col)
+        if len(rows) == 0:
+            continue
+        st = t.infos[rows[0]].image_states[name]
+        scaled = int(st.size * (st.num_nodes / total_nodes))
+        sums += np.where(col[idx], scaled, 0)
+    n = len(pod.spec.init_containers) + len(pod.spec.containers)
+    max_threshold = MAX_CONTAINER_THRESHOLD * n
+    s = np.clip(sums, MIN_THRESHOLD, max_threshold)
+    return (MAX_NODE_SCORE * (s - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+
+
+def _s_taint_toleration(t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray) -> np.ndarray:
+    tolerations = state.get("PreScoreTaintToleration")
+    if tolerations is None:
+        raise _NotVectorisable("no PreScore state")
+    counts = np.zeros(len(idx), np.int64)
+    for tid, taint in enumerate(t.taints):
+        if taint.effect != TAINT_EFFECT_PREFER_NO_SCHEDULE:
+            continue
+        if tolerations_tolerate_taint(tolerations, taint):
+            continue
+        w, b = divmod(tid, 64)
+        counts += ((t.prefer_taints[idx, w] >> np.uint64(b)) & np.uint64(1)).astype(np.int64)
+    return _normalize(counts, reverse=True)
+
+
+def _s_node_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray) -> np.ndarray:
+    if getattr(pl, "added_pref_terms", None) is not None:
+        raise _NotVectorisable("addedAffinity")
+    aff = pod.spec.affinity
+    na = aff.node_affinity if aff is not None else None
+    counts = np.zeros(len(idx), np.int64)
+    for term in na.preferred if na is not None else ():
+        pref = term.preference
+        if term.weight == 0 or not (pref.match_expressions or pref.match_fields):
+            continue
+        counts += np.where(_term_mask(t, pref)[idx], term.weight, 0)
+    return _normalize(counts, reverse=False)
+
+
+def _normalize(counts: np.ndarray, reverse: bool) -> np.ndarray:
+    """helper.DefaultNormalizeScore over the scored nodes."""
+    mx = int(counts.max()) if len(counts) else 0
+    if mx == 0:
+        return np.full(len(counts), MAX_NODE_SCORE if reverse else 0, np.int64)
+    s = (MAX_NODE_SCORE * counts) // mx
+    return MAX_NODE_SCORE - s if reverse else s
+
+
+SCORES = {
+    "NodeResourcesFit": _s_node_resources_fit,
+    "NodeResourcesBalancedAllocation": _s_balanced,
+    "ImageLocality": _s_image_locality,
+    "TaintToleration": _s_taint_toleration,
+    "NodeAffinity": _s_node_affinity,
+}
+
+
+class FastPath:
+    """Vectorised filters and scores for the scheduler (see module doc)."""
+
+    def __init__(self) -> None:
+        self.stats = {
+            "fast_filter": 0,
+            "plain_filter": 0,
+            "fast_score": 0,
+            "plain_score": 0,
+            "mismatch": 0,
+        }
+
+    def filter_mask(self, fwk: Any, state: Any, pod: Pod, table: NodeTable) -> np.ndarray | None:
+        """Feasibility of every table row, or None when some active filter is not mirrored."""
+        skip = state.skip_filter_plugins
+        mask = np.ones(table.n, bool)
+        try:
+            for pl in fwk.filter_plugins:
+                name = pl.name()
+                if name in skip or name in _PASS_FILTERS:
+                    continue
+                fn = FILTERS.get(name)
+                if fn is None:
+                    raise _NotVectorisable(name)
+                mask &= fn(table, pl, state, pod)
+        except (_NotVectorisable, SelectorError, ValueError):
+            self.stats["plain_filter"] += 1
+            return None
+        self.stats["fast_filter"] += 1
+        return mask
+
+    def weighted_totals(
+        self, fwk: Any, state: Any, pod: Pod, table: NodeTable, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """Σ weight × normalised score over rows ``idx``, or None when not mirrored."""
+        skip = state.skip_score_plugins
+        total = np.zeros(len(idx), np.int64)
+        try:
+            for pl in fwk.score_plugins:
+                name = pl.name()
+                if name in skip:
+                    continue
+                fn = SCORES.get(name)
+                if fn is None:
+                    raise _NotVectorisable(name)
+                total += fn(table, pl, state, pod, idx) * fwk.score_plugin_weight[name]
+        except (_NotVectorisable, SelectorError, ValueError):
+            self.stats["plain_score"] += 1
+            return None
+        self.stats["fast_score"] += 1
+        return total
+
+    def plugin_scores(
+        self, fwk: Any, state: Any, pod: Pod, table: NodeTable, idx: np.ndarray
+    ) -> dict[str, np.ndarray] | None:
+        """Normalised score per plugin (tests compare these with the plugins')."""
+        out = {}
+        try:
+            for pl in fwk.score_plugins:
+                name = pl.name()
+                if name in state.skip_score_plugins:
+                    continue
+                fn = SCORES.get(name)
+                if fn is None:
+                    return None
+                out[name] = fn(table, pl, state, pod, idx)
+        except (_NotVectorisable, SelectorError, ValueError):
+            return None
+        return out
