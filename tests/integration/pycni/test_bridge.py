@@ -346,3 +346,31 @@ def test_add_result_in_older_spec_versions(lab: Lab, mode: str) -> None:
         ipaddress.ip_interface(r.out["ips"][0]["address"])
         assert lab.call("DEL", dict(lab.conf(cniVersion=version), prevResult=r.out), cid, netns,
                         mode).status == 0
+
+
+def test_ten_concurrent_in_process_adds_from_threads(lab: Lab) -> None:
+    """The runtime calls plugins in-process from a threaded gRPC server: each thread
+    switches netns only for itself and always comes back; the file lock still serialises."""
+    spaces = [lab.netns() for _ in range(10)]
+    cids = [lab.cid() for _ in range(10)]
+    conf = lab.conf()
+    host_ns = os.stat("/proc/self/ns/net").st_ino
+
+    def add(i: int) -> Any:
+        r = lab.call("ADD", conf, cids[i], spaces[i], "inproc")
+        assert os.stat("/proc/thread-self/ns/net").st_ino == host_ns
+        return r
+
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        results = list(pool.map(add, range(10)))
+    assert [r.status for r in results] == [0] * 10, [r.raw for r in results if r.status]
+    assert len({r.out["ips"][0]["address"] for r in results}) == 10
+    assert os.stat("/proc/thread-self/ns/net").st_ino == host_ns
+    for i in (0, 9):
+        assert ping(spaces[i], f"10.92.{lab.octet}.1")
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        dels = list(pool.map(lambda i: lab.call("DEL", dict(conf, prevResult=results[i].out),
+                                                cids[i], spaces[i], "inproc"), range(10)))
+    assert [d.status for d in dels] == [0] * 10
+    assert lab.ipam_files() == []
+    assert all(chain_rules(lab.net, c) == [] for c in cids)
