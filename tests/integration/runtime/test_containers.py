@@ -367,3 +367,62 @@ def test_args_follow_kubernetes_rules(env: Env, tmp_path: Path) -> None:
         command=("sh", "-c", "echo $FROM_IMAGE $OVERRIDE $(pwd)"),
         envs=(("OVERRIDE", "request"),), log_path="env/0.log"))
     assert log_of(env, sb, "env") == ["yes request /etc"]
+
+
+def test_recover_after_restart_and_half_created_leftovers(env: Env) -> None:
+    sb = env.sandbox()
+    m = env.manager
+    running = m.create(sb, cfg("running", "sleep", "1000"))
+    m.start(running)
+    exits_later = m.create(sb, cfg("later", "sh", "-c", "sleep 1; exit 9"))
+    m.start(exits_later)
+    created = m.create(sb, cfg("created", "true"))
+    # a create that crashed half way: runc state, mount and lease exist, no record
+    half = m.create(sb, cfg("half", "sleep", "1000"))
+    (env.root / "containers" / half / "record.json").unlink()
+
+    time.sleep(1.5)  # "later" exits while no manager looks
+    m2 = env.new_manager()
+    m2.recover()
+    states = {s.name: (s.state, s.exit_code) for s in m2.list()}
+    assert states == {"running": (RUNNING, 0), "later": (EXITED, 9), "created": (CREATED, 0)}
+    assert not (env.root / "containers" / half).exists()
+    assert not (env.root / "runc" / half).exists()
+    assert not (env.store.root / "leases" / f"{half}.json").exists()
+    with open("/proc/self/mountinfo") as f:
+        assert half not in f.read()
+    # the recovered manager drives the old containers as its own
+    m2.start(created)
+    assert wait_for(lambda: m2.status(created).state == EXITED)
+    m2.stop(running, 0)
+    assert m2.status(running).exit_code == 137
+    with pytest.raises(AlreadyExists):
+        m2.create(sb, cfg("running", "true"))  # names survive the restart too
+    for cid in (running, exits_later, created):
+        m2.remove(cid)
+    assert m2.list() == []
+
+
+def test_stop_a_created_container_and_update_resources(env: Env) -> None:
+    sb = env.sandbox()
+    m = env.manager
+    cid = m.create(sb, cfg("never", "sleep", "1000"))
+    m.stop(cid, 0)
+    st = m.status(cid)
+    assert st.state == EXITED
+    assert st.exit_code == 137
+    m.remove(cid)
+
+    cid = m.create(sb, cfg("upd", "sleep", "1000",
+                           resources=Resources(memory_limit_in_bytes=64 << 20, cpu_shares=256)))
+    m.start(cid)
+    rec = m._get(cid)
+    mem = cgroups.controller_dir(rec.cgroups_path, "memory") / "memory.limit_in_bytes"
+    shares = cgroups.controller_dir(rec.cgroups_path, "cpu") / "cpu.shares"
+    assert int(mem.read_text()) == 64 << 20
+    assert int(shares.read_text()) == 256
+    m.update_resources(cid, Resources(memory_limit_in_bytes=128 << 20, cpu_shares=512))
+    assert int(mem.read_text()) == 128 << 20
+    assert int(shares.read_text()) == 512
+    assert m.status(cid).resources["memory_limit_in_bytes"] == 128 << 20
+    m.remove(cid)
