@@ -1,0 +1,252 @@
+"""The vectorised path decides exactly as the plugins do: randomised clusters through both."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pysched.api import EmbeddedScheduler
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.types import NodeScore
+from pysched.objects import Node, Pod
+from tests.unit.pysched.engine_objects import node_dict, pod_dict
+
+ZONES = ["a", "b", "c"]
+IMAGES = [
+    ("nginx:1.25", 150 * 2**20),
+    ("redis:7", 60 * 2**20),
+    ("busybox:1.36", 5 * 2**20),
+    ("big:1", 900 * 2**20),
+]
+TAINTS = [
+    {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "flaky", "value": "", "effect": "PreferNoSchedule"},
+    {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
+    {"key": "evict", "value": "x", "effect": "NoExecute"},
+]
+
+
+def random_node(rng: random.Random, i: int) -> Node:
+    labels = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if rng.random() < 0.5:
+        labels["disk"] = rng.choice(["ssd", "hdd"])
+    if rng.random() < 0.7:
+        labels["tier"] = str(rng.randint(1, 5))
+    if rng.random() < 0.1:
+        labels["tier"] = "not-a-number"
+    taints = [t for t in TAINTS if rng.random() < 0.15]
+    images = [im for im in IMAGES if rng.random() < 0.3]
+    d = node_dict(
+        f"node-{i:04d}",
+        cpu=str(rng.choice([1, 2, 4, 8, 16])),
+        memory=f"{rng.choice([1, 2, 4, 8, 32])}Gi",
+        pods=rng.choice([3, 10, 110]),
+        labels=labels,
+        taints=taints or None,
+        images=images or None,
+        unschedulable=rng.random() < 0.05,
+    )
+    return Node.from_dict(d)
+
+
+def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
+    kw: dict[str, Any] = {}
+    r = rng.random()
+    if r < 0.15:
+        kw["cpu"], kw["memory"] = None, None  # best effort
+    elif r < 0.25:
+        kw["cpu"], kw["memory"] = rng.choice(["250m", "1"]), None
+    else:
+        kw["cpu"] = rng.choice(["100m", "500m", "1", "2", "3"])
+        kw["memory"] = rng.choice(["64Mi", "512Mi", "1Gi", "3Gi"])
+    if rng.random() < 0.3:
+        kw["tolerations"] = [
+            rng.choice(
+                [
+                    {
+                        "key": "dedicated",
+                        "operator": "Equal",
+                        "value": "gpu",
+                        "effect": "NoSchedule",
+                    },
+                    {"key": "flaky", "operator": "Exists"},
+                    {"operator": "Exists"},
+                    {"key": "spot", "operator": "Equal", "value": "true"},
+                    {
+                        "key": "node.kubernetes.io/unschedulable",
+                        "operator": "Exists",
+                        "effect": "NoSchedule",
+                    },
+                ]
+            )
+        ]
+    if rng.random() < 0.2:
+        kw["node_selector"] = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if rng.random() < 0.35:
+        kw["affinity"] = random_node_affinity(rng)
+    kw["image"] = rng.choice([im for im, _ in IMAGES] + ["other:1"])
+    return Pod.from_dict(pod_dict(name, node=node, **kw))
+
+
+def random_node_affinity(rng: random.Random) -> dict[str, Any]:
+    def expr() -> dict[str, Any]:
+        op = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+        key = rng.choice(["disk", "tier", "topology.kubernetes.io/zone", "missing"])
+        if op in ("In", "NotIn"):
+            vals = rng.sample(["ssd", "hdd", "a", "b", "3", "zzz"], rng.randint(1, 2))
+            return {"key": key, "operator": op, "values": vals}
+        if op in ("Gt", "Lt"):
+            return {"key": "tier", "operator": op, "values": [str(rng.randint(0, 5))]}
+        return {"key": key, "operator": op}
+
+    na: dict[str, Any] = {}
+    if rng.random() < 0.6:
+        na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [expr() for _ in range(rng.randint(1, 2))]}
+                for _ in range(rng.randint(1, 2))
+            ]
+        }
+    if rng.random() < 0.7:
+        na["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [expr()]}}
+            for _ in range(rng.randint(1, 3))
+        ]
+    return {"nodeAffinity": na}
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.bound: list[tuple[str, str]] = []
+
+    def bind(self, pod: Pod, node: str) -> None:
+        self.bound.append((pod.key, node))
+
+
+def build(
+    nodes: list[Node], bound: list[Pod], fast: bool, seed: int
+) -> tuple[EmbeddedScheduler, _Recorder]:
+    rec = _Recorder()
+    s = EmbeddedScheduler(rec, rng=random.Random(seed), fast=fast)
+    for n in nodes:
+        s.on_node_add(n)
+    for p in bound:
+        s.on_pod_add(p)
+    return s, rec
+
+
+def cluster(seed: int, n_nodes: int) -> tuple[list[Node], list[Pod], list[Pod]]:
+    rng = random.Random(seed)
+    nodes = [random_node(rng, i) for i in range(n_nodes)]
+    bound = [
+        random_pod(rng, f"b{i}", node=rng.choice(nodes).metadata.name) for i in range(n_nodes // 2)
+    ]
+    pending = [random_pod(rng, f"p{i}") for i in range(60)]
+    return nodes, bound, pending
+
+
+@pytest.mark.parametrize(("seed", "n_nodes"), [(1, 20), (2, 150), (3, 260), (4, 90), (5, 400)])
+def test_same_decisions_fast_and_plain(seed: int, n_nodes: int) -> None:
+    nodes, bound, pending = cluster(seed, n_nodes)
+    fast, fast_rec = build(nodes, bound, True, seed)
+    plain, plain_rec = build(nodes, bound, False, seed)
+    assert fast.scheduler.fast is not None
+    assert plain.scheduler.fast is None
+    for pod in pending:
+        a = fast.schedule_now(pod)
+        b = plain.schedule_now(pod)
+        assert (a.result, a.node, a.message) == (b.result, b.node, b.message), pod.key
+        assert fast.scheduler.next_start_node_index == plain.scheduler.next_start_node_index
+        for s, r in ((fast, a), (plain, b)):
+            if r.node:  # the binding comes back as an update
+                s.on_pod_update(pod, r.pod)
+    assert fast_rec.bound == plain_rec.bound
+    stats = fast.scheduler.fast.stats
+    assert stats["mismatch"] == 0
+    assert stats["fast_filter"] > 0
+    assert stats["fast_score"] > 0
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_masks_and_plugin_scores_equal_plugins(seed: int) -> None:
+    nodes, bound, pending = cluster(seed, 120)
+    s, _ = build(nodes, bound, True, seed)
+    sched = s.scheduler
+    fwk = s.frameworks["default-scheduler"]
+    s.cache.update_snapshot(s.snapshot)
+    table = s.snapshot.table
+    infos = s.snapshot.list()
+    compared_scores = 0
+    for pod in pending:
+        state = CycleState()
+        _, st, _ = fwk.run_pre_filter_plugins(state, pod)
+        if st is not None and not st.is_success():
+            continue
+        mask = sched.fast.filter_mask(fwk, state, pod, table)
+        assert mask is not None
+        plain = np.array([fwk.run_filter_plugins(state, pod, ni).is_success() for ni in infos])
+        assert (mask == plain).all(), pod.key
+        feasible = [ni for ni, ok in zip(infos, plain, strict=True) if ok]
+        if len(feasible) < 2:
+            continue
+        fwk.run_pre_score_plugins(state, pod, feasible)
+        idx = np.flatnonzero(plain)
+        fast_scores = sched.fast.plugin_scores(fwk, state, pod, table, idx)
+        assert fast_scores is not None
+        for pl in fwk.score_plugins:
+            if pl.name() in state.skip_score_plugins:
+                continue
+            scores = [NodeScore(ni.name, pl.score(state, pod, ni)[0]) for ni in feasible]
+            ext = pl.score_extensions()
+            if ext is not None:
+                ext.normalize_score(state, pod, scores)
+            assert fast_scores[pl.name()].tolist() == [x.score for x in scores], (
+                pod.key,
+                pl.name(),
+            )
+            compared_scores += 1
+    assert compared_scores > 50
+
+
+def test_table_follows_incremental_changes() -> None:
+    nodes, bound, _pending = cluster(21, 30)
+    s, _ = build(nodes, bound, True, 21)
+    s.cache.update_snapshot(s.snapshot)
+    table = s.snapshot.table
+    table.label_column("disk")
+    # change a node's labels, taints and allocatable; add and remove pods
+    old = nodes[3]
+    zone = old.metadata.labels["topology.kubernetes.io/zone"]  # same zone: no list rebuild
+    d = node_dict(
+        old.metadata.name,
+        cpu="64",
+        memory="128Gi",
+        labels={"disk": "nvme", "topology.kubernetes.io/zone": zone},
+        taints=[TAINTS[0]],
+    )
+    new = Node.from_dict(d)
+    s.on_node_update(old, new)
+    s.on_pod_add(Pod.from_dict(pod_dict("extra", cpu="3", node=old.metadata.name)))
+    s.on_pod_delete(bound[0])
+    s.cache.update_snapshot(s.snapshot)
+    assert s.snapshot.table is table  # updated row by row, not rebuilt
+    fresh = type(table)()
+    fresh.rebuild(s.snapshot.list())
+    fresh.label_column("disk")
+    for col in (
+        "alloc_cpu",
+        "alloc_mem",
+        "req_cpu",
+        "req_mem",
+        "nz_cpu",
+        "nz_mem",
+        "num_pods",
+        "unschedulable",
+    ):
+        assert (getattr(table, col) == getattr(fresh, col)).all(), col
+    i = s.snapshot.index_of[old.metadata.name]
+    assert table.label_values["disk"]["nvme"] == table.label_column("disk")[i]
+    assert table.taints[int(np.log2(int(table.hard_taints[i, 0])))].key == "dedicated"
