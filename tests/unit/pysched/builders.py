@@ -272,3 +272,123 @@ def node_info(node: Node, *pods: Pod) -> NodeInfo:
     ni = NodeInfo(*pods)
     ni.set_node(node)
     return ni
+
+
+# ---------------------------------------------------------------- a self-contained snapshot
+
+
+class FakeSnapshot:
+    """A SharedLister/NodeInfoLister over NodeInfos, with image states as the cache computes
+    them (per normalized image name: size and the number of nodes holding it)."""
+
+    def __init__(self, nodes: list[Node], pods: list[Pod] | None = None) -> None:
+        from pysched.framework.types import ImageStateSummary, normalized_image_name
+
+        self.infos: dict[str, NodeInfo] = {}
+        for n in nodes:
+            ni = NodeInfo()
+            ni.set_node(n)
+            self.infos[n.metadata.name] = ni
+        for p in pods or []:
+            self.infos[p.spec.node_name].add_pod(p)
+        holders: dict[str, tuple[int, set[str]]] = {}
+        for n in nodes:
+            for img in n.status.images:
+                for name in img.names:
+                    key = normalized_image_name(name)
+                    _, names = holders.setdefault(key, (img.size_bytes, set()))
+                    names.add(n.metadata.name)
+        for n in nodes:
+            states = self.infos[n.metadata.name].image_states
+            for img in n.status.images:
+                for name in img.names:
+                    key = normalized_image_name(name)
+                    _size, names = holders[key]
+                    states[key] = ImageStateSummary(img.size_bytes, len(names))
+
+    def node_infos(self) -> FakeSnapshot:
+        return self
+
+    def list(self) -> list[NodeInfo]:
+        return list(self.infos.values())
+
+    def get(self, name: str) -> NodeInfo:
+        return self.infos[name]
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        return [ni for ni in self.infos.values() if ni.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        return [ni for ni in self.infos.values() if ni.pods_with_required_anti_affinity]
+
+
+def framework_for(
+    nodes: list[Node], pods: list[Pod] | None = None, config: Any = None, **deps: Any
+) -> Any:
+    """The default profile's Framework over a FakeSnapshot of `nodes` and bound `pods`."""
+    from pysched.config import build_frameworks, load_config
+    from pysched.framework.runtime import FrameworkDeps
+
+    cfg = load_config(config)
+    d = FrameworkDeps(snapshot=FakeSnapshot(nodes, pods), **deps)
+    return next(iter(build_frameworks(cfg, d).values()))
+
+
+def plugin_for(
+    name: str, nodes: list[Node], pods: list[Pod] | None = None, args: Any = None, **deps: Any
+) -> Any:
+    """One plugin, built by its registry factory with a Framework handle over the cluster."""
+    from pysched.framework.registry import in_tree_registry
+    from pysched.framework.runtime import Framework, FrameworkDeps
+
+    d = FrameworkDeps(snapshot=FakeSnapshot(nodes, pods), **deps)
+    handle = Framework("test", {}, {}, {}, d)
+    return in_tree_registry()[name](args, handle)
+
+
+def run_filter(plugin: Any, pod: Pod, nodes: list[Node], pods: list[Pod] | None = None) -> dict:
+    """PreFilter (when the plugin has one) then Filter on every node: {node: Status or None}.
+
+    A PreFilter Skip means Filter is not run (None for every node), as the framework does.
+    """
+    from pysched.framework.cycle_state import CycleState
+    from pysched.framework.status import Code
+
+    snap = plugin.handle.deps.snapshot if hasattr(plugin, "handle") else FakeSnapshot(nodes, pods)
+    snap = snap if snap is not None else FakeSnapshot(nodes, pods)
+    state = CycleState()
+    infos = snap.list()
+    if hasattr(plugin, "pre_filter"):
+        _, s = plugin.pre_filter(state, pod, infos)
+        if s is not None and s.code == Code.SKIP:
+            return {ni.name: None for ni in infos}
+        if s is not None and not s.is_success():
+            return {ni.name: s for ni in infos}
+    return {ni.name: plugin.filter(state, pod, ni) for ni in infos}
+
+
+def run_score(
+    plugin: Any, pod: Pod, snap: FakeSnapshot, nodes: list[str] | None = None
+) -> dict[str, int] | None:
+    """PreScore, Score and NormalizeScore over the (feasible) nodes; None when PreScore skips."""
+    from pysched.framework.cycle_state import CycleState
+    from pysched.framework.status import Code
+    from pysched.framework.types import NodeScore
+
+    state = CycleState()
+    infos = [snap.get(n) for n in nodes] if nodes is not None else snap.list()
+    if hasattr(plugin, "pre_score"):
+        s = plugin.pre_score(state, pod, infos)
+        if s is not None and s.code == Code.SKIP:
+            return None
+        assert s is None or s.is_success(), s
+    scores = []
+    for ni in infos:
+        sc, s = plugin.score(state, pod, ni)
+        assert s is None or s.is_success(), s
+        scores.append(NodeScore(ni.name, sc))
+    ext = plugin.score_extensions()
+    if ext is not None:
+        s = ext.normalize_score(state, pod, scores)
+        assert s is None or s.is_success(), s
+    return {ns.name: ns.score for ns in scores}

@@ -1,0 +1,236 @@
+"""pysched.objects: strict decoding of v1 objects, quantities, toleration matching."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from pysched.objects import (
+    DecodeError,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Taint,
+    Toleration,
+    from_dict,
+)
+from pysched.quantity import QuantityError, int_value, milli_value, parse_quantity
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("500m", Fraction(1, 2)),
+        ("1", Fraction(1)),
+        ("1.5", Fraction(3, 2)),
+        ("1Gi", Fraction(2**30)),
+        ("128Mi", Fraction(128 * 2**20)),
+        ("1k", Fraction(1000)),
+        ("1M", Fraction(10**6)),
+        ("1e3", Fraction(1000)),
+        ("2E-3", Fraction(2, 1000)),
+        ("100n", Fraction(1, 10**7)),
+        (3, Fraction(3)),
+        (0.25, Fraction(1, 4)),
+    ],
+)
+def test_parse_quantity(text: str | int | float, value: Fraction) -> None:
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("bad", ["", "1.2.3", "abc", "1Qi", "--1", True, None])
+def test_parse_quantity_rejects(bad: object) -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity(bad)  # type: ignore[arg-type]
+
+
+def test_milli_and_value_round_up_like_apimachinery() -> None:
+    assert milli_value("0.1") == 100
+    assert milli_value("1n") == 1  # MilliValue rounds up
+    assert int_value("1.2") == 2
+    assert int_value("200Mi") == 200 * 2**20
+
+
+def _pod(spec: dict, **meta: object) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", **meta}, "spec": spec}
+
+
+def test_pod_decodes_resources_in_canonical_units_and_limits_default_requests() -> None:
+    p = Pod.from_dict(
+        _pod(
+            {
+                "containers": [
+                    {
+                        "name": "a",
+                        "image": "nginx",
+                        "resources": {
+                            "requests": {"cpu": "250m"},
+                            "limits": {"memory": "1Gi", "cpu": "1"},
+                        },
+                    },
+                ],
+                "overhead": {"cpu": "10m"},
+            }
+        )
+    )
+    c = p.spec.containers[0]
+    assert c.resources.requests == {"cpu": 250, "memory": 2**30}
+    assert c.resources.limits == {"cpu": 1000, "memory": 2**30}
+    assert p.spec.overhead == {"cpu": 10}
+    assert p.namespace == "default"
+    assert p.spec.scheduler_name == "default-scheduler"
+    assert p.key == "default/p"
+
+
+def test_pod_accepts_known_fields_it_does_not_model() -> None:
+    p = Pod.from_dict(
+        _pod(
+            {
+                "containers": [
+                    {
+                        "name": "a",
+                        "image": "x",
+                        "env": [{"name": "A", "value": "1"}],
+                        "livenessProbe": {"exec": {"command": ["true"]}},
+                    }
+                ],
+                "volumes": [{"name": "v", "emptyDir": {}}],
+                "restartPolicy": "Always",
+            },
+            annotations={"a": "b"},
+            finalizers=["x"],
+        )
+    )
+    assert p.spec.containers[0].image == "x"
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        (_pod({"containers": [{"name": "a", "imagee": "x"}]}), "spec.containers[0].imagee"),
+        (_pod({"containers": [], "nodeSelectr": {}}), "spec.nodeSelectr"),
+        (
+            _pod({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]}),
+            "spec.containers[0].resources.requests.cpu",
+        ),
+        (
+            _pod({"tolerations": [{"key": "k", "operator": "Maybe"}]}),
+            "spec.tolerations[0].operator",
+        ),
+        (_pod({"priority": "high"}), "spec.priority"),
+        (
+            _pod(
+                {
+                    "affinity": {
+                        "podAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {"labelSelector": {}}
+                            ]
+                        }
+                    }
+                }
+            ),
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey",
+        ),
+        (
+            _pod(
+                {
+                    "topologySpreadConstraints": [
+                        {"maxSkew": 0, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"}
+                    ]
+                }
+            ),
+            "spec.topologySpreadConstraints[0].maxSkew",
+        ),
+        ({"apiVersion": "v1", "kind": "Pod", "metadata": {}}, "metadata.name"),
+        ({"apiVersion": "v2", "kind": "Pod", "metadata": {"name": "p"}}, "apiVersion"),
+    ],
+)
+def test_pod_decode_errors_name_the_field(doc: dict, path: str) -> None:
+    with pytest.raises(DecodeError) as ei:
+        Pod.from_dict(doc)
+    assert ei.value.path == path
+
+
+def test_node_decodes_taints_images_and_defaults_allocatable_to_capacity() -> None:
+    n = Node.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "spec": {
+                "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                "unschedulable": True,
+            },
+            "status": {
+                "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+                "images": [{"names": ["nginx:1"], "sizeBytes": 5}],
+            },
+        }
+    )
+    assert n.status.allocatable == {"cpu": 2000, "memory": 4 * 2**30, "pods": 110}
+    assert n.spec.taints[0].to_string() == "k=v:NoSchedule"
+    assert n.spec.unschedulable
+    assert n.status.images[0].size_bytes == 5
+
+
+def test_node_rejects_bad_taint_effect_and_namespace() -> None:
+    with pytest.raises(DecodeError, match=r"spec.taints\[0\].effect"):
+        Node.from_dict(
+            {
+                "kind": "Node",
+                "metadata": {"name": "n"},
+                "spec": {"taints": [{"key": "k", "effect": "Sometimes"}]},
+            }
+        )
+    with pytest.raises(DecodeError, match=r"metadata\.namespace"):
+        Node.from_dict({"kind": "Node", "metadata": {"name": "n", "namespace": "x"}})
+
+
+def test_from_dict_dispatches_by_kind() -> None:
+    pc = from_dict(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        }
+    )
+    assert isinstance(pc, PriorityClass)
+    assert pc.value == 1000
+    assert pc.preemption_policy == "PreemptLowerPriority"
+    pdb = from_dict(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "b"},
+            "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"a": "b"}}},
+            "status": {"disruptionsAllowed": 1},
+        }
+    )
+    assert isinstance(pdb, PodDisruptionBudget)
+    assert pdb.min_available == "50%"
+    assert pdb.disruptions_allowed == 1
+    with pytest.raises(DecodeError, match="unsupported kind"):
+        from_dict({"kind": "Deployment"})
+
+
+# v1 Toleration.ToleratesTaint table (k8s.io/api/core/v1 toleration_test.go semantics).
+@pytest.mark.parametrize(
+    ("tol", "taint", "ok"),
+    [
+        (Toleration("foo", "Equal", "bar", "NoSchedule"), Taint("foo", "bar", "NoSchedule"), True),
+        (Toleration("foo", "Equal", "bar", ""), Taint("foo", "bar", "NoExecute"), True),
+        (Toleration("foo", "Equal", "bar", "NoSchedule"), Taint("foo", "bar", "NoExecute"), False),
+        (Toleration("foo", "Equal", "baz", ""), Taint("foo", "bar", "NoSchedule"), False),
+        (Toleration("foo", "Exists", "", ""), Taint("foo", "anything", "NoSchedule"), True),
+        (Toleration("", "Exists", "", ""), Taint("any", "x", "PreferNoSchedule"), True),
+        (Toleration("", "Exists", "", "NoSchedule"), Taint("any", "x", "NoExecute"), False),
+        (Toleration("other", "Exists", "", ""), Taint("foo", "", "NoSchedule"), False),
+        (Toleration("foo", "Equal", "", ""), Taint("foo", "", "NoSchedule"), True),
+    ],
+)
+def test_toleration_tolerates_taint(tol: Toleration, taint: Taint, ok: bool) -> None:
+    assert tol.tolerates_taint(taint) is ok
