@@ -110,6 +110,10 @@ class ContainerRecord:
     reason: str = ""
     message: str = ""
     resources: dict[str, Any] = field(default_factory=dict)
+    image_digest_ref: str = ""  # repo digest when the image has one, else its ID
+    uid: int = 0
+    gid: int = 0
+    additional_gids: list[int] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ContainerRecord:
@@ -138,6 +142,10 @@ class ContainerStatus:
     log_path: str
     pid: int
     resources: dict[str, Any] = field(default_factory=dict)
+    image_digest_ref: str = ""
+    uid: int = 0
+    gid: int = 0
+    additional_gids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -309,6 +317,8 @@ class ContainerManager:
                 created_at=time.time_ns(), stop_signal=image.config.stop_signal,
                 host_pid_ns=not any(n["type"] == "pid" for n in spec["linux"]["namespaces"]),
                 resources=asdict(config.resources),
+                image_digest_ref=image.repo_digests[0] if image.repo_digests else image.id,
+                uid=user.uid, gid=user.gid, additional_gids=list(user.additional_gids),
             )
             paths = self._paths(cid)
             try:
@@ -506,6 +516,8 @@ class ContainerManager:
             labels=dict(rec.labels), annotations=dict(rec.annotations),
             mounts=[MountSpec(**m) for m in rec.mounts], log_path=rec.log_path,
             pid=rec.pid if state == RUNNING else 0, resources=dict(rec.resources),
+            image_digest_ref=rec.image_digest_ref or rec.image_id, uid=rec.uid, gid=rec.gid,
+            additional_gids=tuple(rec.additional_gids),
         )
 
     def status(self, cid: str) -> ContainerStatus:

@@ -166,7 +166,7 @@ def status_to_pb(s: ContainerStatus) -> pb.ContainerStatus:
         finished_at=s.finished_at,
         exit_code=s.exit_code,
         image=pb.ImageSpec(image=s.image_ref),
-        image_ref=s.image_id,
+        image_ref=s.image_digest_ref,
         image_id=s.image_id,
         reason=s.reason,
         message=s.message,
@@ -177,6 +177,8 @@ def status_to_pb(s: ContainerStatus) -> pb.ContainerStatus:
                              m.propagation, pb.PROPAGATION_PRIVATE)) for m in s.mounts],
         log_path=s.log_path,
         resources=_resources_pb(s.resources),
+        user=pb.ContainerUser(linux=pb.LinuxContainerUser(
+            uid=s.uid, gid=s.gid, supplemental_groups=list(s.additional_gids))),
     )
 
 
@@ -184,8 +186,8 @@ def container_to_pb(s: ContainerStatus) -> pb.Container:
     return pb.Container(
         id=s.id, pod_sandbox_id=s.sandbox_id,
         metadata=pb.ContainerMetadata(name=s.name, attempt=s.attempt),
-        image=pb.ImageSpec(image=s.image_ref), image_ref=s.image_id, image_id=s.image_id,
-        state=_STATES[s.state], created_at=s.created_at, labels=s.labels,
+        image=pb.ImageSpec(image=s.image_ref), image_ref=s.image_digest_ref,
+        image_id=s.image_id, state=_STATES[s.state], created_at=s.created_at, labels=s.labels,
         annotations=s.annotations,
     )
 

@@ -46,7 +46,9 @@ def test_container_lifecycle_over_cri(cri) -> None:  # type: ignore[no-untyped-d
     assert st.state == pb.CONTAINER_RUNNING
     assert st.metadata.name == "app"
     assert st.image.image == "docker.io/library/busybox:latest"
-    assert st.image_ref.startswith("sha256:")
+    assert st.image_ref.startswith("docker.io/library/busybox@sha256:")
+    assert st.image_id.startswith("sha256:")
+    assert (st.user.linux.uid, st.user.linux.gid) == (0, 0)
     assert st.log_path == str(Path(pod_cfg.log_directory) / "app" / "0.log")
     _wait(lambda: _log(pod_cfg, "app") == ["hi"])
 
