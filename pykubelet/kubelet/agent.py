@@ -36,6 +36,7 @@ from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
 from pykubelet.kubelet.probes import ContainerView, ProbeType
 from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus
+from pykubelet.kubelet.sandbox_config import remove_pod_cgroups
 from pykubelet.kubelet.static_pods import StaticPodSource
 from pykubelet.kubelet.status import (
     WaitingReason,
@@ -461,6 +462,7 @@ class Kubelet:
         self.manager.kill_pod(pod if isinstance(pod, Pod) else None, observed)
         self.manager.remove_pod(observed)
         teardown_pod_dir(self.config.rootDir, pod.uid)
+        remove_pod_cgroups(pod.uid)
         with self._lock:
             self.statuses.pop(pod.uid, None)
             self.observed.pop(pod.uid, None)

@@ -102,6 +102,42 @@ def _limit_milli(c: Container) -> int:
     return q.milli_value() if q is not None else 0
 
 
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def pod_cgroup_parent(pod: Pod) -> str:
+    """kubelet's pod cgroup (cgroupfs driver, cgroupsPerQOS): /kubepods[/<qos>]/pod<uid>."""
+    from pykubelet.kubelet.container_config import qos_class
+
+    qos = qos_class(pod)
+    if qos == "Guaranteed":
+        return f"/kubepods/pod{pod.uid}"
+    return f"/kubepods/{qos.lower()}/pod{pod.uid}"
+
+
+def remove_pod_cgroups(uid: str) -> None:
+    """Remove the pod's (empty) cgroup directories in every hierarchy, as kubelet's pod
+    container manager does once the pod's containers are gone."""
+    if not CGROUP_ROOT.is_dir():
+        return
+    for hier in CGROUP_ROOT.iterdir():
+        for rel in (f"kubepods/pod{uid}", f"kubepods/burstable/pod{uid}",
+                    f"kubepods/besteffort/pod{uid}"):
+            d = hier / rel
+            if not d.is_dir():
+                continue
+            for sub in sorted((p for p in d.rglob("*") if p.is_dir()),
+                              key=lambda p: len(str(p)), reverse=True):
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
 def pod_resources(pod: Pod) -> pb.LinuxContainerResources | None:
     """The pod's limits when every container has them (kubelet's pod-level resources)."""
     if not pod.spec.containers:
@@ -138,7 +174,7 @@ def generate_pod_sandbox_config(
     cfg.port_mappings.extend(_port_mappings(pod))
 
     linux = cfg.linux
-    linux.cgroup_parent = ""
+    linux.cgroup_parent = pod_cgroup_parent(pod)
     sc = linux.security_context
     sc.namespace_options.CopyFrom(namespace_options(pod))
     sc.seccomp.profile_type = pb.SecurityProfile.Unconfined

@@ -1,0 +1,11 @@
+"""Fixtures of the agent's integration tests; they live in kle_support.py."""
+
+from __future__ import annotations
+
+from kle_support import (  # noqa: F401 (pytest finds fixtures by name here)
+    agent_factory,
+    containerd_endpoint,
+    endpoint,
+    pykubelet_endpoint,
+    runtime_name,
+)
