@@ -6,6 +6,7 @@ the busybox image imported. The restart test SIGKILLs that process while contain
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -189,3 +190,40 @@ def test_image_service_over_cri(cri) -> None:  # type: ignore[no-untyped-def]
     img.RemoveImage(pb.RemoveImageRequest(image=pb.ImageSpec(image=image_id)), timeout=30)
     img.RemoveImage(pb.RemoveImageRequest(image=pb.ImageSpec(image=image_id)), timeout=30)
     assert img.ListImages(pb.ListImagesRequest(), timeout=30).images == []
+
+
+def _ns_config(cri, name: str, command: list[str], pid: int, network: int):  # type: ignore[no-untyped-def]
+    cc = cri.container_config(name, command)
+    cc.linux.security_context.namespace_options.pid = pid
+    cc.linux.security_context.namespace_options.network = network
+    return cc
+
+
+def test_shared_pid_namespace_and_host_network(cri) -> None:  # type: ignore[no-untyped-def]
+    rt = cri.runtime
+    ns = pb.NamespaceOption(network=pb.NODE, pid=pb.POD, ipc=pb.POD)
+    pod_cfg = cri.pod_config("rtc-share")
+    pod_cfg.linux.security_context.namespace_options.CopyFrom(ns)
+    pod_id = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pod_cfg), timeout=60).pod_sandbox_id
+    ids = []
+    for name, cmd in (("a", ["sleep", "1000"]),
+                      ("b", ["sh", "-c", "readlink /proc/self/ns/net; readlink /proc/self/ns/pid; "
+                                         "sleep 1000"])):
+        cid = rt.CreateContainer(pb.CreateContainerRequest(
+            pod_sandbox_id=pod_id, config=_ns_config(cri, name, cmd, pb.POD, pb.NODE),
+            sandbox_config=pod_cfg), timeout=60).container_id
+        rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=60)
+        ids.append(cid)
+    out = _wait(lambda: len(m := _log(pod_cfg, "b")) >= 2 and m)
+    assert out[0] == os.readlink("/proc/self/ns/net")  # the node's network namespace
+    assert out[1] != os.readlink("/proc/self/ns/pid")  # a pod pid namespace, not the node's
+    # b sees a's sleep: one pid namespace for the pod
+    resp = rt.ExecSync(pb.ExecSyncRequest(container_id=ids[1], cmd=["ps", "-o", "args"],
+                                          timeout=10), timeout=30)
+    assert b"sleep 1000" in resp.stdout.replace(b"sh -c", b"")
+    a_pid_ns = rt.ExecSync(pb.ExecSyncRequest(container_id=ids[0], cmd=[
+        "readlink", "/proc/self/ns/pid"], timeout=10), timeout=30).stdout.decode().strip()
+    assert a_pid_ns == out[1]
+    for cid in ids:
+        rt.StopContainer(pb.StopContainerRequest(container_id=cid, timeout=0), timeout=30)
+        assert cri.container_status(cid).state == pb.CONTAINER_EXITED
