@@ -59,6 +59,7 @@ from pykubelet.runtime.container_config import (
 )
 from pykubelet.runtime.errors import (
     AlreadyExists,
+    CRIError,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -82,6 +83,23 @@ REASON_UNKNOWN = "Unknown"
 UNKNOWN_EXIT_CODE = 255
 
 _STOP_KILL_WAIT = 10.0  # seconds to wait for an exit after SIGKILL
+
+
+class ExecTimeout(CRIError):
+    """ExecSync ran past its timeout (the process was killed)."""
+
+    grpc_code = "DEADLINE_EXCEEDED"
+
+
+def _process_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie nobody reaped counts as gone)."""
+    if pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 @dataclass
@@ -485,7 +503,7 @@ class ContainerManager:
         exited = monitor.read_exit_code(paths, rec.id)
         if exited is None and rec.started_at and not monitor.monitor_alive(paths):
             exited = monitor.read_exit_code(paths, rec.id)  # conmon may just have finished
-            if exited is None:
+            if exited is None and not _process_alive(rec.pid):
                 rec.finished_at = time.time_ns()
                 rec.exit_code = UNKNOWN_EXIT_CODE
                 rec.reason = REASON_UNKNOWN
@@ -554,7 +572,7 @@ class ContainerManager:
         except RuncError as exc:
             raise FailedPrecondition(f"exec in container {rec.id[:12]}: {exc.msg}") from exc
         if res.timed_out:
-            raise Unavailable(f"exec in container {rec.id[:12]}: timeout {timeout}s exceeded")
+            raise ExecTimeout(f"exec in container {rec.id[:12]}: timeout {timeout}s exceeded")
         return res.stdout, res.stderr, res.exit_code
 
     def reopen_log(self, cid: str) -> None:

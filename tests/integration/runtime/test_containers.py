@@ -26,6 +26,7 @@ from pykubelet.runtime.containers import (
     EXITED,
     RUNNING,
     ContainerFilter,
+    ExecTimeout,
 )
 from pykubelet.runtime.errors import (
     AlreadyExists,
@@ -222,7 +223,7 @@ def test_list_filters_exec_and_stats(env: Env) -> None:
     with pytest.raises(FailedPrecondition, match="not running"):
         m.exec_sync(b, ["true"], 10)
     t = time.monotonic()
-    with pytest.raises(Exception, match="timeout"):
+    with pytest.raises(ExecTimeout, match="timeout"):
         m.exec_sync(a, ["sleep", "30"], 1)
     assert time.monotonic() - t < 10
 
@@ -425,4 +426,22 @@ def test_stop_a_created_container_and_update_resources(env: Env) -> None:
     assert int(mem.read_text()) == 128 << 20
     assert int(shares.read_text()) == 512
     assert m.status(cid).resources["memory_limit_in_bytes"] == 128 << 20
+    m.remove(cid)
+
+
+def test_a_dead_monitor_is_reported_not_hidden(env: Env) -> None:
+    """conmon killed: the container still runs (RUNNING); once it dies the code is unknown."""
+    sb = env.sandbox()
+    m = env.manager
+    cid = m.create(sb, cfg("orphan", "sleep", "1000"))
+    m.start(cid)
+    conmon_pid = int((env.root / "containers" / cid / "conmon.pid").read_text())
+    os.kill(conmon_pid, 9)
+    wait_for(lambda: b"conmon" not in Path(f"/proc/{conmon_pid}/cmdline").read_bytes()
+             if Path(f"/proc/{conmon_pid}").exists() else True)
+    assert m.status(cid).state == RUNNING
+    os.kill(m._get(cid).pid, 9)
+    st = wait_for(lambda: (s := m.status(cid)).state == EXITED and s)
+    assert (st.exit_code, st.reason) == (255, "Unknown")
+    assert "monitor" in st.message
     m.remove(cid)
