@@ -203,6 +203,31 @@ def set_hairpin(nl: RtNetlink, index: int, on: bool) -> None:
                + nla_nested(IFLA_PROTINFO, nla_u8(IFLA_BRPORT_MODE, 1 if on else 0)))
 
 
+IFLA_AF_SPEC = 26
+IFLA_BRIDGE_FLAGS = 0
+IFLA_BRIDGE_VLAN_INFO = 2
+BRIDGE_FLAGS_MASTER = 1
+BRIDGE_VLAN_INFO_PVID = 2
+BRIDGE_VLAN_INFO_UNTAGGED = 4
+
+
+def bridge_vlan_add(nl: RtNetlink, port_index: int, vid: int, pvid: bool = True,
+                    untagged: bool = True) -> None:
+    """Add ``vid`` to a bridge port (``bridge vlan add dev PORT vid VID pvid untagged
+    master``, as netlink's BridgeVlanAdd with master=true)."""
+    flags = (BRIDGE_VLAN_INFO_PVID if pvid else 0) | (BRIDGE_VLAN_INFO_UNTAGGED if untagged else 0)
+    spec = nla_nested(IFLA_AF_SPEC, nla(IFLA_BRIDGE_FLAGS, struct.pack("=H", BRIDGE_FLAGS_MASTER)),
+                      nla(IFLA_BRIDGE_VLAN_INFO, struct.pack("=HH", flags, vid)))
+    nl.request(RTM_SETLINK, _ifinfo(port_index, family=AF_BRIDGE) + spec)
+
+
+def bridge_vlan_del(nl: RtNetlink, port_index: int, vid: int) -> None:
+    """Remove ``vid`` from a bridge port (``bridge vlan del ... master``)."""
+    spec = nla_nested(IFLA_AF_SPEC, nla(IFLA_BRIDGE_FLAGS, struct.pack("=H", BRIDGE_FLAGS_MASTER)),
+                      nla(IFLA_BRIDGE_VLAN_INFO, struct.pack("=HH", 0, vid)))
+    nl.request(RTM_DELLINK, _ifinfo(port_index, family=AF_BRIDGE) + spec)
+
+
 def delete_link(nl: RtNetlink, index: int) -> None:
     """Delete by index; a link already gone counts as success."""
     try:

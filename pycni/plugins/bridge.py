@@ -25,7 +25,7 @@ from pycni.ip import sysctl
 from pycni.ip.netlink import NetlinkError, RtNetlink
 from pycni.ipam.configure import configure_iface
 from pycni.skel import CmdArgs, Plugin, plugin_main
-from pycni.spec import DNS, Interface, IPInterface, NetConf, Result, Route
+from pycni.spec import Interface, IPInterface, NetConf, Result, Route
 
 DEFAULT_BRIDGE = "cni0"
 CONTAINER_IF_INDEX = 2  # result.interfaces: [bridge, host veth, container veth]
@@ -43,6 +43,8 @@ class BridgeConf:
     hairpin: bool = False
     promisc: bool = False
     vlan: int = 0
+    preserve_default_vlan: bool = True
+    mac: str = ""
 
     @property
     def ipam_type(self) -> str:
@@ -61,7 +63,30 @@ def _field(raw: dict[str, Any], key: str, typ: type, default: Any) -> Any:
     return value
 
 
-def load_conf(conf: NetConf) -> BridgeConf:
+def _requested_mac(conf: NetConf, cni_args: str) -> str:
+    """The container MAC asked for: CNI_ARGS MAC=, then args.cni.mac, then runtimeConfig.mac
+    (each later one wins, as the reference reads them)."""
+    mac = ""
+    where = ""
+    for pair in cni_args.split(";"):
+        key, _, value = pair.partition("=")
+        if key == "MAC" and value:
+            mac, where = value, "CNI_ARGS MAC"
+    cni = conf.args.get("cni") if isinstance(conf.args.get("cni"), dict) else {}
+    if cni.get("mac"):
+        mac, where = cni["mac"], "args.cni.mac"
+    if conf.runtime_config.get("mac"):
+        mac, where = conf.runtime_config["mac"], "runtimeConfig.mac"
+    if not mac:
+        return ""
+    parts = mac.split(":") if isinstance(mac, str) else []
+    if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p)
+                                  for p in parts):
+        raise InvalidNetworkConfig(f'{where}: invalid MAC address "{mac}"')
+    return mac.lower()
+
+
+def load_conf(conf: NetConf, cni_args: str = "") -> BridgeConf:
     raw = conf.raw
     n = BridgeConf(
         netconf=conf,
@@ -74,6 +99,7 @@ def load_conf(conf: NetConf) -> BridgeConf:
         hairpin=_field(raw, "hairpinMode", bool, False),
         promisc=_field(raw, "promiscMode", bool, False),
         vlan=_field(raw, "vlan", int, 0),
+        preserve_default_vlan=_field(raw, "preserveDefaultVlan", bool, True),
     )
     if n.is_default_gw:
         n.is_gw = True
@@ -86,8 +112,10 @@ def load_conf(conf: NetConf) -> BridgeConf:
             "cannot set hairpin mode and promiscuous mode at the same time.")
     if n.vlan < 0 or n.vlan > 4094:
         raise InvalidNetworkConfig(f'invalid VLAN ID {n.vlan} (must be between 0 and 4094)')
-    if n.vlan:
-        raise InvalidNetworkConfig('field "vlan": VLANs are not supported by pycni-bridge')
+    if raw.get("vlanTrunk") is not None:
+        raise InvalidNetworkConfig('field "vlanTrunk": trunk ports are not supported by '
+                                   "pycni-bridge (use vlan for an access port)")
+    n.mac = _requested_mac(conf, cni_args)
     if "type" in conf.ipam and not n.ipam_type:
         raise InvalidNetworkConfig('field "ipam.type" must be a non-empty string')
     return n
@@ -104,7 +132,7 @@ def _netns_socket(path: str) -> RtNetlink:
 
 def ensure_bridge(nl: RtNetlink, n: BridgeConf) -> iplink.Link:
     try:
-        iplink.create_bridge(nl, n.bridge, n.mtu or None)
+        iplink.create_bridge(nl, n.bridge, n.mtu or None, vlan_filtering=bool(n.vlan))
     except NetlinkError as exc:
         if exc.errno != errno.EEXIST:
             raise CNIError(f'could not add "{n.bridge}": {exc.strerror}') from exc
@@ -115,12 +143,18 @@ def ensure_bridge(nl: RtNetlink, n: BridgeConf) -> iplink.Link:
         iplink.set_up(nl, br.index)
     if n.promisc and not br.promisc:
         iplink.set_flags(nl, br.index, iplink.IFF_PROMISC, iplink.IFF_PROMISC)
+    try:  # we own the routes of this bridge (reference: accept_ra=0)
+        sysctl.set_(f"net/ipv6/conf/{n.bridge}/accept_ra", "0")
+    except OSError:
+        pass
     return br
 
 
 def setup_veth(nl: RtNetlink, cnl: RtNetlink, netns: str, ifname: str, br: iplink.Link,
-               n: BridgeConf) -> tuple[iplink.Link, iplink.Link]:
-    """Create the pair; returns (host end, container end), both up, host end on the bridge."""
+               n: BridgeConf, mac: str = "", hairpin: bool = False,
+               ) -> tuple[iplink.Link, iplink.Link]:
+    """Create the pair; returns (host end, container end), both up, host end on the bridge
+    (in ``n.vlan`` as an access port if set)."""
     if iplink.find_link(cnl, ifname) is not None:
         raise CNIError(f'container veth name "{ifname}" already exists')
     fd = ns.open_netns(netns)
@@ -128,7 +162,8 @@ def setup_veth(nl: RtNetlink, cnl: RtNetlink, netns: str, ifname: str, br: iplin
         for _ in range(10):
             host_name = iplink.random_veth_name()
             try:
-                iplink.create_veth(nl, host_name, ifname, fd, n.mtu or None, master=br.index)
+                iplink.create_veth(nl, host_name, ifname, fd, n.mtu or None, master=br.index,
+                                   mac=mac)
                 break
             except NetlinkError as exc:
                 if exc.errno != errno.EEXIST or iplink.find_link(cnl, ifname) is not None:
@@ -140,9 +175,33 @@ def setup_veth(nl: RtNetlink, cnl: RtNetlink, netns: str, ifname: str, br: iplin
     cont = iplink.get_link(cnl, ifname)
     iplink.set_up(cnl, cont.index)
     host = iplink.get_link(nl, host_name)
-    if n.hairpin:
+    if hairpin:
         iplink.set_hairpin(nl, host.index, True)
+    if n.vlan:
+        if not n.preserve_default_vlan:
+            try:
+                iplink.bridge_vlan_del(nl, host.index, 1)
+            except NetlinkError:
+                pass  # the bridge has no default vlan on its ports
+        iplink.bridge_vlan_add(nl, host.index, n.vlan, pvid=True, untagged=True)
     return host, cont
+
+
+def ensure_vlan_interface(nl: RtNetlink, br: iplink.Link, n: BridgeConf) -> iplink.Link:
+    """``<bridge>.<vlan>``: a veth in the host whose peer is an access port of the vlan,
+    to carry the vlan's gateway address (the reference's ensureVlanInterface)."""
+    name = f"{br.name}.{n.vlan}"
+    if len(name) > 15:
+        raise CNIError(f'vlan gateway interface name "{name}" is longer than 15 bytes')
+    link = iplink.find_link(nl, name)
+    if link is None:
+        try:
+            _, link = setup_veth(nl, nl, "/proc/thread-self/ns/net", name, br, n)
+        except CNIError:
+            link = iplink.find_link(nl, name)  # a concurrent ADD made it first
+            if link is None:
+                raise
+    return link
 
 
 def calc_gateways(result: Result, n: BridgeConf) -> list[IPInterface]:
@@ -165,10 +224,10 @@ def calc_gateways(result: Result, n: BridgeConf) -> list[IPInterface]:
     return gws
 
 
-def ensure_addr(nl: RtNetlink, bridge: str, gw: IPInterface, force: bool) -> None:
-    """The gateway address on the bridge; another address in the way is an error unless
-    forceAddress (then it is replaced), as the reference's ensureAddr."""
-    br = iplink.get_link(nl, bridge)  # fresh: its MAC follows its ports until pinned
+def ensure_addr(nl: RtNetlink, ifname: str, gw: IPInterface, force: bool) -> None:
+    """The gateway address on the bridge (or its vlan interface); another address in the way
+    is an error unless forceAddress (then it is replaced), as the reference's ensureAddr."""
+    br = iplink.get_link(nl, ifname)  # fresh: a bridge MAC follows its ports until pinned
     for a in ipaddr.list_addrs(nl, br.index, gw.version):
         if a == gw:
             return
@@ -199,7 +258,7 @@ def _masq_names(n: BridgeConf, container_id: str) -> tuple[str, str]:
 def cmd_add(args: CmdArgs) -> Result:
     from pycni import invoke
 
-    n = load_conf(args.netconf())
+    n = load_conf(args.netconf(), args.args)
     conf = n.netconf
     cnl = _netns_socket(args.netns)
     nl = RtNetlink()
@@ -215,7 +274,8 @@ def cmd_add(args: CmdArgs) -> Result:
             if not ipam_result.ips:
                 raise CNIError("IPAM plugin returned missing IP config")
         br = ensure_bridge(nl, n)
-        host, cont = setup_veth(nl, cnl, args.netns, args.ifname, br, n)
+        host, cont = setup_veth(nl, cnl, args.netns, args.ifname, br, n, n.mac, n.hairpin)
+        _container_sysctls(args.netns, args.ifname)
         result = Result(cni_version=conf.cni_version, interfaces=[
             Interface(name=br.name, mac=br.mac),
             Interface(name=host.name, mac=host.mac),
@@ -224,11 +284,17 @@ def cmd_add(args: CmdArgs) -> Result:
         if ipam_result is not None:
             result.ips = ipam_result.ips
             result.routes = ipam_result.routes
+            result.dns = ipam_result.dns
             gws = calc_gateways(result, n)
             configure_iface(cnl, args.ifname, result, cont)
-            if n.is_gw:
+            if n.is_gw and gws:
+                gw_link = n.bridge
+                if n.vlan:
+                    vlan_if = ensure_vlan_interface(nl, br, n)
+                    result.interfaces.append(Interface(name=vlan_if.name, mac=vlan_if.mac))
+                    gw_link = vlan_if.name
                 for gw in gws:
-                    ensure_addr(nl, n.bridge, gw, n.force_address)
+                    ensure_addr(nl, gw_link, gw, n.force_address)
                 for version in sorted({gw.version for gw in gws}):
                     sysctl.enable_ip_forward(version)
             if n.ip_masq:
@@ -237,7 +303,8 @@ def cmd_add(args: CmdArgs) -> Result:
                 masq_backend().setup([ipc.address for ipc in result.ips], chain, comment)
             if n.is_gw:
                 result.interfaces[0].mac = iplink.get_link(nl, br.name).mac
-        result.dns = conf.dns if conf.dns is not None else DNS()
+        if conf.dns is not None and not conf.dns.is_empty():
+            result.dns = conf.dns  # the config's DNS wins over what IPAM said
         return result
     except BaseException:
         _rollback(args, n, nl, cnl, cont, ipam_done, masq_done)
@@ -245,6 +312,17 @@ def cmd_add(args: CmdArgs) -> Result:
     finally:
         nl.close()
         cnl.close()
+
+
+def _container_sysctls(netns: str, ifname: str) -> None:
+    """As the reference: no IPv6 DAD delay on a fresh veth, gratuitous ARP on changes."""
+    with ns.entered(netns):
+        for name, value in ((f"net/ipv6/conf/{ifname}/accept_dad", "0"),
+                            (f"net/ipv4/conf/{ifname}/arp_notify", "1")):
+            try:
+                sysctl.set_(name, value)
+            except OSError:
+                pass  # IPv6 disabled in the netns
 
 
 def _rollback(args: CmdArgs, n: BridgeConf, nl: RtNetlink, cnl: RtNetlink,
@@ -285,7 +363,7 @@ def _prev_addresses(conf: NetConf, ifname: str) -> list[IPInterface] | None:
 def cmd_del(args: CmdArgs) -> None:
     from pycni import invoke
 
-    n = load_conf(args.netconf())
+    n = load_conf(args.netconf(), args.args)
     conf = n.netconf
     if n.ipam_type:
         invoke.delegate_del(n.ipam_type, args, args.stdin_data)
@@ -320,7 +398,7 @@ def cmd_del(args: CmdArgs) -> None:
 def cmd_check(args: CmdArgs) -> None:
     from pycni import invoke
 
-    n = load_conf(args.netconf())
+    n = load_conf(args.netconf(), args.args)
     conf = n.netconf
     if n.ipam_type:
         invoke.delegate_check(n.ipam_type, args, args.stdin_data)
@@ -351,7 +429,10 @@ def cmd_check(args: CmdArgs) -> None:
         br = iplink.find_link(nl, n.bridge)
         if br is None or br.kind != "bridge":
             raise CNIError(f'bridge "{n.bridge}" not found or not a bridge')
-        host_if = next((i for i in prev.interfaces if not i.sandbox and i.name != n.bridge), None)
+        if br.promisc != n.promisc:
+            raise CNIError(f"Bridge interface {n.bridge} configured Promisc Mode {n.promisc} "
+                           f"doesn't match current state: {br.promisc}")
+        host_if = next((i for i in prev.interfaces[1:2] if not i.sandbox), None)
         host = iplink.find_link(nl, host_if.name) if host_if is not None else None
         if host is None:
             raise CNIError("host veth of the container not found")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import ipaddress
+import json
 import os
 import subprocess
 import time
@@ -374,3 +375,71 @@ def test_ten_concurrent_in_process_adds_from_threads(lab: Lab) -> None:
     assert [d.status for d in dels] == [0] * 10
     assert lab.ipam_files() == []
     assert all(chain_rules(lab.net, c) == [] for c in cids)
+
+
+def _kernel_has_bridge_vlan_filtering() -> bool:
+    name = unique("vf")
+    proc = subprocess.run(["ip", "link", "add", name, "type", "bridge", "vlan_filtering", "1"],
+                          capture_output=True, check=False)
+    subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+    return proc.returncode == 0
+
+
+VLAN_FILTERING = _kernel_has_bridge_vlan_filtering()
+
+
+@pytest.mark.skipif(not VLAN_FILTERING, reason="kernel without CONFIG_BRIDGE_VLAN_FILTERING")
+def test_vlan_access_ports_isolate_and_gateway_on_the_vlan_interface(lab: Lab) -> None:
+    a, b, c = lab.netns(), lab.netns(), lab.netns()
+    ca, cb, cc = lab.cid(), lab.cid(), lab.cid()
+    vlan_if = f"{lab.bridge}.10"
+    try:
+        ra = lab.call("ADD", lab.conf(vlan=10), ca, a)
+        rb = lab.call("ADD", lab.conf(vlan=10), cb, b)
+        # vlan 20, same subnet, no gateway: it must not reach vlan 10
+        rc = lab.call("ADD", lab.conf(vlan=20, isGateway=False, ipMasq=False), cc, c)
+        assert [r.status for r in (ra, rb, rc)] == [0, 0, 0], (ra.raw, rb.raw, rc.raw)
+        assert ra.out["interfaces"][3]["name"] == vlan_if
+        ip_a, ip_b = (r.out["ips"][0]["address"].split("/")[0] for r in (ra, rb))
+        assert ping(a, ip_b)
+        assert ping(b, f"10.92.{lab.octet}.1")
+        assert not ping(c, ip_a)
+        out = subprocess.run(["bridge", "-j", "vlan", "show"], capture_output=True, text=True,
+                             check=True).stdout
+        table = {e["ifname"]: e["vlans"] for e in json.loads(out)}
+        port = ra.out["interfaces"][1]["name"]
+        assert {"vlan": 10, "flags": ["PVID", "Egress Untagged"]} in table[port]
+        addrs = [x["local"] for x in ip_json(None, "addr", "show", vlan_if)[0]["addr_info"]
+                 if x["family"] == "inet"]
+        assert addrs == [f"10.92.{lab.octet}.1"]
+        for cid, r, n in ((ca, ra, a), (cb, rb, b)):
+            assert lab.call("CHECK", dict(lab.conf(vlan=10), prevResult=r.out), cid, n).status == 0
+            assert lab.call("DEL", dict(lab.conf(vlan=10), prevResult=r.out), cid, n).status == 0
+    finally:
+        subprocess.run(["ip", "link", "del", vlan_if], capture_output=True, check=False)
+
+
+@pytest.mark.skipif(VLAN_FILTERING, reason="kernel supports vlan filtering")
+def test_vlan_without_kernel_support_fails_cleanly(lab: Lab) -> None:
+    netns, cid = lab.netns(), lab.cid()
+    r = lab.call("ADD", lab.conf(vlan=10), cid, netns)
+    assert r.status != 0
+    assert "Operation not supported" in r.out["msg"]
+    assert lab.ipam_files() == []
+    assert netns_link(netns, "eth0") is None
+    assert host_link(lab.bridge) is None
+
+
+def test_requested_mac_and_config_dns(lab: Lab) -> None:
+    netns, cid = lab.netns(), lab.cid()
+    dns = {"nameservers": ["10.92.0.53"], "search": ["pck.local"]}
+    conf = lab.conf(runtimeConfig={"mac": "0a:58:0a:5c:00:99"}, dns=dns)
+    r = lab.call("ADD", conf, cid, netns)
+    assert r.status == 0, r.raw
+    assert r.out["interfaces"][2]["mac"] == "0a:58:0a:5c:00:99"
+    assert netns_link(netns, "eth0").mac == "0a:58:0a:5c:00:99"
+    assert r.out["dns"] == dns
+    bad = lab.call("ADD", lab.conf(runtimeConfig={"mac": "zz:58"}), lab.cid(), lab.netns())
+    assert bad.status != 0
+    assert "runtimeConfig.mac" in bad.out["msg"]
+    assert lab.call("DEL", dict(conf, prevResult=r.out), cid, netns).status == 0

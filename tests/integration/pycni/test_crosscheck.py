@@ -156,3 +156,32 @@ def test_mixed_bridge_and_ipam_agree_with_reference(world: World, flavor: str) -
     ref = observe(world, "reference", {}, "1.0.0")
     mixed = observe(world, flavor, {}, "1.0.0")
     assert mixed == ref
+
+
+def test_vlan_outcome_matches_the_reference(world: World) -> None:
+    """On a kernel without bridge vlan filtering both fail and allocate nothing; with it,
+    both succeed with the same result shape (gateway on ``<bridge>.<vlan>``)."""
+    outcomes = {}
+    for flavor in ("reference", "ours"):
+        bridge_type, ipam_type, where = FLAVORS[flavor]
+        path = [world.bin] if where == "bin" else [REFERENCE_BIN]
+        data = world.tmp / f"vlan-{flavor}"
+        conf = {"cniVersion": "1.0.0", "name": world.net, "type": bridge_type,
+                "bridge": world.bridge, "isGateway": True, "vlan": 10,
+                "ipam": {"type": ipam_type, "ranges": [[{"subnet": SUBNET}]],
+                         "dataDir": str(data)}}
+        netns = ns.create_netns(unique("xv"))
+        try:
+            r = cni(bridge_type, "ADD", conf, cid=CID, netns=netns, path=path)
+            held = [p.name for p in (data / world.net).iterdir() if p.name[0].isdigit()] \
+                if (data / world.net).exists() else []
+            outcomes[flavor] = (r.status == 0, len(r.out.get("interfaces", [])), held
+                                if r.status else ["ok"])
+            if r.status == 0:
+                cni(bridge_type, "DEL", dict(conf, prevResult=r.out), cid=CID, netns=netns,
+                    path=path)
+        finally:
+            ns.delete_netns(netns)
+            for link in (world.bridge, f"{world.bridge}.10"):
+                subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
+    assert outcomes["ours"] == outcomes["reference"]
