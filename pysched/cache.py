@@ -56,6 +56,7 @@ class NodeTree:
     def __init__(self) -> None:
         self.zones: list[str] = []
         self.tree: dict[str, list[str]] = {}
+        self.members: set[str] = set()
         self.num_nodes = 0
 
     def add(self, node: Node) -> None:
@@ -64,17 +65,19 @@ class NodeTree:
         if names is None:
             self.zones.append(z)
             names = self.tree[z] = []
-        if node.metadata.name in names:
+        if node.metadata.name in self.members:
             return
         names.append(node.metadata.name)
+        self.members.add(node.metadata.name)
         self.num_nodes += 1
 
     def remove(self, node: Node) -> None:
         z = zone_key(node)
         names = self.tree.get(z)
-        if not names or node.metadata.name not in names:
+        if not names or node.metadata.name not in self.members:
             return
         names.remove(node.metadata.name)
+        self.members.discard(node.metadata.name)
         self.num_nodes -= 1
         if not names:
             del self.tree[z]

@@ -68,6 +68,19 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    # Infeasible nodes the vectorised path found but whose Status was not computed yet (the
+    # pod fits elsewhere, so nobody needs it unless asked): resolve() runs their filters.
+    deferred: list[Any] = field(default_factory=list)
+    deferred_resolver: Any = None
+
+    def num_rejected(self) -> int:
+        """Nodes known infeasible (explicit statuses plus deferred ones)."""
+        return len(self.node_to_status) + len(self.deferred)
+
+    def resolve(self) -> None:
+        if self.deferred and self.deferred_resolver is not None:
+            nodes, self.deferred = self.deferred, []
+            self.deferred_resolver(self, nodes)
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

@@ -321,6 +321,7 @@ class PriorityQueue:
         self.clock: Clock = clock or RealClock()
         self._pod_info_factory = pod_info_factory or _default_pod_info_factory
         self._hints: QueueingHintMap = queueing_hints or {}
+        self._interest: dict[ClusterEvent, bool] = {}
         self._pre_enqueue = pre_enqueue_plugins or {}
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
@@ -507,9 +508,13 @@ class PriorityQueue:
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
         if is_wildcard(event):
             return True
-        return any(
+        known = self._interest.get(event)
+        if known is not None:
+            return known
+        known = self._interest[event] = any(
             match_cluster_events(ev, event) for hints in self._hints.values() for ev, _ in hints
         )
+        return known
 
     def _is_pod_worth_requeuing(
         self, pinfo: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any

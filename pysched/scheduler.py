@@ -95,9 +95,14 @@ class CycleRecord:
     victims: list[Pod] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
     scores: list[NodePluginScores] = field(default_factory=list)
-    feasible: list[str] = field(default_factory=list)
+    feasible_infos: list[NodeInfo] = field(default_factory=list)
     duration: float = 0.0
     fast_path: bool = False
+
+    @property
+    def feasible(self) -> list[str]:
+        """Names of the feasible nodes found (the evaluated prefix only)."""
+        return [ni.name for ni in self.feasible_infos]
 
 
 class Scheduler:
@@ -392,10 +397,10 @@ class Scheduler:
             raise FitError(pod, self.snapshot.num_nodes(), diagnosis)
         if record is not None:
             record.diagnosis = diagnosis
-            record.feasible = [ni.name for ni in feasible]
+            record.feasible_infos = feasible
         if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
+            return ScheduleResult(feasible[0].name, 1 + diagnosis.num_rejected(), 1)
+        evaluated = len(feasible) + diagnosis.num_rejected()
         table = self.snapshot.table
         if (
             self.fast is not None
@@ -426,7 +431,7 @@ class Scheduler:
         if record is not None:
             record.scores = scores
         host = select_host(scores, self.rng)
-        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+        return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(
         self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
@@ -464,7 +469,7 @@ class Scheduler:
                 )
             )
         feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = len(feasible) + diagnosis.num_rejected()
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -545,18 +550,29 @@ class Scheduler:
         rows = (pos + start) % n
         self._fast_rows = rows
         if end > len(pos):
-            bad = np.flatnonzero(~rotated[:end])
-            for p in bad.tolist():
-                ni = nodes[(start + p) % n]
-                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-                if st.code == Code.ERROR:
-                    raise st.as_error() or RuntimeError(st.message())
-                if st.is_success():
-                    self.fast.stats["mismatch"] += 1
-                    continue
-                diagnosis.node_to_status.set(ni.name, st)
-                diagnosis.add_plugin_status(st)
+            bad = [nodes[(start + p) % n] for p in np.flatnonzero(~rotated[:end]).tolist()]
+            if len(pos):  # the pod fits: their statuses are only needed on demand
+                diagnosis.deferred = bad
+                diagnosis.deferred_resolver = lambda d, infos: self._statuses(
+                    fwk, state, pod, d, infos
+                )
+            else:
+                self._statuses(fwk, state, pod, diagnosis, bad)
         return [nodes[i] for i in rows.tolist()]
+
+    def _statuses(
+        self, fwk: Any, state: CycleState, pod: Pod, diagnosis: Diagnosis, infos: list[NodeInfo]
+    ) -> None:
+        for ni in infos:
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st.code == Code.ERROR:
+                raise st.as_error() or RuntimeError(st.message())
+            if st.is_success():
+                if self.fast is not None:
+                    self.fast.stats["mismatch"] += 1
+                continue
+            diagnosis.node_to_status.set(ni.name, st)
+            diagnosis.add_plugin_status(st)
 
     def _percentage(self, fwk: Any) -> int:
         p = getattr(fwk, "percentage_of_nodes_to_score", None)

@@ -118,6 +118,10 @@ def random_node_affinity(rng: random.Random) -> dict[str, Any]:
     return {"nodeAffinity": na}
 
 
+def _statuses(d: Any) -> dict[str, tuple[Any, ...]]:
+    return {n: (st.code, tuple(st.reasons), st.plugin) for n, st in d.node_to_status.items()}
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.bound: list[tuple[str, str]] = []
@@ -160,6 +164,9 @@ def test_same_decisions_fast_and_plain(seed: int, n_nodes: int) -> None:
         b = plain.schedule_now(pod)
         assert (a.result, a.node, a.message) == (b.result, b.node, b.message), pod.key
         assert fast.scheduler.next_start_node_index == plain.scheduler.next_start_node_index
+        if a.diagnosis is not None and b.diagnosis is not None:
+            a.diagnosis.resolve()  # statuses the fast path deferred
+            assert _statuses(a.diagnosis) == _statuses(b.diagnosis), pod.key
         for s, r in ((fast, a), (plain, b)):
             if r.node:  # the binding comes back as an update
                 s.on_pod_update(pod, r.pod)
