@@ -158,12 +158,13 @@ def _clean_member_path(name: str, what: str) -> str:
     return "/".join(parts)
 
 
-def _write_json_atomic(path: Path, obj: object) -> None:
+def _write_json_atomic(path: Path, obj: object, *, durable: bool = True) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     with open(tmp, "w") as f:
         json.dump(obj, f, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -285,8 +286,10 @@ class ImageStore:
             for d in dirs:
                 if not d.is_dir():
                     raise NotFound(f"layer {d.parent.name} of image {image.id} is missing")
+            # no fsync: leases only matter while their containers' mounts exist, and a
+            # host crash takes those away too (it would cost the create path milliseconds)
             _write_json_atomic(self._leases / f"{holder}.json",
-                               {"image": current.id, "layers": current.layers})
+                               {"image": current.id, "layers": current.layers}, durable=False)
             return dirs
 
     def release_lease(self, holder: str) -> None:
