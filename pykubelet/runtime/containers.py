@@ -266,7 +266,11 @@ class ContainerManager:
         return monitor.MonitorPaths.under(self._dir(cid), self._dir(cid) / "bundle")
 
     def _save(self, rec: ContainerRecord) -> None:
-        _write_json(self._dir(rec.id) / "record.json", asdict(rec))
+        try:
+            _write_json(self._dir(rec.id) / "record.json", asdict(rec))
+        except FileNotFoundError:
+            if self._dir(rec.id).exists():
+                raise  # else: removed concurrently, nothing left to record
 
     def _ctr_lock(self, cid: str) -> threading.Lock:
         with self._lock:
@@ -556,7 +560,8 @@ class ContainerManager:
             st = self._status_of(rec)
             if flt is not None and flt.state is not None and st.state != flt.state:
                 continue
-            out.append(st)
+            if rec.id in self._records:  # not removed meanwhile
+                out.append(st)
         out.sort(key=lambda s: s.created_at)
         return out
 

@@ -445,3 +445,36 @@ def test_a_dead_monitor_is_reported_not_hidden(env: Env) -> None:
     assert (st.exit_code, st.reason) == (255, "Unknown")
     assert "monitor" in st.message
     m.remove(cid)
+
+
+def test_concurrent_lifecycles(env: Env) -> None:
+    """gRPC serves RPCs on a thread pool: creates, lists and removes run at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sb = env.sandbox()
+    m = env.manager
+    stop_listing = False
+    seen: list[int] = []
+
+    def lister() -> None:
+        while not stop_listing:
+            seen.append(len(m.list()))
+
+    def lifecycle(i: int) -> tuple[int, str]:
+        cid = m.create(sb, cfg(f"c{i}", "sh", "-c", f"exit {i}"))
+        m.start(cid)
+        st = wait_for(lambda: (s := m.status(cid)).state == EXITED and s)
+        m.remove(cid)
+        return st.exit_code, st.reason
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        listing = pool.submit(lister)
+        results = list(pool.map(lifecycle, range(8)))
+        stop_listing = True
+        listing.result(timeout=30)
+    assert results == [(i, "Completed" if i == 0 else "Error") for i in range(8)]
+    assert m.list() == []
+    assert max(seen) >= 1
+    assert [p.name for p in (env.root / "containers").iterdir()
+            if not p.name.startswith(".")] == []
+    assert list((env.root / "runc").iterdir()) == []
