@@ -637,25 +637,25 @@ def load_config(
 
 
 def _validate_common_queue_sort(cfg: SchedulerConfiguration) -> None:
-    """All profiles must use the same queueSort plugin (there is one queue)."""
-    first: list[str] | None = None
-    for i, p in enumerate(cfg.profiles):
-        qs = _point_names(p, "queueSort")
-        if first is None:
-            first = qs
-        elif qs != first:
+    """validateCommonQueueSort: one queue, so every profile's queueSort set must be identical."""
+
+    def key(p: Profile) -> tuple[list[tuple[str, int | None]], list[str]]:
+        ps = p.plugins.get("queueSort", PluginSet())
+        return [(r.name, r.weight) for r in ps.enabled], [r.name for r in ps.disabled]
+
+    if not cfg.profiles:
+        return
+    first = key(cfg.profiles[0])
+    if len(first[0]) > 1:
+        raise ConfigError(
+            f"profiles[0].plugins.queueSort.enabled: Invalid value: {len(first[0])}: "
+            "only one queue sort plugin can be enabled"
+        )
+    for i, p in enumerate(cfg.profiles[1:], start=1):
+        if key(p) != first:
             raise ConfigError(
-                f"profiles[{i}].plugins.queueSort: Invalid value: {qs}: "
-                "queueSort must be the same for all profiles"
+                f"profiles[{i}].plugins.queueSort: Invalid value: must be the same for all profiles"
             )
-
-
-def _point_names(p: Profile, point: str) -> list[str]:
-    """Names enabled explicitly at `point`, or the multiPoint ones (queueSort comparison only)."""
-    explicit = [r.name for r in p.plugins.get(point, PluginSet()).enabled]
-    return explicit or [
-        r.name for r in p.plugins.get(MULTI_POINT, PluginSet()).enabled if r.name == "PrioritySort"
-    ]
 
 
 def default_config() -> SchedulerConfiguration:
@@ -700,7 +700,9 @@ def expand_points(prof: Profile, plugins: dict[str, Any]) -> dict[str, list[Any]
             if r.name in multi:
                 raise FrameworkError(f"plugin {r.name!r} already registered as {point!r}")
             multi.append(r.name)
-        order = overrides + [n for n in multi if n not in overrides]
+        # part 1 keeps the regular extension point's order, as upstream
+        order = [n for n in enabled if n in overrides]
+        order += [n for n in multi if n not in order]
         order += [n for n in enabled if n not in order]
         out[point] = [plugins[n] for n in order]
     return out
