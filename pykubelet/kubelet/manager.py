@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod
-from pykubelet.kubelet import reasons
+from pykubelet.kubelet import failpoints, reasons
 from pykubelet.kubelet.actions import PodActions, image_pull_decision
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
@@ -189,7 +189,21 @@ class RuntimeManager:
         for c in observed.containers:
             if c.state is ContainerState.CREATED:
                 log.info("removing container %s left in CREATED state (%s)", c.id, c.name)
+                log_path = ""
+                try:
+                    log_path = self.cri.container_status(c.id).log_path
+                except CRICallError:
+                    pass
                 self._remove_container(c.id)
+                # its empty log must not make the next attempt count it as a restart
+                # (calcRestartCountByLogDir)
+                if log_path:
+                    p = Path(log_path)
+                    try:
+                        if p.is_file() and p.stat().st_size == 0:
+                            p.unlink()
+                    except OSError:
+                        pass
                 removed = True
         return removed
 
@@ -236,6 +250,7 @@ class RuntimeManager:
         except CRICallError as exc:
             if not exc.not_found:
                 raise
+        failpoints.hit("after-stop-container")
 
     def kill_pod(
         self, pod: Pod | None, observed: PodRuntimeStatus, grace_override: int | None = None
@@ -267,6 +282,7 @@ class RuntimeManager:
                         errors.append(exc)
         if errors:
             raise RuntimeError(f"{reasons.KILL_POD_SANDBOX_ERROR}: {errors[0]}") from errors[0]
+        failpoints.hit("after-kill-pod")
 
     def remove_pod(self, observed: PodRuntimeStatus) -> None:
         """Remove every container and sandbox of a pod that is gone for good."""
@@ -386,10 +402,12 @@ class RuntimeManager:
             cid = self.cri.create_container(sandbox_id, cfg, sandbox_config)
         except CRICallError as exc:
             return reasons.CREATE_CONTAINER_ERROR, exc.details
+        failpoints.hit("after-create-container")
         try:
             self.cri.start_container(cid)
         except CRICallError as exc:
             return reasons.RUN_CONTAINER_ERROR, exc.details
+        failpoints.hit("after-start-container")
         hook = container.lifecycle.post_start if container.lifecycle else None
         if hook is not None and hook.exec is not None:
             try:
@@ -458,6 +476,7 @@ class RuntimeManager:
             try:
                 ensure_log_dir(sandbox_config)
                 sandbox_id = self.cri.run_pod_sandbox(sandbox_config)
+                failpoints.hit("after-run-sandbox")
             except (CRICallError, OSError) as exc:
                 msg = exc.details if isinstance(exc, CRICallError) else str(exc)
                 result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)

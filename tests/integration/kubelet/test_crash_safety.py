@@ -1,0 +1,172 @@
+"""Crash safety: ``pykubelet run`` SIGKILLed at each step of SyncPod (failpoints), then
+restarted, converges with no duplicate containers, no leaked sandboxes and restart counts
+unchanged, while pods that were running keep running with the agent down."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections import Counter
+from typing import Any
+
+import pytest
+from kle_support import IMAGE, PYKUBELET, busybox_pod
+
+from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NAME_ANNOTATION
+
+pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark.slow]
+
+RUNNING = 1  # CRI CONTAINER_RUNNING
+SANDBOX_READY = 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class AgentProcess:
+    """`pykubelet run --config` as a child process."""
+
+    def __init__(self, harness: Any) -> None:
+        self.h = harness
+        self.port = free_port()
+        self.config = harness.config_file(healthzPort=self.port)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, failpoint: str = "") -> None:
+        env = dict(os.environ)
+        env.pop("PYKUBELET_FAILPOINTS", None)
+        if failpoint:
+            env["PYKUBELET_FAILPOINTS"] = failpoint
+        log = open(self.h.base / "agent.log", "ab")  # noqa: SIM115 (the child owns it)
+        self.proc = subprocess.Popen(
+            [str(PYKUBELET), "run", "--config", str(self.config)],
+            stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env,
+        )
+        log.close()
+
+    def wait_killed(self, timeout: float = 60) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/pods", timeout=2) as r:
+                items = json.load(r)["items"]
+        except OSError:
+            return {}
+        return {p["metadata"]["name"]: p for p in items}
+
+    def log(self) -> str:
+        return (self.h.base / "agent.log").read_text(errors="replace")[-4000:]
+
+
+def all_running(p: dict[str, Any] | None) -> bool:
+    if p is None or p["status"].get("phase") != "Running":
+        return False
+    cs = p["status"].get("containerStatuses", [])
+    return bool(cs) and all("running" in c["state"] for c in cs)
+
+
+def node_objects(h: Any) -> tuple[list[Any], list[Any]]:
+    cri = h.client()
+    sandboxes = [s for s in cri.list_pod_sandbox()
+                 if s.annotations.get(NODE_NAME_ANNOTATION) == h.node]
+    ids = {s.id for s in sandboxes}
+    containers = [c for c in cri.list_containers() if c.pod_sandbox_id in ids]
+    return sandboxes, containers
+
+
+def multi_pod(name: str) -> dict[str, Any]:
+    return busybox_pod(
+        name, "sleep 3600",
+        initContainers=[{"name": "init", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                         "command": ["true"]}],
+        containers=[
+            {"name": "a", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+             "command": ["sleep", "3600"]},
+            {"name": "b", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+             "command": ["sleep", "3600"]},
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    "failpoint", ["after-run-sandbox", "after-create-container", "after-start-container"]
+)
+def test_sigkill_during_pod_start_converges(agent_factory, endpoint, failpoint):
+    h = agent_factory(endpoint)
+    agent = AgentProcess(h)
+    try:
+        # a pod that runs before the crash and must keep running through it
+        h.manifests.mkdir(parents=True, exist_ok=True)
+        h.write("steady", busybox_pod("steady", "sleep 3600"))
+        agent.start()
+        steady_name = f"steady-{h.node}"
+        h.wait(lambda: all_running(agent.pods().get(steady_name)), 60, "steady running")
+        _, before = node_objects(h)
+        steady_ids = {c.id for c in before if c.state == RUNNING}
+        assert len(steady_ids) == 1
+        agent.kill()
+
+        # now the crash: the agent dies at the failpoint while starting "multi"
+        h.write("multi", multi_pod("multi"))
+        agent.start(failpoint)
+        rc = agent.wait_killed(90)
+        assert rc == -signal.SIGKILL, agent.log()
+        sandboxes, containers = node_objects(h)
+        assert steady_ids <= {c.id for c in containers if c.state == RUNNING}, \
+            "a running pod stopped while the agent was down"
+
+        # restart without the failpoint: it converges
+        agent.start()
+        multi_name = f"multi-{h.node}"
+        h.wait(lambda: all_running(agent.pods().get(multi_name))
+               and all_running(agent.pods().get(steady_name)), 90, "converged")
+        time.sleep(2.5)  # one more relist + housekeeping round
+        sandboxes, containers = node_objects(h)
+        assert len(sandboxes) == 2, [s.metadata.name for s in sandboxes]
+        assert all(s.state == SANDBOX_READY for s in sandboxes)
+        names = Counter((c.labels["io.kubernetes.pod.name"], c.metadata.name) for c in containers)
+        assert names == Counter({
+            (steady_name, "app"): 1, (multi_name, "init"): 1,
+            (multi_name, "a"): 1, (multi_name, "b"): 1,
+        }), names
+        assert all(c.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] == "0" for c in containers)
+        assert steady_ids <= {c.id for c in containers}, "steady pod's container was replaced"
+        status = agent.pods()[multi_name]["status"]
+        assert [c["restartCount"] for c in status["containerStatuses"]] == [0, 0]
+        assert status["initContainerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+    finally:
+        agent.kill()
+
+
+@pytest.mark.parametrize("failpoint", ["after-stop-container", "after-kill-pod"])
+def test_sigkill_during_pod_teardown_converges(agent_factory, endpoint, failpoint):
+    h = agent_factory(endpoint)
+    agent = AgentProcess(h)
+    try:
+        h.manifests.mkdir(parents=True, exist_ok=True)
+        h.write("gone", multi_pod("gone"))
+        agent.start()
+        h.wait(lambda: all_running(agent.pods().get(f"gone-{h.node}")), 60, "running")
+        agent.kill()
+        h.remove("gone")
+        agent.start(failpoint)  # orphan cleanup kills the pod, and dies half-way
+        assert agent.wait_killed(90) == -signal.SIGKILL, agent.log()
+        agent.start()
+        h.wait(lambda: node_objects(h) == ([], []), 60, "pod removed")
+    finally:
+        agent.kill()
