@@ -1239,3 +1239,135 @@ def from_dict(d: Any) -> Pod | Node | PodDisruptionBudget | PriorityClass | Name
     if decode is None:
         raise DecodeError("kind", f"unsupported kind {kind!r}: expected one of {sorted(KINDS)}")
     return decode(d)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- workloads selecting pods
+# Only their selectors matter: PodTopologySpread's system default constraints spread the pods
+# selected by the Services, ReplicationControllers, ReplicaSets and StatefulSets that own or
+# select a pod (helper.DefaultSelector). They are not in `KINDS` (simulate's input kinds);
+# decode them with `workload_from_dict`.
+
+_SERVICE_SPEC = frozenset(
+    {
+        "ports",
+        "selector",
+        "clusterIP",
+        "clusterIPs",
+        "type",
+        "externalIPs",
+        "sessionAffinity",
+        "loadBalancerIP",
+        "loadBalancerSourceRanges",
+        "externalName",
+        "externalTrafficPolicy",
+        "healthCheckNodePort",
+        "publishNotReadyAddresses",
+        "sessionAffinityConfig",
+        "ipFamilies",
+        "ipFamilyPolicy",
+        "allocateLoadBalancerNodePorts",
+        "loadBalancerClass",
+        "internalTrafficPolicy",
+        "trafficDistribution",
+    }
+)
+_CONTROLLER_SPEC = frozenset(
+    {
+        "replicas",
+        "minReadySeconds",
+        "selector",
+        "template",
+        "volumeClaimTemplates",
+        "serviceName",
+        "podManagementPolicy",
+        "updateStrategy",
+        "revisionHistoryLimit",
+        "persistentVolumeClaimRetentionPolicy",
+        "ordinals",
+    }
+)
+
+
+def _workload_top(d: Any) -> dict[str, Any]:
+    _check_keys(d, "", frozenset({"apiVersion", "kind", "metadata", "spec", "status"}))
+    if d.get("status") is not None and not isinstance(d["status"], dict):
+        raise DecodeError("status", "expected an object")
+    return d.get("spec") or {}
+
+
+@dataclass(slots=True, eq=False)
+class Service:
+    """v1.Service: spec.selector (a map; None when unset, which selects nothing)."""
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    selector: dict[str, str] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Service:
+        spec = _workload_top(d)
+        _check_keys(spec, "spec", _SERVICE_SPEC)
+        meta = ObjectMeta.from_dict(
+            d.get("metadata") or {}, "metadata", default_namespace="default"
+        )
+        sel = _str_map(spec, "selector", "spec") if spec.get("selector") is not None else None
+        return cls(meta, sel)
+
+
+@dataclass(slots=True, eq=False)
+class ReplicationController:
+    """v1.ReplicationController: spec.selector is a map."""
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    selector: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ReplicationController:
+        spec = _workload_top(d)
+        _check_keys(spec, "spec", _CONTROLLER_SPEC)
+        meta = ObjectMeta.from_dict(
+            d.get("metadata") or {}, "metadata", default_namespace="default"
+        )
+        return cls(meta, _str_map(spec, "selector", "spec"))
+
+
+@dataclass(slots=True, eq=False)
+class ReplicaSet:
+    """apps/v1 ReplicaSet (StatefulSet shares the shape: a LabelSelector)."""
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    selector: LabelSelector | None = None
+    kind: str = "ReplicaSet"
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ReplicaSet:
+        spec = _workload_top(d)
+        _check_keys(spec, "spec", _CONTROLLER_SPEC)
+        meta = ObjectMeta.from_dict(
+            d.get("metadata") or {}, "metadata", default_namespace="default"
+        )
+        return cls(
+            meta,
+            _opt(spec, "selector", "spec", LabelSelector.from_dict),
+            d.get("kind") or "ReplicaSet",
+        )
+
+
+WORKLOAD_KINDS: dict[str, Callable[[Any], Any]] = {
+    "Service": Service.from_dict,
+    "ReplicationController": ReplicationController.from_dict,
+    "ReplicaSet": ReplicaSet.from_dict,
+    "StatefulSet": ReplicaSet.from_dict,
+}
+
+
+def workload_from_dict(d: Any) -> Service | ReplicationController | ReplicaSet:
+    """Decode a Service, ReplicationController, ReplicaSet or StatefulSet."""
+    if not isinstance(d, dict):
+        raise DecodeError("<root>", f"expected an object, got {type(d).__name__}")
+    kind = d.get("kind")
+    decode = WORKLOAD_KINDS.get(kind) if isinstance(kind, str) else None
+    if decode is None:
+        raise DecodeError(
+            "kind", f"unsupported kind {kind!r}: expected one of {sorted(WORKLOAD_KINDS)}"
+        )
+    return decode(d)  # type: ignore[no-any-return]

@@ -3,8 +3,9 @@
 Semantics as upstream (v1.36):
 - constraints come from the pod, else from the plugin's default constraints (System
   defaulting: hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway) whose selector
-  is built from the Services/ReplicaSets/... selecting the pod; pysched asks the handle's
-  ``default_spread_selector`` extra for that selector (None or empty: no defaults apply);
+  is built from the Services/ReplicaSets/... selecting the pod (`default_selector`); the
+  handle provides them through the ``workload_objects`` extra (or a ready
+  ``default_spread_selector``); without either, no default constraints apply;
 - matchLabelKeys are merged into the selector; minDomains defaults to 1; nodeAffinityPolicy
   Honor and nodeTaintsPolicy Ignore by default;
 - Filter: matchNum + selfMatch - globalMin > maxSkew -> Unschedulable; a node missing a
@@ -194,8 +195,17 @@ class PodTopologySpread:
         return NAME
 
     def _default_selector(self, pod: Pod) -> Selector | None:
-        fn = self.handle.extra("default_spread_selector") if self.handle is not None else None
-        return fn(pod) if fn is not None else None
+        """The handle's ``default_spread_selector`` extra ((pod) -> Selector), else the one built
+        from its ``workload_objects`` extra (() -> Services/RCs/ReplicaSets/StatefulSets)."""
+        if self.handle is None:
+            return None
+        fn = self.handle.extra("default_spread_selector")
+        if fn is not None:
+            return fn(pod)  # type: ignore[no-any-return]
+        workloads = self.handle.extra("workload_objects")
+        if workloads is not None:
+            return default_selector(pod, list(workloads()))
+        return None
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[Constraint]:
         cs = filter_constraints(self.default_constraints, pod.metadata.labels, action)
@@ -444,3 +454,53 @@ def new(args: Any, handle: Any) -> PodTopologySpread:
     return PodTopologySpread(
         args if isinstance(args, PodTopologySpreadArgs) else PodTopologySpreadArgs(), handle
     )
+
+
+def default_selector(pod: Pod, workloads: list[Any]) -> Selector:
+    """helper.DefaultSelector: the Services selecting the pod, plus its controller's selector.
+
+    `workloads` are pysched.objects Service / ReplicationController / ReplicaSet (also used for
+    StatefulSet) objects. The result is empty (nothing to spread) when none applies.
+    """
+    from pysched.framework.labels import label_selector_as_selector as as_selector
+    from pysched.objects import ReplicaSet, ReplicationController, Service
+
+    ns = pod.metadata.namespace
+    label_set: dict[str, str] = {}
+    for w in workloads:
+        if (
+            isinstance(w, Service)
+            and w.metadata.namespace == ns
+            and w.selector is not None
+            and all(pod.metadata.labels.get(k) == v for k, v in w.selector.items())
+        ):
+            label_set.update(w.selector)
+    reqs: list[LabelSelectorRequirement] = [
+        LabelSelectorRequirement(k, "In", [v]) for k, v in label_set.items()
+    ]
+    owner = next((o for o in pod.metadata.owner_references if o.controller), None)
+    if owner is not None:
+        for w in workloads:
+            if w.metadata.namespace != ns or w.metadata.name != owner.name:
+                continue
+            if (
+                owner.kind == "ReplicationController"
+                and isinstance(w, ReplicationController)
+                and owner.api_version == "v1"
+            ):
+                label_set.update(w.selector)
+                reqs = [LabelSelectorRequirement(k, "In", [v]) for k, v in label_set.items()]
+            elif (
+                isinstance(w, ReplicaSet)
+                and owner.kind == w.kind
+                and owner.api_version == "apps/v1"
+                and w.selector is not None
+            ):
+                reqs = reqs + [
+                    LabelSelectorRequirement(k, "In", [v])
+                    for k, v in w.selector.match_labels.items()
+                ]
+                reqs = reqs + list(w.selector.match_expressions)
+    if not reqs:
+        return EVERYTHING
+    return as_selector(LabelSelector({}, reqs))

@@ -257,3 +257,56 @@ def test_list_defaulting_from_args() -> None:
     assert got["n2"] is None
     assert got["n1"] is not None
     assert got["n1"].code == Code.UNSCHEDULABLE
+
+
+def test_default_selector_from_services_and_controllers() -> None:
+    from pysched.objects import OwnerReference, workload_from_dict
+    from pysched.plugins.pod_topology_spread import default_selector
+
+    svc = workload_from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"app": "foo"}, "ports": [{"port": 80}]},
+        }
+    )
+    rs = workload_from_dict(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "rs1"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"tier": "fe"}}, "template": {}},
+        }
+    )
+    other_ns = workload_from_dict(
+        {
+            "kind": "Service",
+            "metadata": {"name": "x", "namespace": "o"},
+            "spec": {"selector": {"app": "foo"}},
+        }
+    )
+    pod = make_pod().labels({"app": "foo", "tier": "fe"}).obj()
+    sel = default_selector(pod, [svc, rs, other_ns])
+    assert sel.matches({"app": "foo", "tier": "be"})  # only the Service applies (no owner)
+    assert not sel.matches({"app": "bar"})
+    pod.metadata.owner_references = [OwnerReference("apps/v1", "ReplicaSet", "rs1", "uid", True)]
+    sel = default_selector(pod, [svc, rs])
+    assert sel.matches({"app": "foo", "tier": "fe"})
+    assert not sel.matches({"app": "foo", "tier": "be"})
+    assert default_selector(make_pod().label("app", "zzz").obj(), [svc]).empty
+
+
+def test_system_defaults_from_workload_objects() -> None:
+    from pysched.objects import workload_from_dict
+
+    nodes = [make_node(n).obj() for n in ("n1", "n2")]
+    pods = [_foo("a", "n1"), _foo("b", "n1")]
+    svc = workload_from_dict(
+        {"kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"app": "foo"}}}
+    )
+    pl = plugin_for("PodTopologySpread", nodes, pods, extras={"workload_objects": lambda: [svc]})
+    got = run_score(pl, make_pod().label("app", "foo").obj(), FakeSnapshot(nodes, pods))
+    # hostname maxSkew 3: weight log(4); n1 2 * 1.386 + 2 = 4.77 -> 5, n2 0 + 2 = 2
+    # normalized over [2, 5]: n1 100 * (5 + 2 - 5) / 5 = 40, n2 100 * 5 / 5 = 100
+    assert got == {"n1": 40, "n2": 100}
