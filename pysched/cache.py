@@ -18,6 +18,7 @@ Mirrors pkg/scheduler/backend/cache/{cache.go,snapshot.go,node_tree.go}:
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -420,7 +421,6 @@ class Cache:
             ):
                 return
             rebuild_lists = self._nodes_changed or not snap.node_info_list
-            affinity_changed = False
             replaced: list[str] = []
             for name in self._dirty:
                 ni = self._nodes.get(name)
@@ -432,11 +432,6 @@ class Cache:
                 old = snap.node_info_map.get(name)
                 if old is None:
                     rebuild_lists = True
-                else:
-                    if bool(old.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
-                        old.pods_with_required_anti_affinity
-                    ) != bool(clone.pods_with_required_anti_affinity):
-                        affinity_changed = True
                 snap.node_info_map[name] = clone
                 replaced.append(name)
             self._dirty.clear()
@@ -447,15 +442,21 @@ class Cache:
             else:
                 for name in replaced:
                     snap.node_info_list[snap.index_of[name]] = snap.node_info_map[name]
-            if rebuild_lists or affinity_changed or replaced:
-                if rebuild_lists or affinity_changed:
-                    snap.affinity_list = [ni for ni in snap.node_info_list if ni.pods_with_affinity]
-                    snap.anti_affinity_list = [
-                        ni for ni in snap.node_info_list if ni.pods_with_required_anti_affinity
-                    ]
-                else:
-                    # same membership; swap in the fresh clones
-                    self._refresh_affinity_lists(snap, replaced)
+            if rebuild_lists:
+                snap.affinity_list = [ni for ni in snap.node_info_list if ni.pods_with_affinity]
+                snap.anti_affinity_list = [
+                    ni for ni in snap.node_info_list if ni.pods_with_required_anti_affinity
+                ]
+            else:
+                for name in replaced:
+                    ni = snap.node_info_map[name]
+                    _place(snap.affinity_list, ni, bool(ni.pods_with_affinity), snap.index_of)
+                    _place(
+                        snap.anti_affinity_list,
+                        ni,
+                        bool(ni.pods_with_required_anti_affinity),
+                        snap.index_of,
+                    )
             if self._table_factory is not None:
                 if snap.table is None or rebuild_lists:
                     snap.table = self._table_factory()
@@ -466,22 +467,20 @@ class Cache:
             snap.generation = self._generation
             self._nodes_changed = False
 
-    @staticmethod
-    def _refresh_affinity_lists(snap: Snapshot, replaced: list[str]) -> None:
-        if not replaced:
-            return
-        names = set(replaced)
-        if snap.affinity_list:
-            snap.affinity_list = [
-                snap.node_info_map[ni.name] if ni.name in names else ni for ni in snap.affinity_list
-            ]
-        if snap.anti_affinity_list:
-            snap.anti_affinity_list = [
-                snap.node_info_map[ni.name] if ni.name in names else ni
-                for ni in snap.anti_affinity_list
-            ]
-
     def dump(self) -> dict[str, list[str]]:
         """node -> pod keys (debugging, tests)."""
         with self._lock:
             return {name: [pod_key(pi.pod) for pi in ni.pods] for name, ni in self._nodes.items()}
+
+
+def _place(lst: list[NodeInfo], ni: NodeInfo, member: bool, index_of: dict[str, int]) -> None:
+    """Keep ``lst`` (ordered like the snapshot) holding ``ni`` iff ``member``, in O(log n)."""
+    idx = index_of[ni.name]
+    i = bisect.bisect_left(lst, idx, key=lambda x: index_of[x.name])
+    present = i < len(lst) and lst[i].name == ni.name
+    if member and present:
+        lst[i] = ni
+    elif member:
+        lst.insert(i, ni)
+    elif present:
+        del lst[i]

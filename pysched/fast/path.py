@@ -179,7 +179,50 @@ def _f_node_resources_fit(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
     return ~bad
 
 
+def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    """InterPodAffinity.Filter from its PreFilter state (topology counts), per label column."""
+    from pysched.plugins.inter_pod_affinity import pod_matches_all_affinity_terms
+
+    s = state.get("PreFilterInterPodAffinity")
+    if s is None:
+        raise _NotVectorisable("no PreFilter state")
+    ok = np.ones(t.n, bool)
+    terms = s.pod_info.required_affinity_terms
+    if terms:
+        labelled = np.ones(t.n, bool)
+        exist = np.ones(t.n, bool)
+        for term in terms:
+            tk = term.topology_key
+            col = t.label_column(tk)
+            labelled &= col >= 0
+            vals = [v for (k, v), c in s.affinity_counts.items() if k == tk and c > 0]
+            ids = t.value_ids(tk, vals)
+            exist &= np.isin(col, ids) if ids else False
+        first_of_group = not s.affinity_counts and pod_matches_all_affinity_terms(terms, pod)
+        ok &= labelled & (exist | first_of_group)
+    if s.anti_affinity_counts:
+        for term in s.pod_info.required_anti_affinity_terms:
+            tk = term.topology_key
+            col = t.label_column(tk)  # before value_ids: it interns the values
+            vals = [v for (k, v), c in s.anti_affinity_counts.items() if k == tk and c > 0]
+            ids = t.value_ids(tk, vals)
+            if ids:
+                ok &= ~np.isin(col, ids)
+    if s.existing_anti_affinity_counts:
+        by_key: dict[str, list[str]] = {}
+        for (k, v), c in s.existing_anti_affinity_counts.items():
+            if c > 0:
+                by_key.setdefault(k, []).append(v)
+        for k, vals in by_key.items():
+            col = t.label_column(k)
+            ids = t.value_ids(k, vals)
+            if ids:
+                ok &= ~np.isin(col, ids)
+    return ok
+
+
 FILTERS = {
+    "InterPodAffinity": _f_inter_pod_affinity,
     "NodeUnschedulable": _f_node_unschedulable,
     "NodeName": _f_node_name,
     "TaintToleration": _f_taint_toleration,
@@ -347,7 +390,35 @@ def _normalize(counts: np.ndarray, reverse: bool) -> np.ndarray:
     return MAX_NODE_SCORE - s if reverse else s
 
 
+def _s_inter_pod_affinity(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray
+) -> np.ndarray:
+    """InterPodAffinity.Score + NormalizeScore from its PreScore topology scores."""
+    ts = state.get("PreScoreInterPodAffinity")
+    if ts is None:
+        raise _NotVectorisable("no PreScore state")
+    score = np.zeros(len(idx), np.int64)
+    for tk, values in ts.items():
+        col = t.label_column(tk)
+        ids = t.label_values[tk]
+        lut = np.zeros(len(ids) + 1, np.int64)  # the last slot serves absent labels (-1)
+        for v, sc in values.items():
+            vid = ids.get(v)
+            if vid is not None:
+                lut[vid] = sc
+        score += lut[col[idx]]
+    if not ts:
+        return score
+    mn, mx = int(score.min()), int(score.max())
+    diff = mx - mn
+    if diff <= 0:
+        return np.zeros(len(idx), np.int64)
+    f = float(MAX_NODE_SCORE) * ((score - mn).astype(np.float64) / float(diff))
+    return np.trunc(f).astype(np.int64)
+
+
 SCORES = {
+    "InterPodAffinity": _s_inter_pod_affinity,
     "NodeResourcesFit": _s_node_resources_fit,
     "NodeResourcesBalancedAllocation": _s_balanced,
     "ImageLocality": _s_image_locality,

@@ -189,7 +189,10 @@ class NodeTable:
         return col
 
     def value_ids(self, key: str, values: Any) -> list[int]:
-        vals = self.label_values.get(key, {})
+        """Ids of the given values of ``key`` (makes the column if needed)."""
+        if key not in self.label_cols:
+            self.label_column(key)
+        vals = self.label_values[key]
         return [vals[v] for v in values if v in vals]
 
     def image_column(self, image: str) -> np.ndarray:

@@ -88,7 +88,28 @@ def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
     if rng.random() < 0.35:
         kw["affinity"] = random_node_affinity(rng)
     kw["image"] = rng.choice([im for im, _ in IMAGES] + ["other:1"])
+    kw["labels"] = {"app": rng.choice(["web", "db", "cache"])}
+    if rng.random() < 0.3:
+        kw["affinity"] = {**kw.get("affinity", {}), **random_pod_affinity(rng)}
     return Pod.from_dict(pod_dict(name, node=node, **kw))
+
+
+def random_pod_affinity(rng: random.Random) -> dict[str, Any]:
+    def term() -> dict[str, Any]:
+        return {
+            "labelSelector": {"matchLabels": {"app": rng.choice(["web", "db", "cache"])}},
+            "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
+        }
+
+    out: dict[str, Any] = {}
+    kind = rng.choice(["podAffinity", "podAntiAffinity"])
+    block: dict[str, Any] = {"requiredDuringSchedulingIgnoredDuringExecution": [term()]}
+    if rng.random() < 0.3:
+        block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": term()}
+        ]
+    out[kind] = block
+    return out
 
 
 def random_node_affinity(rng: random.Random) -> dict[str, Any]:
