@@ -51,3 +51,7 @@ class MasqBackend(Protocol):
         """Remove the jumps and the chain; missing pieces are fine. ``addrs=None``: the
         container's addresses are unknown (netns gone, no prevResult), find the jumps."""
         ...
+
+    def containers(self, network: str) -> set[str]:
+        """IDs of the containers of ``network`` that have masquerade rules (for GC)."""
+        ...

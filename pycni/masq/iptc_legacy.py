@@ -7,6 +7,7 @@ backend only where ``iptables`` is the legacy variant (or when asked for).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,19 @@ class IptcBackend:
                 if jump not in post.rules:
                     post.append_rule(jump)
             table.commit()
+
+    def containers(self, network: str) -> set[str]:
+        """Container IDs with a masquerade jump of ``network`` (for GC)."""
+        prefix = f"name: {json.dumps(network)} id: "
+        out: set[str] = set()
+        for version in (4, 6):
+            for rule in iptc.Chain(self._table(version), "POSTROUTING").rules:
+                for m in rule.matches:
+                    text = (m.get_all_parameters().get("comment") or [""])[0] \
+                        if m.name == "comment" else None
+                    if text and text.startswith(prefix):
+                        out.add(json.loads(text[len(prefix):]))
+        return out
 
     def teardown(self, addrs: Sequence[IPInterface] | None, chain: str, comment: str) -> None:
         for version in (4, 6):

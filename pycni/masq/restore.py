@@ -9,11 +9,14 @@ iptables-nft host; with ``iptables-legacy-restore`` they go to the legacy tables
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
 
 from pycni.masq.rules import chain_rules, jump_rule, line
 from pycni.spec import IPInterface
+
+COMMENT_RE = re.compile(r'--comment "name: \\"(.*?)\\" id: \\"(.*?)\\""')
 
 
 class MasqError(RuntimeError):
@@ -70,6 +73,16 @@ class RestoreBackend:
                 if proc.returncode == 0:
                     continue
             self._teardown_slow(version, chain)
+
+    def containers(self, network: str) -> set[str]:
+        """Container IDs with a masquerade jump of ``network`` (for GC)."""
+        out: set[str] = set()
+        for version in (4, 6):
+            for rule in self._postrouting(version):
+                m = COMMENT_RE.search(rule)
+                if m and m.group(1) == network:
+                    out.add(m.group(2))
+        return out
 
     def _postrouting(self, version: int) -> list[str]:
         proc = self._run(version, ["-S", "POSTROUTING"])

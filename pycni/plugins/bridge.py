@@ -442,7 +442,25 @@ def cmd_check(args: CmdArgs) -> None:
             raise CNIError(f'interface "{args.ifname}" is not the peer of "{host.name}"')
 
 
-PLUGIN = Plugin(name="pycni-bridge", add=cmd_add, delete=cmd_del, check=cmd_check,
+def cmd_gc(args: CmdArgs) -> None:
+    """Spec 1.1.0 GC: IPAM's GC, then the masquerade chains of containers no longer valid."""
+    from pycni import invoke
+    from pycni.plugins.host_local import valid_attachments
+
+    n = load_conf(args.netconf(), args.args)
+    valid = valid_attachments(n.netconf.raw)
+    if n.ipam_type:
+        path = invoke.find_plugin(n.ipam_type, args.path)
+        invoke.invoke(path, CmdArgs("GC", "", "", "", args.args, list(args.path),
+                                    args.stdin_data))
+    backend = masq_backend()
+    valid_ids = {cid for cid, _ in valid}
+    for cid in sorted(backend.containers(n.netconf.name) - valid_ids):
+        chain, comment = _masq_names(n, cid)
+        backend.teardown(None, chain, comment)
+
+
+PLUGIN = Plugin(name="pycni-bridge", add=cmd_add, delete=cmd_del, check=cmd_check, gc=cmd_gc,
                 about="pycni bridge: containers on a Linux bridge through veth pairs")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from pycni.errors import CNIError
+from pycni.errors import CNIError, InvalidNetworkConfig
 from pycni.ipam.hostlocal.allocator import AllocationError, IPAllocator
 from pycni.ipam.hostlocal.config import load_ipam_config, rangeset_contains
 from pycni.ipam.hostlocal.disk import DiskStore
@@ -96,8 +96,36 @@ def cmd_check(args: CmdArgs) -> None:
             f"host-local: Failed to find address added by container {args.container_id}")
 
 
+def valid_attachments(raw: dict[str, object]) -> set[tuple[str, str]]:
+    """``cni.dev/valid-attachments`` of a GC config as (container ID, ifname) pairs."""
+    value = raw.get("cni.dev/valid-attachments") or []
+    if not isinstance(value, list):
+        raise InvalidNetworkConfig('field "cni.dev/valid-attachments" must be a list')
+    out = set()
+    for i, att in enumerate(value):
+        if not isinstance(att, dict) or not isinstance(att.get("containerID"), str) \
+                or not isinstance(att.get("ifname"), str):
+            raise InvalidNetworkConfig(
+                f'cni.dev/valid-attachments[{i}]: want {{"containerID": str, "ifname": str}}')
+        out.add((att["containerID"], att["ifname"]))
+    return out
+
+
+def cmd_gc(args: CmdArgs) -> None:
+    """Spec 1.1.0 GC: release every address not held by a valid attachment."""
+    raw = args.netconf().raw
+    ipam = load_ipam_config(raw, args.args)
+    valid = valid_attachments(raw)
+    with DiskStore(ipam.name, ipam.data_dir) as store:
+        store.lock()
+        try:
+            store.release_all_but(valid)
+        finally:
+            store.unlock()
+
+
 PLUGIN = Plugin(name="pycni-host-local", add=cmd_add, delete=cmd_del, check=cmd_check,
-                about="pycni host-local: IP address management from local ranges")
+                gc=cmd_gc, about="pycni host-local: IP address management from local ranges")
 
 
 def main() -> NoReturn:

@@ -104,3 +104,19 @@ class DiskStore:
 
     def find_by_id(self, id_: str, ifname: str) -> bool:
         return bool(self._matching(id_, ifname))
+
+    def release_all_but(self, valid: set[tuple[str, str]]) -> list[str]:
+        """Remove every address file not held by one of ``valid`` (container ID, ifname);
+        a file of an older version (ID only) stays if its container is valid at all."""
+        keep = {cid.strip() + LINE_BREAK + ifname for cid, ifname in valid}
+        keep_ids = {cid.strip() for cid, _ in valid}
+        removed = []
+        for path, content in self._entries():
+            if content in keep or content in keep_ids:
+                continue
+            try:
+                os.unlink(path)
+                removed.append(os.path.basename(path))
+            except FileNotFoundError:
+                pass
+        return removed

@@ -443,3 +443,32 @@ def test_requested_mac_and_config_dns(lab: Lab) -> None:
     assert bad.status != 0
     assert "runtimeConfig.mac" in bad.out["msg"]
     assert lab.call("DEL", dict(conf, prevResult=r.out), cid, netns).status == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gc_releases_what_no_valid_attachment_holds(lab: Lab, mode: str) -> None:
+    spaces = [lab.netns() for _ in range(3)]
+    cids = [lab.cid() for _ in range(3)]
+    conf = lab.conf(cniVersion="1.1.0")
+    results = [lab.call("ADD", conf, cids[i], spaces[i], mode) for i in range(3)]
+    assert [r.status for r in results] == [0, 0, 0], [r.raw for r in results]
+    keep = results[0].out["ips"][0]["address"].split("/")[0]
+    gc_conf = dict(conf, **{"cni.dev/valid-attachments": [{"containerID": cids[0],
+                                                           "ifname": "eth0"}]})
+    r = lab.call("GC", gc_conf, "", "", mode, drop=("CNI_CONTAINERID", "CNI_NETNS",
+                                                    "CNI_IFNAME"))
+    assert r.status == 0, r.raw
+    assert lab.ipam_files() == [keep]
+    assert chain_rules(lab.net, cids[0])
+    assert chain_rules(lab.net, cids[1]) == []
+    assert chain_rules(lab.net, cids[2]) == []
+    bad = lab.call("GC", dict(conf, **{"cni.dev/valid-attachments": [{"containerID": 1}]}),
+                   "", "", mode, drop=("CNI_CONTAINERID", "CNI_NETNS", "CNI_IFNAME"))
+    assert bad.status != 0
+    assert "valid-attachments[0]" in bad.out["msg"]
+    assert lab.ipam_files() == [keep]
+    old = lab.call("GC", dict(lab.conf(), **{"cni.dev/valid-attachments": []}), "", "", mode,
+                   drop=("CNI_CONTAINERID", "CNI_NETNS", "CNI_IFNAME"))
+    assert old.status != 0  # GC needs a 1.1.0 config
+    assert lab.call("DEL", dict(conf, prevResult=results[0].out), cids[0], spaces[0],
+                    mode).status == 0

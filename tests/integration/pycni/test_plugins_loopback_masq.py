@@ -112,7 +112,7 @@ def masq_names() -> Iterator[tuple[str, str, str, str]]:
 
 
 def test_restore_backend_setup_teardown_and_tolerance(masq_names: tuple[str, ...]) -> None:
-    _net, _cid, chain, cmt = masq_names
+    net, cid, chain, cmt = masq_names
     backend = RestoreBackend(probe_iptables_variant())
     addr = ipaddress.ip_interface("10.92.77.5/24")
     backend.setup([addr], chain, cmt)
@@ -124,7 +124,9 @@ def test_restore_backend_setup_teardown_and_tolerance(masq_names: tuple[str, ...
     assert [r for r in nat_rules() if chain in r] == []
     backend.teardown([addr], chain, cmt)  # already gone: fine
     backend.setup([addr], chain, cmt)
+    assert cid in backend.containers(net)
     backend.teardown(None, chain, cmt)  # addresses unknown: jumps found by chain name
+    assert cid not in backend.containers(net)
     assert [r for r in nat_rules() if chain in r] == []
 
 
@@ -141,6 +143,7 @@ def test_python_iptables_backend_in_a_throwaway_netns(netns: str) -> None:
         b.setup([a], c, cm)
         print(subprocess.run(["iptables-legacy", "-t", "nat", "-S"], capture_output=True,
                              text=True).stdout)
+        print("containers:", sorted(b.containers("pcknet")), sorted(b.containers("other")))
         print("---")
         b.teardown([a], c, cm)
         print(subprocess.run(["iptables-legacy", "-t", "nat", "-S"], capture_output=True,
@@ -155,4 +158,5 @@ def test_python_iptables_backend_in_a_throwaway_netns(netns: str) -> None:
     assert f"-A POSTROUTING -s 10.92.78.5/32 -m comment --comment {cmt} -j {chain}" in before
     assert f"-A {chain} -d 10.92.78.0/24 -m comment --comment {cmt} -j ACCEPT" in before
     assert f"-A {chain} ! -d 224.0.0.0/4 -m comment --comment {cmt} -j MASQUERADE" in before
+    assert "containers: ['cid'] []" in before
     assert chain not in after
