@@ -3,9 +3,10 @@
 
     sudo .venv/bin/python bench/cri_bench.py [-n 20] [--pods 50] [--peer-dir /tmp/peer-containerd]
 
-1. Pod lifecycle x N (after a warm-up) on each runtime, driven by the peer's own
-   ``bench.py --only cri`` (its cri_client: RuntimeDefault seccomp, BestEffort resources,
-   a log directory, ``sh -c 'echo hi; sleep 3600'``, ping + log + ExecSync checks):
+1. Pod lifecycle x N (after a warm-up) on each runtime, interleaved run by run, each run
+   one ``bench.py --only cri -n 1`` of the peer (its cri_client: RuntimeDefault seccomp,
+   BestEffort resources, a log directory, ``sh -c 'echo hi; sleep 3600'``, ping + log +
+   ExecSync checks):
    RunPodSandbox, CreateContainer+StartContainer, sandbox ready -> RUNNING, teardown.
 2. Memory with ``--pods`` sleeping pods (one ``sleep`` container each) on each runtime:
    the runtime daemon's RSS idle and loaded; host memory added per pod (MemAvailable
@@ -290,16 +291,59 @@ def _peer_running() -> bool:
     return "containerd" in _cmdline(pid)
 
 
-def lifecycle(peer_dir: Path, endpoint: str, n: int, subnet: str) -> dict:
-    """The peer's bench.py --only cri against one endpoint; its JSON 'cri' section."""
+def _bench_once(peer_dir: Path, endpoint: str, subnet: str, warmup: int) -> dict:
+    """One pod lifecycle by the peer's bench.py (its client, its checks); its 'cri' JSON."""
     cmd = [str(peer_dir / ".venv" / "bin" / "python"), str(peer_dir / "bench.py"),
-           "--endpoint", endpoint, "--only", "cri", "-n", str(n), "--subnet", subnet]
-    log(f"$ {' '.join(cmd)}")
+           "--endpoint", endpoint, "--only", "cri", "-n", "1", "--warmup", str(warmup),
+           "--subnet", subnet]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=peer_dir)
     if p.returncode not in (0, 1) or not p.stdout.strip():
-        raise RuntimeError(f"bench.py failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    out = json.loads(p.stdout)
-    return out["cri"]
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout)["cri"]
+
+
+def _stats(xs: list[float]) -> dict | None:
+    if not xs:
+        return None
+    return {"n": len(xs), "min": round(min(xs), 2), "median": round(statistics.median(xs), 2),
+            "max": round(max(xs), 2), "mean": round(statistics.fmean(xs), 2)}
+
+
+def lifecycle(peer_dir: Path, targets: dict[str, tuple[str, str]], n: int) -> dict:
+    """N pod lifecycles per runtime, interleaved run by run so both see the same load.
+
+    Each run is one ``bench.py -n 1`` of the peer (same client, same pod and container
+    config, same checks: IP in subnet, host ping, "hi" in the log, ExecSync). The first
+    run of each runtime warms it up and is reported apart.
+    """
+    runs: dict[str, list[dict]] = {name: [] for name in targets}
+    meta: dict[str, dict] = {}
+    failures: dict[str, list] = {name: [] for name in targets}
+    for name, (endpoint, subnet) in targets.items():
+        first = _bench_once(peer_dir, endpoint, subnet, warmup=1)
+        meta[name] = {"runtime": first["runtime"], "endpoint": endpoint,
+                      "warmup_ms": first["warmup_ms"]}
+        runs[name].append(first)
+    order = list(targets)
+    for i in range(1, n):
+        for name in order if i % 2 else reversed(order):
+            endpoint, subnet = targets[name]
+            runs[name].append(_bench_once(peer_dir, endpoint, subnet, warmup=0))
+        log(f"lifecycle {i + 1}/{n}: " + ", ".join(
+            f"{k} start={runs[k][-1]['ms']['pod_start_total']['median']:.0f} ms" for k in order))
+    out = {}
+    for name in targets:
+        for r in runs[name]:
+            failures[name].extend(r["failures"])
+        keys = runs[name][0]["ms"].keys()
+        out[name] = {
+            **meta[name], "n": len(runs[name]), "all_checks_passed": not failures[name],
+            "failures": failures[name],
+            "pod_ips": sorted({ip for r in runs[name] for ip in r["pod_ips"]}),
+            "ms": {k: _stats([r["ms"][k]["median"] for r in runs[name] if r["ms"].get(k)])
+                   for k in keys},
+        }
+    return out
 
 
 def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> dict:
@@ -390,11 +434,10 @@ def main() -> int:
                 started_peer = True
             peer_pid = int(Path(PEER_PIDFILE).read_text().strip())
         if "lifecycle" in parts:
-            result["lifecycle"] = {"pykubelet": lifecycle(a.peer_dir, ours.endpoint, a.n,
-                                                          OUR_SUBNET)}
+            targets = {"pykubelet": (ours.endpoint, OUR_SUBNET)}
             if not a.skip_containerd:
-                result["lifecycle"]["containerd"] = lifecycle(
-                    a.peer_dir, f"unix://{PEER_SOCK}", a.n, PEER_SUBNET)
+                targets["containerd"] = (f"unix://{PEER_SOCK}", PEER_SUBNET)
+            result["lifecycle"] = lifecycle(a.peer_dir, targets, a.n)
         if "memory" in parts:
             result["memory"] = {"pykubelet": memory(ours.endpoint, ours.pid(),
                                                     ours.pod_processes, a.pods, "ours")}

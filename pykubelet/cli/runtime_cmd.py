@@ -27,7 +27,8 @@ import click
 @click.option("--cni-cache-dir", default="/var/lib/cni", show_default=True, hidden=True)
 @click.option("--netns-dir", default="/run/netns", show_default=True, hidden=True,
               help="Where network namespace pins are bind-mounted.")
-@click.option("--netns-prefix", default="pykubelet-", show_default=True, hidden=True)
+@click.option("--netns-prefix", default="", hidden=True,
+              help="Name prefix of netns pins (default: pyk<hash of --root>-).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str, ...],

@@ -172,3 +172,60 @@ def entered_hostname(uts_path: str) -> str:
     if err:
         raise err[0]
     return out[0]
+
+
+# sysctls a pod may set (Kubernetes' namespaced sysctls): which pinned namespace owns them
+IPC_SYSCTLS = ("kernel.shm_rmid_forced", "kernel.shmmax", "kernel.shmall", "kernel.shmmni",
+               "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem")
+
+
+def sysctl_namespace(key: str) -> str:
+    """"net" or "ipc" for a namespaced sysctl (dotted form); "" for a node-wide one."""
+    if key.startswith("net."):
+        return "net"
+    if key in IPC_SYSCTLS or key.startswith("fs.mqueue."):
+        return "ipc"
+    return ""
+
+
+def normalize_sysctl(key: str) -> str:
+    """``net/ipv4/ip_forward`` -> ``net.ipv4.ip_forward`` (Kubernetes accepts both forms)."""
+    return key.replace("/", ".") if "/" in key and "." not in key.split("/")[0] else key
+
+
+def apply_sysctls(pins: PinnedNamespaces, sysctls: dict[str, str]) -> None:
+    """Write namespaced sysctls inside the pod's pinned net/IPC namespaces.
+
+    A throw-away thread joins the namespaces (``setns`` is per thread), so /proc/sys resolves
+    to the pod's values; the rest of the process never changes namespace. Raises OSError
+    naming the key when the kernel refuses a value.
+    """
+    if not sysctls:
+        return
+    err: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for kind, flag, path in (("net", CLONE_NEWNET, pins.net),
+                                     ("ipc", CLONE_NEWIPC, pins.ipc)):
+                if path and any(sysctl_namespace(k) == kind for k in sysctls):
+                    fd = os.open(path, os.O_RDONLY)
+                    try:
+                        _check(_libc.setns(fd, flag), f"setns {path}")
+                    finally:
+                        os.close(fd)
+            for key, value in sysctls.items():
+                proc_path = "/proc/sys/" + key.replace(".", "/")
+                try:
+                    with open(proc_path, "w") as f:
+                        f.write(value)
+                except OSError as exc:
+                    raise OSError(exc.errno, f"sysctl {key}={value!r}: {exc.strerror}") from exc
+        except BaseException as exc:
+            err.append(exc)
+
+    t = threading.Thread(target=worker, name="netns-sysctl", daemon=True)
+    t.start()
+    t.join()
+    if err:
+        raise err[0]

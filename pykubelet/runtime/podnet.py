@@ -194,27 +194,16 @@ class PodNetwork:
 
     # -- ADD / DEL ------------------------------------------------------------------------
 
-    def attach(
-        self, pod: PodRef, netns_path: str, port_mappings: list[PortMapping]
-    ) -> NetworkAttachment:
-        """CNI ADD loopback then the default network; DEL of what was added on failure."""
-
+    def plan(self, pod: PodRef, port_mappings: list[PortMapping]) -> NetworkAttachment:
+        """The network ADD will use (checkpointed before ADD, so a crash mid-ADD is undone)."""
         with self._lock:
             self._reload()
             default, error = self._default, self._error
         if default is None:
             raise FailedPrecondition(f"network not ready: {error} (conf dir {self.conf_dir})")
-        cni = self._client()
-        lo = conf.loopback_network()
-        lo_rt = RuntimeConf(
-            container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
-            args=pod.cni_args(),
-        )
-        caps: dict[str, Any] = {}
         applied = False
         if port_mappings:
             if _has_port_mapping_capability(default.plugins):
-                caps["portMappings"] = [m.to_cni() for m in port_mappings]
                 applied = True
             else:
                 log.warning(
@@ -222,30 +211,43 @@ class PodNetwork:
                     "portMappings capability (add portmap to the chain); they are not mapped",
                     pod.sandbox_id[:12], default.name,
                 )
+        return NetworkAttachment(network=_conf_list_to_dict(default),
+                                 port_mappings_applied=applied)
+
+    def attach(
+        self, pod: PodRef, netns_path: str, port_mappings: list[PortMapping],
+        plan: NetworkAttachment,
+    ) -> NetworkAttachment:
+        """CNI ADD loopback, then the planned network; on failure the caller runs ``detach``."""
+        cni = self._client()
+        net = _conf_list_from_dict(plan.network)
+        lo_rt = RuntimeConf(
+            container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
+            args=pod.cni_args(),
+        )
+        caps: dict[str, Any] = {}
+        if plan.port_mappings_applied and port_mappings:
+            caps["portMappings"] = [m.to_cni() for m in port_mappings]
         rt = RuntimeConf(
             container_id=pod.sandbox_id, netns=netns_path, ifname=POD_IFNAME,
             args=pod.cni_args(), capability_args=caps,
         )
         try:
-            cni.add_network_list(lo, lo_rt)
+            cni.add_network_list(conf.loopback_network(), lo_rt)
         except Exception as exc:
             raise Unavailable(f"CNI ADD of loopback failed: {exc}") from exc
         try:
-            result = cni.add_network_list(default, rt)
+            result = cni.add_network_list(net, rt)
         except Exception as exc:
-            self._del_quietly(default, rt)
-            self._del_quietly(lo, lo_rt)
-            raise Unavailable(f"CNI ADD of network {default.name!r} failed: {exc}") from exc
+            raise Unavailable(f"CNI ADD of network {net.name!r} failed: {exc}") from exc
         ips = _pod_ips(result)
         if not ips:
-            self._del_quietly(default, rt)
-            self._del_quietly(lo, lo_rt)
-            raise Unavailable(f"CNI network {default.name!r} gave the pod no IP address")
+            raise Unavailable(f"CNI network {net.name!r} gave the pod no IP address")
         return NetworkAttachment(
-            network=_conf_list_to_dict(default),
+            network=plan.network,
             ips=ips,
             result=result.to_dict(),
-            port_mappings_applied=applied,
+            port_mappings_applied=plan.port_mappings_applied,
         )
 
     def detach(

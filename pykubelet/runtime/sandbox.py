@@ -17,7 +17,6 @@ Containers get what they need through :class:`SandboxInfo` (``SandboxManager.get
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import ipaddress
 import json
@@ -213,6 +212,17 @@ def validate_spec(spec: SandboxSpec) -> None:
                 ipaddress.ip_address(m.host_ip)
             except ValueError:
                 raise InvalidArgument(f"{where}.host_ip: {m.host_ip!r} is not an IP") from None
+    for key in spec.sysctls:
+        kind = netns.sysctl_namespace(netns.normalize_sysctl(key))
+        where = f"config.linux.sysctls[{key!r}]"
+        if not kind:
+            raise InvalidArgument(f"{where}: not a namespaced sysctl; a pod may only set "
+                                  "net.*, IPC (kernel.shm*, kernel.msg*, kernel.sem) and "
+                                  "fs.mqueue.* sysctls")
+        if kind == "net" and spec.network_mode == NODE:
+            raise InvalidArgument(f"{where}: a pod on the node's network cannot set net.*")
+        if kind == "ipc" and spec.ipc_mode == NODE:
+            raise InvalidArgument(f"{where}: a pod in the node's IPC namespace cannot set it")
     if spec.log_directory and not os.path.isabs(spec.log_directory):
         raise InvalidArgument(
             f"config.log_directory: {spec.log_directory!r} must be an absolute path"
@@ -348,9 +358,32 @@ class SandboxManager:
             if info.state not in (READY, NOTREADY):
                 log.warning("sandbox %s was being created when the runtime stopped", sid)
                 info.state = NOTREADY
-                self._release(info)
+                try:
+                    self._release(info)
+                except Exception as exc:  # CNI DEL failed: StopPodSandbox retries it
+                    log.error("releasing half-made sandbox %s: %s", sid, exc)
                 self._checkpoint(info)
+        self._collect_orphans(set(loaded))
         return loaded
+
+    def _collect_orphans(self, known: set[str]) -> None:
+        """Pins and directories no checkpoint names (a crash before the first checkpoint)."""
+        for d in self.root.iterdir():
+            if d.is_dir() and d.name not in known:
+                log.warning("removing orphaned sandbox directory %s", d)
+                for f in (d / "ns" / "ipc", d / "ns" / "uts"):
+                    netns.unmount(str(f))
+                shutil.rmtree(d, ignore_errors=True)
+        live = {s.netns_path for s in self._sandboxes.values()}
+        try:
+            names = os.listdir(self.netns_dir)
+        except FileNotFoundError:
+            return
+        for name in names:
+            path = os.path.join(self.netns_dir, name)
+            if name.startswith(self.netns_prefix) and path not in live:
+                log.warning("removing orphaned network namespace pin %s", path)
+                netns.unpin(netns.PinnedNamespaces(net=path, ipc="", uts=""))
 
     # -- run ------------------------------------------------------------------------------
 
@@ -389,22 +422,31 @@ class SandboxManager:
         )
         try:
             d.mkdir(mode=0o700)
+            if own_net:
+                # what ADD will use, recorded first: a crash from here on is undone by recover()
+                info.network = self.network.plan(info.pod_ref, info.port_mappings)
+            with self._lock:
+                self._sandboxes[sandbox_id] = info
+            self._checkpoint(info)
             if own_net or own_ipc:
                 netns.pin(self._pins(info), hostname if own_net else "")
+                try:
+                    netns.apply_sysctls(self._pins(info), {
+                        netns.normalize_sysctl(k): v for k, v in info.sysctls.items()})
+                except OSError as exc:
+                    raise InvalidArgument(f"config.linux.sysctls: {exc.strerror}") from exc
             if spec.pid_mode == POD:
                 holder = pidns.start_holder(self.pid_holder_binary)
                 info.pid_holder = [holder.pid, holder.start_time]
                 info.pid_ns_path = holder.ns_path
-            with self._lock:
-                self._sandboxes[sandbox_id] = info
-            self._checkpoint(info)
+                self._checkpoint(info)
             if own_net:
+                assert info.network is not None
                 info.network = self.network.attach(
-                    info.pod_ref, info.netns_path, info.port_mappings
+                    info.pod_ref, info.netns_path, info.port_mappings, info.network
                 )
                 info.ip = info.network.ips[0]
                 info.additional_ips = info.network.ips[1:]
-                self._checkpoint(info)
             self._write_pod_files(info)
             info.state = READY
             self._checkpoint(info)
@@ -433,8 +475,10 @@ class SandboxManager:
 
     def _discard(self, info: SandboxInfo) -> None:
         """Undo a failed run: network, namespaces, files, reservations."""
-        with contextlib.suppress(Exception):
-            self._release(info)
+        try:
+            self._release(info, force=True)
+        except Exception as exc:
+            log.error("cleaning up sandbox %s: %s", info.id[:12], exc)
         shutil.rmtree(self._dir(info.id), ignore_errors=True)
         with self._lock:
             self._sandboxes.pop(info.id, None)
@@ -443,11 +487,21 @@ class SandboxManager:
                 del self._names[key]
             self._locks.pop(info.id, None)
 
-    def _release(self, info: SandboxInfo) -> None:
-        """CNI DEL (once) and unpin the namespaces; raises if CNI DEL fails (kept for retry)."""
+    def _release(self, info: SandboxInfo, force: bool = False) -> None:
+        """CNI DEL (once) and unpin the namespaces.
+
+        When CNI DEL fails this raises and keeps the namespaces, so a later StopPodSandbox
+        retries DEL with them; with ``force`` (undoing a failed RunPodSandbox) it logs the
+        failure and releases everything else anyway.
+        """
         if info.network is not None:
             ns_path = info.netns_path if netns.is_mountpoint(info.netns_path) else ""
-            self.network.detach(info.pod_ref, ns_path, info.network, info.port_mappings)
+            try:
+                self.network.detach(info.pod_ref, ns_path, info.network, info.port_mappings)
+            except Exception as exc:
+                if not force:
+                    raise
+                log.warning("sandbox %s: %s", info.id[:12], exc)
             info.network = None
         if info.pid_holder:
             pidns.stop_holder(pidns.PidHolder(*info.pid_holder))

@@ -37,7 +37,14 @@ class RuntimeOptions:
     cni_bin_dirs: list[str] = field(default_factory=lambda: ["/opt/cni/bin"])
     cni_cache_dir: str = "/var/lib/cni"
     netns_dir: str = "/run/netns"
-    netns_prefix: str = "pykubelet-"
+    netns_prefix: str = ""  # default: "pyk<hash of root>-", so runtimes on one host never mix
+
+
+def default_netns_prefix(root: Path) -> str:
+    """Pins of different runtime roots never share a prefix (orphan GC stays in its lane)."""
+    import hashlib
+
+    return "pyk" + hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:6] + "-"
 
 
 class RuntimeInfoRPC:
@@ -134,7 +141,7 @@ class Runtime:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         network = PodNetwork(options.cni_conf_dir, options.cni_bin_dirs, options.cni_cache_dir)
         sandboxes = SandboxManager(root / "sandboxes", network, options.netns_dir,
-                                   options.netns_prefix)
+                                   options.netns_prefix or default_netns_prefix(root))
         from pykubelet.runtime.images import ImageStore
 
         images = ImageStore(root / "images")

@@ -326,3 +326,48 @@ def test_shared_pid_namespace_has_an_init_that_survives_restarts(cri) -> None:
     assert not os.path.exists(f"/proc/{holder}")
     cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
     assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_sandbox_sysctls_apply_inside_the_pod_only(cri) -> None:
+    cfg = cri.pod_config("sysctl")
+    cfg.linux.sysctls["net.ipv4.ip_unprivileged_port_start"] = "79"
+    cfg.linux.sysctls["kernel/shmmni"] = "1234"
+    pod_id = cri.runtime.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg)).pod_sandbox_id
+    info = json.loads(cri.pod_status(pod_id, verbose=True).info["info"])
+    inside = subprocess.run(
+        ["nsenter", f"--net={info['netNamespacePath']}", f"--ipc={info['ipcNamespacePath']}",
+         "sh", "-c", "cat /proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/kernel/shmmni"],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert inside == ["79", "1234"]
+    assert Path("/proc/sys/kernel/shmmni").read_text().strip() != "1234"
+    # a value the kernel refuses fails the request and leaves nothing
+    bad = cri.pod_config("badsysctl")
+    bad.linux.sysctls["net.ipv4.no_such_knob"] = "1"
+    err = _rpc_error(cri.runtime.RunPodSandbox, pb.RunPodSandboxRequest(config=bad))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "net.ipv4.no_such_knob" in err.details()
+    assert [p.id for p in cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items] == [pod_id]
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_restart_finishes_half_made_sandboxes_and_orphans(cri) -> None:
+    """A crash in the middle of RunPodSandbox (simulated on the checkpoint) leaks nothing."""
+    pod_id, _ = cri.run_pod("halfmade")
+    ip = cri.pod_status(pod_id).status.network.ip
+    cri.kill()
+    ckpt = cri.root / "sandboxes" / pod_id / "sandbox.json"
+    doc = json.loads(ckpt.read_text())
+    doc["state"] = "CREATING"  # as if killed between CNI ADD and the READY checkpoint
+    ckpt.write_text(json.dumps(doc))
+    orphan_pin = f"{cri.netns_prefix}orphan"
+    subprocess.run(["ip", "netns", "add", orphan_pin], check=True)
+    (cri.root / "sandboxes" / ("e" * 64)).mkdir()  # killed right after mkdir
+    cri.start()
+    st = cri.pod_status(pod_id)
+    assert st.status.state == pb.SANDBOX_NOTREADY
+    assert cri.ipam_files() == [], f"{ip} still reserved"
+    assert cri.netns_pins() == []
+    assert os.listdir(cri.root / "sandboxes") == [pod_id]
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}

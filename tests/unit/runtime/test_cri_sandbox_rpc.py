@@ -100,6 +100,33 @@ def test_bad_configs_name_the_field(mutate, field: str) -> None:
     assert field in info.value.msg
 
 
+@pytest.mark.parametrize(
+    ("key", "network", "ipc", "problem"),
+    [("kernel.hostname", pb.POD, pb.POD, "not a namespaced sysctl"),
+     ("vm.swappiness", pb.POD, pb.POD, "not a namespaced sysctl"),
+     ("net.ipv4.ip_forward", pb.NODE, pb.POD, "node's network"),
+     ("kernel.shmmax", pb.POD, pb.NODE, "node's IPC"),
+     ("fs.mqueue.msg_max", pb.POD, pb.NODE, "node's IPC")],
+)
+def test_sysctls_must_be_namespaced_and_owned(key, network, ipc, problem) -> None:
+    cfg = _config()
+    cfg.linux.sysctls.clear()
+    cfg.linux.sysctls[key] = "1"
+    cfg.linux.security_context.namespace_options.network = network
+    cfg.linux.security_context.namespace_options.ipc = ipc
+    with pytest.raises(InvalidArgument) as info:
+        validate_spec(spec_from_config(cfg))
+    assert f"config.linux.sysctls[{key!r}]" in info.value.msg
+    assert problem in info.value.msg
+
+
+def test_slash_separated_sysctls_are_accepted() -> None:
+    cfg = _config()
+    cfg.linux.sysctls["net/ipv4/ip_local_port_range"] = "1024 65000"
+    cfg.linux.sysctls["kernel/shmmni"] = "8192"
+    validate_spec(spec_from_config(cfg))
+
+
 def test_unknown_runtime_handler() -> None:
     with pytest.raises(InvalidArgument, match="runtime_handler"):
         validate_spec(spec_from_config(_config(), "kata"))
