@@ -23,7 +23,7 @@ import click
               help="CRI endpoint: unix:///PATH (created with mode 0600).")
 @click.option("--cni-conf-dir", default="/etc/cni/net.d", show_default=True)
 @click.option("--cni-bin-dir", "cni_bin_dirs", multiple=True, default=["/opt/cni/bin"],
-              show_default=True, help="Where CNI plugins are found (repeatable).")
+              show_default=True, help="Where CNI plugins are found (repeatable, or DIR:DIR).")
 @click.option("--cni-cache-dir", default="/var/lib/cni", show_default=True, hidden=True)
 @click.option("--netns-dir", default="/run/netns", show_default=True, hidden=True,
               help="Where network namespace pins are bind-mounted.")
@@ -46,7 +46,8 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from exc
     rt = Runtime.open(RuntimeOptions(
-        root=root.resolve(), cni_conf_dir=cni_conf_dir, cni_bin_dirs=list(cni_bin_dirs),
+        root=root.resolve(), cni_conf_dir=cni_conf_dir,
+        cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
     ))
     try:

@@ -12,6 +12,7 @@ import os
 import socket
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -371,3 +372,25 @@ def test_restart_finishes_half_made_sandboxes_and_orphans(cri) -> None:
     assert os.listdir(cri.root / "sandboxes") == [pod_id]
     cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
     assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+def test_pods_on_pycni_plugins_in_process(cri_factory, tmp_path: Path) -> None:
+    """The same runtime on our own plugins (pycni-bridge, pycni-host-local), run in-process."""
+    bin_dir = tmp_path / "pycni-bin"
+    subprocess.run([str(Path(sys.executable).parent / "pycni"), "install", "--bin-dir",
+                    str(bin_dir)], check=True, capture_output=True)
+    rt = cri_factory(conf=False, extra_args=["--cni-bin-dir", str(bin_dir)])
+    rt.write_conf(plugin_types=("pycni-bridge", "pycni-host-local", ""))
+    a, _ = rt.run_pod("pya")
+    b, _ = rt.run_pod("pyb")
+    ip_a = rt.pod_status(a).status.network.ip
+    ip_b = rt.pod_status(b).status.network.ip
+    assert ipaddress.ip_address(ip_a) in ipaddress.ip_network(rt.subnet)
+    assert _ping(ip_a, rt.subnet)
+    ns_b = os.path.basename(json.loads(rt.pod_status(b, verbose=True).info["info"])
+                            ["netNamespacePath"])
+    assert _ping(ip_a, rt.subnet, netns=ns_b)
+    assert sorted(rt.ipam_files()) == sorted([ip_a, ip_b])
+    for pod in (a, b):
+        rt.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod))
+    assert rt.leftovers() == {k: [] for k in rt.leftovers()}
