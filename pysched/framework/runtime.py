@@ -439,53 +439,52 @@ class Framework:
         """Score, NormalizeScore, range check (0..100), weight. PluginScore.score is weighted."""
         skip = state.skip_score_plugins
         plugins = [p for p in self.score_plugins if p.name() not in skip]
-        per_plugin: list[list[NodeScore]] = []
+        per_plugin: list[list[int]] = []
         for pl in plugins:
             name = pl.name()
             fn = pl.score
-            lst: list[NodeScore] = []
+            raw: list[int] = []
             for ni in nodes:
                 sc, s = fn(state, pod, ni)
-                if s is not None and not s.is_success():
+                if s is not None and s.code != Code.SUCCESS:
                     return [], Status(
                         Code.ERROR,
                         [f"running Score plugins: plugin {name!r} failed with: {s.message()}"],
                         error=s.error,
                     )
-                lst.append(NodeScore(ni.name, sc))
+                raw.append(sc)
             ext = pl.score_extensions()
             if ext is not None:
+                lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, raw, strict=True)]
                 s = ext.normalize_score(state, pod, lst)
                 if s is not None and not s.is_success():
                     return [], Status(
                         Code.ERROR,
                         [
-                            f"running Normalize on Score plugins: plugin "
-                            f"{name!r} failed with: {s.message()}"
+                            f"running Normalize on Score plugins: plugin {name!r} failed with: "
+                            f"{s.message()}"
                         ],
                         error=s.error,
                     )
-            per_plugin.append(lst)
-        out: list[NodePluginScores] = []
-        weights = [self.score_plugin_weight[p.name()] for p in plugins]
-        names = [p.name() for p in plugins]
-        for i, ni in enumerate(nodes):
-            nps = NodePluginScores(ni.name, [], 0)
-            for j, lst in enumerate(per_plugin):
-                score = lst[i].score
+                raw = [ns.score for ns in lst]
+            for score in raw:
                 if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
                     return [], Status(
                         Code.ERROR,
                         [
-                            f"applying score defaultWeights on Score plugins: plugin {names[j]!r} "
+                            f"applying score defaultWeights on Score plugins: plugin {name!r} "
                             f"returns an invalid score {score}, it should in the range of "
                             f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                         ],
                     )
-                w = score * weights[j]
-                nps.scores.append(PluginScore(names[j], w))
-                nps.total_score += w
-            out.append(nps)
+            per_plugin.append(raw)
+        weights = [self.score_plugin_weight[p.name()] for p in plugins]
+        names = [p.name() for p in plugins]
+        out: list[NodePluginScores] = []
+        cols = list(zip(names, weights, per_plugin, strict=True))
+        for i, ni in enumerate(nodes):
+            scores = [PluginScore(name, raw[i] * w) for name, w, raw in cols]
+            out.append(NodePluginScores(ni.name, scores, sum(ps.score for ps in scores)))
         return out, None
 
     # ------------------------------------------------------------------ Reserve .. PostBind

@@ -304,6 +304,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -315,6 +316,7 @@ class NodeInfo:
 
     def __init__(self, *pods: Pod) -> None:
         self.node: Node | None = None
+        self.name = ""  # the node's name ("" without a node); kept in step by set_node
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -327,18 +329,16 @@ class NodeInfo:
         for p in pods:
             self.add_pod(p)
 
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         """SetNode: the node object and its allocatable (image_states are the cache's job)."""
         self.node = node
+        self.name = node.metadata.name
         self.allocatable = Resource.from_list(node.status.allocatable)
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
+        self.name = ""
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod) -> None:
@@ -386,6 +386,7 @@ class NodeInfo:
         """A copy whose lists and sums can change without touching this one (pods are shared)."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

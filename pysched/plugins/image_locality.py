@@ -18,6 +18,7 @@ NAME = "ImageLocality"
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
+_TOTAL_NODES_KEY = "Score" + NAME + "/totalNodes"
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
@@ -58,7 +59,10 @@ class ImageLocality:
         return NAME
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
-        total_nodes = len(self.handle.snapshot_shared_lister().node_infos().list())
+        total_nodes = state.get(_TOTAL_NODES_KEY)
+        if total_nodes is None:  # once per cycle: the snapshot does not change within it
+            total_nodes = len(self.handle.snapshot_shared_lister().node_infos().list())
+            state.write(_TOTAL_NODES_KEY, total_nodes)
         s = sum_image_scores(node_info, pod, total_nodes)
         return calculate_priority(s, len(pod.spec.init_containers) + len(pod.spec.containers)), None
 
