@@ -10,7 +10,7 @@ tables the host's ``iptables`` shows.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from pycni.spec import IPInterface
@@ -50,6 +50,11 @@ class MasqBackend(Protocol):
     def teardown(self, addrs: Sequence[IPInterface] | None, chain: str, comment: str) -> None:
         """Remove the jumps and the chain; missing pieces are fine. ``addrs=None``: the
         container's addresses are unknown (netns gone, no prevResult), find the jumps."""
+        ...
+
+    def start_teardown(self, addrs: Sequence[IPInterface] | None, chain: str,
+                       comment: str) -> Callable[[], None]:
+        """Begin :meth:`teardown`; the returned function completes it (raising its error)."""
         ...
 
     def containers(self, network: str) -> set[str]:

@@ -8,7 +8,7 @@ backend only where ``iptables`` is the legacy variant (or when asked for).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import iptc  # heavy (~300 ms); imported only when this backend is chosen
@@ -68,6 +68,12 @@ class IptcBackend:
                     if text and text.startswith(prefix):
                         out.add(json.loads(text[len(prefix):]))
         return out
+
+    def start_teardown(self, addrs: Sequence[IPInterface] | None, chain: str,
+                       comment: str) -> Callable[[], None]:
+        """In-process and quick: done at once, nothing left to wait for."""
+        self.teardown(addrs, chain, comment)
+        return lambda: None
 
     def teardown(self, addrs: Sequence[IPInterface] | None, chain: str, comment: str) -> None:
         for version in (4, 6):

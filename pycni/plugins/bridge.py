@@ -367,32 +367,41 @@ def cmd_del(args: CmdArgs) -> None:
     conf = n.netconf
     if n.ipam_type:
         invoke.delegate_del(n.ipam_type, args, args.stdin_data)
-    addrs: list[IPInterface] | None = None
+    prev = conf.prev_result
+    addrs = _prev_addresses(conf, args.ifname)
+    cnl: RtNetlink | None = None
     if args.netns:
         try:
             with ns.entered(args.netns):
-                cnl: RtNetlink | None = RtNetlink()
+                cnl = RtNetlink()
         except ns.NetNSNotFound:
             cnl = None  # gone already; its veth went with it
+    try:
+        cont = iplink.find_link(cnl, args.ifname) if cnl is not None else None
+        if cont is not None and addrs is None:
+            addrs = [a for a in ipaddr.list_addrs(cnl, cont.index)  # type: ignore[arg-type]
+                     if not (a.version == 6 and a.ip.is_link_local)] or None
+        finish_masq = None
+        if n.ip_masq:
+            # the masquerade teardown runs in a child process while we remove the veth
+            chain, comment = _masq_names(n, args.container_id)
+            finish_masq = masq_backend().start_teardown(addrs, chain, comment)
+        try:
+            if cont is not None:
+                iplink.delete_link(cnl, cont.index)  # type: ignore[arg-type]
+            host_ifs = [i.name for i in prev.interfaces[1:2] if not i.sandbox] if prev else []
+            if host_ifs:
+                # the host end, should the netns be gone but the pair still linger
+                with RtNetlink() as nl:
+                    host = iplink.find_link(nl, host_ifs[0])
+                    if host is not None and host.kind == "veth":
+                        iplink.delete_link(nl, host.index)
+        finally:
+            if finish_masq is not None:
+                finish_masq()
+    finally:
         if cnl is not None:
-            with cnl:
-                cont = iplink.find_link(cnl, args.ifname)
-                if cont is not None:
-                    addrs = [a for a in ipaddr.list_addrs(cnl, cont.index)
-                             if not (a.version == 6 and a.ip.is_link_local)]
-                    iplink.delete_link(cnl, cont.index)
-    prev = conf.prev_result
-    if prev is not None:
-        # the host end, should the netns be gone but the pair still linger
-        host_ifs = [i.name for i in prev.interfaces[1:2] if not i.sandbox]
-        if host_ifs:
-            with RtNetlink() as nl:
-                host = iplink.find_link(nl, host_ifs[0])
-                if host is not None and host.kind == "veth":
-                    iplink.delete_link(nl, host.index)
-    if n.ip_masq:
-        chain, comment = _masq_names(n, args.container_id)
-        masq_backend().teardown(addrs or _prev_addresses(conf, args.ifname), chain, comment)
+            cnl.close()
 
 
 def cmd_check(args: CmdArgs) -> None:
