@@ -241,3 +241,22 @@ def test_admission_check(pod_kw: dict[str, Any], node_kw: dict[str, Any], ok: bo
     ni = NodeInfo()
     ni.set_node(Node.from_dict(node_dict("n", **node_kw)))
     assert admission_check(make_pod("p", **pod_kw), ni) is ok
+
+
+def test_gated_pod_waits_until_its_gates_are_removed() -> None:
+    s, _c = make()
+    s.on_node_add(make_node("n1"))
+    gated = make_pod("g")
+    gated.spec.scheduling_gates = ["example.com/wait"]
+    s.on_pod_add(gated)
+    assert s.queue.where(gated) == "gated"
+    assert s.pending_pods()["gated"] == 1
+    assert s.schedule_one() is None
+    s.on_node_add(make_node("n2"))  # unrelated events do not release it
+    assert s.queue.where(gated) == "gated"
+    ungated = copy.copy(gated)
+    ungated.spec = copy.copy(gated.spec)
+    ungated.spec.scheduling_gates = []
+    s.on_pod_update(gated, ungated)
+    assert s.queue.where(ungated) == "active"
+    assert s.schedule_one().result == "scheduled"
