@@ -115,6 +115,30 @@ def fmt(xs: list[float]) -> str:
     return f"{statistics.median(xs):7.1f} [{min(xs):6.1f}-{max(xs):6.1f}]"
 
 
+def startup_breakdown(bin_dir: str, runs: int = 10) -> list[tuple[str, float]]:
+    """What an exec'd plugin pays before its first netlink message: the interpreter
+    (``-I -S`` as the launcher runs it), then importing the plugin and what it uses."""
+    launcher = os.path.join(bin_dir, "pycni-bridge")
+    with open(launcher) as f:
+        interpreter = f.readline()[2:].split()
+        body = f.read()
+    imports = body.replace("main()", "import pycni.invoke, pycni.plugins.host_local, "
+                                     "pycni.masq.restore")
+
+    def median_ms(cmd: list[str]) -> float:
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            times.append((time.perf_counter() - t) * 1000)
+        return statistics.median(times)
+
+    bare = median_ms([*interpreter, "-c", "pass"])
+    loaded = median_ms([*interpreter, "-c", imports])
+    return [("interpreter start (-I -S)", bare),
+            ("imports of bridge+host-local+masq", loaded - bare)]
+
+
 def cleanup() -> None:
     subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, check=False)
 
@@ -155,6 +179,9 @@ def main() -> int:
             ratio = statistics.median(v.t_both) / ref
             print(f"{v.name:34} {fmt(v.t_add):>22} {fmt(v.t_del):>22} {fmt(v.t_both):>22}"
                   f" {ratio:5.2f}x")
+        print("\nexec'd pycni-bridge, per call before any work (median of 10):")
+        for what, ms in startup_breakdown(bin_dir):
+            print(f"  {what:40} {ms:6.1f} ms")
     finally:
         cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
