@@ -333,3 +333,99 @@ def test_default_profile_scores_are_weighted(n: int) -> None:
     assert by["NodeResourcesBalancedAllocation"] == 71
     assert by["ImageLocality"] == 0
     assert out[0].total_score == sum(by.values())
+
+
+def test_out_of_tree_plugin_through_registry_and_config() -> None:
+    from pysched.config import build_frameworks, load_config
+    from pysched.framework.registry import RegistryError, in_tree_registry
+
+    class OnlyEven:
+        """A Filter+Score plugin: rejects odd-numbered nodes, prefers higher numbers."""
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            self.handle = handle
+
+        def name(self) -> str:
+            return "OnlyEven"
+
+        def filter(self, state, pod, ni):  # type: ignore[no-untyped-def]
+            return None if int(ni.name[1:]) % 2 == 0 else Status(Code.UNSCHEDULABLE, ["odd"])
+
+        def score(self, state, pod, ni):  # type: ignore[no-untyped-def]
+            return int(ni.name[1:]) * 10, None
+
+        def score_extensions(self):  # type: ignore[no-untyped-def]
+            return None
+
+    reg = in_tree_registry()
+    reg.register("OnlyEven", OnlyEven)
+    with pytest.raises(RegistryError):
+        reg.register("OnlyEven", OnlyEven)
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "OnlyEven", "weight": 4}]}}}],
+    }
+    c = load_config(doc, registry=reg)
+    nodes = [make_node(f"n{i}").capacity(cpu="1", memory="1Gi", pods=9).obj() for i in range(4)]
+    deps = FrameworkDeps(snapshot=FakeSnapshot(nodes))
+    fw = build_frameworks(c, deps, registry=reg)["default-scheduler"]
+    assert fw.list_plugins()["filter"][-1] == "OnlyEven"
+    assert fw.score_plugin_weight["OnlyEven"] == 4
+    pod = make_pod().obj()
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod)
+    ok = [
+        ni
+        for ni in deps.snapshot.list()
+        if fw.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success()
+    ]
+    assert [ni.name for ni in ok] == ["n0", "n2"]
+    fw.run_pre_score_plugins(state, pod, ok)
+    out, _ = fw.run_score_plugins(state, pod, ok)
+    assert {n.name: dict((p.name, p.score) for p in n.scores)["OnlyEven"] for n in out} == {
+        "n0": 0,
+        "n2": 80,
+    }
+    with pytest.raises(Exception, match="OnlyEven"):
+        load_config(doc)  # unknown to the default registry
+
+
+def test_pre_enqueue_and_events_to_register() -> None:
+    fw = framework_for([make_node("n").obj()])
+    assert fw.run_pre_enqueue_plugins(make_pod().obj()).is_success()
+    s = fw.run_pre_enqueue_plugins(make_pod().spec(schedulingGates=[{"name": "g"}]).obj())
+    assert (s.code, s.plugin) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "SchedulingGates")
+    ev = fw.events_to_register()
+    assert {
+        "NodeResourcesFit",
+        "TaintToleration",
+        "NodeAffinity",
+        "InterPodAffinity",
+        "PodTopologySpread",
+        "SchedulingGates",
+        "NodeName",
+        "NodePorts",
+    } <= set(ev)
+    assert all(e.event.action_type for evs in ev.values() for e in evs)
+
+
+def test_cycle_state_clone_is_deep_for_state_data() -> None:
+    class Data:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def clone(self) -> Data:
+            return Data(self.n)
+
+    st = CycleState()
+    st.write("k", Data(1))
+    st.skip_filter_plugins = {"A"}
+    c = st.clone()
+    c.read("k").n = 2
+    c.skip_filter_plugins.add("B")
+    assert st.read("k").n == 1
+    assert st.skip_filter_plugins == {"A"}
+    st.delete("k")
+    with pytest.raises(KeyError):
+        st.read("k")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from builders import FakeSnapshot, make_node, make_pod, plugin_for, run_filter, run_score
 
 from pysched.config import load_config
@@ -310,3 +311,79 @@ def test_system_defaults_from_workload_objects() -> None:
     # hostname maxSkew 3: weight log(4); n1 2 * 1.386 + 2 = 4.77 -> 5, n2 0 + 2 = 2
     # normalized over [2, 5]: n1 100 * (5 + 2 - 5) / 5 = 40, n2 100 * 5 / 5 = 100
     assert got == {"n1": 40, "n2": 100}
+
+
+FOO_EXISTS = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+
+def _spread_pods(counts: dict[str, int]) -> list[Any]:
+    return [
+        make_pod(f"p-{n}{i}").node(n).label("foo", "").obj()
+        for n, c in counts.items()
+        for i in range(c)
+    ]
+
+
+# Cases of upstream scoring_test.go TestPodTopologySpreadScore.
+@pytest.mark.parametrize(
+    ("max_skew", "selector", "counts", "candidates", "want"),
+    [
+        (1, FOO_EXISTS, {"node-a": 0, "node-b": 0}, None, {"node-a": 100, "node-b": 100}),
+        (
+            1,
+            FOO_EXISTS,
+            {"node-a": 2, "node-b": 1, "node-c": 0, "node-d": 3},
+            None,
+            {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
+        ),
+        (
+            1,
+            None,
+            {"node-a": 2, "node-b": 1, "node-c": 0, "node-d": 3},
+            None,
+            {"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
+        ),
+        (
+            2,
+            FOO_EXISTS,
+            {"node-a": 2, "node-b": 1, "node-c": 0, "node-d": 3},
+            None,
+            {"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16},
+        ),
+        (
+            3,
+            FOO_EXISTS,
+            {"node-a": 4, "node-b": 3, "node-c": 2, "node-d": 1},
+            None,
+            {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
+        ),
+        (
+            1,
+            FOO_EXISTS,
+            {"node-a": 4, "node-b": 2, "node-x": 1, "node-y": 3},
+            ["node-a", "node-b", "node-x"],
+            {"node-a": 33, "node-b": 83, "node-x": 100},
+        ),
+    ],
+)
+def test_upstream_score_table(max_skew, selector, counts, candidates, want) -> None:  # type: ignore[no-untyped-def]
+    nodes = [make_node(n).obj() for n in counts]
+    pods = _spread_pods(counts)
+    extra = {"labelSelector": selector} if selector is not None else {}
+    pod = make_pod("p").label("foo", "").spread(max_skew, HOST, "ScheduleAnyway", **extra).obj()
+    pl = plugin_for("PodTopologySpread", nodes, pods)
+    assert run_score(pl, pod, FakeSnapshot(nodes, pods), candidates) == want
+
+
+def test_upstream_system_defaulting_with_a_service() -> None:
+    from pysched.objects import workload_from_dict
+
+    counts = {"node-a": 4, "node-b": 3, "node-c": 2, "node-d": 1}
+    nodes = [make_node(n).obj() for n in counts]
+    pods = _spread_pods(counts)
+    svc = workload_from_dict(
+        {"kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"foo": ""}}}
+    )
+    pl = plugin_for("PodTopologySpread", nodes, pods, extras={"workload_objects": lambda: [svc]})
+    got = run_score(pl, make_pod("p").label("foo", "").obj(), FakeSnapshot(nodes, pods))
+    assert got == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
