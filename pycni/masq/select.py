@@ -41,15 +41,6 @@ def probe_iptables_variant() -> str:
     return "legacy" if "legacy" in out else "nft"
 
 
-def legacy_tables_in_use() -> bool:
-    """Whether legacy xtables are loaded (a host may run legacy rules beside nft ones)."""
-    try:
-        with open("/proc/net/ip_tables_names") as f:
-            return bool(f.read().strip())
-    except OSError:
-        return False
-
-
 @cache
 def get_backend() -> MasqBackend:
     """The backend for this host (cached)."""

@@ -306,6 +306,11 @@ def _malformed(lab: Lab) -> dict[str, tuple[bytes | dict[str, Any], tuple[str, .
     return {
         "bad-json": (b'{"cniVersion": "1.0.0", "name": ', (), 6),
         "missing-name": (no_name, (), 7),
+        "missing-type": ({k: v for k, v in good.items() if k != "type"}, (), 7),
+        "missing-cniVersion": ({k: v for k, v in good.items() if k != "cniVersion"}, (), 7),
+        "ipam-without-ranges": (lab.conf(ipam={"ranges": None}), (), 7),
+        "rangeStart-outside-subnet": (lab.conf(ipam={"ranges": [[{
+            "subnet": lab.subnet, "rangeStart": "10.93.0.5"}]]}), (), 7),
         "name-not-string": (dict(good, name=42), (), 7),
         "isGateway-not-bool": (dict(good, isGateway="yes"), (), 7),
         "mtu-not-int": (dict(good, mtu="1500"), (), 7),
@@ -317,7 +322,9 @@ def _malformed(lab: Lab) -> dict[str, tuple[bytes | dict[str, Any], tuple[str, .
     }
 
 
-@pytest.mark.parametrize("case", ["bad-json", "missing-name", "name-not-string",
+@pytest.mark.parametrize("case", ["bad-json", "missing-name", "missing-type",
+                                  "missing-cniVersion", "ipam-without-ranges",
+                                  "rangeStart-outside-subnet", "name-not-string",
                                   "isGateway-not-bool", "mtu-not-int", "hairpin-and-promisc",
                                   "ranges-not-list", "subnet-not-cidr", "unknown-cniVersion",
                                   "missing-CNI_NETNS"])
