@@ -41,23 +41,34 @@ def probe_iptables_variant() -> str:
     return "legacy" if "legacy" in out else "nft"
 
 
-@cache
 def get_backend() -> MasqBackend:
-    """The backend for this host (cached)."""
-    choice = os.environ.get("PYCNI_MASQ_BACKEND", "") or probe_iptables_variant()
-    if choice == "iptc":
-        from pycni.masq.iptc_legacy import IptcBackend
+    """The backend for this host and this kind of call (each kind built once).
 
-        return IptcBackend()
+    Legacy hosts: python-iptables when running in-process (a long-lived runtime
+    imports it once), but ``iptables-legacy-restore`` in an exec'd plugin, where
+    importing python-iptables alone costs ~300 ms (it searches for the xtables
+    libraries by running ldconfig).
+    """
+    choice = os.environ.get("PYCNI_MASQ_BACKEND", "") or probe_iptables_variant()
+    if choice == "legacy":
+        from pycni.invoke import in_process_enabled
+
+        if in_process_enabled.get():
+            choice = "iptc"
+    return _backend(choice)
+
+
+@cache
+def _backend(choice: str) -> MasqBackend:
     from pycni.masq.restore import RestoreBackend
 
-    if choice == "legacy":
-        # python-iptables drives the legacy tables in-process; fall back to the
-        # legacy restore tool where its shared libraries are missing
+    if choice == "iptc":
         try:
             from pycni.masq.iptc_legacy import IptcBackend
 
             return IptcBackend()
-        except ImportError:
+        except ImportError:  # python-iptables or the xtables libraries missing
             return RestoreBackend("legacy")
+    if choice == "legacy":
+        return RestoreBackend("legacy")
     return RestoreBackend("nft")

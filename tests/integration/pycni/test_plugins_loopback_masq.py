@@ -160,3 +160,46 @@ def test_python_iptables_backend_in_a_throwaway_netns(netns: str) -> None:
     assert f"-A {chain} ! -d 224.0.0.0/4 -m comment --comment {cmt} -j MASQUERADE" in before
     assert "containers: ['cid'] []" in before
     assert chain not in after
+
+
+def test_backend_choice_per_host_and_call_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pycni.invoke import in_process_enabled
+
+    monkeypatch.setenv("PYCNI_MASQ_BACKEND", "legacy")
+    assert get_backend().name == "iptables-legacy-restore"  # exec'd: no 300 ms iptc import
+    token = in_process_enabled.set(True)
+    try:
+        assert get_backend().name == "python-iptables"
+    finally:
+        in_process_enabled.reset(token)
+    monkeypatch.setenv("PYCNI_MASQ_BACKEND", "nft")
+    assert get_backend().name == "iptables-nft-restore"
+
+
+def test_legacy_restore_backend_in_a_throwaway_netns(netns: str) -> None:
+    script = textwrap.dedent("""
+        import ipaddress, subprocess
+        from pycni.masq import chain_name, comment
+        from pycni.masq.restore import RestoreBackend
+        b = RestoreBackend("legacy")
+        a = ipaddress.ip_interface("10.92.79.5/24")
+        c, cm = chain_name("pcknet", "cid"), comment("pcknet", "cid")
+        b.setup([a], c, cm)
+        print(subprocess.run(["iptables-legacy", "-t", "nat", "-S"], capture_output=True,
+                             text=True).stdout)
+        print("containers:", sorted(b.containers("pcknet")))
+        print("---")
+        b.teardown([a], c, cm)
+        b.teardown([a], c, cm)
+        print(subprocess.run(["iptables-legacy", "-t", "nat", "-S"], capture_output=True,
+                             text=True).stdout)
+    """)
+    proc = subprocess.run(["ip", "netns", "exec", os.path.basename(netns), sys.executable,
+                           "-c", script], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    before, after = proc.stdout.split("---")
+    chain = chain_name("pcknet", "cid")
+    assert "-A POSTROUTING -s 10.92.79.5/32 -m comment" in before
+    assert f"-A {chain} ! -d 224.0.0.0/4 -m comment" in before
+    assert "containers: ['cid']" in before
+    assert chain not in after
