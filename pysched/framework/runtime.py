@@ -12,10 +12,16 @@ Return conventions the engine relies on:
 - run_filter_plugins / run_filter_plugins_with_nominated_pods -> Status (never None)
 - run_score_plugins -> (list[NodePluginScores], Status | None); scores are weighted
 - run_post_filter_plugins -> (PostFilterResult | None, Status)
+
+Metrics: when ``deps.extras["metrics"]`` has ``observe_extension_point(point, status,
+profile, seconds)``, every per-cycle extension point (PreFilter, PostFilter, PreScore,
+Score, Reserve, Unreserve, Permit, PreBind, Bind, PostBind) reports its duration, as
+scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -72,6 +78,39 @@ EXTENSION_POINTS: dict[str, type] = {
     "bind": BindPlugin,
     "postBind": PostBindPlugin,
 }
+
+
+def _status_of(ret: Any) -> Status | None:
+    if isinstance(ret, Status):
+        return ret
+    if isinstance(ret, tuple):
+        for v in ret:
+            if isinstance(v, Status):
+                return v
+    return None
+
+
+def _timed(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Record scheduler_framework_extension_point_duration_seconds through the ``metrics``
+    extra's ``observe_extension_point(point, status, profile, seconds)``, when one is set."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(self: Framework, *args: Any, **kwargs: Any) -> Any:
+            m = self.deps.extras.get("metrics")
+            observe = getattr(m, "observe_extension_point", None) if m is not None else None
+            if observe is None:
+                return fn(self, *args, **kwargs)
+            t0 = time.perf_counter()
+            ret = fn(self, *args, **kwargs)
+            st = _status_of(ret)
+            code = st.code if st is not None else Code.SUCCESS
+            observe(point, str(code), self.profile_name, time.perf_counter() - t0)
+            return ret
+
+        return wrapper
+
+    return deco
 
 
 class FrameworkError(ValueError):
@@ -226,6 +265,7 @@ class Framework:
         return out
 
     # ------------------------------------------------------------------ PreFilter
+    @_timed("PreFilter")
     def run_pre_filter_plugins(
         self, state: CycleState, pod: Pod
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
@@ -389,6 +429,7 @@ class Framework:
         return True, state_out, info_out
 
     # ------------------------------------------------------------------ PostFilter
+    @_timed("PostFilter")
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, filtered_node_status_map: Any
     ) -> tuple[PostFilterResult | None, Status]:
@@ -413,6 +454,7 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, reasons, plugin=rejector)
 
     # ------------------------------------------------------------------ Score
+    @_timed("PreScore")
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
@@ -433,6 +475,7 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
+    @_timed("Score")
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
@@ -488,6 +531,7 @@ class Framework:
         return out, None
 
     # ------------------------------------------------------------------ Reserve .. PostBind
+    @_timed("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for pl in self.reserve_plugins:
             s = pl.reserve(state, pod, node_name)
@@ -503,11 +547,13 @@ class Framework:
                 )
         return Status()
 
+    @_timed("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve runs in reverse order, and never fails."""
         for pl in reversed(self.reserve_plugins):
             pl.unreserve(state, pod, node_name)
 
+    @_timed("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         waits: dict[str, float] = {}
         for pl in self.permit_plugins:
@@ -571,6 +617,7 @@ class Framework:
             with self._waiting_lock:
                 self._waiting.pop(pod.metadata.uid, None)
 
+    @_timed("PreBind")
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for pl in self.pre_bind_plugins:
             if pl.name() in state.skip_pre_bind_plugins:
@@ -588,6 +635,7 @@ class Framework:
                 )
         return Status()
 
+    @_timed("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         if not self.bind_plugins:
             return Status(Code.SKIP)
@@ -610,6 +658,7 @@ class Framework:
             return s
         return status
 
+    @_timed("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for pl in self.post_bind_plugins:
             pl.post_bind(state, pod, node_name)

@@ -429,3 +429,25 @@ def test_cycle_state_clone_is_deep_for_state_data() -> None:
     st.delete("k")
     with pytest.raises(KeyError):
         st.read("k")
+
+
+def test_extension_point_durations_reach_the_metrics_hook() -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    class M:
+        def observe_extension_point(
+            self, point: str, status: str, profile: str, seconds: float
+        ) -> None:
+            assert seconds >= 0
+            seen.append((point, status, profile))
+
+    nodes = [make_node("n").capacity(cpu="1", memory="1Gi", pods=9).obj()]
+    fw = framework_for(nodes, extras={"metrics": M()})
+    pod = make_pod().container({"cpu": "2"}).obj()
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod)
+    fw.run_reserve_plugins_reserve(state, pod, "n")
+    fw.run_pre_score_plugins(state, pod, fw.snapshot_shared_lister().list())
+    assert seen[0] == ("PreFilter", "Success", "default-scheduler")
+    assert seen[1] == ("Reserve", "Success", "default-scheduler")
+    assert seen[2] == ("PreScore", "Success", "default-scheduler")
