@@ -204,3 +204,98 @@ def test_args_hard_weight_and_ignore_existing_preferences() -> None:
         "InterPodAffinity", NODES, [hard], args=cfg.profiles[0].plugin_config["InterPodAffinity"]
     )
     assert run_score(pl, web, snap) is None
+
+
+# Cases of upstream filtering_test.go (nodes nodeA/nodeB/nodeC labelled region/zone).
+def _exists(key: str, topo: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]},
+        "topologyKey": topo,
+    }
+
+
+def _rz(name: str, zone: str) -> Any:
+    return make_node(name).labels({"region": "r1", "zone": zone, "hostname": name}).obj()
+
+
+def _run(pod: Any, pods: list[Any], nodes: list[Any]) -> list[tuple[Code, str] | None]:
+    res = run_filter(plugin_for("InterPodAffinity", nodes, pods), pod, nodes, pods)
+    return [(s.code, s.reasons[0]) if s is not None else None for s in res.values()]
+
+
+def test_upstream_affinity_terms_must_all_match_the_same_pod() -> None:
+    pod = (
+        make_pod()
+        .spec(
+            affinity={
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _exists("foo", "region"),
+                        _exists("bar", "zone"),
+                    ]
+                }
+            }
+        )
+        .obj()
+    )
+    both = [make_pod("pod1").node("nodeA").labels({"foo": "", "bar": ""}).obj()]
+    assert _run(pod, both, [_rz("nodeA", "z1"), _rz("nodeB", "z1")]) == [None, None]
+    split = [
+        make_pod("pod1").node("nodeA").labels({"foo": ""}).obj(),
+        make_pod("pod2").node("nodeB").labels({"bar": ""}).obj(),
+    ]
+    assert _run(pod, split, [_rz("nodeA", "z1"), _rz("nodeB", "z2")]) == [AFF, AFF]
+
+
+def test_upstream_existing_pods_with_one_matching_anti_term_each() -> None:
+    pods = [
+        make_pod("a")
+        .node("nodeA")
+        .spec(
+            affinity={
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _exists("foo", "zone"),
+                        _exists("labelA", "zone"),
+                    ]
+                }
+            }
+        )
+        .obj(),
+        make_pod("b")
+        .node("nodeB")
+        .spec(
+            affinity={
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _exists("bar", "zone"),
+                        _exists("labelB", "zone"),
+                    ]
+                }
+            }
+        )
+        .obj(),
+    ]
+    nodes = [_rz("nodeA", "z1"), _rz("nodeB", "z2"), _rz("nodeC", "z3")]
+    pod = make_pod().labels({"foo": "", "bar": ""}).obj()
+    assert _run(pod, pods, nodes) == [EXISTING, EXISTING, None]
+
+
+def test_upstream_incoming_anti_affinity_counts_terms_by_their_own_topology() -> None:
+    pod = (
+        make_pod()
+        .spec(
+            affinity={
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _exists("foo", "region"),
+                        _exists("bar", "zone"),
+                    ]
+                }
+            }
+        )
+        .obj()
+    )
+    pods = [make_pod("x").node("nodeA").labels({"foo": "", "bar": ""}).obj()]
+    # region r1 holds a foo pod: both nodes (same region) are rejected
+    assert _run(pod, pods, [_rz("nodeA", "z1"), _rz("nodeB", "z2")]) == [ANTI, ANTI]
