@@ -374,7 +374,7 @@ def cmd_del(args: CmdArgs) -> None:
         try:
             with ns.entered(args.netns):
                 cnl = RtNetlink()
-        except ns.NetNSNotFound:
+        except (ns.NetNSNotFound, ns.NotANetNS):  # gone, or an unmounted leftover file
             cnl = None  # gone already; its veth went with it
     try:
         cont = iplink.find_link(cnl, args.ifname) if cnl is not None else None

@@ -51,7 +51,7 @@ def cmd_del(args: CmdArgs) -> None:
     try:
         with ns.entered(args.netns):
             nl = RtNetlink()
-    except ns.NetNSNotFound:
+    except (ns.NetNSNotFound, ns.NotANetNS):  # gone, or an unmounted leftover file
         return  # already gone: DEL must succeed (kubernetes#43014)
     with nl:
         lo = iplink.find_link(nl, LO)

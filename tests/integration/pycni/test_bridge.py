@@ -479,3 +479,25 @@ def test_gc_releases_what_no_valid_attachment_holds(lab: Lab, mode: str) -> None
     assert old.status != 0  # GC needs a 1.1.0 config
     assert lab.call("DEL", dict(conf, prevResult=results[0].out), cids[0], spaces[0],
                     mode).status == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_del_with_an_unmounted_netns_file_left_behind(lab: Lab, mode: str) -> None:
+    """After a sandbox's netns is unmounted, its path may remain as a plain file: DEL
+    treats it like a gone netns instead of failing on setns."""
+    netns, cid = lab.netns(), lab.cid()
+    r = lab.call("ADD", lab.conf(), cid, netns, mode)
+    assert r.status == 0, r.raw
+    ns.delete_netns(netns)
+    Path(netns).write_text("")
+    try:
+        d = lab.call("DEL", dict(lab.conf(), prevResult=r.out), cid, netns, mode)
+        assert d.status == 0, d.raw
+        assert lab.ipam_files() == []
+        assert chain_rules(lab.net, cid) == []
+        lo = cni("pycni-loopback", "DEL", {"cniVersion": "1.0.0", "name": "lo",
+                                            "type": "pycni-loopback"},
+                 cid=cid, netns=netns, path=[lab.bin], mode=mode)
+        assert lo.status == 0, lo.raw
+    finally:
+        Path(netns).unlink()
