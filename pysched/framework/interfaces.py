@@ -187,8 +187,14 @@ class Handle(Protocol):
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None: ...
 
+    def list_namespaces(self) -> Sequence[Namespace]:
+        """All known namespaces (PodAffinityTerm.namespaceSelector resolution)."""
+        ...
+
     def extra(self, key: str) -> Any:
-        """Extra dependencies by name (e.g. "pdb_lister" for preemption); None when absent."""
+        """Extra dependencies by name; None when absent. Read by the plugins here:
+        "metrics" (observe_extension_point), "workload_objects" / "default_spread_selector"
+        (PodTopologySpread system defaults); by preemption: "pdb_lister", "evict", ..."""
         ...
 
     def run_filter_plugins_with_nominated_pods(
