@@ -306,17 +306,22 @@ class RuntimeManager:
 
     # ------------------------------------------------------------------ GC
     def garbage_collect(self, observed: PodRuntimeStatus) -> None:
-        """Keep the newest instance per container name; drop older exited ones, and
-        stopped sandboxes (not the newest) that no longer hold a kept container."""
-        seen: set[str] = set()
+        """Keep running containers and the newest exited instance per container name;
+        drop older exited ones, and stopped sandboxes (not the newest) that no longer
+        hold a kept container."""
+        dead_kept: set[str] = set()
         keep_sandboxes = {observed.sandboxes[0].id} if observed.sandboxes else set()
         for c in observed.containers:  # newest first
-            if c.name not in seen:
-                seen.add(c.name)
+            if c.state is not ContainerState.EXITED:
                 keep_sandboxes.add(c.sandbox_id)
                 continue
-            if c.state is ContainerState.EXITED:
-                self._remove_container(c.id)
+            # kubelet's MaxPerPodContainer=1: the newest dead instance per name stays
+            # (lastState, logs --previous); older ones go
+            if c.name not in dead_kept:
+                dead_kept.add(c.name)
+                keep_sandboxes.add(c.sandbox_id)
+                continue
+            self._remove_container(c.id)
         for s in observed.sandboxes:
             if s.id not in keep_sandboxes and s.state is SandboxState.NOT_READY:
                 try:

@@ -1,0 +1,144 @@
+"""The pod spec users write, on real runtimes: resources to cgroups, hostNetwork,
+hostname/subdomain, terminationGracePeriodSeconds with preStop, activeDeadlineSeconds,
+imagePullPolicy against the node's image store."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from kle_support import busybox_pod
+
+pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
+
+
+def _cgroup_dir(h, uid: str, controller: str) -> Path:
+    _, out = h.exec(uid, "app", ["cat", "/proc/self/cgroup"])
+    for line in out.splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if controller in ctrls.split(","):
+            return Path("/sys/fs/cgroup") / controller / path.lstrip("/")
+    raise AssertionError(f"no {controller} cgroup in {out}")
+
+
+def test_resources_to_cgroups(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    h.start()
+    h.write("res", busybox_pod("res", "sleep 3600", container={"resources": {
+        "requests": {"cpu": "250m", "memory": "32Mi"},
+        "limits": {"cpu": "500m", "memory": "64Mi"},
+    }}))
+    p = h.wait_running("res")
+    uid = p["metadata"]["uid"]
+    assert p["status"]["qosClass"] == "Burstable"
+    mem = _cgroup_dir(h, uid, "memory")
+    assert f"/kubepods/burstable/pod{uid}/" in str(mem)
+    assert int((mem / "memory.limit_in_bytes").read_text()) == 64 * 1024 * 1024
+    cpu = _cgroup_dir(h, uid, "cpu")
+    assert int((cpu / "cpu.cfs_quota_us").read_text()) == 50_000
+    assert int((cpu / "cpu.cfs_period_us").read_text()) == 100_000
+    assert int((cpu / "cpu.shares").read_text()) == 256
+    h.remove("res")
+    h.wait(lambda: not h.sandboxes(uid), 60, "removed")
+    h.wait(lambda: not any(Path("/sys/fs/cgroup").glob(f"*/kubepods/burstable/pod{uid}")),
+           10, "pod cgroups removed")
+
+
+def test_host_network_and_hostname(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    agent = h.start()
+    h.write("hostnet", busybox_pod("hostnet", "sleep 3600", hostNetwork=True))
+    h.write("named", busybox_pod("named", "sleep 3600", hostname="myhost", subdomain="sub"))
+    p = h.wait_running("hostnet")
+    assert p["status"]["podIP"] == agent.host_ips[0]
+    _, out = h.exec(p["metadata"]["uid"], "app", ["hostname"])
+    assert out.strip() == socket.gethostname()
+    p = h.wait_running("named")
+    uid = p["metadata"]["uid"]
+    _, out = h.exec(uid, "app", ["hostname"])
+    assert out.strip() == "myhost"
+    _, hosts = h.exec(uid, "app", ["cat", "/etc/hosts"])
+    assert f"{p['status']['podIP']}\tmyhost.sub.default.svc.cluster.local\tmyhost" in hosts
+
+
+def test_grace_period_and_prestop(agent_factory, endpoint, tmp_path):
+    h = agent_factory(endpoint)
+    h.start()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    vol = {"volumes": [{"name": "s", "hostPath": {"path": str(shared)}}]}
+    mount = {"volumeMounts": [{"name": "s", "mountPath": "/s"}]}
+    # PID 1 ignores SIGTERM: stopping it takes the whole grace period (3 s), then SIGKILL
+    h.write("stubborn", busybox_pod(
+        "stubborn", "exec sleep 3600", terminationGracePeriodSeconds=3,
+        container={**mount, "lifecycle": {"preStop": {"exec": {
+            "command": ["sh", "-c", "echo prestop > /s/prestop"]}}}}, **vol))
+    # handles SIGTERM: stops at once although the grace period is long
+    h.write("polite", busybox_pod(
+        "polite", "trap 'echo term > /s/term; exit 0' TERM; while true; do sleep 0.2; done",
+        terminationGracePeriodSeconds=30, container=mount, **vol))
+    stubborn = h.wait_running("stubborn")["metadata"]["uid"]
+    polite = h.wait_running("polite")["metadata"]["uid"]
+
+    t0 = time.monotonic()
+    h.remove("polite")
+    h.wait(lambda: not h.containers(polite), 30, "polite removed")
+    assert time.monotonic() - t0 < 15
+    assert (shared / "term").read_text() == "term\n"
+
+    t0 = time.monotonic()
+    h.remove("stubborn")
+    h.wait(lambda: not h.containers(stubborn), 30, "stubborn removed")
+    took = time.monotonic() - t0
+    assert took >= 2.5, f"killed before its grace period ({took:.1f}s)"
+    assert took < 20
+    assert (shared / "prestop").read_text() == "prestop\n"
+
+
+def test_active_deadline(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    h.start()
+    h.write("deadline", busybox_pod("deadline", "sleep 3600", activeDeadlineSeconds=3))
+    h.wait_running("deadline")
+    t0 = time.monotonic()
+    p = h.wait_phase("deadline", "Failed", 30)
+    assert time.monotonic() - t0 < 15
+    assert p["status"]["reason"] == "DeadlineExceeded"
+    uid = p["metadata"]["uid"]
+    h.wait(lambda: all(c.state != 1 for c in h.containers(uid)), 20, "containers stopped")
+    time.sleep(2)
+    assert h.pod("deadline")["status"]["phase"] == "Failed"
+    assert all(c.state != 1 for c in h.containers(uid))
+
+
+def _waiting_reason(h, name: str) -> str:
+    p = h.pod(name)
+    if p is None:
+        return ""
+    cs = p["status"].get("containerStatuses", [])
+    return cs[0]["state"].get("waiting", {}).get("reason", "") if cs else ""
+
+
+def test_image_pull_policy(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    agent = h.start()
+    # Never, image absent from the node's store: ErrImageNeverPull, nothing pulled
+    h.write("never", busybox_pod("never", "true", container={
+        "image": "localhost/kle-absent:1", "imagePullPolicy": "Never"}))
+    # Never and IfNotPresent, image present: run without a pull
+    h.write("present", busybox_pod("present", "sleep 3600", pull_policy="Never"))
+    h.write("ifnot", busybox_pod("ifnot", "sleep 3600", pull_policy="IfNotPresent"))
+    h.wait(lambda: _waiting_reason(h, "never") == "ErrImageNeverPull", 30, "ErrImageNeverPull")
+    h.wait_running("present")
+    h.wait_running("ifnot")
+    assert agent.cri.op_counts.get("PullImage", 0) == 0
+    assert h.client().image_status("localhost/kle-absent:1") is None
+    # Always: a pull is attempted although the image is present. containerd goes to the
+    # registry (none here: ErrImagePull); a runtime may also answer from its store.
+    h.write("always", busybox_pod("always", "sleep 3600", pull_policy="Always"))
+    h.wait(lambda: agent.cri.op_counts.get("PullImage", 0) >= 1, 30, "PullImage called")
+    h.wait(lambda: _waiting_reason(h, "always") in ("ErrImagePull", "ImagePullBackOff")
+           or (h.pod("always") and h.pod("always")["status"]["phase"] == "Running"),
+           60, "pull outcome")
