@@ -113,6 +113,31 @@ def _timed(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return deco
 
 
+def go_duration(seconds: float) -> str:
+    """Go's time.Duration.String() for a non-negative number of seconds (e.g. 1m30s, 10ms)."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    if ns < 1000:
+        return f"{ns}ns"
+    if ns < 1_000_000:
+        return f"{_trim(ns / 1e3)}µs"
+    if ns < 1_000_000_000:
+        return f"{_trim(ns / 1e6)}ms"
+    h, rem = divmod(ns, 3600 * 10**9)
+    m, rem = divmod(rem, 60 * 10**9)
+    sec = _trim(rem / 1e9)
+    if h:
+        return f"{h}h{m}m{sec}s"
+    if m:
+        return f"{m}m{sec}s"
+    return f"{sec}s"
+
+
+def _trim(x: float) -> str:
+    return f"{x:.9f}".rstrip("0").rstrip(".")
+
+
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing queueSort/bind)."""
 
@@ -132,6 +157,7 @@ class FrameworkDeps:
 class _WaitingPod:
     pod: Pod
     pending: dict[str, float]  # plugin -> deadline (monotonic)
+    timeouts: dict[str, float] = field(default_factory=dict)  # plugin -> wait (seconds)
     cond: threading.Condition = field(default_factory=threading.Condition)
     result: Status | None = None
 
@@ -574,7 +600,7 @@ class Framework:
             )
         if waits:
             now = time.monotonic()
-            wp = _WaitingPod(pod, {k: now + v for k, v in waits.items()})
+            wp = _WaitingPod(pod, {k: now + v for k, v in waits.items()}, dict(waits))
             with self._waiting_lock:
                 self._waiting[pod.metadata.uid] = wp
             return Status(
@@ -605,9 +631,10 @@ class Framework:
                     plugin, deadline = min(wp.pending.items(), key=lambda kv: kv[1])
                     left = deadline - time.monotonic()
                     if left <= 0:
+                        waited = go_duration(wp.timeouts.get(plugin, 0.0))
                         wp.result = Status(
                             Code.UNSCHEDULABLE,
-                            [f"rejected due to timeout after waiting {plugin}"],
+                            [f"rejected due to timeout after waiting {waited} at plugin {plugin}"],
                             plugin=plugin,
                         )
                         break

@@ -397,7 +397,7 @@ class PodTopologySpread:
             if c.topology_key == LABEL_HOSTNAME:
                 cnt = count_pods_match_selector(node_info.pods, c.selector, ns)
             else:
-                cnt = counts[i][tv]
+                cnt = counts[i].get(tv, 0)
             score += float(cnt) * weights[i] + float(c.max_skew - 1)
         return go_round(score), None
 

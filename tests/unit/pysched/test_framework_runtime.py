@@ -247,7 +247,7 @@ def test_permit_wait_allow_reject_and_timeout() -> None:
     fw.run_permit_plugins(CycleState(), pod, "n1")
     s = fw.wait_on_permit(pod)
     assert s.code == Code.UNSCHEDULABLE
-    assert s.reasons == ["rejected due to timeout after waiting T"]
+    assert s.reasons == ["rejected due to timeout after waiting 10ms at plugin T"]
     fw = _fw({"permit": [Permit("R", Status(Code.UNSCHEDULABLE, ["r"]), 0)]})
     s = fw.run_permit_plugins(CycleState(), pod, "n1")
     assert (s.code, s.plugin) == (Code.UNSCHEDULABLE, "R")
@@ -451,3 +451,13 @@ def test_extension_point_durations_reach_the_metrics_hook() -> None:
     assert seen[0] == ("PreFilter", "Success", "default-scheduler")
     assert seen[1] == ("Reserve", "Success", "default-scheduler")
     assert seen[2] == ("PreScore", "Success", "default-scheduler")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0s"), (0.01, "10ms"), (1.5, "1.5s"), (90, "1m30s"), (900, "15m0s"), (3723, "1h2m3s")],
+)
+def test_go_duration(seconds: float, text: str) -> None:
+    from pysched.framework.runtime import go_duration
+
+    assert go_duration(seconds) == text
