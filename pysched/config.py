@@ -558,9 +558,18 @@ def load_config(
         data = dict(source)
     else:
         text = str(source)
-        if os.path.exists(text) or (isinstance(source, os.PathLike)):
-            with open(source, encoding="utf-8") as fh:
-                text = fh.read()
+        if (
+            isinstance(source, os.PathLike)
+            or os.path.exists(text)
+            or ("\n" not in text and ":" not in text)
+        ):
+            try:
+                with open(source, encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise ConfigError(
+                    f"{text}: cannot read the configuration: {exc.strerror}"
+                ) from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:

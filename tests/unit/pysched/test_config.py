@@ -419,3 +419,16 @@ def test_handle_factory_per_profile() -> None:
     fws = build_frameworks(c, factory)
     assert seen == ["a", "b"]
     assert fws["b"].extra("who") == "b"
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the configuration"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="cannot read the configuration"):
+        load_config(str(tmp_path / "nope.yaml"))
+    # YAML text is accepted too
+    c = load_config(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "percentageOfNodesToScore: 30\n"
+    )
+    assert c.percentage_of_nodes_to_score == 30
