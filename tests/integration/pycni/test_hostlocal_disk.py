@@ -94,7 +94,11 @@ def test_same_bytes_as_the_reference(tmp_path: Path, bin_dir: str) -> None:
 
 
 def test_results_and_errors_match_the_reference(tmp_path: Path, bin_dir: str) -> None:
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("# comment\nnameserver 10.92.0.53\nnameserver 10.92.0.54\n"
+                      "domain pck.example\nsearch a.pck b.pck\noptions ndots:2 rotate\n")
     cases = [
+        ({"ranges": [[{"subnet": SUBNET}]], "resolvConf": str(resolv)}, {}),
         ({"routes": [{"dst": "0.0.0.0/0"}, {"dst": "10.92.0.0/16", "gw": "10.92.240.254"}],
           "ranges": [[{"subnet": SUBNET, "gateway": "10.92.240.254"}]]}, {}),
         ({"ranges": [[{"subnet": SUBNET}]]}, {"CNI_ARGS": "IP=10.92.240.77"}),
