@@ -558,11 +558,10 @@ def load_config(
         data = dict(source)
     else:
         text = str(source)
-        if (
-            isinstance(source, os.PathLike)
-            or os.path.exists(text)
-            or ("\n" not in text and ":" not in text)
-        ):
+        looks_like_path = "\n" not in text and (
+            text.endswith((".yaml", ".yml", ".json")) or (os.sep in text and ": " not in text)
+        )
+        if isinstance(source, os.PathLike) or os.path.exists(text) or looks_like_path:
             try:
                 with open(source, encoding="utf-8") as fh:
                     text = fh.read()
