@@ -43,6 +43,7 @@ from pysched.queue import (
     PriorityQueue,
     QueueingHintFunction,
     default_less,
+    priority_sort_key,
 )
 from pysched.resources import pod_requests
 from pysched.scheduler import CycleRecord, Scheduler
@@ -177,9 +178,17 @@ class EmbeddedScheduler:
         )
         self.frameworks = config_mod.build_frameworks(self.config, self.deps)
         hints, pre_enqueue, less = queue_wiring(self.frameworks)
+        sorts = {
+            fwk.queue_sort_plugins[0].name()
+            for fwk in self.frameworks.values()
+            if fwk.queue_sort_plugins
+        }
+        # PrioritySort as a C-compared key; any other QueueSort plugin is called per comparison
+        sort_key = priority_sort_key if sorts <= {"PrioritySort"} else None
         self.queue = PriorityQueue(
             clock=self.clock,
             less=less,
+            sort_key=sort_key,
             queueing_hints=hints,
             pre_enqueue_plugins=pre_enqueue,
             pod_initial_backoff=float(getattr(self.config, "pod_initial_backoff_seconds", 1)),

@@ -162,6 +162,11 @@ class QueuedPodInfo:
         return self.gating_plugin != ""
 
 
+def priority_sort_key(p: QueuedPodInfo) -> tuple[int, float]:
+    """PrioritySort's order as a sort key: (-priority, timestamp)."""
+    return (-pod_priority(p.pod), p.timestamp)
+
+
 def default_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     """PrioritySort.Less: higher priority first, then the older timestamp."""
     pa, pb = pod_priority(a.pod), pod_priority(b.pod)
@@ -186,11 +191,19 @@ class _HeapEntry:
 
 
 class _KeyedHeap:
-    """A heap keyed by pod key, with O(log n) add/pop and lazy deletion."""
+    """A heap keyed by pod key, with O(log n) add/pop and lazy deletion.
 
-    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+    With ``sort_key`` the heap orders (sort_key(pinfo), seq) tuples in C; otherwise it calls
+    the ``less`` function (a QueueSort plugin) for every comparison."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+    ) -> None:
         self._less = less
-        self._heap: list[_HeapEntry] = []
+        self._sort_key = sort_key
+        self._heap: list[Any] = []
         self._entries: dict[str, _HeapEntry] = {}
         self._seq = itertools.count()
 
@@ -206,9 +219,17 @@ class _KeyedHeap:
 
     def add_or_update(self, pinfo: QueuedPodInfo) -> None:
         self.delete(pinfo.key)
-        e = _HeapEntry(pinfo, next(self._seq), self._less)
+        seq = next(self._seq)
+        e = _HeapEntry(pinfo, seq, self._less)
         self._entries[pinfo.key] = e
-        heapq.heappush(self._heap, e)
+        if self._sort_key is not None:
+            heapq.heappush(self._heap, (self._sort_key(pinfo), seq, e))
+        else:
+            heapq.heappush(self._heap, e)
+
+    def _top(self) -> _HeapEntry:
+        h = self._heap[0]
+        return h[2] if self._sort_key is not None else h  # type: ignore[no-any-return]
 
     def delete(self, key: str) -> bool:
         e = self._entries.pop(key, None)
@@ -216,21 +237,24 @@ class _KeyedHeap:
             return False
         e.valid = False
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._entries):
-            self._heap = [x for x in self._heap if x.valid]
+            keyed = self._sort_key is not None
+            self._heap = [x for x in self._heap if (x[2] if keyed else x).valid]
             heapq.heapify(self._heap)
         return True
 
     def peek(self) -> QueuedPodInfo | None:
-        while self._heap and not self._heap[0].valid:
+        while self._heap and not self._top().valid:
             heapq.heappop(self._heap)
-        return self._heap[0].pinfo if self._heap else None
+        return self._top().pinfo if self._heap else None
 
     def pop(self) -> QueuedPodInfo | None:
+        keyed = self._sort_key is not None
         while self._heap:
-            e = heapq.heappop(self._heap)
+            h = heapq.heappop(self._heap)
+            e = h[2] if keyed else h
             if e.valid:
                 del self._entries[e.pinfo.key]
-                return e.pinfo
+                return e.pinfo  # type: ignore[no-any-return]
         return None
 
     def list(self) -> list[QueuedPodInfo]:
@@ -305,6 +329,7 @@ class PriorityQueue:
         *,
         clock: Clock | None = None,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = default_less,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
         pod_info_factory: Callable[[Any], Any] | None = None,
         queueing_hints: QueueingHintMap | None = None,
         pre_enqueue_plugins: dict[str, list[Any]] | None = None,
@@ -329,8 +354,8 @@ class PriorityQueue:
         self._ns_labels = namespace_labels or (lambda ns: {})
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
-        self._active = _KeyedHeap(less)
-        self._backoff = _KeyedHeap(self._less_backoff)
+        self._active = _KeyedHeap(less, sort_key)
+        self._backoff = _KeyedHeap(self._less_backoff, self.backoff_time)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
         self.nominator = Nominator()

@@ -17,6 +17,7 @@ vectorised over the snapshot's columnar NodeTable (pysched.fast), with the same 
 
 from __future__ import annotations
 
+import copy
 import random
 import threading
 import time
@@ -616,21 +617,30 @@ def _split(ret: Any) -> tuple[list[NodePluginScores], Status | None]:
     return ret, None
 
 
+def _shallow(obj: Any) -> Any:
+    """A shallow copy of a slots object (much cheaper than copy.copy's reduce protocol)."""
+    cls = type(obj)
+    slots = getattr(cls, "__slots__", None)
+    if slots is None:
+        return copy.copy(obj)
+    new = cls.__new__(cls)
+    for f in slots:
+        if hasattr(obj, f):
+            setattr(new, f, getattr(obj, f))
+    return new
+
+
 def _with_node_name(pod: Pod, node_name: str) -> Pod:
     """A shallow copy of the pod with spec.nodeName set (the assumed pod)."""
-    import copy
-
-    p = copy.copy(pod)
-    p.spec = copy.copy(pod.spec)
+    p = _shallow(pod)
+    p.spec = _shallow(pod.spec)
     p.spec.node_name = node_name
     return p
 
 
 def _copy_pinfo(pinfo: QueuedPodInfo, pod: Pod) -> QueuedPodInfo:
-    import copy
-
     c = copy.copy(pinfo)
-    pi = copy.copy(pinfo.pod_info)
+    pi = _shallow(pinfo.pod_info)
     pi.pod = pod
     c.pod_info = pi
     return c

@@ -270,17 +270,30 @@ def _s_node_resources_fit(
         raise _NotVectorisable("no PreScore state")
     score = np.zeros(len(idx), np.int64)
     wsum = np.zeros(len(idx), np.int64)
+    uniform = True  # every node has every resource: one weight sum for all
+    wtotal = 0
     for i, res in enumerate(pl.resources):
         a, rq, _ = _resource_columns(t, idx, res.name, reqs[i], False)
         valid = a != 0
-        safe_a = np.where(valid, a, 1)
-        if strategy == LEAST_ALLOCATED:
-            s = np.where(rq > a, 0, ((safe_a - rq) * MAX_NODE_SCORE) // safe_a)
+        if valid.all():
+            if strategy == LEAST_ALLOCATED:
+                s = np.where(rq > a, 0, ((a - rq) * MAX_NODE_SCORE) // a)
+            else:
+                s = (np.minimum(rq, a) * MAX_NODE_SCORE) // a
+            wsum += res.weight
+            wtotal += res.weight
         else:
-            s = (np.minimum(rq, a) * MAX_NODE_SCORE) // safe_a
-        s = np.where(valid, s, 0)
+            uniform = uniform and not valid.any()
+            safe_a = np.where(valid, a, 1)
+            if strategy == LEAST_ALLOCATED:
+                s = np.where(rq > a, 0, ((safe_a - rq) * MAX_NODE_SCORE) // safe_a)
+            else:
+                s = (np.minimum(rq, a) * MAX_NODE_SCORE) // safe_a
+            s = np.where(valid, s, 0)
+            wsum += np.where(valid, res.weight, 0)
         score += s * res.weight
-        wsum += np.where(valid, res.weight, 0)
+    if uniform:
+        return score // wtotal if wtotal else np.zeros(len(idx), np.int64)
     return np.where(wsum > 0, score // np.where(wsum > 0, wsum, 1), 0)
 
 

@@ -373,3 +373,26 @@ def test_pop_waits_for_add_from_another_thread(q: PriorityQueue) -> None:
         t.join()
     assert got is not None
     assert got.pod.metadata.name == "late"
+
+
+def test_sort_key_orders_like_the_less_function(clock: FakeClock) -> None:
+    import random
+
+    from pysched.queue import priority_sort_key
+
+    rng = random.Random(5)
+    a = PriorityQueue(clock=clock, pod_info_factory=_factory)
+    b = PriorityQueue(clock=clock, pod_info_factory=_factory, sort_key=priority_sort_key)
+    for i in range(200):
+        p = pod(f"p{i}", rng.choice([None, 0, 1, 5, 100]))
+        a.add(p)
+        b.add(p)
+        if rng.random() < 0.3:
+            clock.step(0.01)
+        if rng.random() < 0.1:
+            a.delete(p)
+            b.delete(p)
+    names_a = [x.pod.metadata.name for x in iter(a.pop, None)]
+    names_b = [x.pod.metadata.name for x in iter(b.pop, None)]
+    assert names_a == names_b
+    assert len(names_a) > 150
