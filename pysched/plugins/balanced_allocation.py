@@ -53,8 +53,18 @@ def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int
 def balanced_resource_scorer(
     requested: list[int], allocated: list[int], allocatable: list[int]
 ) -> int:
-    with_pod = balanced_resource_score(requested, allocatable)
-    without_pod = balanced_resource_score(allocated, allocatable)
+    if len(allocatable) == 2 and allocatable[0] and allocatable[1]:
+        # the default cpu+memory case, inlined: std of two fractions is |f0 - f1| / 2
+        a0, a1 = allocatable
+        with_pod = int(
+            (1 - abs((min(requested[0] / a0, 1.0) - min(requested[1] / a1, 1.0)) / 2)) * 100.0
+        )
+        without_pod = int(
+            (1 - abs((min(allocated[0] / a0, 1.0) - min(allocated[1] / a1, 1.0)) / 2)) * 100.0
+        )
+    else:
+        with_pod = balanced_resource_score(requested, allocatable)
+        without_pod = balanced_resource_score(allocated, allocatable)
     half = MAX_NODE_SCORE // 2
     return half + (half + with_pod - without_pod) // 2  # numerator >= 0: // == Go's /
 

@@ -18,7 +18,7 @@ NAME = "ImageLocality"
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
-_TOTAL_NODES_KEY = "Score" + NAME + "/totalNodes"
+_CYCLE_KEY = "Score" + NAME + "/cycle"
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
@@ -59,12 +59,23 @@ class ImageLocality:
         return NAME
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
-        total_nodes = state.get(_TOTAL_NODES_KEY)
-        if total_nodes is None:  # once per cycle: the snapshot does not change within it
+        cached = state.get(_CYCLE_KEY)
+        if cached is None:  # once per cycle: the snapshot and the pod do not change within it
             total_nodes = len(self.handle.snapshot_shared_lister().node_infos().list())
-            state.write(_TOTAL_NODES_KEY, total_nodes)
-        s = sum_image_scores(node_info, pod, total_nodes)
-        return calculate_priority(s, len(pod.spec.init_containers) + len(pod.spec.containers)), None
+            names = [
+                normalized_image_name(c.image)
+                for c in (*pod.spec.init_containers, *pod.spec.containers)
+            ]
+            cached = (total_nodes, names)
+            state.write(_CYCLE_KEY, cached)
+        total_nodes, names = cached
+        states = node_info.image_states
+        total = 0
+        for name in names:
+            st = states.get(name)
+            if st is not None:
+                total += scaled_image_score(st, total_nodes)
+        return calculate_priority(total, len(names)), None
 
     def score_extensions(self) -> None:
         return None

@@ -195,29 +195,44 @@ def resource_allocation_score(
     use_requested: bool,
     scorer: Scorer,
 ) -> int:
-    n = len(resources)
-    requested = [0] * n
-    allocated = [0] * n
-    allocatable = [0] * n
-    for i, r in enumerate(resources):
-        a, rq, al = allocatable_and_requested(ni, r.name, pod_req[i], use_requested)
+    """resourceAllocationScorer.score: gather (requested, allocated, allocatable) per resource
+    (entries with no allocatable stay 0) and hand them to the strategy's scorer."""
+    req = ni.requested if use_requested else ni.non_zero_requested
+    alloc = ni.allocatable
+    requested: list[int] = []
+    allocated: list[int] = []
+    allocatable: list[int] = []
+    for r, pr in zip(resources, pod_req, strict=True):
+        name = r.name
+        if name == "cpu":  # the common resources first, without the generic lookup
+            a, al = alloc.milli_cpu, req.milli_cpu
+            rq = al + pr
+        elif name == "memory":
+            a, al = alloc.memory, req.memory
+            rq = al + pr
+        else:
+            a, rq, al = allocatable_and_requested(ni, name, pr, use_requested)
         if a == 0:
-            continue
-        allocatable[i], requested[i], allocated[i] = a, rq, al
+            a = rq = al = 0
+        requested.append(rq)
+        allocated.append(al)
+        allocatable.append(a)
     return scorer(requested, allocated, allocatable)
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0 or requested > capacity:
         return 0
-    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+    x = (capacity - requested) * MAX_NODE_SCORE
+    return x // capacity if capacity > 0 else go_div(x, capacity)
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0:
         return 0
     requested = min(requested, capacity)
-    return go_div(requested * MAX_NODE_SCORE, capacity)
+    x = requested * MAX_NODE_SCORE
+    return x // capacity if x >= 0 and capacity > 0 else go_div(x, capacity)
 
 
 def least_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
@@ -229,7 +244,9 @@ def least_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
             w = resources[i].weight
             node_score += least_requested_score(rq, allocatable[i]) * w
             weight_sum += w
-        return go_div(node_score, weight_sum) if weight_sum else 0
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
 
     return f
 
@@ -243,7 +260,9 @@ def most_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
             w = resources[i].weight
             node_score += most_requested_score(rq, allocatable[i]) * w
             weight_sum += w
-        return go_div(node_score, weight_sum) if weight_sum else 0
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
 
     return f
 
