@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import os
 import struct
-from dataclasses import dataclass
 
 from pycni.ip.netlink import (
     NLM_F_CREATE,
@@ -59,16 +58,21 @@ class LinkNotFound(LookupError):
     """No link with that name (the reference's ErrLinkNotFound)."""
 
 
-@dataclass
 class Link:
-    index: int
-    name: str
-    flags: int
-    mtu: int
-    mac: str
-    master: int
-    kind: str
-    peer_index: int  # IFLA_LINK: a veth's peer ifindex (in its netns), else 0 or own index
+    """One link as RTM_GETLINK reports it (a plain class: a dataclass costs import time)."""
+
+    __slots__ = ("flags", "index", "kind", "mac", "master", "mtu", "name", "peer_index")
+
+    def __init__(self, index: int, name: str, flags: int, mtu: int, mac: str, master: int,
+                 kind: str, peer_index: int) -> None:
+        self.index, self.name, self.flags, self.mtu = index, name, flags, mtu
+        self.mac, self.master, self.kind = mac, master, kind
+        self.peer_index = peer_index  # IFLA_LINK: a veth's peer ifindex (in its netns)
+
+    def __repr__(self) -> str:
+        return (f"Link(index={self.index}, name={self.name!r}, flags={self.flags:#x}, "
+                f"mtu={self.mtu}, mac={self.mac!r}, master={self.master}, kind={self.kind!r}, "
+                f"peer_index={self.peer_index})")
 
     @property
     def up(self) -> bool:

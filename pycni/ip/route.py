@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import ipaddress
 import struct
-from dataclasses import dataclass
 
 from pycni.ip.netlink import (
     NLM_F_APPEND,
@@ -35,12 +34,18 @@ AF_INET, AF_INET6 = 2, 10
 _RTMSG = struct.Struct("=BBBBBBBBI")
 
 
-@dataclass(frozen=True)
-class KernelRoute:
-    dst: IPNetwork
-    gw: IPAddress | None
-    oif: int
-    table: int
+class KernelRoute(tuple[IPNetwork, "IPAddress | None", int, int]):
+    """(dst, gw, oif, table) of one kernel route (a tuple: cheap to define and compare)."""
+
+    __slots__ = ()
+
+    def __new__(cls, dst: IPNetwork, gw: IPAddress | None, oif: int, table: int) -> KernelRoute:
+        return tuple.__new__(cls, (dst, gw, oif, table))
+
+    dst = property(lambda self: self[0])
+    gw = property(lambda self: self[1])
+    oif = property(lambda self: self[2])
+    table = property(lambda self: self[3])
 
 
 def add_route(nl: RtNetlink, dst: IPNetwork, gw: IPAddress | None, oif: int,

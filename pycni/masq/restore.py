@@ -10,13 +10,13 @@ iptables-nft host; with ``iptables-legacy-restore`` they go to the legacy tables
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable, Sequence
 
 from pycni.masq.rules import chain_rules, jump_rule, line
+from pycni.masq.spawn import Child, run
 from pycni.spec import IPInterface
 
-COMMENT_RE = re.compile(r'--comment "name: \\"(.*?)\\" id: \\"(.*?)\\""')
+COMMENT_RE = r'--comment "name: \\"(.*?)\\" id: \\"(.*?)\\""'
 
 
 class MasqError(RuntimeError):
@@ -35,14 +35,15 @@ class RestoreBackend:
     def _tool(self, version: int, kind: str) -> str:
         return f"ip{'6' if version == 6 else ''}tables-{self.variant}{kind}"
 
-    def _restore(self, version: int, lines: list[str]) -> subprocess.CompletedProcess[str]:
+    def _start_restore(self, version: int, lines: list[str]) -> Child:
         text = "*nat\n" + "\n".join(lines) + "\nCOMMIT\n"
-        return subprocess.run([self._tool(version, "-restore"), *self._wait, "--noflush"],
-                              input=text, capture_output=True, text=True, check=False)
+        return Child([self._tool(version, "-restore"), *self._wait, "--noflush"], text)
 
-    def _run(self, version: int, args: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self._tool(version, ""), *self._wait, "-t", "nat", *args],
-                              capture_output=True, text=True, check=False)
+    def _restore(self, version: int, lines: list[str]) -> tuple[int, str, str]:
+        return self._start_restore(version, lines).wait()
+
+    def _run(self, version: int, args: list[str]) -> tuple[int, str, str]:
+        return run([self._tool(version, ""), *self._wait, "-t", "nat", *args])
 
     def setup(self, addrs: Sequence[IPInterface], chain: str, comment: str) -> None:
         for version in (4, 6):
@@ -57,10 +58,9 @@ class RestoreBackend:
             # here for a container already set up has failed earlier (its interface and its
             # host-local address exist), so the jump is new
             lines += [line("-A", "POSTROUTING", jump_rule(a, chain, comment)) for a in family]
-            proc = self._restore(version, lines)
-            if proc.returncode != 0:
-                raise MasqError(f"failed to set up masquerade chain {chain}: "
-                                f"{proc.stderr.strip()}")
+            status, _, err = self._restore(version, lines)
+            if status != 0:
+                raise MasqError(f"failed to set up masquerade chain {chain}: {err.strip()}")
 
     def teardown(self, addrs: Sequence[IPInterface] | None, chain: str, comment: str) -> None:
         self.start_teardown(addrs, chain, comment)()
@@ -76,22 +76,16 @@ class RestoreBackend:
                     self._teardown_slow(version, chain)
 
             return find_and_delete
-        procs: list[tuple[int, subprocess.Popen[str]]] = []
+        procs: list[tuple[int, Child]] = []
         for version in sorted({a.version for a in addrs}):
             jumps = [line("-D", "POSTROUTING", jump_rule(a, chain, comment))
                      for a in addrs if a.version == version]
-            text = "*nat\n" + "\n".join([*jumps, f":{chain} - [0:0]", f"-X {chain}"])
-            proc = subprocess.Popen([self._tool(version, "-restore"), *self._wait, "--noflush"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, text=True)
-            assert proc.stdin is not None
-            proc.stdin.write(text + "\nCOMMIT\n")
-            proc.stdin.close()
-            procs.append((version, proc))
+            procs.append((version, self._start_restore(
+                version, [*jumps, f":{chain} - [0:0]", f"-X {chain}"])))
 
         def finish() -> None:
             for version, proc in procs:
-                if proc.wait() != 0:  # a jump or the chain was already gone: go step by step
+                if proc.wait()[0] != 0:  # a jump or the chain was already gone: step by step
                     self._teardown_slow(version, chain)
 
         return finish
@@ -101,17 +95,17 @@ class RestoreBackend:
         out: set[str] = set()
         for version in (4, 6):
             for rule in self._postrouting(version):
-                m = COMMENT_RE.search(rule)
+                m = re.search(COMMENT_RE, rule)
                 if m and m.group(1) == network:
                     out.add(m.group(2))
         return out
 
     def _postrouting(self, version: int) -> list[str]:
-        proc = self._run(version, ["-S", "POSTROUTING"])
-        return [ln for ln in proc.stdout.splitlines() if ln.startswith("-A POSTROUTING")]
+        _, out, _ = self._run(version, ["-S", "POSTROUTING"])
+        return [ln for ln in out.splitlines() if ln.startswith("-A POSTROUTING")]
 
     def _chain_exists(self, version: int, chain: str) -> bool:
-        return self._run(version, ["-S", chain]).returncode == 0
+        return self._run(version, ["-S", chain])[0] == 0
 
     def _teardown_slow(self, version: int, chain: str) -> None:
         """Step by step, tolerating anything already gone: every jump to the chain, then it."""
@@ -119,7 +113,6 @@ class RestoreBackend:
             if rule.split()[-2:] == ["-j", chain]:
                 self._restore(version, ["-D" + rule[2:]])
         if self._chain_exists(version, chain):
-            proc = self._restore(version, [f":{chain} - [0:0]", f"-X {chain}"])
-            if proc.returncode != 0:
-                raise MasqError(f"failed to delete masquerade chain {chain}: "
-                                f"{proc.stderr.strip()}")
+            status, _, err = self._restore(version, [f":{chain} - [0:0]", f"-X {chain}"])
+            if status != 0:
+                raise MasqError(f"failed to delete masquerade chain {chain}: {err.strip()}")

@@ -32,10 +32,10 @@ def probe_iptables_variant() -> str:
         return "nft"
     if "legacy" in target:
         return "legacy"
-    import subprocess
+    from pycni.masq.spawn import run
 
     try:
-        out = subprocess.run([path, "-V"], capture_output=True, text=True, check=False).stdout
+        out = run([path, "-V"])[1]
     except OSError:
         return "nft"
     return "legacy" if "legacy" in out else "nft"

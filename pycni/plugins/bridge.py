@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from pycni import ns
@@ -31,20 +30,19 @@ DEFAULT_BRIDGE = "cni0"
 CONTAINER_IF_INDEX = 2  # result.interfaces: [bridge, host veth, container veth]
 
 
-@dataclass
 class BridgeConf:
-    netconf: NetConf
-    bridge: str = DEFAULT_BRIDGE
-    is_gw: bool = False
-    is_default_gw: bool = False
-    force_address: bool = False
-    ip_masq: bool = False
-    mtu: int = 0
-    hairpin: bool = False
-    promisc: bool = False
-    vlan: int = 0
-    preserve_default_vlan: bool = True
-    mac: str = ""
+    """The bridge plugin's own keys of a config (a plain class: cheaper to import)."""
+
+    def __init__(self, netconf: NetConf, bridge: str = DEFAULT_BRIDGE, is_gw: bool = False,
+                 is_default_gw: bool = False, force_address: bool = False,
+                 ip_masq: bool = False, mtu: int = 0, hairpin: bool = False,
+                 promisc: bool = False, vlan: int = 0, preserve_default_vlan: bool = True,
+                 mac: str = "") -> None:
+        self.netconf, self.bridge, self.is_gw, self.is_default_gw = (
+            netconf, bridge, is_gw, is_default_gw)
+        self.force_address, self.ip_masq, self.mtu = force_address, ip_masq, mtu
+        self.hairpin, self.promisc, self.vlan = hairpin, promisc, vlan
+        self.preserve_default_vlan, self.mac = preserve_default_vlan, mac
 
     @property
     def ipam_type(self) -> str:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pycni.errors import CNIError
 from pycni.ipam.hostlocal.config import Range, RangeSet, rangeset_contains, rangeset_str
-from pycni.ipam.hostlocal.store import Store
 from pycni.spec import IPAddress, IPConfig, IPInterface, IPNetwork
+
+if TYPE_CHECKING:  # the Protocol class costs import time; only type checkers need it
+    from pycni.ipam.hostlocal.store import Store
 
 
 class AllocationError(CNIError):

@@ -8,7 +8,6 @@ and messages that name the field.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
 from typing import Any
 
 from pycni.errors import InvalidNetworkConfig
@@ -17,12 +16,22 @@ from pycni.spec import IPAddress, IPNetwork, Route, version_at_least
 DEFAULT_DATA_DIR = "/var/lib/cni/networks"
 
 
-@dataclass
 class Range:
-    subnet: IPNetwork
-    range_start: IPAddress
-    range_end: IPAddress
-    gateway: IPAddress
+    """One range of a range set, canonicalised (plain class: cheaper to import)."""
+
+    __slots__ = ("gateway", "range_end", "range_start", "subnet")
+
+    def __init__(self, subnet: IPNetwork, range_start: IPAddress, range_end: IPAddress,
+                 gateway: IPAddress) -> None:
+        self.subnet, self.range_start, self.range_end, self.gateway = (
+            subnet, range_start, range_end, gateway)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Range) and (self.subnet, self.range_start, self.range_end,
+                                             self.gateway) == (other.subnet, other.range_start,
+                                                               other.range_end, other.gateway)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def contains(self, ip: IPAddress) -> bool:
         return (ip.version == self.subnet.version and ip in self.subnet
@@ -49,14 +58,15 @@ def rangeset_contains(rs: RangeSet, ip: IPAddress) -> bool:
     return any(r.contains(ip) for r in rs)
 
 
-@dataclass
 class IPAMConfig:
-    name: str
-    ranges: list[RangeSet]
-    routes: list[Route] = field(default_factory=list)
-    data_dir: str = DEFAULT_DATA_DIR
-    resolv_conf: str = ""
-    requested_ips: list[IPAddress] = field(default_factory=list)
+    """host-local's whole config, validated."""
+
+    def __init__(self, name: str, ranges: list[RangeSet], routes: list[Route] | None = None,
+                 data_dir: str = DEFAULT_DATA_DIR, resolv_conf: str = "",
+                 requested_ips: list[IPAddress] | None = None) -> None:
+        self.name, self.ranges, self.routes = name, ranges, routes or []
+        self.data_dir, self.resolv_conf = data_dir, resolv_conf
+        self.requested_ips = requested_ips or []
 
 
 def _ip(value: Any, where: str) -> IPAddress:
