@@ -320,6 +320,10 @@ class Nominator:
     def has_any(self) -> bool:
         return bool(self._node_of)
 
+    def node_names(self) -> list[str]:
+        """Nodes that have nominated pods."""
+        return list(self._by_node)
+
 
 class PriorityQueue:
     """The scheduling queue. Thread-safe: the embedding API feeds events from other threads."""

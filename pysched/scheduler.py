@@ -505,10 +505,15 @@ class Scheduler:
             and table is not None
             and nodes is self.snapshot.node_info_list
             and table.n == n
-            and not self.queue.nominator.has_any()
         ):
             mask = self.fast.filter_mask(fwk, state, pod, table)
             if mask is not None:
+                # nodes with nominated pods: the plugins' two passes decide (usually a few)
+                for name in self.queue.nominator.node_names():
+                    i = self.snapshot.index_of.get(name)
+                    if i is not None:
+                        st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
+                        mask[i] = st.is_success()
                 return self._fast_pass_filters(
                     fwk, state, pod, diagnosis, nodes, mask, start, to_find
                 )

@@ -278,3 +278,83 @@ def test_table_follows_incremental_changes() -> None:
     i = s.snapshot.index_of[old.metadata.name]
     assert table.label_values["disk"]["nvme"] == table.label_column("disk")[i]
     assert table.taints[int(np.log2(int(table.hard_taints[i, 0])))].key == "dedicated"
+
+
+class _Cluster:
+    """Binder + status writer applying evictions, so preemption runs its whole course."""
+
+    def __init__(self) -> None:
+        self.sched: EmbeddedScheduler | None = None
+        self.bound: list[tuple[str, str]] = []
+        self.evicted: list[str] = []
+
+    def bind(self, pod: Pod, node: str) -> None:
+        self.bound.append((pod.key, node))
+
+    def set_pod_condition(self, pod: Pod, reason: str, message: str) -> None:
+        pass
+
+    def set_nominated_node_name(self, pod: Pod, node: str) -> None:
+        pass
+
+    def evict(self, victim: Pod, preemptor: Pod, node: str) -> None:
+        self.evicted.append(victim.key)
+        assert self.sched is not None
+        self.sched.on_pod_delete(victim)
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = [
+        Node.from_dict(node_dict(f"n{i:03d}", cpu=str(rng.choice([1, 2, 4])), memory="8Gi"))
+        for i in range(130)
+    ]
+    bound = [
+        Pod.from_dict(
+            pod_dict(
+                f"b{i}",
+                cpu=rng.choice(["500m", "1"]),
+                memory="64Mi",
+                node=rng.choice(nodes).metadata.name,
+                priority=rng.choice([0, 1, 5]),
+            )
+        )
+        for i in range(260)
+    ]
+    pending = [
+        Pod.from_dict(
+            pod_dict(
+                f"p{i}",
+                cpu=rng.choice(["500m", "1", "2"]),
+                memory="64Mi",
+                priority=rng.choice([0, 10, 100]),
+            )
+        )
+        for i in range(80)
+    ]
+    runs = []
+    for fast in (True, False):
+        c = _Cluster()
+        s = EmbeddedScheduler(c, status_writer=c, rng=random.Random(seed), fast=fast)
+        c.sched = s
+        for n in nodes:
+            s.on_node_add(n)
+        for p in bound:
+            s.on_pod_add(p)
+        out = []
+        for pod in pending:
+            s.register_pod(pod)
+            r = s.schedule_now(pod)
+            if r.node:
+                s.on_pod_update(pod, r.pod)
+            out.append((r.result, r.node, r.nominated_node, [v.key for v in r.victims], r.message))
+        runs.append((out, c.bound, c.evicted, s))
+    (a, a_bound, a_ev, fs), (b, b_bound, b_ev, _) = runs
+    assert a == b
+    assert a_bound == b_bound
+    assert a_ev == b_ev
+    assert a_ev, "the workload should preempt"
+    assert fs.queue.nominator.has_any()
+    assert fs.scheduler.fast.stats["fast_filter"] > 0
+    assert fs.scheduler.fast.stats["mismatch"] == 0
