@@ -75,7 +75,10 @@ class Diagnosis:
 
     def num_rejected(self) -> int:
         """Nodes known infeasible (explicit statuses plus deferred ones)."""
-        return len(self.node_to_status) + len(self.deferred)
+        explicit = self.node_to_status.node_to_status
+        if not explicit:
+            return len(self.deferred)
+        return len(explicit) + sum(1 for ni in self.deferred if ni.name not in explicit)
 
     def resolve(self) -> None:
         if self.deferred and self.deferred_resolver is not None:
