@@ -170,6 +170,9 @@ def cluster(seed: int, n_nodes: int) -> tuple[list[Node], list[Pod], list[Pod]]:
         random_pod(rng, f"b{i}", node=rng.choice(nodes).metadata.name) for i in range(n_nodes // 2)
     ]
     pending = [random_pod(rng, f"p{i}") for i in range(60)]
+    for p in pending:
+        if rng.random() < 0.15:  # some carry a nomination from an earlier preemption
+            p.status.nominated_node_name = rng.choice(nodes).metadata.name
     return nodes, bound, pending
 
 
