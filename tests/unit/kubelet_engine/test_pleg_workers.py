@@ -1,0 +1,129 @@
+"""PLEG's relist diff, and pod workers: serial per pod, parallel across pods, newest
+update wins, requeue after the delay a sync asks for, kill ends the worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from pykubelet.kubelet.pleg import (
+    CONTAINER_DIED,
+    CONTAINER_REMOVED,
+    CONTAINER_STARTED,
+    SANDBOX_CHANGED,
+    RelistSnapshot,
+    diff,
+)
+from pykubelet.kubelet.workers import PodWorkers, UpdateType
+
+
+def snap(containers=None, sandboxes=None):
+    return RelistSnapshot(containers=containers or {}, sandboxes=sandboxes or {}, at=0.0)
+
+
+def test_diff_events():
+    a = snap({"c1": ("u1", "CONTAINER_CREATED")}, {"s1": ("u1", "SANDBOX_READY")})
+    b = snap({"c1": ("u1", "CONTAINER_RUNNING"), "c2": ("u2", "CONTAINER_EXITED")},
+             {"s1": ("u1", "SANDBOX_NOTREADY")})
+    ev = {(e.pod_uid, e.type, e.data) for e in diff(a, b)}
+    assert ev == {("u1", CONTAINER_STARTED, "c1"), ("u2", CONTAINER_DIED, "c2"),
+                  ("u1", SANDBOX_CHANGED, "s1")}
+    c = snap({"c1": ("u1", "CONTAINER_EXITED")}, {"s1": ("u1", "SANDBOX_NOTREADY")})
+    assert [(e.type, e.data) for e in diff(b, c)] == [
+        (CONTAINER_DIED, "c1"), (CONTAINER_REMOVED, "c2")]
+    assert diff(c, c) == []
+    assert {e.type for e in diff(None, a)} == {"ContainerChanged", SANDBOX_CHANGED}
+
+
+@dataclass
+class P:
+    uid: str
+    version: int = 0
+
+
+def test_workers_serial_per_pod_parallel_across():
+    active: dict[str, int] = {}
+    max_per_pod: dict[str, int] = {}
+    overlap = threading.Event()
+    seen: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def sync(pod, kind):
+        with lock:
+            active[pod.uid] = active.get(pod.uid, 0) + 1
+            max_per_pod[pod.uid] = max(max_per_pod.get(pod.uid, 0), active[pod.uid])
+            if len([u for u, n in active.items() if n]) > 1:
+                overlap.set()
+            seen.append((pod.uid, pod.version))
+        time.sleep(0.2)
+        with lock:
+            active[pod.uid] -= 1
+        return None
+
+    w = PodWorkers(sync, lambda pod: None, lambda p: p.uid)
+    w.update_pod(P("a", 0), UpdateType.CREATE)
+    w.update_pod(P("b", 0), UpdateType.CREATE)
+    time.sleep(0.05)
+    for v in range(1, 6):  # while "a" syncs: only the newest is kept
+        w.update_pod(P("a", v), UpdateType.UPDATE)
+    end = time.monotonic() + 5
+    while not w.idle() and time.monotonic() < end:
+        time.sleep(0.02)
+    w.stop()
+    assert max_per_pod == {"a": 1, "b": 1}
+    assert overlap.is_set()
+    assert [v for u, v in seen if u == "a"] == [0, 5]
+
+
+def test_requeue_and_kill():
+    calls: list[str] = []
+    killed = threading.Event()
+
+    def sync(pod, kind):
+        calls.append(kind.value)
+        return 0.1
+
+    def terminate(pod):
+        killed.set()
+
+    w = PodWorkers(sync, terminate, lambda p: p.uid)
+    w.update_pod(P("a"), UpdateType.CREATE)
+    time.sleep(0.45)
+    assert calls[0] == "create"
+    assert calls.count("sync") >= 2  # requeued after each 0.1 s
+    w.kill_pod(P("a"))
+    assert killed.wait(2)
+    end = time.monotonic() + 2
+    while w.is_known("a") and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not w.is_known("a")
+    n = len(calls)
+    time.sleep(0.3)
+    assert len(calls) == n  # no more syncs after the kill
+    w.stop()
+
+
+def test_failing_sync_is_retried():
+    calls = []
+
+    def sync(pod, kind):
+        calls.append(kind)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return None
+
+    import pykubelet.kubelet.workers as workers_mod
+
+    old = workers_mod.ERROR_RETRY_S
+    workers_mod.ERROR_RETRY_S = 0.05
+    try:
+        w = PodWorkers(sync, lambda p: None, lambda p: p.uid)
+        w.update_pod(P("a"), UpdateType.CREATE)
+        end = time.monotonic() + 2
+        while len(calls) < 2 and time.monotonic() < end:
+            time.sleep(0.02)
+        w.stop()
+    finally:
+        workers_mod.ERROR_RETRY_S = old
+    assert len(calls) == 2
