@@ -170,18 +170,22 @@ def setup_veth(nl: RtNetlink, cnl: RtNetlink, netns: str, ifname: str, br: iplin
             raise CNIError("failed to make veth pair: no free host name after 10 tries")
     finally:
         os.close(fd)
-    cont = iplink.get_link(cnl, ifname)
-    iplink.set_up(cnl, cont.index)
-    host = iplink.get_link(nl, host_name)
-    if hairpin:
-        iplink.set_hairpin(nl, host.index, True)
-    if n.vlan:
-        if not n.preserve_default_vlan:
-            try:
-                iplink.bridge_vlan_del(nl, host.index, 1)
-            except NetlinkError:
-                pass  # the bridge has no default vlan on its ports
-        iplink.bridge_vlan_add(nl, host.index, n.vlan, pvid=True, untagged=True)
+    try:
+        cont = iplink.get_link(cnl, ifname)
+        iplink.set_up(cnl, cont.index)
+        host = iplink.get_link(nl, host_name)
+        if hairpin:
+            iplink.set_hairpin(nl, host.index, True)
+        if n.vlan:
+            if not n.preserve_default_vlan:
+                try:
+                    iplink.bridge_vlan_del(nl, host.index, 1)
+                except NetlinkError:
+                    pass  # the bridge has no default vlan on its ports
+            iplink.bridge_vlan_add(nl, host.index, n.vlan, pvid=True, untagged=True)
+    except BaseException:
+        iplink.delete_link_by_name(nl, host_name)  # the pair goes with its host end
+        raise
     return host, cont
 
 
@@ -299,8 +303,8 @@ def cmd_add(args: CmdArgs) -> Result:
                 chain, comment = _masq_names(n, args.container_id)
                 masq_done = True
                 masq_backend().setup([ipc.address for ipc in result.ips], chain, comment)
-            if n.is_gw:
-                result.interfaces[0].mac = iplink.get_link(nl, br.name).mac
+        # the bridge's MAC may have changed with its first port or its address (reference)
+        result.interfaces[0].mac = iplink.get_link(nl, br.name).mac
         if conf.dns is not None and not conf.dns.is_empty():
             result.dns = conf.dns  # the config's DNS wins over what IPAM said
         return result

@@ -501,3 +501,20 @@ def test_del_with_an_unmounted_netns_file_left_behind(lab: Lab, mode: str) -> No
         assert lo.status == 0, lo.raw
     finally:
         Path(netns).unlink()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_layer2_only_without_ipam(lab: Lab, mode: str) -> None:
+    netns, cid = lab.netns(), lab.cid()
+    conf = {k: v for k, v in lab.conf().items() if k != "ipam"}
+    r = lab.call("ADD", conf, cid, netns, mode)
+    assert r.status == 0, r.raw
+    assert "ips" not in r.out
+    assert len(r.out["interfaces"]) == 3
+    eth0 = netns_link(netns, "eth0")
+    assert eth0 is not None
+    assert eth0.up
+    assert chain_rules(lab.net, cid) == []  # no address, nothing to masquerade
+    assert r.out["interfaces"][0]["mac"] == host_link(lab.bridge).mac
+    assert lab.call("DEL", dict(conf, prevResult=r.out), cid, netns, mode).status == 0
+    assert netns_link(netns, "eth0") is None
