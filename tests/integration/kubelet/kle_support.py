@@ -49,6 +49,15 @@ PYK_NETNS_PREFIX = "kle-"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
+def free_port() -> int:
+    """A free TCP port on loopback for an agent's HTTP server."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def shared_dir() -> Path:
     beside = REPO.parent / "shared"
     return beside if (beside / "peers" / "containerd").is_dir() else Path("/work/shared")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -15,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from kle_support import IMAGE, PYKUBELET, busybox_pod
+from kle_support import IMAGE, PYKUBELET, busybox_pod, free_port
 
 from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NAME_ANNOTATION
 
@@ -23,12 +22,6 @@ pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark
 
 RUNNING = 1  # CRI CONTAINER_RUNNING
 SANDBOX_READY = 0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class AgentProcess:

@@ -1,0 +1,76 @@
+"""The sync loop around SyncPod: PLEG relisting notices a container the runtime stopped,
+admission rejects what does not fit, a bad manifest changes nothing, and the local HTTP
+port serves /healthz, /pods and /metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+from kle_support import busybox_pod, free_port
+
+pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
+
+
+def test_pleg_notices_external_stop(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    h.start()
+    h.write("pleg", busybox_pod("pleg", "exec sleep 3600"))
+    p = h.wait_running("pleg")
+    uid = p["metadata"]["uid"]
+    [c] = [c for c in h.containers(uid) if c.state == 1]
+    t0 = time.monotonic()
+    h.client().stop_container(c.id, 0)  # behind the agent's back
+    p = h.wait(lambda: (q := h.pod("pleg")) and q["status"]["containerStatuses"][0]
+               ["restartCount"] == 1 and "running" in q["status"]["containerStatuses"][0]
+               ["state"] and q, 20, "restarted")
+    assert time.monotonic() - t0 < 8  # relist every second, no back-off on the first restart
+    assert p["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 137
+
+
+def test_admission_and_bad_manifest(agent_factory, endpoint):
+    h = agent_factory(endpoint)
+    h.start()
+    h.write("huge", busybox_pod("huge", "sleep 3600", container={
+        "resources": {"requests": {"cpu": "1000"}}}))
+    (h.manifests / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\n"
+        "spec: {containers: [{name: a, image: b, bogusField: 1}]}\n")
+    h.write("fine", busybox_pod("fine", "sleep 3600"))
+    h.wait_running("fine")
+    p = h.wait_phase("huge", "Failed", 10)
+    assert p["status"]["reason"] == "OutOfcpu"
+    assert not h.sandboxes(p["metadata"]["uid"])
+    assert h.pod("broken") is None
+    errors = h.agent.static_source.errors
+    assert any("bogusField" in e.message for e in errors), errors
+
+
+def test_http_endpoints(agent_factory, containerd_endpoint):
+    h = agent_factory(containerd_endpoint)
+    port = free_port()
+    from pykubelet.kubelet.agent import Kubelet
+
+    h.manifests.mkdir(parents=True, exist_ok=True)
+    h.agent = Kubelet(h.config(healthzPort=port))
+    h.agent.start()
+    h.write("http", busybox_pod("http", "sleep 3600"))
+    h.wait_running("http")
+    base = f"http://127.0.0.1:{port}"
+    with urllib.request.urlopen(base + "/healthz", timeout=5) as r:
+        assert r.read() == b"ok"
+    with urllib.request.urlopen(base + "/pods", timeout=5) as r:
+        body = json.load(r)
+    assert body["kind"] == "PodList"
+    [pod] = body["items"]
+    assert pod["metadata"]["name"] == f"http-{h.node}"
+    assert pod["status"]["phase"] == "Running"
+    assert pod["status"]["podIP"]
+    with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
+        metrics = r.read().decode()
+    assert "kubelet_running_pods 1" in metrics
+    assert "kubelet_started_pods_total 1" in metrics
+    assert 'kubelet_runtime_operations_duration_seconds_count{operation_type="RunPodSandbox"}' \
+        in metrics
