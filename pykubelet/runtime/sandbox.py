@@ -17,6 +17,7 @@ Containers get what they need through :class:`SandboxInfo` (``SandboxManager.get
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
 import json
@@ -27,6 +28,7 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -315,6 +317,17 @@ class SandboxManager:
     def _sandbox_lock(self, sandbox_id: str) -> threading.Lock:
         with self._lock:
             return self._locks.setdefault(sandbox_id, threading.Lock())
+
+    @contextlib.contextmanager
+    def locked(self, sandbox_id: str) -> Iterator[str]:
+        """Hold the sandbox still (no stop/remove meanwhile); yields the full id.
+
+        CreateContainer runs under it, so a container can never be made in a sandbox that
+        StopPodSandbox is tearing down (it would join released namespaces or be missed).
+        """
+        full = self.resolve_id(sandbox_id)
+        with self._sandbox_lock(full):
+            yield full
 
     # -- checkpoint -----------------------------------------------------------------------
 

@@ -112,6 +112,26 @@ class RuntimeInfoRPC:
         )
 
 
+class SerializedCreate:
+    """Container RPCs, with CreateContainer holding its sandbox still (see SandboxManager.locked).
+
+    Every other RPC passes straight through to runtime-containers' ContainerRPC.
+    """
+
+    def __init__(self, inner: Any, sandboxes: SandboxManager) -> None:
+        self._inner = inner
+        self._sandboxes = sandboxes
+
+    def CreateContainer(self, req: pb.CreateContainerRequest) -> pb.CreateContainerResponse:
+        if not req.pod_sandbox_id:
+            return self._inner.CreateContainer(req)  # its own "required" error
+        with self._sandboxes.locked(req.pod_sandbox_id):
+            return self._inner.CreateContainer(req)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def _optional(module: str) -> Any:
     """runtime-containers' modules; None while they are absent from this build."""
     try:
@@ -158,7 +178,8 @@ class Runtime:
         if containers is not None:
             containers.recover()
         if container_rpc_mod is not None and containers is not None:
-            container_rpc = container_rpc_mod.ContainerRPC(containers, sandboxes.require_ready)
+            container_rpc = SerializedCreate(
+                container_rpc_mod.ContainerRPC(containers, sandboxes.require_ready), sandboxes)
         if image_rpc_mod is not None:
             image_rpc = image_rpc_mod.ImageRPC(images)
         statuses = getattr(container_rpc, "statuses_in_sandbox", None)

@@ -255,3 +255,29 @@ def test_peer_cri_client_drives_our_socket(cri, tmp_path: Path) -> None:
     assert res["exec_stdout"] == "ok"
     assert res["runtime"].startswith("pykubelet ")
     _clean(cri)
+
+
+def test_stop_racing_container_creates_leaves_nothing_running(cri) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    pod_id, pod_cfg = cri.run_pod("race")
+
+    def create(i: int) -> str | grpc.StatusCode:
+        try:
+            return cri.start_container(pod_id, pod_cfg, f"c{i}", ["sleep", "1000"])
+        except grpc.RpcError as exc:
+            return exc.code()
+
+    with ThreadPoolExecutor(6) as ex:
+        futures = [ex.submit(create, i) for i in range(10)]
+        time.sleep(0.1)
+        cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
+        results = [f.result() for f in futures]
+    refused = [r for r in results if isinstance(r, grpc.StatusCode)]
+    assert set(refused) <= {grpc.StatusCode.FAILED_PRECONDITION}
+    states = {c.id: c.state for c in cri.runtime.ListContainers(
+        pb.ListContainersRequest(), timeout=30).containers}
+    assert pb.CONTAINER_RUNNING not in states.values(), "a container outlived its sandbox"
+    assert len(states) + len(refused) == 10
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
+    _clean(cri)
