@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from pysched.framework.labels import (
     CompiledNodeSelector,
     PreferredSchedulingTerms,
@@ -126,9 +132,23 @@ class NodeAffinity:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self._after_node_change,
             )
         ]
+
+    def _matches(self, pod: Pod, node: Any) -> bool:
+        if self.added_node_selector is not None and not self.added_node_selector.match(node):
+            return False
+        return RequiredNodeAffinity(pod).match(node)
+
+    def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """isSchedulableAfterNodeChange: a node that now matches and did not before."""
+        if new is None or not self._matches(pod, new):
+            return QueueingHint.QUEUE_SKIP
+        if old is None or not self._matches(pod, old):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 _MISSING = object()

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from pysched.framework.status import Code, Status
 from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, host_ports
 from pysched.objects import Pod
@@ -47,9 +53,23 @@ class NodePorts:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _after_pod_deleted
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
+
+
+def _after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterPodDeleted: a scheduled pod that held one of the wanted host ports."""
+    if old is None or not old.spec.node_name:
+        return QueueingHint.QUEUE_SKIP
+    freed = HostPortInfo()
+    for ip, proto, port in host_ports(old):
+        freed.add(ip, proto, port)
+    if fits_ports(host_ports(pod), freed):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
 
 
 def new(args: Any, handle: Any) -> NodePorts:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from pysched.framework.labels import tolerations_tolerate_taint
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
@@ -34,12 +40,39 @@ class NodeUnschedulable:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                _after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS)
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                _after_pod_toleration_change,
             ),
         ]
+
+
+def _rejects(pod: Pod, node: Any) -> bool:
+    return bool(node.spec.unschedulable) and not tolerations_tolerate_taint(
+        pod.spec.tolerations, _UNSCHEDULABLE_TAINT
+    )
+
+
+def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """A node added schedulable, or one that stopped being unschedulable for this pod."""
+    if new is None or _rejects(pod, new):
+        return QueueingHint.QUEUE_SKIP
+    if old is None or _rejects(pod, old):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    if (
+        new is not None
+        and new.metadata.uid == pod.metadata.uid
+        and tolerations_tolerate_taint(new.spec.tolerations, _UNSCHEDULABLE_TAINT)
+    ):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Any) -> NodeUnschedulable:

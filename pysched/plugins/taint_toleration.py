@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
@@ -96,12 +102,39 @@ class TaintToleration:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                _after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS)
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                _after_pod_toleration_change,
             ),
         ]
+
+
+def _untolerated(pod: Pod, node: Any) -> bool:
+    return (
+        find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
+        is not None
+    )
+
+
+def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterNodeChange: only a node whose taints stopped rejecting the pod."""
+    if new is None or _untolerated(pod, new):
+        return QueueingHint.QUEUE_SKIP
+    if old is None or _untolerated(pod, old):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """Only the rejected pod's own new tolerations can help it."""
+    if new is not None and new.metadata.uid == pod.metadata.uid:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Any) -> TaintToleration:
