@@ -144,3 +144,32 @@ def test_masquerade_names_match_the_reference_format() -> None:
         b"netabc").hexdigest()[:24]
     assert len(chain_name("a" * 50, "b" * 64)) == 28
     assert comment("net", 'a"b') == 'name: "net" id: "a\\"b"'
+
+
+def test_masquerade_rules_render_as_the_reference_adds_them() -> None:
+    from pycni.masq.rules import chain_rules, jump_rule, line
+
+    addr = ipaddress.ip_interface("10.1.2.3/24")
+    cmt = comment("net", "cid")
+    assert [line("-A", "CNI-x", r) for r in chain_rules(addr, cmt)] == [
+        '-A CNI-x -d 10.1.2.0/24 -m comment --comment "name: \\"net\\" id: \\"cid\\"" -j ACCEPT',
+        '-A CNI-x ! -d 224.0.0.0/4 -m comment --comment "name: \\"net\\" id: \\"cid\\"" '
+        "-j MASQUERADE",
+    ]
+    assert line("-A", "POSTROUTING", jump_rule(addr, "CNI-x", cmt)) == (
+        '-A POSTROUTING -s 10.1.2.3/32 -m comment --comment "name: \\"net\\" id: \\"cid\\"" '
+        "-j CNI-x")
+    v6 = ipaddress.ip_interface("fd00::5/64")
+    assert "! -d ff00::/8" in line("-A", "CNI-x", chain_rules(v6, cmt)[1])
+    assert "-s fd00::5/128" in line("-A", "POSTROUTING", jump_rule(v6, "CNI-x", cmt))
+
+
+def test_resolv_conf_parsing(tmp_path: Any) -> None:
+    from pycni.plugins.host_local import parse_resolv_conf
+
+    path = tmp_path / "resolv.conf"
+    path.write_text("nameserver 10.0.0.2 # main\n#nameserver 10.0.0.9\ndomain d.example\n"
+                    "search a.example b.example\noptions ndots:5\noptions edns0\n")
+    dns = parse_resolv_conf(str(path))
+    assert (dns.nameservers, dns.domain, dns.search, dns.options) == (
+        ["10.0.0.2"], "d.example", ["a.example", "b.example"], ["ndots:5", "edns0"])
