@@ -518,3 +518,29 @@ def test_layer2_only_without_ipam(lab: Lab, mode: str) -> None:
     assert r.out["interfaces"][0]["mac"] == host_link(lab.bridge).mac
     assert lab.call("DEL", dict(conf, prevResult=r.out), cid, netns, mode).status == 0
     assert netns_link(netns, "eth0") is None
+
+
+def test_two_networks_in_one_netns(lab: Lab) -> None:
+    netns, cid = lab.netns(), lab.cid()
+    other_bridge, other_net = unique("br"), unique("n")
+    other_octet = (lab.octet + 101) % 250 + 1
+    conf_b = lab.conf(bridge=other_bridge, name=other_net,
+                      ipam={"ranges": [[{"subnet": f"10.92.{other_octet}.0/24"}]], "routes": []})
+    try:
+        ra = lab.call("ADD", lab.conf(), cid, netns)
+        rb = lab.call("ADD", conf_b, cid, netns, ifname="net1")
+        assert (ra.status, rb.status) == (0, 0), (ra.raw, rb.raw)
+        assert ping(netns, f"10.92.{lab.octet}.1")
+        assert ping(netns, f"10.92.{other_octet}.1")
+        assert chain_rules(lab.net, cid)
+        assert chain_rules(other_net, cid)
+        assert lab.call("DEL", dict(conf_b, prevResult=rb.out), cid, netns,
+                        ifname="net1").status == 0
+        assert netns_link(netns, "net1") is None
+        assert netns_link(netns, "eth0") is not None  # the other attachment is untouched
+        assert chain_rules(other_net, cid) == []
+        assert chain_rules(lab.net, cid)
+        assert lab.call("DEL", dict(lab.conf(), prevResult=ra.out), cid, netns).status == 0
+    finally:
+        drop_chain(other_net, cid)
+        subprocess.run(["ip", "link", "del", other_bridge], capture_output=True, check=False)
