@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.status import Code, Status
+from pysched.framework.types import NodeInfo
 from pysched.objects import Node, Pod, PodDisruptionBudget
 
 
@@ -113,3 +116,43 @@ def make_pdb(
             "status": {"disruptionsAllowed": allowed},
         }
     )
+
+
+# ---------------------------------------------------------------- small fake plugins
+
+
+class CPUFit:
+    def name(self) -> str:
+        return "FakeFit"
+
+    def filter(self, state: CycleState, pod: Any, ni: NodeInfo) -> Status | None:
+        want = sum(c.resources.requests.get("cpu", 0) for c in pod.spec.containers)
+        if ni.requested.milli_cpu + want > ni.allocatable.milli_cpu:
+            return Status(Code.UNSCHEDULABLE, ["Insufficient cpu"])
+        return None
+
+
+class NoTaints:
+    def name(self) -> str:
+        return "FakeTaint"
+
+    def filter(self, state: CycleState, pod: Any, ni: NodeInfo) -> Status | None:
+        for t in ni.node.spec.taints:
+            return Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                [f"node(s) had untolerated taint {{{t.key}: {t.value}}}"],
+            )
+        return None
+
+
+class FreeCPUScore:
+    """Score = free millicores / 100, capped at 100 (no normalisation)."""
+
+    def name(self) -> str:
+        return "FakeScore"
+
+    def score(self, state: CycleState, pod: Any, ni: NodeInfo) -> tuple[int, Status | None]:
+        return min(100, (ni.allocatable.milli_cpu - ni.requested.milli_cpu) // 100), None
+
+    def score_extensions(self) -> None:
+        return None

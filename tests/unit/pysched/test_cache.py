@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from engine_objects import make_node, make_pod
 
 from pysched.cache import Cache, CacheError, Snapshot
-from tests.unit.pysched.engine_objects import make_node, make_pod
 
 
 def _bound(name: str, node: str, cpu: str = "500m", memory: str = "1Gi", **kw):

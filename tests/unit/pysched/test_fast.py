@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from engine_objects import node_dict, pod_dict
 
 from pysched.api import EmbeddedScheduler
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.types import NodeScore
 from pysched.objects import Node, Pod
-from tests.unit.pysched.engine_objects import node_dict, pod_dict
 
 ZONES = ["a", "b", "c"]
 IMAGES = [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from engine_objects import CPUFit, FreeCPUScore, NoTaints, make_node, make_pdb, make_pod
+
 from pysched.cache import Cache, Snapshot
 from pysched.clock import FakeClock
 from pysched.framework.runtime import Framework, FrameworkDeps
@@ -12,8 +14,6 @@ from pysched.framework.types import PodInfo
 from pysched.preemption import DefaultPreemption, filter_pods_with_pdb_violation
 from pysched.queue import PriorityQueue
 from pysched.scheduler import Scheduler
-from tests.unit.pysched.engine_objects import make_node, make_pdb, make_pod
-from tests.unit.pysched.test_scheduler import CPUFit, FreeCPUScore, NoTaints
 
 
 class Env:

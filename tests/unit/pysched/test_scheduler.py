@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from engine_objects import CPUFit, FreeCPUScore, NoTaints, make_node, make_pod
 
 from pysched.cache import Cache, Snapshot
 from pysched.clock import FakeClock
@@ -14,47 +15,9 @@ from pysched.diagnosis import Diagnosis, FitError, NodeToStatus
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.runtime import Framework, FrameworkDeps
 from pysched.framework.status import Code, Status
-from pysched.framework.types import NodeInfo, NodePluginScores
+from pysched.framework.types import NodePluginScores
 from pysched.queue import PriorityQueue
 from pysched.scheduler import Scheduler, num_feasible_nodes_to_find, select_host
-from tests.unit.pysched.engine_objects import make_node, make_pod
-
-
-class CPUFit:
-    def name(self) -> str:
-        return "FakeFit"
-
-    def filter(self, state: CycleState, pod: Any, ni: NodeInfo) -> Status | None:
-        want = sum(c.resources.requests.get("cpu", 0) for c in pod.spec.containers)
-        if ni.requested.milli_cpu + want > ni.allocatable.milli_cpu:
-            return Status(Code.UNSCHEDULABLE, ["Insufficient cpu"])
-        return None
-
-
-class NoTaints:
-    def name(self) -> str:
-        return "FakeTaint"
-
-    def filter(self, state: CycleState, pod: Any, ni: NodeInfo) -> Status | None:
-        for t in ni.node.spec.taints:
-            return Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                [f"node(s) had untolerated taint {{{t.key}: {t.value}}}"],
-            )
-        return None
-
-
-class FreeCPUScore:
-    """Score = free millicores / 100, capped at 100 (no normalisation)."""
-
-    def name(self) -> str:
-        return "FakeScore"
-
-    def score(self, state: CycleState, pod: Any, ni: NodeInfo) -> tuple[int, Status | None]:
-        return min(100, (ni.allocatable.milli_cpu - ni.requested.milli_cpu) // 100), None
-
-    def score_extensions(self) -> None:
-        return None
 
 
 class Binder:

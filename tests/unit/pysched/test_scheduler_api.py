@@ -9,12 +9,12 @@ import time
 from typing import Any
 
 import pytest
+from engine_objects import make_node, make_pod, node_dict
 
 from pysched.api import EmbeddedScheduler, admission_check, node_scheduling_properties_change
 from pysched.clock import FakeClock
 from pysched.framework.types import NodeInfo
 from pysched.objects import Node, Pod
-from tests.unit.pysched.engine_objects import make_node, make_pod, node_dict
 
 
 class Client:

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from tests.unit.pysched.engine_objects import node_dict, pod_dict
+from engine_objects import node_dict, pod_dict
 
 
 def pysched_exe() -> str:
