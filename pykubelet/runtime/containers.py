@@ -197,7 +197,8 @@ class ContainerStats:
 
 
 def _write_json(path: Path, obj: object) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
+    # a unique temp name: two threads may record the same exit at once
+    tmp = path.with_name(f".{path.name}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
     tmp.write_text(json.dumps(obj, sort_keys=True))
     os.replace(tmp, path)
 

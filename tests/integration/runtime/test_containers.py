@@ -469,8 +469,10 @@ def test_concurrent_lifecycles(env: Env) -> None:
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         listing = pool.submit(lister)
-        results = list(pool.map(lifecycle, range(8)))
-        stop_listing = True
+        try:
+            results = list(pool.map(lifecycle, range(8)))
+        finally:
+            stop_listing = True
         listing.result(timeout=30)
     assert results == [(i, "Completed" if i == 0 else "Error") for i in range(8)]
     assert m.list() == []
