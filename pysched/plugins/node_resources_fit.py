@@ -199,6 +199,16 @@ def resource_allocation_score(
     (entries with no allocatable stay 0) and hand them to the strategy's scorer."""
     req = ni.requested if use_requested else ni.non_zero_requested
     alloc = ni.allocatable
+    if len(resources) == 2 and resources[0].name == "cpu" and resources[1].name == "memory":
+        # the default resource list, without the generic loop
+        a0, al0 = alloc.milli_cpu, req.milli_cpu
+        a1, al1 = alloc.memory, req.memory
+        r0, r1 = al0 + pod_req[0], al1 + pod_req[1]
+        if a0 == 0:
+            r0 = al0 = 0
+        if a1 == 0:
+            r1 = al1 = 0
+        return scorer([r0, r1], [al0, al1], [a0, a1])
     requested: list[int] = []
     allocated: list[int] = []
     allocatable: list[int] = []
