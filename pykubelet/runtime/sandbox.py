@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pykubelet.runtime import netns, pidns
-from pykubelet.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from pykubelet.runtime.errors import (
+    AlreadyExists,
+    CRIError,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+)
 from pykubelet.runtime.podnet import NetworkAttachment, PodNetwork, PodRef, PortMapping
 
 log = logging.getLogger(__name__)
@@ -362,7 +368,10 @@ class SandboxManager:
                 log.warning("sandbox %s lost a namespace while the runtime was down; "
                             "marking it NOTREADY", info.id)
                 info.state = NOTREADY
-                self._release(info)
+                try:
+                    self._release(info)
+                except Exception as exc:  # CNI DEL failed: StopPodSandbox retries it
+                    log.error("releasing sandbox %s: %s", info.id, exc)
                 self._checkpoint(info)
             loaded.append(info.id)
         # half-made sandboxes are recorded with state "CREATING"
@@ -463,8 +472,13 @@ class SandboxManager:
             self._write_pod_files(info)
             info.state = READY
             self._checkpoint(info)
-        except BaseException:
-            log.exception("RunPodSandbox %s/%s failed; cleaning up", spec.namespace, spec.name)
+        except BaseException as exc:
+            if isinstance(exc, CRIError):
+                log.warning("RunPodSandbox %s/%s failed (%s); cleaning up", spec.namespace,
+                            spec.name, exc.msg)
+            else:
+                log.exception("RunPodSandbox %s/%s failed; cleaning up", spec.namespace,
+                              spec.name)
             self._discard(info)
             raise
         log.info("sandbox %s ready: %s/%s ip=%s", short, spec.namespace, spec.name, info.ip)
