@@ -226,6 +226,8 @@ class Scheduler:
                 victims = state.get("pysched/preemption-victims")
                 if victims:
                     record.victims = list(victims)
+            if "DefaultPreemption" in fwk.plugins_map:
+                self.metrics.observe_preemption(len(record.victims))
             st = Status(Code.UNSCHEDULABLE, [], error=fit_err)
             return ScheduleResult(nominating_info=nominating), pinfo, st
         except Exception as err:  # an internal error: retry after backoff

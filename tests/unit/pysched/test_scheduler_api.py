@@ -173,6 +173,9 @@ def test_preemption_through_the_api_nominates_and_evicts() -> None:
     assert c.evictions == ["default/low"]
     assert c.nominations == [("default/p", "n1")]
     assert [pi.pod.key for pi in s.queue.nominated_pods_for_node("n1")] == ["default/p"]
+    assert s.metrics.preemption_attempts_total == 1
+    assert s.metrics.preemption_victims == [1]
+    assert "scheduler_preemption_attempts_total 1" in s.metrics.render()
 
 
 def test_deleted_pending_pod_leaves_the_queue() -> None:
