@@ -7,6 +7,8 @@ the busybox image imported. The restart test SIGKILLs that process while contain
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime import logs
+from pykubelet.runtime.image_build import build_busybox_image
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 
@@ -190,6 +193,13 @@ def test_image_service_over_cri(cri) -> None:  # type: ignore[no-untyped-def]
     img.RemoveImage(pb.RemoveImageRequest(image=pb.ImageSpec(image=image_id)), timeout=30)
     img.RemoveImage(pb.RemoveImageRequest(image=pb.ImageSpec(image=image_id)), timeout=30)
     assert img.ListImages(pb.ListImagesRequest(), timeout=30).images == []
+    # the CLI works on the same root while the runtime runs, and the runtime sees it at once
+    archive = cri.base / "cli.tar"
+    build_busybox_image(archive, name="localhost/cli:1")
+    subprocess.run([sys.executable, "-m", "pykubelet.cli.main", "image", "--root",
+                    str(cri.root), "import", str(archive)], check=True, timeout=120)
+    images = img.ListImages(pb.ListImagesRequest(), timeout=30).images
+    assert [list(i.repo_tags) for i in images] == [["localhost/cli:1"]]
 
 
 def _ns_config(cri, name: str, command: list[str], pid: int, network: int):  # type: ignore[no-untyped-def]
