@@ -175,11 +175,19 @@ class InterPodAffinity:
         self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         lister = self._lister()
+        with_anti = lister.have_pods_with_required_anti_affinity_list()
+        aff = pod.spec.affinity
+        has_required = aff is not None and (
+            (aff.pod_affinity is not None and bool(aff.pod_affinity.required))
+            or (aff.pod_anti_affinity is not None and bool(aff.pod_anti_affinity.required))
+        )
+        if not with_anti and not has_required:
+            return None, Status(Code.SKIP)  # the common case, decided without any parsing
         pi = self._incoming(pod)
         s = _PreFilterState(pi, self._ns_labels(pod.metadata.namespace))
         # Existing pods whose required anti-affinity matches the incoming pod (symmetry).
         existing = s.existing_anti_affinity_counts
-        for ni in lister.have_pods_with_required_anti_affinity_list():
+        for ni in with_anti:
             node = ni.node
             if node is None:
                 continue
@@ -272,6 +280,8 @@ class InterPodAffinity:
             return Status(Code.SKIP)
         lister = self._lister()
         all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
+        if not all_nodes:
+            return Status(Code.SKIP)  # nothing can contribute a score
         pi = self._incoming(pod)
         ns_labels = self._ns_labels(pod.metadata.namespace)
         topology_score: dict[str, dict[str, int]] = {}
