@@ -292,6 +292,8 @@ class Scheduler:
         host = result.suggested_host
         wait = getattr(fwk, "wait_on_permit", None)
         status = wait(assumed) if wait is not None else None
+        if status is not None and status.is_rejected():
+            status = self._one_node_fit_error(record.pod, host, status)
         if _ok(status):
             self.queue.done(assumed)
             status = fwk.run_pre_bind_plugins(state, assumed, host)

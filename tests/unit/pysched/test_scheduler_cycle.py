@@ -250,3 +250,44 @@ def test_metrics_count_attempts() -> None:
         'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1'
         in text
     )
+
+
+class Gate:
+    """A Permit plugin that parks every pod until allowed or rejected."""
+
+    def name(self) -> str:
+        return "Gate"
+
+    def permit(self, state: CycleState, pod: Any, node: str) -> tuple[Status, float]:
+        return Status(Code.WAIT), 5.0
+
+
+def test_permit_wait_then_reject_marks_plugin_unschedulable() -> None:
+    s, binder = make_sched([make_node("a")])
+    fwk = s.frameworks["default-scheduler"]
+    fwk.permit_plugins = [Gate()]
+    p = make_pod("p")
+    s.queue.add(p)
+
+    def reject_soon() -> None:
+        import time as _t
+
+        for _ in range(200):
+            wp = fwk.get_waiting_pod(p.metadata.uid)
+            if wp is not None:
+                wp.reject("Gate", "not today")
+                return
+            _t.sleep(0.01)
+
+    import threading
+
+    t = threading.Thread(target=reject_soon)
+    t.start()
+    rec = s.schedule_one()
+    t.join()
+    assert rec is not None
+    assert rec.result == "unschedulable"
+    assert rec.message == "0/1 nodes are available: 1 not today."
+    assert binder.bound == []
+    assert not s.cache.is_assumed_pod(p)
+    assert s.queue.get(p).unschedulable_plugins == {"Gate"}
