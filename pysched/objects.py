@@ -143,7 +143,8 @@ def _opt(d: Mapping[str, Any], key: str, path: str, decode: Callable[[Any, str],
 
 
 def _enum(d: Mapping[str, Any], key: str, path: str, allowed: tuple[str, ...], default: str) -> str:
-    v = _str(d, key, path, default)
+    """An enumerated string; an empty value takes the API default, as defaulting does."""
+    v = _str(d, key, path, default) or default
     if v not in allowed:
         raise DecodeError(
             _join(path, key), f"unsupported value {v!r}: expected one of {list(allowed)}"

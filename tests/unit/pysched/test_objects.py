@@ -234,3 +234,24 @@ def test_from_dict_dispatches_by_kind() -> None:
 )
 def test_toleration_tolerates_taint(tol: Toleration, taint: Taint, ok: bool) -> None:
     assert tol.tolerates_taint(taint) is ok
+
+
+def test_empty_enums_take_the_api_defaults() -> None:
+    p = Pod.from_dict(
+        _pod(
+            {
+                "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": ""}]}],
+                "tolerations": [{"key": "k", "operator": "", "value": "v"}],
+            }
+        )
+    )
+    assert p.spec.containers[0].ports[0].protocol == "TCP"
+    assert p.spec.tolerations[0].operator == "Equal"
+    with pytest.raises(DecodeError, match="effect"):
+        Node.from_dict(
+            {
+                "kind": "Node",
+                "metadata": {"name": "n"},
+                "spec": {"taints": [{"key": "k", "effect": ""}]},
+            }
+        )
