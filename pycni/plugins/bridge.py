@@ -366,9 +366,19 @@ def cmd_del(args: CmdArgs) -> None:
     from pycni import invoke
 
     n = load_conf(args.netconf(), args.args)
-    conf = n.netconf
+    ipam_error: CNIError | None = None
     if n.ipam_type:
-        invoke.delegate_del(n.ipam_type, args, args.stdin_data)
+        try:
+            invoke.delegate_del(n.ipam_type, args, args.stdin_data)
+        except CNIError as exc:
+            ipam_error = exc  # still remove the links and rules, then report it
+    _del_links_and_masq(args, n)
+    if ipam_error is not None:
+        raise ipam_error
+
+
+def _del_links_and_masq(args: CmdArgs, n: BridgeConf) -> None:
+    conf = n.netconf
     prev = conf.prev_result
     addrs = _prev_addresses(conf, args.ifname)
     cnl: RtNetlink | None = None
