@@ -2,10 +2,17 @@
 
 Behaves as the reference ``plugins/main/bridge`` (1.1.1): the same config keys
 (bridge, isGateway, isDefaultGateway, forceAddress, ipMasq, mtu, hairpinMode,
-promiscMode), the same result (interfaces bridge, host veth, container veth),
-the same gateway and masquerade rules. Unlike 1.1.1, DEL also removes the
-masquerade chain when the netns is already gone (addresses from the cached
-prevResult, or the chain's POSTROUTING jumps found by name).
+promiscMode, vlan, preserveDefaultVlan, mac via CNI_ARGS/args/runtimeConfig), the
+same result (interfaces bridge, host veth, container veth[, vlan gateway]), the
+same gateway and masquerade rules. Where we differ, to leak nothing and change
+nothing on bad input:
+
+* ADD asks IPAM first, so a bad IPAM config or an exhausted range fails before a
+  link exists; any later failure removes what this ADD made;
+* DEL removes the masquerade chain even when the netns is already gone (addresses
+  from the cached prevResult, else the chain's POSTROUTING jumps found by name),
+  and still removes links and rules when the IPAM DEL fails;
+* spec 1.1.0 GC (IPAM GC, then stale masquerade chains).
 """
 
 from __future__ import annotations
