@@ -19,16 +19,76 @@ import time
 from pathlib import Path
 
 import click
+import psutil
 
 from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
 
 log = logging.getLogger("pykubelet.run")
 
 
-def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes]:
-    """Start `pykubelet runtime` on runDir/cri.sock and wait for its socket."""
+class _AdoptedRuntime:
+    """A runtime a previous `pykubelet run` started (then crashed): stopped by pid on exit."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid  # 0: unknown, nothing is signalled
+
+    def terminate(self) -> None:
+        if self.pid <= 0:
+            return
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+    def wait(self, timeout: float) -> None:
+        end = time.monotonic() + timeout
+        while self.pid > 0 and time.monotonic() < end:
+            try:
+                os.kill(self.pid, 0)
+            except OSError:
+                return
+            time.sleep(0.1)
+        raise subprocess.TimeoutExpired("pykubelet runtime", timeout)
+
+    def kill(self) -> None:
+        if self.pid <= 0:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _answers(sock: Path) -> bool:
+    from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+
+    if not sock.exists():
+        return False
+    try:
+        with CRIClient(f"unix://{sock}", timeout=3) as c:
+            c.version()
+        return True
+    except CRICallError:
+        return False
+
+
+def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes] | _AdoptedRuntime:
+    """Start `pykubelet runtime` on runDir/cri.sock and wait for its socket. If one still
+    serves there (this agent was killed, its runtime was not), adopt it: never two
+    runtimes on one root."""
     sock = Path(cfg.runDir) / "cri.sock"
     sock.parent.mkdir(parents=True, exist_ok=True)
+    pidfile = Path(cfg.runDir) / "runtime.pid"
+    if _answers(sock):
+        try:
+            pid = int(pidfile.read_text().strip())
+            # only ever signal the runtime serving this socket (pids get reused)
+            if f"unix://{sock}" not in psutil.Process(pid).cmdline():
+                pid = 0
+        except (OSError, ValueError, psutil.Error):
+            pid = 0
+        log.info("embedded runtime already serving on %s (pid %s): adopting it", sock, pid or "?")
+        return _AdoptedRuntime(pid)
     log_path = Path(cfg.rootDir) / "runtime.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
@@ -40,6 +100,7 @@ def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes]:
     ]
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    pidfile.write_text(f"{proc.pid}\n")
     end = time.monotonic() + 60
     while not sock.exists():
         if proc.poll() is not None:

@@ -217,11 +217,16 @@ class Kubelet:
             self.workers.update_pod(pod, UpdateType.CREATE)
 
     def handle_pod_updates(self, pods: list[Pod]) -> None:
+        """HandlePodUpdates: a changed spec re-syncs; a deletionTimestamp terminates the
+        pod with its deletionGracePeriodSeconds."""
         for pod in pods:
             with self._lock:
                 if pod.uid not in self.pods:
                     continue
                 self.pods[pod.uid] = pod
+            if pod.metadata.deletion_timestamp is not None:
+                self.handle_pod_removes([pod.uid])
+                continue
             self.workers.update_pod(pod, UpdateType.UPDATE)
 
     def handle_pod_removes(self, uids: list[str]) -> None:

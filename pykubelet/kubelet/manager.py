@@ -23,7 +23,11 @@ from pathlib import Path
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet import failpoints, reasons
-from pykubelet.kubelet.actions import PodActions, image_pull_decision
+from pykubelet.kubelet.actions import (
+    PodActions,
+    image_pull_decision,
+    termination_grace_period,
+)
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
@@ -225,11 +229,16 @@ class RuntimeManager:
         container: Container | None,
         grace_override: int | None = None,
         annotation_grace: int | None = None,
+        reason: str = "",
     ) -> None:
         """killContainer: preStop hook (exec) within the grace period, then StopContainer."""
         if pod is None and annotation_grace is not None and grace_override is None:
             grace_override = annotation_grace
-        grace = self.grace_period(pod, grace_override)
+        if pod is not None and grace_override is None:
+            # setTerminationGracePeriod: deletion grace, a failed probe's own grace, the pod's
+            grace = termination_grace_period(pod, container, reason)
+        else:
+            grace = self.grace_period(pod, grace_override)
         start = time.monotonic()
         if (
             container is not None
@@ -456,7 +465,9 @@ class RuntimeManager:
         else:
             specs = {c.name: c for c in pod.all_containers()}
             futures = [
-                self._killer.submit(self.kill_container, pod, cid, specs.get(info.name))
+                self._killer.submit(
+                    self.kill_container, pod, cid, specs.get(info.name), None, None, info.reason
+                )
                 for cid, info in actions.containers_to_kill.items()
             ]
             for f in futures:
