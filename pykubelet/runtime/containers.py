@@ -24,6 +24,8 @@ Layout under ``root`` (``<--root>/containers``)::
     <id>/bundle/        config.json, rootfs (the overlay mount), conmon's ctl/attach fifos
     <id>/upper, work/   the writable layer
     <id>/exit/<id>      conmon's exit file;  <id>/persist/oom  conmon's OOM marker
+    .shm/<sandbox id>   the pod's /dev/shm (a tmpfs shared by its containers, removed
+                        with the sandbox by remove_all_in_sandbox)
     <runc_root>/<id>/   runc's state (default ``<root>/../runc``)
 
 Exit codes and logs survive a runtime restart because conmon, not this process, is the
@@ -52,10 +54,12 @@ from typing import Any
 from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
 from pykubelet.runtime.container_config import (
     NS_NODE,
+    NS_POD,
     ContainerConfigSpec,
     ContainerMetadata,
     MountSpec,
     Resources,
+    SecurityContext,
 )
 from pykubelet.runtime.errors import (
     AlreadyExists,
@@ -82,6 +86,7 @@ REASON_OOM = "OOMKilled"
 REASON_UNKNOWN = "Unknown"
 UNKNOWN_EXIT_CODE = 255
 
+SHM_SIZE = 64 << 20  # as containerd's default /dev/shm
 _STOP_KILL_WAIT = 10.0  # seconds to wait for an exit after SIGKILL
 
 
@@ -256,6 +261,7 @@ class ContainerManager:
         self._records: dict[str, ContainerRecord] = {}
         self._names: dict[str, str] = {}
         self._ctr_locks: dict[str, threading.Lock] = {}
+        self._creating: dict[str, int] = {}  # sandbox id -> creates in flight
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
 
@@ -309,6 +315,7 @@ class ContainerManager:
                 raise AlreadyExists(
                     f"container name {full_name!r} is reserved for container {holder[:12]}")
             self._names[full_name] = cid
+            self._creating[sandbox.id] = self._creating.get(sandbox.id, 0) + 1
         cdir = self._dir(cid)
         bundle = cdir / "bundle"
         target = bundle / "rootfs"
@@ -323,10 +330,12 @@ class ContainerManager:
             parent = (sandbox.cgroup_parent or self.default_cgroup_parent).rstrip("/")
             cgroups_path = f"{parent}/{cid}"
             pid_ns_path = getattr(sandbox, "pid_ns_path", "")
+            effective = _with_sandbox_modes(config, sandbox)
             spec = oci_spec.build_spec(
-                _with_sandbox_modes(config, sandbox), image.config, sandbox, user,
+                effective, image.config, sandbox, user,
                 cgroups_path, pid_ns_path=pid_ns_path, min_oom_score_adj=self._min_oom,
-                has_memsw=self._has_memsw,
+                has_memsw=self._has_memsw, shm_source=self._shm_for(sandbox.id,
+                                                                    effective.security),
             )
             _write_json(bundle / "config.json", spec)
             conmon_log = log_path or str(cdir / "console.log")
@@ -358,12 +367,48 @@ class ContainerManager:
             self._discard(cid, mounted=mounted, leased=leased)
             with self._lock:
                 self._names.pop(full_name, None)
+                self._done_creating(sandbox.id)
+                if not self._creating.get(sandbox.id) and not self._in_sandbox(sandbox.id):
+                    self._release_shm(sandbox.id)  # a failed first create leaves nothing
             raise
         with self._lock:
             self._records[cid] = rec
+            self._done_creating(sandbox.id)
         log.info("container %s (%s) created in sandbox %s", cid[:12], config.metadata.name,
                  sandbox.id[:12])
         return cid
+
+    def _done_creating(self, sandbox_id: str) -> None:
+        left = self._creating.get(sandbox_id, 1) - 1
+        if left > 0:
+            self._creating[sandbox_id] = left
+        else:
+            self._creating.pop(sandbox_id, None)
+
+    # ------------------------------------------------------------------ pod /dev/shm
+    def _shm_dir(self, sandbox_id: str) -> Path:
+        return self.root / ".shm" / sandbox_id
+
+    def _shm_for(self, sandbox_id: str, security: SecurityContext) -> str:
+        """The pod's /dev/shm: the node's for hostIPC, else one tmpfs per sandbox."""
+        if security.ipc_mode == NS_NODE:
+            return "/dev/shm"
+        if security.ipc_mode != NS_POD:
+            return ""
+        d = self._shm_dir(sandbox_id)
+        with self._lock:
+            if not rootfs.is_mountpoint(d):
+                rootfs.mount_tmpfs(d, f"mode=1777,size={SHM_SIZE}",
+                                   rootfs.MS_NOSUID | rootfs.MS_NODEV | rootfs.MS_NOEXEC)
+        return str(d)
+
+    def _release_shm(self, sandbox_id: str) -> None:
+        d = self._shm_dir(sandbox_id)
+        with self._lock:
+            if d.exists():
+                rootfs.unmount(d)
+                with contextlib.suppress(OSError):
+                    d.rmdir()
 
     def _discard(self, cid: str, *, mounted: bool = True, leased: bool = True) -> None:
         """Undo a create: runc state, conmon, mount, files, lease."""
@@ -492,8 +537,10 @@ class ContainerManager:
                 self.stop(rec.id, timeout)
 
     def remove_all_in_sandbox(self, sandbox_id: str) -> None:
+        """RemovePodSandbox: every container of the pod, then the pod's /dev/shm."""
         for rec in self._in_sandbox(sandbox_id):
             self.remove(rec.id)
+        self._release_shm(sandbox_id)
 
     def _in_sandbox(self, sandbox_id: str) -> list[ContainerRecord]:
         with self._lock:

@@ -277,15 +277,21 @@ def _default_mounts(readonly_sys: bool) -> list[dict[str, Any]]:
     ]
 
 
-def build_mounts(config: ContainerConfigSpec, sandbox: SandboxView) -> list[dict[str, Any]]:
+def build_mounts(config: ContainerConfigSpec, sandbox: SandboxView,
+                 shm_source: str = "") -> list[dict[str, Any]]:
     """Default kernel filesystems, the pod's /etc files, then the request's mounts.
 
-    A request mount over the same destination replaces the default (kubelet mounts its
-    own /etc/hosts for some pods).
+    ``shm_source`` is the pod's shared /dev/shm (one tmpfs per sandbox, or the node's for
+    hostIPC pods), bind-mounted so containers sharing the IPC namespace share POSIX shm
+    too; without it each container gets its own tmpfs. A request mount over the same
+    destination replaces the default (kubelet mounts its own /etc/hosts for some pods).
     """
     wanted: dict[str, dict[str, Any]] = {}
     for m in _default_mounts(readonly_sys=not config.security.privileged):
         wanted[m["destination"]] = m
+    if shm_source:
+        wanted["/dev/shm"] = {"destination": "/dev/shm", "type": "bind", "source": shm_source,
+                              "options": ["rbind", "rprivate", "rw"]}
     for dest, src in (("/etc/hosts", sandbox.hosts_path),
                       ("/etc/hostname", sandbox.hostname_path),
                       ("/etc/resolv.conf", sandbox.resolv_path)):
@@ -378,6 +384,7 @@ def build_spec(
     pid_ns_path: str = "",
     min_oom_score_adj: int = 0,
     has_memsw: bool = True,
+    shm_source: str = "",
 ) -> dict[str, Any]:
     """The whole config.json (rootfs at ``<bundle>/rootfs``)."""
     if not config.metadata.name:
@@ -422,7 +429,7 @@ def build_spec(
         "ociVersion": "1.0.2",
         "process": process,
         "root": {"path": "rootfs", "readonly": sec.readonly_rootfs},
-        "mounts": build_mounts(config, sandbox),
+        "mounts": build_mounts(config, sandbox, shm_source),
         "linux": linux,
         "annotations": {
             "io.kubernetes.cri.container-type": "container",

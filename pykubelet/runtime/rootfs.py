@@ -37,6 +37,19 @@ def mount_overlay(lowers: Sequence[Path], upper: Path, work: Path, target: Path)
         raise OSError(err, f"mount overlay at {target}: {os.strerror(err)}")
 
 
+def mount_tmpfs(target: Path, options: str, flags: int = 0) -> None:
+    """Mount a tmpfs at ``target`` (made if missing)."""
+    target.mkdir(parents=True, exist_ok=True)
+    if _libc.mount(b"tmpfs", str(target).encode(), b"tmpfs", flags, options.encode()) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount tmpfs at {target}: {os.strerror(err)}")
+
+
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+
+
 def is_mountpoint(path: Path) -> bool:
     target = os.path.realpath(path)
     try:

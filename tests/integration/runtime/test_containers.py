@@ -196,6 +196,7 @@ def test_bad_requests_change_nothing(env: Env) -> None:
     with pytest.raises(FailedPrecondition, match="only be started once"):
         m.start(cid)
     m.remove(cid)
+    m.remove_all_in_sandbox(sb.id)  # the pod's /dev/shm goes with the sandbox
     nothing_changed()
 
 
@@ -480,3 +481,28 @@ def test_concurrent_lifecycles(env: Env) -> None:
     assert [p.name for p in (env.root / "containers").iterdir()
             if not p.name.startswith(".")] == []
     assert list((env.root / "runc").iterdir()) == []
+
+
+def test_pod_containers_share_dev_shm(env: Env) -> None:
+    sb = env.sandbox()
+    m = env.manager
+    _, st = run_to_exit(env, sb, cfg("writer", "sh", "-c", "echo shared > /dev/shm/x"))
+    assert st.exit_code == 0
+    _, _ = run_to_exit(env, sb, cfg("reader", "sh", "-c", "cat /dev/shm/x; "
+                                                          "grep ' /dev/shm ' /proc/mounts"))
+    out = log_of(env, sb, "reader")
+    assert out[0] == "shared"
+    assert "tmpfs" in out[1]
+    assert "size=65536k" in out[1]
+    other = env.sandbox()
+    _, _ = run_to_exit(env, other, cfg("stranger", "sh", "-c",
+                                       "cat /dev/shm/x 2>/dev/null || echo none"))
+    assert log_of(env, other, "stranger") == ["none"]
+    shm = env.root / "containers" / ".shm" / sb.id
+    with open("/proc/self/mountinfo") as f:
+        assert str(shm) in f.read()
+    m.remove_all_in_sandbox(sb.id)
+    m.remove_all_in_sandbox(other.id)
+    with open("/proc/self/mountinfo") as f:
+        assert str(env.root / "containers" / ".shm") not in f.read()
+    assert not shm.exists()

@@ -129,7 +129,11 @@ def test_runtime_killed_and_restarted_keeps_containers(cri) -> None:  # type: ig
     for cid in (ticker, later, done):
         cri.runtime.RemoveContainer(pb.RemoveContainerRequest(container_id=cid), timeout=30)
     assert cri.runc_containers() == []
-    assert not [m for m in cri.mounts() if "/containers/" in m]
+    assert [m for m in cri.mounts() if "/containers/" in m] == [
+        str(cri.root / "containers" / ".shm" / pod_id)]  # the pod's /dev/shm, until ...
+    cri.runtime.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
+    assert [m for m in cri.mounts() if "/containers/" in m] == []  # ... the pod is removed
 
 
 def test_bad_container_requests_over_cri(cri) -> None:  # type: ignore[no-untyped-def]
