@@ -695,6 +695,13 @@ class ContainerManager:
             self._names = {r.full_name: r.id for r in records.values()}
         for rec in records.values():
             self._observe(rec)
+        shm_root = self.root / ".shm"
+        for d in sorted(shm_root.iterdir()) if shm_root.is_dir() else []:
+            try:
+                self.sandbox_lookup(d.name)
+            except NotFound:
+                if not any(r.sandbox_id == d.name for r in records.values()):
+                    self._release_shm(d.name)  # its sandbox went away while we were down
         log.info("recovered %d containers", len(records))
 
 

@@ -403,6 +403,12 @@ def test_recover_after_restart_and_half_created_leftovers(env: Env) -> None:
     for cid in (running, exits_later, created):
         m2.remove(cid)
     assert m2.list() == []
+    # a sandbox removed while the runtime was down: its /dev/shm goes at the next recover
+    shm = env.root / "containers" / ".shm" / sb.id
+    assert shm.is_dir()
+    del env.sandboxes[sb.id]
+    env.new_manager().recover()
+    assert not shm.exists()
 
 
 def test_stop_a_created_container_and_update_resources(env: Env) -> None:
