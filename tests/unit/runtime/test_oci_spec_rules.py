@@ -189,6 +189,7 @@ def test_seccomp_default_profile() -> None:
     assert "mount" not in allowed
     assert "chroot" in allowed  # CAP_SYS_CHROOT is a default capability
     assert "reboot" not in allowed
+    assert "io_uring_setup" not in allowed
     rules = {r["names"][0]: r for r in prof["syscalls"][1:]}
     assert rules["clone3"]["errnoRet"] == seccomp.ENOSYS
     assert rules["clone"]["args"][0]["op"] == "SCMP_CMP_MASKED_EQ"
