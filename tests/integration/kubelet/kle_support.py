@@ -158,8 +158,16 @@ class PykRuntime:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
-        # whatever a failed test left: runc containers, monitors, mounts, pins, the bridge
-        for runc_root in [p for p in self.root.rglob("runc") if p.is_dir()]:
+        self.destroy_leftovers()
+        subprocess.run(["ip", "link", "del", PYK_BRIDGE], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def destroy_leftovers(self, netns_prefix: str | None = PYK_NETNS_PREFIX) -> None:
+        """Whatever a failed test left under ``base``: runc containers, monitors, mounts,
+        and pinned namespaces of ``netns_prefix`` (None: leave pins alone)."""
+        if not self.base.exists():
+            return
+        for runc_root in [p for p in self.base.rglob("runc") if p.is_dir()]:
             for child in runc_root.iterdir():
                 if (child / "state.json").exists():
                     subprocess.run(["runc", "--root", str(runc_root), "delete", "--force",
@@ -170,17 +178,17 @@ class PykRuntime:
                     p.kill()
         with open("/proc/self/mountinfo") as f:
             mounts = [ln.split()[4] for ln in f]
-        ours = [m for m in mounts
-                if m.startswith((str(self.base) + "/", f"/run/netns/{PYK_NETNS_PREFIX}"))]
+        prefixes = [str(self.base) + "/"]
+        if netns_prefix:
+            prefixes.append(f"/run/netns/{netns_prefix}")
+        ours = [m for m in mounts if m.startswith(tuple(prefixes))]
         for m in sorted(ours, key=len, reverse=True):
             subprocess.run(["umount", "-l", m], capture_output=True)
-        if os.path.isdir("/run/netns"):
+        if netns_prefix and os.path.isdir("/run/netns"):
             for n in os.listdir("/run/netns"):
-                if n.startswith(PYK_NETNS_PREFIX):
+                if n.startswith(netns_prefix):
                     with contextlib.suppress(OSError):
                         os.unlink(f"/run/netns/{n}")
-        subprocess.run(["ip", "link", "del", PYK_BRIDGE], capture_output=True)
-        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def remove_all(cri: CRIClient, node_name: str | None = None) -> None:

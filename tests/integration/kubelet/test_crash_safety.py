@@ -4,6 +4,7 @@ unchanged, while pods that were running keep running with the agent down."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,9 +14,11 @@ import urllib.request
 from collections import Counter
 from typing import Any
 
+import psutil
 import pytest
-from kle_support import IMAGE, PYKUBELET, busybox_pod, free_port
+from kle_support import IMAGE, PYKUBELET, busybox_pod, free_port, remove_all
 
+from pykubelet.kubelet.cri_client import CRIClient
 from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NAME_ANNOTATION
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark.slow]
@@ -163,3 +166,67 @@ def test_sigkill_during_pod_teardown_converges(agent_factory, endpoint, failpoin
         h.wait(lambda: node_objects(h) == ([], []), 60, "pod removed")
     finally:
         agent.kill()
+
+
+def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
+    """`pykubelet run` with no containerRuntimeEndpoint starts `pykubelet runtime` itself;
+    SIGKILLed, it leaves the runtime and its pods running, and a restart adopts that
+    runtime instead of starting a second one on the same root."""
+    import json as _json
+
+    from kle_support import PykRuntime
+
+    h = agent_factory("")
+    rt = PykRuntime(h.base / "rt")  # only for its cleanup of what a runtime may leave
+    conf_dir = h.base / "net.d"
+    conf_dir.mkdir(parents=True)
+    (conf_dir / "10-kle.conflist").write_text(_json.dumps({
+        "cniVersion": "1.0.0", "name": "kle-emb",
+        "plugins": [{"type": "bridge", "bridge": "kle-br1", "isGateway": True, "ipMasq": False,
+                     "ipam": {"type": "host-local", "dataDir": str(h.base / "ipam"),
+                              "ranges": [[{"subnet": "10.96.1.0/24"}]]}}],
+    }))
+    from pykubelet.runtime.image_build import build_busybox_image
+
+    build_busybox_image(h.base / "busybox.tar", name=IMAGE)
+    subprocess.run([str(PYKUBELET), "image", "--root", str(h.base / "root"), "import",
+                    str(h.base / "busybox.tar")], check=True, capture_output=True)
+    h.endpoint = f"unix://{h.base / 'run' / 'cri.sock'}"
+    agent = AgentProcess(h)
+    agent.config = h.config_file(healthzPort=agent.port, containerRuntimeEndpoint="",
+                                 cniConfDir=str(conf_dir), cniBinDir="/usr/lib/cni")
+    try:
+        h.write("emb", busybox_pod("emb", "exec sleep 3600"))
+        agent.start()
+        name = f"emb-{h.node}"
+        h.wait(lambda: all_running(agent.pods().get(name)), 90, "running")
+        runtime_pid = int((h.base / "run" / "runtime.pid").read_text())
+        _, before = node_objects(h)
+        agent.kill()
+        assert psutil.pid_exists(runtime_pid)
+        _, during = node_objects(h)
+        assert [c.id for c in during if c.state == RUNNING] == [c.id for c in before]
+
+        agent.start()
+        h.wait(lambda: all_running(agent.pods().get(name)), 60, "running again")
+        assert "adopting it" in agent.log()
+        assert int((h.base / "run" / "runtime.pid").read_text()) == runtime_pid
+        _, after = node_objects(h)
+        assert [c.id for c in after] == [c.id for c in before]
+        h.remove("emb")
+        h.wait(lambda: node_objects(h) == ([], []), 60, "pod removed")
+        assert agent.proc is not None
+        agent.proc.send_signal(signal.SIGTERM)
+        agent.proc.wait(30)
+        h.wait(lambda: not psutil.pid_exists(runtime_pid), 30, "runtime stopped")
+    finally:
+        agent.kill()
+        with contextlib.suppress(Exception):
+            pid = int((h.base / "run" / "runtime.pid").read_text())
+            if f"unix://{h.base / 'run' / 'cri.sock'}" in psutil.Process(pid).cmdline():
+                with CRIClient(h.endpoint, timeout=30) as c:
+                    remove_all(c)
+                os.kill(pid, signal.SIGKILL)
+        rt.base = h.base
+        rt.destroy_leftovers(netns_prefix=None)
+        subprocess.run(["ip", "link", "del", "kle-br1"], capture_output=True)
