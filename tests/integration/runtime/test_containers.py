@@ -512,3 +512,14 @@ def test_pod_containers_share_dev_shm(env: Env) -> None:
     with open("/proc/self/mountinfo") as f:
         assert str(env.root / "containers" / ".shm") not in f.read()
     assert not shm.exists()
+
+
+def test_runtime_default_seccomp_blocks_new_user_namespaces(env: Env) -> None:
+    """The kernel lets anyone make a user namespace; RuntimeDefault's clone/unshare rules not."""
+    sb = env.sandbox()
+    script = "unshare -U true && echo userns-allowed || echo userns-blocked"
+    for name, profile in (("def", "RuntimeDefault"), ("unc", "Unconfined")):
+        run_to_exit(env, sb, cfg(name, "sh", "-c", script,
+                                 security=SecurityContext(seccomp=SeccompProfile(profile))))
+    assert log_of(env, sb, "unc")[-1] == "userns-allowed"
+    assert log_of(env, sb, "def")[-1] == "userns-blocked"
