@@ -173,7 +173,7 @@ class PykRuntime:
                     subprocess.run(["runc", "--root", str(runc_root), "delete", "--force",
                                     child.name], capture_output=True)
         for p in psutil.process_iter(["pid", "cmdline"]):
-            if str(self.root) in " ".join(p.info["cmdline"] or []):
+            if p.pid != os.getpid() and str(self.root) in " ".join(p.info["cmdline"] or []):
                 with contextlib.suppress(psutil.Error):
                     p.kill()
         with open("/proc/self/mountinfo") as f:
@@ -366,7 +366,16 @@ class AgentHarness:
             remove_pod_cgroups(uid)
         if self.cri is not None:
             self.cri.close()
+        remove_empty_kubepods()
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def remove_empty_kubepods() -> None:
+    """The /kubepods QoS parents agents create, once empty (rmdir fails while in use)."""
+    for hier in CGROUP_ROOT.iterdir() if CGROUP_ROOT.is_dir() else []:
+        for rel in ("kubepods/besteffort", "kubepods/burstable", "kubepods"):
+            with contextlib.suppress(OSError):
+                (hier / rel).rmdir()
 
 
 @pytest.fixture
