@@ -262,6 +262,7 @@ class ContainerManager:
         self._names: dict[str, str] = {}
         self._ctr_locks: dict[str, threading.Lock] = {}
         self._creating: dict[str, int] = {}  # sandbox id -> creates in flight
+        self._shm_mounted: set[str] = set()  # sandboxes whose /dev/shm we know is mounted
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
 
@@ -397,14 +398,16 @@ class ContainerManager:
             return ""
         d = self._shm_dir(sandbox_id)
         with self._lock:
-            if not rootfs.is_mountpoint(d):
+            if sandbox_id not in self._shm_mounted and not rootfs.is_mountpoint(d):
                 rootfs.mount_tmpfs(d, f"mode=1777,size={SHM_SIZE}",
                                    rootfs.MS_NOSUID | rootfs.MS_NODEV | rootfs.MS_NOEXEC)
+            self._shm_mounted.add(sandbox_id)
         return str(d)
 
     def _release_shm(self, sandbox_id: str) -> None:
         d = self._shm_dir(sandbox_id)
         with self._lock:
+            self._shm_mounted.discard(sandbox_id)
             if d.exists():
                 rootfs.unmount(d)
                 with contextlib.suppress(OSError):
