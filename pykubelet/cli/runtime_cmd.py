@@ -7,7 +7,9 @@ picks them up from its checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
 import threading
 from pathlib import Path
@@ -67,4 +69,6 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
     while not done.wait(1.0):
         pass
     server.stop(grace=5).wait()
+    with contextlib.suppress(OSError):
+        os.unlink(socket_path(listen))
     logging.getLogger("pykubelet.runtime").info("stopped; pods and containers keep running")

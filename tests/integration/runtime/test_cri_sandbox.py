@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -394,3 +395,18 @@ def test_pods_on_pycni_plugins_in_process(cri_factory, tmp_path: Path) -> None:
     for pod in (a, b):
         rt.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod))
     assert rt.leftovers() == {k: [] for k in rt.leftovers()}
+
+
+def test_sigterm_stops_the_runtime_cleanly_and_pods_stay(cri) -> None:
+    pod_id, _ = cri.run_pod("calm")
+    ip = cri.pod_status(pod_id).status.network.ip
+    proc = cri.proc
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    assert not os.path.exists(cri.sock), "socket left behind after a clean stop"
+    assert _ping(ip, cri.subnet)
+    cri.kill()  # only closes the client: the process is gone
+    cri.start()
+    assert cri.pod_status(pod_id).status.state == pb.SANDBOX_READY
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}
