@@ -272,3 +272,24 @@ def test_cli(tmp_path: Path) -> None:
     assert "no such image" in r.output
     r = runner.invoke(image_cli, ["--root", root, "ls", "-q"])
     assert r.output == ""
+
+
+def test_skopeo_oci_archive_names(tmp_path: Path, busybox_tar: Path) -> None:
+    """skopeo's oci-archive: a ``repo:tag`` ref names the image, a bare tag names nothing."""
+    store = ImageStore(tmp_path / "images")
+    named = tmp_path / "named.tar"
+    subprocess.run(["skopeo", "copy", "-q", f"oci-archive:{busybox_tar}",
+                    f"oci-archive:{named}:example.com/team/app:2"], check=True, timeout=60)
+    [img] = store.import_archive(named)
+    assert img.repo_tags == ["example.com/team/app:2"]
+    tag_only = tmp_path / "tag-only.tar"
+    subprocess.run(["skopeo", "copy", "-q", f"oci-archive:{busybox_tar}",
+                    f"oci-archive:{tag_only}:v9"], check=True, timeout=60)
+    store2 = ImageStore(tmp_path / "images2")
+    [anon] = store2.import_archive(tag_only)
+    assert anon.repo_tags == []
+    assert store2.get(anon.id) == anon
+    [tagged] = store2.import_archive(tag_only, name="localhost/v9:1")
+    assert tagged.repo_tags == ["localhost/v9:1"]
+    with pytest.raises(InvalidArgument, match="name"):
+        store2.import_archive(tag_only, name="Bad Name")
