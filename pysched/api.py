@@ -315,6 +315,8 @@ class EmbeddedScheduler:
 
     # ------------------------------------------------------------------ running
     def schedule_one(self, timeout: float | None = 0.0) -> CycleRecord | None:
+        """One scheduling attempt (after the queue's periodic flushes that are due)."""
+        self.queue.tick()
         rec = self.scheduler.schedule_one(timeout)
         self.metrics.set_pending_pods(self.queue.pending_pods())
         return rec
@@ -323,7 +325,6 @@ class EmbeddedScheduler:
         """Schedule until ``stop`` is set, flushing the queue on its 1 s / 30 s periods."""
         stop = stop or self._stop
         while not stop.is_set():
-            self.queue.tick()
             self.schedule_one(timeout=poll)
 
     def start(self) -> None:
