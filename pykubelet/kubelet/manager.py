@@ -51,7 +51,7 @@ from pykubelet.kubelet.sandbox_config import (
     generate_pod_sandbox_config,
     pod_hostname_and_domain,
 )
-from pykubelet.kubelet.volumes import setup_volumes, write_etc_hosts
+from pykubelet.kubelet.volumes import VolumeError, setup_volumes, write_etc_hosts
 
 log = logging.getLogger(__name__)
 
@@ -482,7 +482,12 @@ class RuntimeManager:
             return result
 
         # Step 4: the sandbox.
-        volume_paths = setup_volumes(pod, self.root_dir)
+        try:
+            volume_paths = setup_volumes(pod, self.root_dir)
+        except (VolumeError, OSError) as exc:
+            # kubelet waits for volumes before SyncPod (event FailedMount): nothing starts
+            result.sandbox_error = ("FailedMount", str(exc))
+            return result
         sandbox_config = generate_pod_sandbox_config(
             pod, actions.attempt, self.node_name, self.pod_logs_dir
         )

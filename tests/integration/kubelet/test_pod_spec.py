@@ -142,3 +142,21 @@ def test_image_pull_policy(agent_factory, endpoint):
     h.wait(lambda: _waiting_reason(h, "always") in ("ErrImagePull", "ImagePullBackOff")
            or (h.pod("always") and h.pod("always")["status"]["phase"] == "Running"),
            60, "pull outcome")
+
+
+def test_missing_host_path_waits_then_runs(agent_factory, endpoint, tmp_path):
+    """A hostPath of type Directory that does not exist: nothing is created (FailedMount)
+    until it appears, then the pod starts."""
+    h = agent_factory(endpoint)
+    h.start()
+    missing = tmp_path / "later"
+    h.write("hp", busybox_pod(
+        "hp", "sleep 3600", container={"volumeMounts": [{"name": "d", "mountPath": "/d"}]},
+        volumes=[{"name": "d", "hostPath": {"path": str(missing), "type": "Directory"}}]))
+    p = h.wait(lambda: h.pod("hp"), 10, "pod known")
+    time.sleep(3)
+    p = h.pod("hp")
+    assert p["status"]["phase"] == "Pending"
+    assert not h.sandboxes(p["metadata"]["uid"])
+    missing.mkdir()
+    h.wait_running("hp", 30)
