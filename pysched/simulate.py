@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,9 @@ class Inputs:
 
 
 def load_inputs(path: str | Path) -> Inputs:
+    """Read FILE ("-": standard input) as YAML or JSON and decode it."""
     try:
-        text = Path(path).read_text()
+        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text()
     except OSError as err:
         raise SimulateError(f"{path}: {err.strerror or err}") from None
     try:

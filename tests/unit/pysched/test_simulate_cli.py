@@ -318,3 +318,16 @@ def test_bad_config_names_the_field(tmp_path: Path) -> None:
     p = run(tmp_path, [node_dict("n1")], "--config", str(cfg))
     assert p.returncode == 1
     assert "bogus" in p.stderr
+
+
+def test_reads_standard_input() -> None:
+    doc = {"apiVersion": "v1", "kind": "List", "items": [node_dict("n1"), pod_dict("p")]}
+    p = subprocess.run(
+        [pysched_exe(), "simulate", "-", "-o", "json"],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"][0]["node"] == "n1"
