@@ -219,7 +219,11 @@ def _security_context(pod: Pod, container: Container) -> pb.LinuxContainerSecuri
 
 
 def make_mounts(
-    pod: Pod, container: Container, volume_paths: Mapping[str, str], etc_hosts: str | None
+    pod: Pod,
+    container: Container,
+    volume_paths: Mapping[str, str],
+    etc_hosts: str | None,
+    termination_log: str | None = None,
 ) -> list[pb.Mount]:
     mounts: list[pb.Mount] = []
     props = {
@@ -253,6 +257,9 @@ def make_mounts(
         )
     if etc_hosts and not any(m.container_path == "/etc/hosts" for m in mounts):
         mounts.append(pb.Mount(container_path="/etc/hosts", host_path=etc_hosts))
+    if termination_log and container.termination_message_path:
+        mounts.append(pb.Mount(container_path=container.termination_message_path,
+                               host_path=termination_log))
     return mounts
 
 
@@ -269,6 +276,7 @@ def generate_container_config(
     etc_hosts: str | None,
     memory_capacity: int,
     host_ip: str = "",
+    termination_log: str | None = None,
 ) -> pb.ContainerConfig:
     """The ContainerConfig kubelet sends for ``container`` at ``restart_count``."""
     env = make_environment(pod, container, pod_ip, host_ip)
@@ -280,7 +288,7 @@ def generate_container_config(
         args=[expand(a, env_map) for a in container.args],
         working_dir=container.working_dir,
         envs=[pb.KeyValue(key=k, value=v) for k, v in env],
-        mounts=make_mounts(pod, container, volume_paths, etc_hosts),
+        mounts=make_mounts(pod, container, volume_paths, etc_hosts, termination_log),
         labels=new_container_labels(pod, container),
         annotations=new_container_annotations(
             pod, container, restart_count, spec_hash, container_type

@@ -111,6 +111,8 @@ class ContainerLabelInfo:
     restart_count: int
     termination_grace_period: int | None
     container_type: str
+    termination_message_path: str = ""
+    termination_message_policy: str = ""
 
 
 def _int_or(value: str | None, default: int | None) -> int | None:
@@ -134,4 +136,10 @@ def parse_container_labels(
             annotations.get(POD_TERMINATION_GRACE_PERIOD_ANNOTATION), None
         ),
         container_type=annotations.get(CONTAINER_TYPE_ANNOTATION, "regular"),
+        termination_message_path=annotations.get(
+            CONTAINER_TERMINATION_MESSAGE_PATH_ANNOTATION, ""
+        ),
+        termination_message_policy=annotations.get(
+            CONTAINER_TERMINATION_MESSAGE_POLICY_ANNOTATION, ""
+        ),
     )

@@ -37,6 +37,7 @@ from pykubelet.kubelet.labels import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
     POD_UID_LABEL,
+    ContainerLabelInfo,
     parse_container_labels,
 )
 from pykubelet.kubelet.runtime_state import (
@@ -51,7 +52,13 @@ from pykubelet.kubelet.sandbox_config import (
     generate_pod_sandbox_config,
     pod_hostname_and_domain,
 )
-from pykubelet.kubelet.volumes import VolumeError, setup_volumes, write_etc_hosts
+from pykubelet.kubelet.volumes import (
+    VolumeError,
+    ensure_termination_log,
+    setup_volumes,
+    termination_log_path,
+    write_etc_hosts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +73,36 @@ _CONTAINER_STATES = {
     pb.CONTAINER_EXITED: ContainerState.EXITED,
     pb.CONTAINER_UNKNOWN: ContainerState.UNKNOWN,
 }
+
+
+MAX_TERMINATION_MESSAGE = 4096  # kubelet's maxMessageLength
+FALLBACK_LOG_LINES = 80  # kubecontainer.MaxContainerTerminationMessageLogLines
+FALLBACK_LOG_BYTES = 2048  # MaxContainerTerminationMessageLogLength
+
+
+def tail_cri_log(path: str, lines: int, max_bytes: int) -> str:
+    """The last ``lines`` messages of a CRI-format log (``<time> <stream> <P|F> <msg>``),
+    partial lines joined, at most ``max_bytes`` from the end."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 64 * 1024))
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    out: list[str] = []
+    partial = ""
+    for line in raw.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) < 4:
+            continue
+        partial += parts[3]
+        if parts[2] == "F":
+            out.append(partial)
+            partial = ""
+    text = "\n".join(out[-lines:]) + ("\n" if out else "")
+    return text[-max_bytes:]
 
 
 def _secs(ns: int) -> float:
@@ -160,6 +197,9 @@ class RuntimeManager:
             info = parse_container_labels(st.labels or c.labels, st.annotations or c.annotations)
             if info.termination_grace_period is not None:
                 self._annotated_grace[st.id] = info.termination_grace_period
+            message = st.message
+            if st.state == pb.CONTAINER_EXITED and uid:
+                message = self._termination_message(uid, info, st) or message
             containers.append(
                 ContainerRuntimeStatus(
                     id=st.id,
@@ -171,7 +211,7 @@ class RuntimeManager:
                     finished_at=_secs(st.finished_at),
                     exit_code=st.exit_code,
                     reason=st.reason,
-                    message=st.message,
+                    message=message,
                     image=st.image.image,
                     image_ref=st.image_ref,
                     image_id=st.image_ref,
@@ -184,6 +224,23 @@ class RuntimeManager:
             uid=uid, name=name, namespace=namespace, ips=ips,
             sandboxes=sandboxes, containers=containers,
         )
+
+    def _termination_message(
+        self, uid: str, info: ContainerLabelInfo, st: pb.ContainerStatus
+    ) -> str:
+        """getTerminationMessage: the file behind terminationMessagePath (4 KiB at most);
+        with FallbackToLogsOnError and a failure, the log's tail when the file is empty."""
+        path = termination_log_path(self.root_dir, uid, info.container_name, info.restart_count)
+        try:
+            with open(path, "rb") as f:
+                text = f.read(MAX_TERMINATION_MESSAGE).decode(errors="replace")
+        except OSError:
+            text = ""
+        if text or info.termination_message_policy != "FallbackToLogsOnError":
+            return text
+        if st.exit_code == 0 or not st.log_path:
+            return ""
+        return tail_cri_log(st.log_path, FALLBACK_LOG_LINES, FALLBACK_LOG_BYTES)
 
     def remove_leftover_created(self, observed: PodRuntimeStatus) -> bool:
         """Remove containers created but never started: only a crash between
@@ -397,6 +454,10 @@ class RuntimeManager:
         if latest is None:
             restart_count = self._restart_count_from_logs(sandbox_config, container.name)
         try:
+            termination_log = None
+            if container.termination_message_path:
+                termination_log = ensure_termination_log(termination_log_path(
+                    self.root_dir, pod.uid, container.name, restart_count))
             cfg = generate_container_config(
                 pod,
                 container,
@@ -408,6 +469,7 @@ class RuntimeManager:
                 volume_paths=volume_paths,
                 etc_hosts=etc_hosts,
                 memory_capacity=self.memory_capacity,
+                termination_log=termination_log,
             )
         except (ContainerConfigError, OSError) as exc:
             return reasons.CREATE_CONTAINER_CONFIG_ERROR, str(exc)

@@ -36,6 +36,20 @@ def empty_dir_path(root_dir: str, uid: str, name: str) -> Path:
     return pod_dir(root_dir, uid) / "volumes" / EMPTY_DIR_PLUGIN / name
 
 
+def termination_log_path(root_dir: str, uid: str, container: str, restart_count: int) -> Path:
+    """Where a container's terminationMessagePath is backed on the host (kubelet keeps it
+    under the pod's containers/<name>/ directory; one file per attempt)."""
+    return pod_dir(root_dir, uid) / "containers" / container / str(restart_count)
+
+
+def ensure_termination_log(path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o666)
+    os.close(fd)
+    os.chmod(path, 0o666)
+    return str(path)
+
+
 def etc_hosts_path(root_dir: str, uid: str) -> Path:
     return pod_dir(root_dir, uid) / "etc-hosts"
 

@@ -160,3 +160,23 @@ def test_missing_host_path_waits_then_runs(agent_factory, endpoint, tmp_path):
     assert not h.sandboxes(p["metadata"]["uid"])
     missing.mkdir()
     h.wait_running("hp", 30)
+
+
+def test_termination_message(agent_factory, endpoint):
+    """terminationMessagePath is backed by a host file kubelet reads at exit; with
+    FallbackToLogsOnError an empty file gives the log's tail."""
+    h = agent_factory(endpoint)
+    h.start()
+    h.write("msg", busybox_pod("msg", "echo 'bye now' > /dev/termination-log; exit 1",
+                               restartPolicy="Never"))
+    h.write("fallback", busybox_pod("fallback", "echo first; echo 'last words'; exit 2",
+                                    restartPolicy="Never",
+                                    container={"terminationMessagePolicy":
+                                               "FallbackToLogsOnError"}))
+    p = h.wait_phase("msg", "Failed", 60)
+    term = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["exitCode"] == 1
+    assert term["message"] == "bye now\n"
+    p = h.wait_phase("fallback", "Failed", 60)
+    term = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["message"] == "first\nlast words\n"
