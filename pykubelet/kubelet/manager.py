@@ -151,7 +151,7 @@ class RuntimeManager:
         self.runtime_type = cri.version().runtime_name or "cri"
         self._image_locks: dict[str, threading.Lock] = {}
         self._image_locks_guard = threading.Lock()
-        self._killer = ThreadPoolExecutor(max_workers=16, thread_name_prefix="kill")
+        self._killer = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kill")
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
         self._annotated_grace: dict[str, int] = {}
