@@ -410,3 +410,52 @@ def test_sigterm_stops_the_runtime_cleanly_and_pods_stay(cri) -> None:
     assert cri.pod_status(pod_id).status.state == pb.SANDBOX_READY
     cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
     assert cri.leftovers() == {k: [] for k in cri.leftovers()}
+
+
+SLOW_PLUGIN = """#!/usr/bin/env python3
+# A CNI plugin that takes its time on ADD and passes prevResult through (crash tests).
+import json, os, sys, time
+conf = json.load(sys.stdin)
+cmd = os.environ.get("CNI_COMMAND")
+if cmd == "VERSION":
+    print(json.dumps({"cniVersion": conf.get("cniVersion", "1.0.0"),
+                      "supportedVersions": ["0.4.0", "1.0.0"]}))
+elif cmd == "ADD":
+    open(os.environ["RTCRI_SLOW_MARK"], "w").close()
+    time.sleep(float(conf.get("sleep", 5)))
+    print(json.dumps(conf["prevResult"]))
+"""
+
+
+def test_runtime_killed_during_cni_add_leaks_nothing(cri_factory, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL while the chain's second plugin runs: the restart undoes the first one's work."""
+    bin_dir = tmp_path / "slow-bin"
+    bin_dir.mkdir()
+    plugin = bin_dir / "rtcri-slow"
+    plugin.write_text(SLOW_PLUGIN)
+    plugin.chmod(0o755)
+    mark = tmp_path / "slow-started"
+    monkeypatch.setenv("RTCRI_SLOW_MARK", str(mark))  # the runtime passes it to plugins
+    rt = cri_factory(conf=False, extra_args=["--cni-bin-dir", str(bin_dir)])
+    rt.write_conf(plugin_types=("bridge", "host-local", "rtcri-slow"))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(rt.run_pod, "crashy")
+        deadline = time.monotonic() + 30
+        while not mark.exists():
+            assert time.monotonic() < deadline, "the slow plugin never ran"
+            time.sleep(0.02)
+        assert len(rt.ipam_files()) == 1, "bridge + host-local ran first"
+        rt.kill()
+        with pytest.raises(grpc.RpcError):
+            fut.result()
+    rt.start()
+    pods = rt.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items
+    assert [p.state for p in pods] == [pb.SANDBOX_NOTREADY]
+    assert rt.ipam_files() == []
+    assert rt.veths() == []
+    assert rt.netns_pins() == []
+    rt.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pods[0].id))
+    assert rt.leftovers() == {k: [] for k in rt.leftovers()}
