@@ -90,3 +90,61 @@ def test_services_and_methods() -> None:
     } <= runtime_methods
     image_methods = {m.name for m in services["ImageService"].methods}
     assert image_methods == {"ListImages", "ImageStatus", "PullImage", "RemoveImage", "ImageFsInfo"}
+
+
+def _peer_proto() -> Path | None:
+    for base in (REPO.parent / "shared", Path("/work/shared")):
+        p = base / "peers" / "containerd" / "cri.proto"
+        if p.is_file():
+            return p
+    return None
+
+
+@pytest.mark.skipif(_peer_proto() is None, reason="the containerd peer's cri.proto is absent")
+def test_wire_compatible_with_the_peer_client_proto(tmp_path: Path) -> None:
+    """Every message, field (number, type, label) and RPC of the peer's hand-written CRI
+    subset (what its client and bench send) exists identically in ours."""
+    from google.protobuf import descriptor_pb2
+    from grpc_tools import protoc
+
+    from pykubelet._proto.runtime.v1 import api_pb2
+
+    peer = _peer_proto()
+    assert peer is not None
+    out = tmp_path / "peer.pb"
+    assert protoc.main(["protoc", f"-I{peer.parent}", f"--descriptor_set_out={out}",
+                        str(peer)]) == 0
+    fds = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
+    theirs = fds.file[0]
+    ours = descriptor_pb2.FileDescriptorProto()
+    api_pb2.DESCRIPTOR.CopyToProto(ours)
+    assert theirs.package == ours.package == "runtime.v1"
+
+    def messages(fd) -> dict[str, descriptor_pb2.DescriptorProto]:
+        found = {}
+
+        def walk(prefix: str, msgs) -> None:
+            for m in msgs:
+                found[prefix + m.name] = m
+                walk(prefix + m.name + ".", m.nested_type)
+        walk("", fd.message_type)
+        return found
+
+    our_msgs = messages(ours)
+    for name, msg in messages(theirs).items():
+        assert name in our_msgs, f"message {name} missing"
+        our_fields = {f.name: f for f in our_msgs[name].field}
+        for f in msg.field:
+            o = our_fields.get(f.name)
+            assert o is not None, f"{name}.{f.name} missing"
+            assert (o.number, o.type, o.label) == (f.number, f.type, f.label), f"{name}.{f.name}"
+            assert o.type_name.rsplit(".", 1)[-1] == f.type_name.rsplit(".", 1)[-1]
+    our_enums = {e.name: {v.name: v.number for v in e.value} for e in ours.enum_type}
+    for e in theirs.enum_type:
+        for v in e.value:
+            assert our_enums[e.name].get(v.name) == v.number, f"{e.name}.{v.name}"
+    our_services = {s.name: {m.name: (m.input_type, m.output_type) for m in s.method}
+                    for s in ours.service}
+    for s in theirs.service:
+        for m in s.method:
+            assert our_services[s.name][m.name] == (m.input_type, m.output_type), m.name
