@@ -229,3 +229,36 @@ def apply_sysctls(pins: PinnedNamespaces, sysctls: dict[str, str]) -> None:
     t.join()
     if err:
         raise err[0]
+
+
+def interface_counters(net_path: str) -> dict[str, tuple[int, int, int, int]]:
+    """{ifname: (rx_bytes, rx_errors, tx_bytes, tx_errors)} inside a pinned network namespace.
+
+    Read from /proc/thread-self/net/dev in a throw-away thread that joined the namespace
+    (/proc/<tid>/net follows the thread's namespace; /sys/class/net would show the host's).
+    """
+    out: dict[str, tuple[int, int, int, int]] = {}
+    err: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            fd = os.open(net_path, os.O_RDONLY)
+            try:
+                _check(_libc.setns(fd, CLONE_NEWNET), f"setns {net_path}")
+            finally:
+                os.close(fd)
+            with open(f"/proc/self/task/{threading.get_native_id()}/net/dev") as f:
+                lines = f.read().splitlines()[2:]
+            for line in lines:
+                name, _, rest = line.partition(":")
+                v = [int(x) for x in rest.split()]
+                out[name.strip()] = (v[0], v[2], v[8], v[10])
+        except BaseException as exc:
+            err.append(exc)
+
+    t = threading.Thread(target=worker, name="netns-stats", daemon=True)
+    t.start()
+    t.join()
+    if err:
+        raise err[0]
+    return out

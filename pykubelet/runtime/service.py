@@ -183,8 +183,16 @@ class Runtime:
         if image_rpc_mod is not None:
             image_rpc = image_rpc_mod.ImageRPC(images)
         statuses = getattr(container_rpc, "statuses_in_sandbox", None)
+        stats = None
+        if container_rpc is not None:
+            list_stats = container_rpc.ListContainerStats
+
+            def stats(sandbox_id: str) -> list[pb.ContainerStats]:
+                return list(list_stats(pb.ListContainerStatsRequest(
+                    filter=pb.ContainerStatsFilter(pod_sandbox_id=sandbox_id))).stats)
+
         runtime_servicer = RuntimeServicer(
-            sandbox=SandboxRPC(sandboxes, statuses),
+            sandbox=SandboxRPC(sandboxes, statuses, stats),
             containers=container_rpc,
             runtime_info=RuntimeInfoRPC(network, containers_ready=containers is not None),
         )

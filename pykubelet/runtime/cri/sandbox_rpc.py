@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.runtime import netns
 from pykubelet.runtime.errors import InvalidArgument, NotFound
 from pykubelet.runtime.podnet import PortMapping
 from pykubelet.runtime.sandbox import (
@@ -152,6 +153,48 @@ def matches(info: SandboxInfo, f: pb.PodSandboxFilter | None) -> bool:
     return all(info.labels.get(k) == v for k, v in f.label_selector.items())
 
 
+def _sum(values: list[pb.UInt64Value]) -> pb.UInt64Value:
+    return pb.UInt64Value(value=sum(v.value for v in values))
+
+
+def pod_stats(info: SandboxInfo, containers: list[pb.ContainerStats],
+              counters: dict[str, tuple[int, int, int, int]]) -> pb.PodSandboxStats:
+    """A pod's stats: its containers' CPU and memory summed, its interfaces' counters."""
+    now = time.time_ns()
+    cpu = pb.CpuUsage(
+        timestamp=now,
+        usage_core_nano_seconds=_sum([c.cpu.usage_core_nano_seconds for c in containers]),
+        usage_nano_cores=_sum([c.cpu.usage_nano_cores for c in containers]),
+    )
+    memory = pb.MemoryUsage(
+        timestamp=now,
+        working_set_bytes=_sum([c.memory.working_set_bytes for c in containers]),
+        usage_bytes=_sum([c.memory.usage_bytes for c in containers]),
+        rss_bytes=_sum([c.memory.rss_bytes for c in containers]),
+        page_faults=_sum([c.memory.page_faults for c in containers]),
+        major_page_faults=_sum([c.memory.major_page_faults for c in containers]),
+    )
+
+    def iface(name: str) -> pb.NetworkInterfaceUsage:
+        rx, rx_err, tx, tx_err = counters[name]
+        return pb.NetworkInterfaceUsage(
+            name=name, rx_bytes=pb.UInt64Value(value=rx), rx_errors=pb.UInt64Value(value=rx_err),
+            tx_bytes=pb.UInt64Value(value=tx), tx_errors=pb.UInt64Value(value=tx_err))
+
+    network = pb.NetworkUsage(timestamp=now)
+    for name in sorted(counters):
+        if name == "eth0":
+            network.default_interface.CopyFrom(iface(name))
+        elif name != "lo":
+            network.interfaces.append(iface(name))
+    return pb.PodSandboxStats(
+        attributes=pb.PodSandboxAttributes(id=info.id, metadata=_metadata(info),
+                                           labels=info.labels, annotations=info.annotations),
+        linux=pb.LinuxPodSandboxStats(cpu=cpu, memory=memory, network=network,
+                                      containers=containers),
+    )
+
+
 class SandboxRPC:
     """Handlers named like the RPCs: each takes the request and returns the response."""
 
@@ -159,9 +202,35 @@ class SandboxRPC:
         self,
         sandboxes: SandboxManager,
         container_statuses: Callable[[str], list[pb.ContainerStatus]] | None = None,
+        container_stats: Callable[[str], list[pb.ContainerStats]] | None = None,
     ) -> None:
         self.sandboxes = sandboxes
         self.container_statuses = container_statuses
+        self.container_stats = container_stats
+
+    def _stats(self, info: SandboxInfo) -> pb.PodSandboxStats:
+        containers = self.container_stats(info.id) if self.container_stats else []
+        counters = {}
+        if info.netns_path and info.state == READY:
+            try:
+                counters = netns.interface_counters(info.netns_path)
+            except OSError:
+                counters = {}  # stopped meanwhile: no network to report
+        return pod_stats(info, containers, counters)
+
+    def PodSandboxStats(self, req: pb.PodSandboxStatsRequest) -> pb.PodSandboxStatsResponse:
+        return pb.PodSandboxStatsResponse(stats=self._stats(self.sandboxes.get(req.pod_sandbox_id)))
+
+    def ListPodSandboxStats(
+        self, req: pb.ListPodSandboxStatsRequest
+    ) -> pb.ListPodSandboxStatsResponse:
+        f = req.filter
+        stats = [
+            self._stats(s) for s in self.sandboxes.list()
+            if s.state == READY and (not f.id or s.id.startswith(f.id))
+            and all(s.labels.get(k) == v for k, v in f.label_selector.items())
+        ]
+        return pb.ListPodSandboxStatsResponse(stats=stats)
 
     def RunPodSandbox(self, req: pb.RunPodSandboxRequest) -> pb.RunPodSandboxResponse:
         if not req.HasField("config"):

@@ -19,6 +19,7 @@ from pykubelet._proto.runtime.v1 import api_pb2_grpc as pb_grpc
 
 SANDBOX_RPCS = (
     "RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus", "ListPodSandbox",
+    "PodSandboxStats", "ListPodSandboxStats",
 )
 CONTAINER_RPCS = (
     "CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "ListContainers",
@@ -28,7 +29,7 @@ CONTAINER_RPCS = (
 RUNTIME_INFO_RPCS = ("Version", "Status", "UpdateRuntimeConfig", "RuntimeConfig")
 STREAMING_RPCS = ("Exec", "Attach", "PortForward")
 OTHER_RUNTIME_RPCS = (
-    "PodSandboxStats", "ListPodSandboxStats", "CheckpointContainer", "GetContainerEvents",
+    "CheckpointContainer", "GetContainerEvents",
     "ListMetricDescriptors", "ListPodSandboxMetrics",
 )
 IMAGE_RPCS = ("ListImages", "ImageStatus", "PullImage", "RemoveImage", "ImageFsInfo")

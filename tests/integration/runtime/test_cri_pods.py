@@ -281,3 +281,33 @@ def test_stop_racing_container_creates_leaves_nothing_running(cri) -> None:
     assert len(states) + len(refused) == 10
     cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
     _clean(cri)
+
+
+def test_pod_sandbox_stats(cri) -> None:
+    pod_id, pod_cfg = cri.run_pod("stats", labels={"stats": "yes"})
+    other_id, _ = cri.run_pod("nostats")
+    cid = cri.start_container(pod_id, pod_cfg, "busy", ["sh", "-c",
+                                                        "i=0; while [ $i -lt 200000 ]; do "
+                                                        "i=$((i+1)); done; sleep 1000"])
+    ip = cri.pod_status(pod_id).status.network.ip
+    subprocess.run(["ping", "-n", "-q", "-c", "3", "-i", "0.2", "-s", "1000", ip], check=True,
+                   capture_output=True)
+    st = cri.runtime.PodSandboxStats(pb.PodSandboxStatsRequest(pod_sandbox_id=pod_id),
+                                     timeout=30).stats
+    assert st.attributes.id == pod_id
+    assert st.attributes.metadata.name == "stats"
+    assert [c.attributes.id for c in st.linux.containers] == [cid]
+    assert st.linux.cpu.usage_core_nano_seconds.value > 0
+    assert st.linux.memory.working_set_bytes.value > 0
+    eth0 = st.linux.network.default_interface
+    assert eth0.name == "eth0"
+    assert eth0.rx_bytes.value >= 3 * 1000
+    assert eth0.tx_bytes.value >= 3 * 1000  # the echo replies
+    listed = cri.runtime.ListPodSandboxStats(pb.ListPodSandboxStatsRequest(
+        filter=pb.PodSandboxStatsFilter(label_selector={"stats": "yes"})), timeout=30).stats
+    assert [s.attributes.id for s in listed] == [pod_id]
+    everything = cri.runtime.ListPodSandboxStats(pb.ListPodSandboxStatsRequest(), timeout=30)
+    assert {s.attributes.id for s in everything.stats} == {pod_id, other_id}
+    for p in (pod_id, other_id):
+        cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=p), timeout=60)
+    _clean(cri)

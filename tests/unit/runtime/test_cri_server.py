@@ -67,6 +67,7 @@ def test_routes_and_error_mapping(stubs) -> None:
     assert info.value.code() == grpc.StatusCode.INTERNAL
     assert "StopPodSandbox: ValueError: boom" in info.value.details()
     for call, req in ((runtime.Attach, pb.AttachRequest()),
+                      (runtime.PodSandboxStats, pb.PodSandboxStatsRequest()),
                       (runtime.CreateContainer, pb.CreateContainerRequest()),
                       (images.ListImages, pb.ListImagesRequest())):
         with pytest.raises(grpc.RpcError) as info:
