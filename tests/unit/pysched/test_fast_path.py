@@ -361,3 +361,83 @@ def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
     assert fs.queue.nominator.has_any()
     assert fs.scheduler.fast.stats["fast_filter"] > 0
     assert fs.scheduler.fast.stats["mismatch"] == 0
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_same_decisions_across_node_events(seed: int) -> None:
+    """Nodes come, change and go between pods: the table follows, decisions stay equal."""
+    rng = random.Random(seed)
+    nodes = [random_node(rng, i) for i in range(140)]
+    bound = [random_pod(rng, f"b{i}", node=rng.choice(nodes).metadata.name) for i in range(140)]
+    pending = [random_pod(rng, f"p{i}") for i in range(120)]
+    for p in pending:
+        p.spec.priority = rng.choice([0, 5, 50])
+    events: list[Any] = []
+    for i in range(len(pending)):
+        r = rng.random()
+        if r < 0.08:
+            events.append(("add", random_node(rng, 1000 + i)))
+        elif r < 0.16:
+            events.append(
+                ("update", rng.randrange(len(nodes)), random_node(rng, 0), rng.choice([1, 4, 16]))
+            )
+        elif r < 0.2:
+            events.append(("delete", rng.randrange(len(nodes))))
+        else:
+            events.append(None)
+    runs = []
+    for fast in (True, False):
+        c = _Cluster()
+        s = EmbeddedScheduler(c, status_writer=c, rng=random.Random(seed), fast=fast)
+        c.sched = s
+        live = {n.metadata.name: n for n in nodes}
+        for n in nodes:
+            s.on_node_add(n)
+        for b in bound:
+            s.on_pod_add(b)
+        out = []
+        for pod, ev in zip(pending, events, strict=True):
+            if ev is not None and ev[0] == "add":
+                s.on_node_add(ev[1])
+                live[ev[1].metadata.name] = ev[1]
+            elif ev is not None:
+                name = nodes[ev[1]].metadata.name
+                if name in live and ev[0] == "update":
+                    d = node_dict(
+                        name,
+                        cpu=str(ev[3]),
+                        memory="8Gi",
+                        labels=dict(ev[2].metadata.labels),
+                        taints=[
+                            {"key": t.key, "value": t.value, "effect": t.effect}
+                            for t in ev[2].spec.taints
+                        ]
+                        or None,
+                    )
+                    new = Node.from_dict(d)
+                    s.on_node_update(live[name], new)
+                    live[name] = new
+                elif name in live:
+                    s.on_node_delete(live.pop(name))
+            s.register_pod(pod)
+            r = s.schedule_now(pod)
+            if r.node:
+                s.on_pod_update(pod, r.pod)
+            if r.diagnosis is not None:
+                r.diagnosis.resolve()
+            out.append(
+                (
+                    r.result,
+                    r.node,
+                    r.nominated_node,
+                    r.message,
+                    _statuses(r.diagnosis) if r.diagnosis else {},
+                    s.scheduler.next_start_node_index,
+                )
+            )
+        runs.append((out, c.bound, c.evicted, s))
+    (a, a_bound, a_ev, fs), (b, b_bound, b_ev, _) = runs
+    for x, y, pod in zip(a, b, pending, strict=True):
+        assert x == y, pod.key
+    assert (a_bound, a_ev) == (b_bound, b_ev)
+    assert fs.scheduler.fast.stats["mismatch"] == 0
