@@ -450,6 +450,7 @@ class FastPath:
             "fast_score": 0,
             "plain_score": 0,
             "mismatch": 0,
+            "errors": 0,
         }
 
     def filter_mask(self, fwk: Any, state: Any, pod: Pod, table: NodeTable) -> np.ndarray | None:
@@ -467,6 +468,10 @@ class FastPath:
                 mask &= fn(table, pl, state, pod)
         except (_NotVectorisable, SelectorError, ValueError):
             self.stats["plain_filter"] += 1
+            return None
+        except Exception:  # a plugin changed under us: the plugins decide, never a crash
+            self.stats["plain_filter"] += 1
+            self.stats["errors"] += 1
             return None
         self.stats["fast_filter"] += 1
         return mask
@@ -488,6 +493,10 @@ class FastPath:
                 total += fn(table, pl, state, pod, idx) * fwk.score_plugin_weight[name]
         except (_NotVectorisable, SelectorError, ValueError):
             self.stats["plain_score"] += 1
+            return None
+        except Exception:  # a plugin changed under us: the plugins decide, never a crash
+            self.stats["plain_score"] += 1
+            self.stats["errors"] += 1
             return None
         self.stats["fast_score"] += 1
         return total

@@ -197,6 +197,7 @@ def test_same_decisions_fast_and_plain(seed: int, n_nodes: int) -> None:
     assert fast_rec.bound == plain_rec.bound
     stats = fast.scheduler.fast.stats
     assert stats["mismatch"] == 0
+    assert stats["errors"] == 0
     assert stats["fast_filter"] > 0
     assert stats["fast_score"] > 0
 
