@@ -11,8 +11,9 @@
 2. Memory with ``--pods`` sleeping pods (one ``sleep`` container each) on each runtime:
    the runtime daemon's RSS idle and loaded; host memory added per pod, accounted as the
    PSS of every process the runtime keeps per pod (ours: conmon + container; containerd:
-   shim + pause + container) plus the kernel's growth (Slab + KernelStack + PageTables:
-   namespaces, veths, cgroups, mounts), divided by the pod count. The raw MemAvailable
+   shim + pause + container), plus the daemon's own PSS growth, plus the kernel's growth
+   (Slab + KernelStack + PageTables: namespaces, veths, cgroups, mounts), divided by the
+   pod count. The raw MemAvailable
    drop is reported too, but on a shared host other workloads swamp it.
 Prints a JSON document and a summary with the ratios ours / containerd.
 
@@ -368,6 +369,7 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
         base_avail = meminfo_kib()
         base_kernel = kernel_kib()
         base_rss = rss_kib(daemon_pid)
+        base_daemon_pss = pss_kib([daemon_pid])
         base_pss = pss_kib(pod_procs())
         t0 = time.perf_counter()
         with grpc.insecure_channel(endpoint) as ch:
@@ -388,6 +390,7 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
         loaded_avail = meminfo_kib()
         loaded_kernel = kernel_kib()
         loaded_rss = rss_kib(daemon_pid)
+        loaded_daemon_pss = pss_kib([daemon_pid])
         procs = pod_procs()
         loaded_pss = pss_kib(procs)
         out = {
@@ -398,7 +401,10 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
             "pss_per_pod_kib": round((loaded_pss - base_pss) / pods, 1),
             "kernel_per_pod_kib": round((loaded_kernel - base_kernel) / pods, 1),
         }
+        out["daemon_growth_per_pod_kib"] = round(
+            (loaded_daemon_pss - base_daemon_pss) / pods, 1)
         out["accounted_per_pod_kib"] = round(out["pss_per_pod_kib"]
+                                             + out["daemon_growth_per_pod_kib"]
                                              + out["kernel_per_pod_kib"], 1)
     finally:
         t1 = time.perf_counter()
@@ -484,7 +490,8 @@ def main() -> int:
         summary[span] = {"pykubelet_ms": o, "containerd_ms": c,
                          "ratio_median": ratio(o and o["median"], c and c["median"])}
     mem = result.get("memory", {})
-    for key in ("accounted_per_pod_kib", "pss_per_pod_kib", "kernel_per_pod_kib",
+    for key in ("accounted_per_pod_kib", "pss_per_pod_kib", "daemon_growth_per_pod_kib",
+                "kernel_per_pod_kib",
                 "mem_available_drop_per_pod_kib",
                 "daemon_rss_idle_kib",
                 "daemon_rss_loaded_kib"):
