@@ -48,9 +48,8 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb  # noqa: E402
 from pykubelet._proto.runtime.v1 import api_pb2_grpc as pb_grpc  # noqa: E402
 
 IMAGE = "localhost/busybox:latest"
-OUR_SUBNET = "10.94.200.0/24"
-OUR_BRIDGE = "rcrib0"
-OUR_NET = "rtcri-bench"
+OUR_SUBNET = "10.94.200.0/24"  # with the reference plugins, like the peer
+PYCNI_SUBNET = "10.94.201.0/24"  # --with-pycni: our own plugins, in-process
 PEER_SOCK = "/run/peer-containerd/containerd.sock"
 PEER_PIDFILE = "/run/peer-containerd/containerd.pid"
 PEER_SUBNET = "10.200.0.0/24"
@@ -65,19 +64,31 @@ def log(msg: str) -> None:
 class OurRuntime:
     """A `pykubelet runtime` on a temp root, with its CNI config and the peer's image."""
 
-    def __init__(self, peer_dir: Path) -> None:
+    def __init__(self, peer_dir: Path, pycni: bool = False) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="rtcri-bench-"))
+        self.pycni = pycni
+        self.bridge = "rcrib1" if pycni else "rcrib0"
+        self.subnet = PYCNI_SUBNET if pycni else OUR_SUBNET
+        self.prefix = "rtcri-benchp-" if pycni else "rtcri-bench-"
+        self.bin_dirs = ["/usr/lib/cni"]
         self.root = self.base / "root"
         self.sock = str(self.base / "cri.sock")
         self.conf_dir = self.base / "net.d"
         self.ipam_dir = self.base / "ipam"
         self.proc: subprocess.Popen | None = None
         self.conf_dir.mkdir(parents=True)
-        conf = {"cniVersion": "1.0.0", "name": OUR_NET, "plugins": [
-            {"type": "bridge", "bridge": OUR_BRIDGE, "isGateway": True, "ipMasq": True,
+        bridge_t, ipam_t = "bridge", "host-local"
+        if pycni:
+            bin_dir = self.base / "pycni-bin"
+            subprocess.run([str(REPO / ".venv" / "bin" / "pycni"), "install", "--bin-dir",
+                            str(bin_dir)], check=True, capture_output=True)
+            self.bin_dirs.append(str(bin_dir))
+            bridge_t, ipam_t = "pycni-bridge", "pycni-host-local"
+        conf = {"cniVersion": "1.0.0", "name": self.prefix.rstrip("-"), "plugins": [
+            {"type": bridge_t, "bridge": self.bridge, "isGateway": True, "ipMasq": True,
              "hairpinMode": True,
-             "ipam": {"type": "host-local", "dataDir": str(self.ipam_dir),
-                      "ranges": [[{"subnet": OUR_SUBNET}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+             "ipam": {"type": ipam_t, "dataDir": str(self.ipam_dir),
+                      "ranges": [[{"subnet": self.subnet}]], "routes": [{"dst": "0.0.0.0/0"}]}},
             {"type": "portmap", "capabilities": {"portMappings": True}},
         ]}
         (self.conf_dir / "10-rtcri-bench.conflist").write_text(json.dumps(conf))
@@ -95,8 +106,9 @@ class OurRuntime:
         self.proc = subprocess.Popen(
             [str(REPO / ".venv" / "bin" / "pykubelet"), "runtime", "--root", str(self.root),
              "--listen", self.endpoint, "--cni-conf-dir", str(self.conf_dir),
-             "--cni-bin-dir", "/usr/lib/cni", "--cni-cache-dir", str(self.base / "cni-cache"),
-             "--netns-prefix", "rtcri-bench-", "--log-level", "warning"],
+             "--cni-bin-dir", ":".join(self.bin_dirs),
+             "--cni-cache-dir", str(self.base / "cni-cache"),
+             "--netns-prefix", self.prefix, "--log-level", "warning"],
             stdout=logf, stderr=logf, stdin=subprocess.DEVNULL, start_new_session=True)
         logf.close()
         wait_ready(self.endpoint, 30)
@@ -137,14 +149,14 @@ class OurRuntime:
                 os.kill(pid, signal.SIGKILL)
         with open("/proc/self/mountinfo") as f:
             mps = [ln.split()[4] for ln in f]
-        ours = (str(self.base) + "/", "/run/netns/rtcri-bench-")
+        ours = (str(self.base) + "/", f"/run/netns/{self.prefix}")
         for mp in sorted((m for m in mps if m.startswith(ours)), key=len, reverse=True):
             subprocess.run(["umount", "-l", mp], capture_output=True)
         for n in os.listdir("/run/netns") if os.path.isdir("/run/netns") else []:
-            if n.startswith("rtcri-bench-"):
+            if n.startswith(self.prefix):
                 with contextlib.suppress(OSError):
                     os.unlink(f"/run/netns/{n}")
-        subprocess.run(["ip", "link", "del", OUR_BRIDGE], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -442,6 +454,8 @@ def main() -> int:
     ap.add_argument("--mem-rounds", type=int, default=2,
                     help="memory rounds per runtime, alternated (medians are reported)")
     ap.add_argument("--skip-containerd", action="store_true")
+    ap.add_argument("--with-pycni", action="store_true",
+                    help="also time a runtime on pycni's own plugins (in-process)")
     ap.add_argument("--only", default="lifecycle,memory")
     ap.add_argument("--out", type=Path, help="also write the JSON here")
     a = ap.parse_args()
@@ -452,9 +466,12 @@ def main() -> int:
                              "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
                              "n": a.n, "pods": a.pods}}
     ours = OurRuntime(a.peer_dir)
+    ours_pycni = OurRuntime(a.peer_dir, pycni=True) if a.with_pycni else None
     started_peer = False
     try:
         ours.start()
+        if ours_pycni is not None:
+            ours_pycni.start()
         if not a.skip_containerd:
             if not _peer_running():
                 subprocess.run([str(a.peer_dir / "start.sh")], check=True)
@@ -464,6 +481,8 @@ def main() -> int:
             targets = {"pykubelet": (ours.endpoint, OUR_SUBNET)}
             if not a.skip_containerd:
                 targets["containerd"] = (f"unix://{PEER_SOCK}", PEER_SUBNET)
+            if ours_pycni is not None:
+                targets["pykubelet+pycni"] = (ours_pycni.endpoint, PYCNI_SUBNET)
             result["lifecycle"] = lifecycle(a.peer_dir, targets, a.n)
         if "memory" in parts:
             mem_targets = {"pykubelet": (ours.endpoint, ours.pid(), ours.pod_processes)}
@@ -478,6 +497,8 @@ def main() -> int:
             result["memory"] = {k: _merge_rounds(v) for k, v in rounds.items()}
     finally:
         ours.destroy()
+        if ours_pycni is not None:
+            ours_pycni.destroy()
         if started_peer:
             subprocess.run([str(a.peer_dir / "stop.sh")], check=False)
     result["meta"]["loadavg_end"] = os.getloadavg()
@@ -489,6 +510,10 @@ def main() -> int:
         c = (lc.get("containerd", {}).get("ms") or {}).get(span)
         summary[span] = {"pykubelet_ms": o, "containerd_ms": c,
                          "ratio_median": ratio(o and o["median"], c and c["median"])}
+        p = (lc.get("pykubelet+pycni", {}).get("ms") or {}).get(span)
+        if p:
+            summary[span]["pykubelet_pycni_ms"] = p
+            summary[span]["ratio_median_pycni"] = ratio(p["median"], c and c["median"])
     mem = result.get("memory", {})
     for key in ("accounted_per_pod_kib", "pss_per_pod_kib", "daemon_growth_per_pod_kib",
                 "kernel_per_pod_kib",
@@ -510,7 +535,10 @@ def main() -> int:
                 return f"{s['median']:.1f} [{s['min']:.0f}-{s['max']:.0f}] ms" if s else "-"
             log(f"{k:<28}  {fmt(v['pykubelet_ms']):<20} {fmt(v['containerd_ms']):<20} "
                 f"{v['ratio_median']}")
-        else:
+            if "pykubelet_pycni_ms" in v:
+                log(f"{'  (pykubelet+pycni)':<28}  {fmt(v['pykubelet_pycni_ms']):<20} "
+                    f"{'':<20} {v['ratio_median_pycni']}")
+        elif v["pykubelet"] is not None:
             log(f"{k:<28}  {v['pykubelet']!s:<20} {v['containerd']!s:<20} {v['ratio']}")
     ok = all(r.get("all_checks_passed", True) for r in lc.values())
     return 0 if ok else 1
