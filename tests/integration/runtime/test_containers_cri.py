@@ -30,7 +30,7 @@ def _error(fn, req) -> grpc.RpcError:  # type: ignore[no-untyped-def]
 
 def _log(pod_cfg: pb.PodSandboxConfig, name: str, attempt: int = 0) -> list[str]:
     path = Path(pod_cfg.log_directory) / name / f"{attempt}.log"
-    return logs.read_messages(path) if path.exists() else []
+    return logs.read_messages(path, "stdout") if path.exists() else []
 
 
 def _wait(pred, timeout: float = 20):  # type: ignore[no-untyped-def]
