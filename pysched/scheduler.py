@@ -510,16 +510,18 @@ class Scheduler:
             and nodes is self.snapshot.node_info_list
             and table.n == n
         ):
-            mask = self.fast.filter_mask(fwk, state, pod, table)
-            if mask is not None:
+            res = self.fast.filter_analysis(fwk, state, pod, table)
+            if res is not None:
+                mask, first_fail, plugins = res
                 # nodes with nominated pods: the plugins' two passes decide (usually a few)
                 for name in self.queue.nominator.node_names():
                     i = self.snapshot.index_of.get(name)
                     if i is not None:
                         st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
                         mask[i] = st.is_success()
+                        first_fail[i] = -2  # its status comes from the whole chain
                 return self._fast_pass_filters(
-                    fwk, state, pod, diagnosis, nodes, mask, start, to_find
+                    fwk, state, pod, diagnosis, nodes, mask, start, to_find, first_fail, plugins
                 )
         feasible: list[NodeInfo] = []
         for i in range(n):
@@ -546,6 +548,8 @@ class Scheduler:
         mask: np.ndarray,
         start: int,
         to_find: int,
+        first_fail: np.ndarray,
+        plugins: list[Any],
     ) -> list[NodeInfo]:
         """The rotated prefix holding the first ``to_find`` feasible rows; the infeasible rows
         in it get their exact Status from the plugins."""
@@ -560,15 +564,54 @@ class Scheduler:
         rows = (pos + start) % n
         self._fast_rows = rows
         if end > len(pos):
-            bad = [nodes[(start + p) % n] for p in np.flatnonzero(~rotated[:end]).tolist()]
+            bad_rows = ((np.flatnonzero(~rotated[:end]) + start) % n).tolist()
+            bad = [nodes[i] for i in bad_rows]
+            first = dict(zip(bad_rows, first_fail[bad_rows].tolist(), strict=True))
+            index_of = self.snapshot.index_of
+
+            def resolve(d: Diagnosis, infos: list[NodeInfo]) -> None:
+                ks = [first.get(index_of.get(ni.name, -1), -1) for ni in infos]
+                self._statuses_by_plugin(fwk, state, pod, d, infos, ks, plugins)
+
             if len(pos):  # the pod fits: their statuses are only needed on demand
                 diagnosis.deferred = bad
-                diagnosis.deferred_resolver = lambda d, infos: self._statuses(
-                    fwk, state, pod, d, infos
-                )
+                diagnosis.deferred_resolver = resolve
             else:
-                self._statuses(fwk, state, pod, diagnosis, bad)
+                resolve(diagnosis, bad)
         return [nodes[i] for i in rows.tolist()]
+
+    def _statuses_by_plugin(
+        self,
+        fwk: Any,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        infos: list[NodeInfo],
+        first: list[int],
+        plugins: list[Any],
+    ) -> None:
+        """Each infeasible node's Status from the plugin that rejects it first (the vectorised
+        masks say which; the plugins before it pass), as run_filter_plugins would report it.
+        Nodes with nominated pods, or any surprise, go through the whole chain."""
+        rest: list[NodeInfo] = []
+        for ni, k in zip(infos, first, strict=True):
+            if k < 0:
+                rest.append(ni)
+                continue
+            pl = plugins[k]
+            st = pl.filter(state, pod, ni)
+            if st is None or st.code not in (
+                Code.UNSCHEDULABLE,
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                Code.PENDING,
+            ):
+                rest.append(ni)
+                continue
+            st.plugin = pl.name()
+            diagnosis.node_to_status.set(ni.name, st)
+            diagnosis.add_plugin_status(st)
+        if rest:
+            self._statuses(fwk, state, pod, diagnosis, rest)
 
     def _statuses(
         self, fwk: Any, state: CycleState, pod: Pod, diagnosis: Diagnosis, infos: list[NodeInfo]

@@ -455,8 +455,17 @@ class FastPath:
 
     def filter_mask(self, fwk: Any, state: Any, pod: Pod, table: NodeTable) -> np.ndarray | None:
         """Feasibility of every table row, or None when some active filter is not mirrored."""
+        res = self.filter_analysis(fwk, state, pod, table)
+        return None if res is None else res[0]
+
+    def filter_analysis(
+        self, fwk: Any, state: Any, pod: Pod, table: NodeTable
+    ) -> tuple[np.ndarray, np.ndarray, list[Any]] | None:
+        """(feasible mask, index of each row's first rejecting plugin or -1, those plugins),
+        or None when some active filter is not mirrored."""
         skip = state.skip_filter_plugins
-        mask = np.ones(table.n, bool)
+        first_fail = np.full(table.n, -1, np.int32)
+        plugins: list[Any] = []
         try:
             for pl in fwk.filter_plugins:
                 name = pl.name()
@@ -465,7 +474,11 @@ class FastPath:
                 fn = FILTERS.get(name)
                 if fn is None:
                     raise _NotVectorisable(name)
-                mask &= fn(table, pl, state, pod)
+                ok = fn(table, pl, state, pod)
+                if ok is True or (isinstance(ok, np.ndarray) and ok.all()):
+                    continue
+                first_fail[(first_fail < 0) & ~ok] = len(plugins)
+                plugins.append(pl)
         except (_NotVectorisable, SelectorError, ValueError):
             self.stats["plain_filter"] += 1
             return None
@@ -474,7 +487,7 @@ class FastPath:
             self.stats["errors"] += 1
             return None
         self.stats["fast_filter"] += 1
-        return mask
+        return first_fail < 0, first_fail, plugins
 
     def weighted_totals(
         self, fwk: Any, state: Any, pod: Pod, table: NodeTable, idx: np.ndarray
