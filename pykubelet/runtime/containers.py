@@ -199,6 +199,8 @@ class ContainerStats:
     writable_layer_bytes: int
     writable_layer_inodes: int
     writable_layer_mountpoint: str
+    cpu_usage_nano_cores: int = 0  # over the interval since the previous sample; 0 at first
+    memory_available_bytes: int = 0  # limit - working set, when a limit is set
 
 
 def _write_json(path: Path, obj: object) -> None:
@@ -263,6 +265,7 @@ class ContainerManager:
         self._ctr_locks: dict[str, threading.Lock] = {}
         self._creating: dict[str, int] = {}  # sandbox id -> creates in flight
         self._shm_mounted: set[str] = set()  # sandboxes whose /dev/shm we know is mounted
+        self._cpu_samples: dict[str, tuple[int, int]] = {}  # id -> (time ns, cpu ns)
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
 
@@ -528,6 +531,7 @@ class ContainerManager:
             self.images.release_lease(rec.id)
             with self._lock:
                 self._records.pop(rec.id, None)
+                self._cpu_samples.pop(rec.id, None)
                 if self._names.get(rec.full_name) == rec.id:
                     del self._names[rec.full_name]
         with self._lock:
@@ -649,6 +653,14 @@ class ContainerManager:
     def _stats_of(self, rec: ContainerRecord) -> ContainerStats:
         cg = cgroups.read_stats(rec.cgroups_path)
         used, inodes = _du(self._dir(rec.id) / "upper")
+        with self._lock:
+            prev = self._cpu_samples.get(rec.id)
+            self._cpu_samples[rec.id] = (cg.timestamp_ns, cg.cpu_usage_core_nanoseconds)
+        nano_cores = 0
+        if prev is not None and cg.timestamp_ns > prev[0]:
+            delta = cg.cpu_usage_core_nanoseconds - prev[1]
+            nano_cores = max(delta, 0) * 1_000_000_000 // (cg.timestamp_ns - prev[0])
+        limit = int(rec.resources.get("memory_limit_in_bytes") or 0)
         return ContainerStats(
             id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
             labels=dict(rec.labels), annotations=dict(rec.annotations),
@@ -659,6 +671,8 @@ class ContainerManager:
             page_faults=cg.page_faults, major_page_faults=cg.major_page_faults,
             writable_layer_bytes=used, writable_layer_inodes=inodes,
             writable_layer_mountpoint=str(self._dir(rec.id) / "upper"),
+            cpu_usage_nano_cores=nano_cores,
+            memory_available_bytes=max(limit - cg.memory_working_set_bytes, 0) if limit else 0,
         )
 
     def update_resources(self, cid: str, resources: Resources) -> None:

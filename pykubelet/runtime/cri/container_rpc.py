@@ -201,9 +201,11 @@ def stats_to_pb(s: ContainerStats) -> pb.ContainerStats:
             id=s.id, metadata=pb.ContainerMetadata(name=s.name, attempt=s.attempt),
             labels=s.labels, annotations=s.annotations),
         cpu=pb.CpuUsage(timestamp=s.timestamp_ns,
-                        usage_core_nano_seconds=u(s.cpu_usage_core_nanoseconds)),
+                        usage_core_nano_seconds=u(s.cpu_usage_core_nanoseconds),
+                        usage_nano_cores=u(s.cpu_usage_nano_cores)),
         memory=pb.MemoryUsage(
             timestamp=s.timestamp_ns, working_set_bytes=u(s.memory_working_set_bytes),
+            available_bytes=u(s.memory_available_bytes),
             usage_bytes=u(s.memory_usage_bytes), rss_bytes=u(s.memory_rss_bytes),
             page_faults=u(s.page_faults), major_page_faults=u(s.major_page_faults)),
         writable_layer=pb.FilesystemUsage(

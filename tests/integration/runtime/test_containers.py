@@ -237,6 +237,15 @@ def test_list_filters_exec_and_stats(env: Env) -> None:
     assert stats.cpu_usage_core_nanoseconds > 0
     assert stats.writable_layer_bytes >= 3000000
     assert {s.id for s in m.list_stats()} == {a, b}
+    busy = m.create(sb1, cfg("busy", "sh", "-c", "while true; do :; done",
+                             resources=Resources(memory_limit_in_bytes=64 << 20)))
+    m.start(busy)
+    m.stats(busy)
+    time.sleep(0.5)
+    later = m.stats(busy)
+    assert 100_000_000 < later.cpu_usage_nano_cores < 2_100_000_000  # ~1 core spinning
+    assert 0 < later.memory_available_bytes < 64 << 20
+    m.remove(busy)
 
     m.stop_all_in_sandbox(sb1.id, 0)
     assert m.status(a).state == EXITED
