@@ -221,7 +221,28 @@ def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
     return ok
 
 
+def _f_pod_topology_spread(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+    """PodTopologySpread.Filter from its PreFilter state (matching pods per domain)."""
+    s = state.get("PreFilterPodTopologySpread")
+    if s is None:
+        raise _NotVectorisable("no PreFilter state")
+    ok = np.ones(t.n, bool)
+    for i, c in enumerate(s.constraints):
+        col = t.label_column(c.topology_key)
+        ids = t.label_values[c.topology_key]
+        lut = np.zeros(len(ids) + 1, np.int64)  # the last slot serves absent labels (-1)
+        for v, cnt in s.tp_value_to_match_num[i].items():
+            vid = ids.get(v)
+            if vid is not None:
+                lut[vid] = cnt
+        min_match = s.global_min(i, c.min_domains)
+        self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
+        ok &= (col >= 0) & (lut[col] + self_match - min_match <= c.max_skew)
+    return ok
+
+
 FILTERS = {
+    "PodTopologySpread": _f_pod_topology_spread,
     "InterPodAffinity": _f_inter_pod_affinity,
     "NodeUnschedulable": _f_node_unschedulable,
     "NodeName": _f_node_name,
@@ -517,7 +538,7 @@ class FastPath:
     def plugin_scores(
         self, fwk: Any, state: Any, pod: Pod, table: NodeTable, idx: np.ndarray
     ) -> dict[str, np.ndarray] | None:
-        """Normalised score per plugin (tests compare these with the plugins')."""
+        """Normalised score per mirrored plugin (tests compare these with the plugins')."""
         out = {}
         try:
             for pl in fwk.score_plugins:
@@ -526,7 +547,7 @@ class FastPath:
                     continue
                 fn = SCORES.get(name)
                 if fn is None:
-                    return None
+                    continue  # not mirrored: the plugin scores
                 out[name] = fn(table, pl, state, pod, idx)
         except (_NotVectorisable, SelectorError, ValueError):
             return None

@@ -91,7 +91,25 @@ def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
     kw["labels"] = {"app": rng.choice(["web", "db", "cache"])}
     if rng.random() < 0.3:
         kw["affinity"] = {**kw.get("affinity", {}), **random_pod_affinity(rng)}
-    return Pod.from_dict(pod_dict(name, node=node, **kw))
+    spread = None
+    if rng.random() < 0.25:
+        spread = [
+            {
+                "maxSkew": rng.randint(1, 3),
+                "topologyKey": rng.choice(
+                    ["topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"]
+                ),
+                "whenUnsatisfiable": rng.choice(
+                    ["DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"]
+                ),
+                "labelSelector": {"matchLabels": {"app": kw["labels"]["app"]}},
+            }
+            for _ in range(rng.randint(1, 2))
+        ]
+    d = pod_dict(name, node=node, **kw)
+    if spread:
+        d["spec"]["topologySpreadConstraints"] = spread
+    return Pod.from_dict(d)
 
 
 def random_pod_affinity(rng: random.Random) -> dict[str, Any]:
@@ -229,7 +247,7 @@ def test_masks_and_plugin_scores_equal_plugins(seed: int) -> None:
         fast_scores = sched.fast.plugin_scores(fwk, state, pod, table, idx)
         assert fast_scores is not None
         for pl in fwk.score_plugins:
-            if pl.name() in state.skip_score_plugins:
+            if pl.name() in state.skip_score_plugins or pl.name() not in fast_scores:
                 continue
             scores = [NodeScore(ni.name, pl.score(state, pod, ni)[0]) for ni in feasible]
             ext = pl.score_extensions()
