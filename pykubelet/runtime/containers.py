@@ -712,6 +712,15 @@ class ContainerManager:
             self._names = {r.full_name: r.id for r in records.values()}
         for rec in records.values():
             self._observe(rec)
+        # runc state and image leases whose container directory is gone
+        for cid in self.runc.list_ids():
+            if cid not in records:
+                log.warning("deleting runc container %s unknown to our records", cid[:12])
+                with contextlib.suppress(RuncError):
+                    self.runc.delete(cid, force=True)
+        for holder in self.images.lease_holders():
+            if holder not in records and not self._dir(holder).exists():
+                self.images.release_lease(holder)
         shm_root = self.root / ".shm"
         for d in sorted(shm_root.iterdir()) if shm_root.is_dir() else []:
             try:

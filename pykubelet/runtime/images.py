@@ -298,6 +298,9 @@ class ImageStore:
                 (self._leases / f"{holder}.json").unlink()
             self._gc_layers(self._read_index())
 
+    def lease_holders(self) -> list[str]:
+        return sorted(p.stem for p in self._leases.glob("*.json"))
+
     def _leased_layers(self) -> set[str]:
         leased: set[str] = set()
         for p in self._leases.glob("*.json"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -415,6 +416,15 @@ def test_recover_after_restart_and_half_created_leftovers(env: Env) -> None:
     for cid in (running, exits_later, created):
         m2.remove(cid)
     assert m2.list() == []
+    # leftovers without a container directory: runc state and an image lease
+    stray = m2.create(sb, cfg("stray", "sleep", "1000"))
+    (env.root / "containers" / stray / "record.json").unlink()
+    subprocess.run(["umount", str(env.root / "containers" / stray / "bundle" / "rootfs")],
+                   check=True)
+    shutil.rmtree(env.root / "containers" / stray)
+    env.new_manager().recover()
+    assert not (env.root / "runc" / stray).exists()
+    assert env.store.lease_holders() == []
     # a sandbox removed while the runtime was down: its /dev/shm goes at the next recover
     shm = env.root / "containers" / ".shm" / sb.id
     assert shm.is_dir()
