@@ -66,7 +66,12 @@ def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes:
 
 
 def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
-    """The node with the highest total; ties broken uniformly (one RNG draw when tied)."""
+    """The node with the highest total; ties broken uniformly (one RNG draw when tied).
+
+    kube-scheduler pops a heap ordered by (total, Randomizer); the random tie-breaker is meant
+    for every node (kubernetes#141024) and the feasible order is already random there, so ties
+    are uniform. Here one draw over the tied nodes in feasible order does the same, reproducibly
+    for a seeded RNG, and identically in the vectorised path."""
     if not scores:
         raise ValueError("empty priorityList")
     best = max(s.total_score for s in scores)
