@@ -268,6 +268,7 @@ class ContainerManager:
         self._cpu_samples: dict[str, tuple[int, int]] = {}  # id -> (time ns, cpu ns)
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
+        self._host_caps = oci_spec.host_capabilities()
 
     # ------------------------------------------------------------------ paths, records
     def _dir(self, cid: str) -> Path:
@@ -340,6 +341,7 @@ class ContainerManager:
                 cgroups_path, pid_ns_path=pid_ns_path, min_oom_score_adj=self._min_oom,
                 has_memsw=self._has_memsw, shm_source=self._shm_for(sandbox.id,
                                                                     effective.security),
+                available_caps=self._host_caps,
             )
             _write_json(bundle / "config.json", spec)
             conmon_log = log_path or str(cdir / "console.log")

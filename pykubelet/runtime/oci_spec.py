@@ -216,10 +216,31 @@ def resolve_user(rootfs: Path, image_user: str, security: SecurityContext) -> Re
     return ResolvedUser(uid=uid, gid=gid, additional_gids=gids, home=home)
 
 
-def capabilities(security: SecurityContext) -> list[str]:
-    """The container's capability set: defaults, then adds and drops ('ALL' allowed)."""
-    if security.privileged:
+def host_capabilities() -> list[str]:
+    """The capabilities in our own bounding set (what runc can grant at all).
+
+    ALL_CAPABILITIES is in kernel bit order, so bit N of CapBnd is ALL_CAPABILITIES[N].
+    """
+    try:
+        with open("/proc/self/status") as f:
+            line = next(x for x in f if x.startswith("CapBnd:"))
+        mask = int(line.split()[1], 16)
+    except (OSError, StopIteration, ValueError, IndexError):
         return list(ALL_CAPABILITIES)
+    return [c for i, c in enumerate(ALL_CAPABILITIES) if mask >> i & 1]
+
+
+def capabilities(security: SecurityContext,
+                 available: list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """The container's capability set: defaults, then adds and drops ('ALL' allowed).
+
+    ``available`` (default: every capability) bounds "all": privileged containers and
+    ``add: [ALL]`` get every available capability, and adding one outside it is an error
+    (root here lacks CAP_SYS_RESOURCE, so runc could not grant it).
+    """
+    every = list(available) if available is not None else list(ALL_CAPABILITIES)
+    if security.privileged:
+        return every
 
     def norm(c: str) -> str:
         c = c.strip().upper()
@@ -230,9 +251,13 @@ def capabilities(security: SecurityContext) -> list[str]:
     for c in adds + drops:
         if c != "ALL" and c not in ALL_CAPABILITIES:
             raise InvalidArgument(f"linux.security_context.capabilities: unknown capability {c!r}")
-    caps = list(DEFAULT_CAPABILITIES)
+    for c in adds:
+        if c != "ALL" and c not in every:
+            raise InvalidArgument(f"linux.security_context.capabilities: {c} is not available "
+                                  "to this runtime (not in its bounding set)")
+    caps = [c for c in DEFAULT_CAPABILITIES if c in every]
     if "ALL" in adds:
-        caps = list(ALL_CAPABILITIES)
+        caps = every
     else:
         caps += [c for c in adds if c not in caps]
     if "ALL" in drops:
@@ -385,12 +410,13 @@ def build_spec(
     min_oom_score_adj: int = 0,
     has_memsw: bool = True,
     shm_source: str = "",
+    available_caps: list[str] | None = None,
 ) -> dict[str, Any]:
     """The whole config.json (rootfs at ``<bundle>/rootfs``)."""
     if not config.metadata.name:
         raise InvalidArgument("metadata.name: must not be empty")
     sec = config.security
-    caps = capabilities(sec)
+    caps = capabilities(sec, available_caps)
     joins_uts = bool(sandbox.uts_ns_path)
     # never above our own hard limit: root lacks CAP_SYS_RESOURCE on some hosts
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]

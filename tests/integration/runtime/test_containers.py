@@ -548,3 +548,20 @@ def test_runtime_default_seccomp_blocks_new_user_namespaces(env: Env) -> None:
 
     assert stdout("unc") == ["userns-allowed"]
     assert stdout("def") == ["userns-blocked"]
+
+
+def test_readonly_rootfs_and_privileged(env: Env) -> None:
+    sb = env.sandbox()
+    run_to_exit(env, sb, cfg("ro", "sh", "-c", "touch /x 2>/dev/null && echo rw || echo ro; "
+                                               "touch /dev/shm/x && echo shm-rw",
+                             security=SecurityContext(readonly_rootfs=True)))
+    assert log_of(env, sb, "ro") == ["ro", "shm-rw"]
+    run_to_exit(env, sb, cfg("priv", "sh", "-c",
+                             "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
+                             "mkdir /m && mount -t tmpfs none /m && echo mounted",
+                             security=SecurityContext(privileged=True,
+                                                      seccomp=SeccompProfile("RuntimeDefault"))))
+    out = log_of(env, sb, "priv")
+    cap_eff = int(out[0].split()[1], 16)
+    assert cap_eff & (1 << 21)  # CAP_SYS_ADMIN
+    assert out[1:] == ["NoNewPrivs:\t0", "Seccomp:\t0", "mounted"]

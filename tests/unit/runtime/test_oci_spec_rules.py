@@ -108,6 +108,19 @@ def test_capabilities() -> None:
         oci_spec.ALL_CAPABILITIES)
     assert oci_spec.capabilities(SecurityContext(privileged=True)) == list(
         oci_spec.ALL_CAPABILITIES)
+    some = ["CAP_CHOWN", "CAP_KILL", "CAP_SYS_ADMIN"]
+    assert oci_spec.capabilities(SecurityContext(privileged=True), some) == some
+    assert oci_spec.capabilities(SecurityContext(add_capabilities=("ALL",)), some) == some
+    assert oci_spec.capabilities(SecurityContext(), some) == ["CAP_CHOWN", "CAP_KILL"]
+    with pytest.raises(InvalidArgument, match="CAP_SYS_RESOURCE is not available"):
+        oci_spec.capabilities(SecurityContext(add_capabilities=("SYS_RESOURCE",)), some)
+
+
+def test_host_capabilities_follow_kernel_bit_order() -> None:
+    assert oci_spec.ALL_CAPABILITIES.index("CAP_SYS_ADMIN") == 21
+    assert oci_spec.ALL_CAPABILITIES.index("CAP_SYS_RESOURCE") == 24
+    assert oci_spec.ALL_CAPABILITIES.index("CAP_CHECKPOINT_RESTORE") == 40
+    assert "CAP_CHOWN" in oci_spec.host_capabilities()
 
 
 def test_build_spec_defaults_harden() -> None:
