@@ -29,7 +29,10 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb
 
 pytestmark = [pytest.mark.root, pytest.mark.netns, pytest.mark.runc]
 
-PEER = Path("/work/shared/peers/containerd")
+REPO = Path(__file__).resolve().parents[3]
+PEER = next((p for p in (REPO.parent / "shared" / "peers" / "containerd",
+                         Path("/work/shared/peers/containerd")) if (p / "cri_client.py").exists()),
+            Path("/work/shared/peers/containerd"))
 HTTPD = ["sh", "-c", "mkdir -p /www && echo \"$MSG\" > /www/index.html && "
          "exec httpd -f -p 8080 -h /www"]
 
