@@ -451,7 +451,58 @@ def _s_inter_pod_affinity(
     return np.trunc(f).astype(np.int64)
 
 
+def _s_pod_topology_spread(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, idx: np.ndarray
+) -> np.ndarray:
+    """PodTopologySpread.Score + NormalizeScore from its PreScore state."""
+    from pysched.plugins.pod_topology_spread import LABEL_HOSTNAME, count_pods_match_selector
+
+    st = state.get("PreScorePodTopologySpread")
+    if st is None:
+        raise _NotVectorisable("no PreScore state")
+    constraints, ignored, counts, weights = st
+    n = len(idx)
+    rows = idx.tolist()
+    score = np.zeros(n, np.float64)
+    ns = pod.metadata.namespace
+    for i, c in enumerate(constraints):
+        col = t.label_column(c.topology_key)[idx]
+        present = col >= 0
+        if c.topology_key == LABEL_HOSTNAME:
+            cnt = np.fromiter(
+                (count_pods_match_selector(t.infos[r].pods, c.selector, ns) for r in rows),
+                np.int64,
+                n,
+            )
+        else:
+            ids = t.label_values[c.topology_key]
+            lut = np.zeros(len(ids) + 1, np.int64)
+            for v, k in counts[i].items():
+                vid = ids.get(v)
+                if vid is not None:
+                    lut[vid] = k
+            cnt = lut[col]
+        score = np.where(
+            present, score + (cnt.astype(np.float64) * weights[i] + float(c.max_skew - 1)), score
+        )
+    r = np.floor(score)
+    raw = (r + (score - r >= 0.5)).astype(np.int64)  # Go's math.Round (scores are >= 0)
+    valid = np.ones(n, bool)
+    if ignored:
+        valid = np.fromiter((t.names[r_] not in ignored for r_ in rows), bool, n)
+    if not valid.any():
+        return np.zeros(n, np.int64)
+    mx = max(0, int(raw[valid].max()))
+    mn = int(raw[valid].min())
+    if mx == 0:
+        out = np.full(n, MAX_NODE_SCORE, np.int64)
+    else:
+        out = (MAX_NODE_SCORE * (mx + mn - raw)) // mx
+    return np.where(valid, out, 0)
+
+
 SCORES = {
+    "PodTopologySpread": _s_pod_topology_spread,
     "InterPodAffinity": _s_inter_pod_affinity,
     "NodeResourcesFit": _s_node_resources_fit,
     "NodeResourcesBalancedAllocation": _s_balanced,
