@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import resource
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -392,6 +393,39 @@ def resources_section(config: ContainerConfigSpec, has_memsw: bool = True) -> di
     return out
 
 
+_NOT_HOST_DEVICES = ("/dev/pts", "/dev/shm", "/dev/mqueue", "/dev/console")
+
+
+def host_devices(root: str = "/dev") -> list[dict[str, Any]]:
+    """Every char/block device node under /dev, as OCI ``linux.devices`` entries.
+
+    Privileged containers get them all (containerd's WithHostDevices): runc creates the
+    nodes in the container's /dev tmpfs.
+    """
+    out: list[dict[str, Any]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames
+                       if os.path.join(dirpath, d) not in _NOT_HOST_DEVICES]
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if path in _NOT_HOST_DEVICES:
+                continue
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISCHR(st.st_mode):
+                kind = "c"
+            elif stat.S_ISBLK(st.st_mode):
+                kind = "b"
+            else:
+                continue
+            out.append({"path": path, "type": kind, "major": os.major(st.st_rdev),
+                        "minor": os.minor(st.st_rdev), "fileMode": stat.S_IMODE(st.st_mode),
+                        "uid": st.st_uid, "gid": st.st_gid})
+    return out
+
+
 def own_oom_score_adj() -> int:
     try:
         return int(Path("/proc/self/oom_score_adj").read_text())
@@ -443,6 +477,7 @@ def build_spec(
     }
     if sec.privileged:
         linux["resources"]["devices"] = [{"allow": True, "access": "rwm"}]
+        linux["devices"] = host_devices()
     if not sec.privileged:
         linux["maskedPaths"] = list(sec.masked_paths if sec.masked_paths is not None
                                     else DEFAULT_MASKED_PATHS)

@@ -558,10 +558,12 @@ def test_readonly_rootfs_and_privileged(env: Env) -> None:
     assert log_of(env, sb, "ro") == ["ro", "shm-rw"]
     run_to_exit(env, sb, cfg("priv", "sh", "-c",
                              "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
-                             "mkdir /m && mount -t tmpfs none /m && echo mounted",
+                             "mkdir /m && mount -t tmpfs none /m && echo mounted; "
+                             "test -c /dev/net/tun && echo tun",
                              security=SecurityContext(privileged=True,
                                                       seccomp=SeccompProfile("RuntimeDefault"))))
     out = log_of(env, sb, "priv")
     cap_eff = int(out[0].split()[1], 16)
     assert cap_eff & (1 << 21)  # CAP_SYS_ADMIN
-    assert out[1:] == ["NoNewPrivs:\t0", "Seccomp:\t0", "mounted"]
+    want_tun = ["tun"] if os.path.exists("/dev/net/tun") else []  # host devices are there
+    assert out[1:] == ["NoNewPrivs:\t0", "Seccomp:\t0", "mounted", *want_tun]
