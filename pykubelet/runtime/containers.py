@@ -3,7 +3,7 @@
 API (what ``cri/container_rpc.py`` and the sandbox manager call)::
 
     ContainerManager(root, images, sandbox_lookup, *, runc_root=None, socket_dir=None,
-                     default_cgroup_parent="/pykubelet", runc=..., conmon=...)
+                     default_cgroup_parent="/pykubelet", runc_binary=..., conmon_binary=...)
     create(sandbox: SandboxInfo | str, config: ContainerConfigSpec) -> container id
     start(id)                          CREATED -> RUNNING (``runc start``)
     stop(id, timeout)                  stop signal (image StopSignal, else SIGTERM), SIGKILL
@@ -16,7 +16,13 @@ API (what ``cri/container_rpc.py`` and the sandbox manager call)::
     stats(id) -> ContainerStats;  list_stats(filter) -> list[ContainerStats]
     update_resources(id, Resources);  reopen_log(id)
     stop_all_in_sandbox(sandbox_id, timeout);  remove_all_in_sandbox(sandbox_id)
-    recover()                          after a restart: reload records, clean half-creates
+    recover()                          after a restart: reload records, clean half-creates,
+                                       stray runc state, leases and orphaned pod /dev/shm
+
+Errors: InvalidArgument (a bad field, named), NotFound (container, sandbox or image),
+AlreadyExists (the name is taken in that sandbox and attempt), FailedPrecondition (wrong
+state, or runc/conmon refused: their message is kept), ExecTimeout (DEADLINE_EXCEEDED).
+A failed create leaves nothing behind (mount, lease, runc state, files, name).
 
 Layout under ``root`` (``<--root>/containers``)::
 
