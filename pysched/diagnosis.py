@@ -70,20 +70,19 @@ class Diagnosis:
     post_filter_msg: str = ""
     # Infeasible nodes the vectorised path found but whose Status was not computed yet (the
     # pod fits elsewhere, so nobody needs it unless asked): resolve() runs their filters.
-    deferred: list[Any] = field(default_factory=list)
+    deferred_count: int = 0
     deferred_resolver: Any = None
 
     def num_rejected(self) -> int:
         """Nodes known infeasible (explicit statuses plus deferred ones)."""
-        explicit = self.node_to_status.node_to_status
-        if not explicit:
-            return len(self.deferred)
-        return len(explicit) + sum(1 for ni in self.deferred if ni.name not in explicit)
+        return len(self.node_to_status) + self.deferred_count
 
     def resolve(self) -> None:
-        if self.deferred and self.deferred_resolver is not None:
-            nodes, self.deferred = self.deferred, []
-            self.deferred_resolver(self, nodes)
+        """Compute the deferred statuses (idempotent)."""
+        if self.deferred_resolver is not None:
+            fn, self.deferred_resolver = self.deferred_resolver, None
+            self.deferred_count = 0
+            fn(self)
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

@@ -569,20 +569,24 @@ class Scheduler:
         rows = (pos + start) % n
         self._fast_rows = rows
         if end > len(pos):
-            bad_rows = ((np.flatnonzero(~rotated[:end]) + start) % n).tolist()
-            bad = [nodes[i] for i in bad_rows]
-            first = dict(zip(bad_rows, first_fail[bad_rows].tolist(), strict=True))
             index_of = self.snapshot.index_of
 
-            def resolve(d: Diagnosis, infos: list[NodeInfo]) -> None:
-                ks = [first.get(index_of.get(ni.name, -1), -1) for ni in infos]
+            def resolve(d: Diagnosis) -> None:
+                bad_rows = ((np.flatnonzero(~rotated[:end]) + start) % n).tolist()
+                infos = [nodes[i] for i in bad_rows]
+                ks = first_fail[bad_rows].tolist() if bad_rows else []
                 self._statuses_by_plugin(fwk, state, pod, d, infos, ks, plugins)
 
             if len(pos):  # the pod fits: their statuses are only needed on demand
-                diagnosis.deferred = bad
+                count = end - len(pos)
+                for name in diagnosis.node_to_status.node_to_status:  # the nominated node
+                    r = index_of.get(name)
+                    if r is not None and (r - start) % n < end and not rotated[(r - start) % n]:
+                        count -= 1  # already has its status
+                diagnosis.deferred_count = count
                 diagnosis.deferred_resolver = resolve
             else:
-                resolve(diagnosis, bad)
+                resolve(diagnosis)
         return [nodes[i] for i in rows.tolist()]
 
     def _statuses_by_plugin(
