@@ -14,6 +14,7 @@ import ipaddress
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,9 +161,9 @@ class PodNetwork:
     def _conf_dir_stamp(self) -> tuple[Any, ...]:
         try:
             entries = sorted(os.scandir(self.conf_dir), key=lambda e: e.name)
-        except FileNotFoundError:
-            return ("missing",)
-        return tuple((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries)
+            return tuple((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries)
+        except FileNotFoundError:  # the dir, or a file removed while we looked
+            return ("missing", time.monotonic_ns())
 
     def _reload(self) -> None:
         """Load the default network again when the conf dir changed (a few stat calls)."""
@@ -255,7 +256,6 @@ class PodNetwork:
         port_mappings: list[PortMapping],
     ) -> None:
         """CNI DEL of the sandbox's network, then loopback; raises Unavailable on failure."""
-
         cni = self._client()
         caps: dict[str, Any] = {}
         if att.port_mappings_applied and port_mappings:
