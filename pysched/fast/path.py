@@ -52,12 +52,21 @@ class _NotVectorisable(Exception):
 
 
 # ---------------------------------------------------------------- label selectors over columns
+def _isin(t: NodeTable, key: str, col: np.ndarray, ids: list[int]) -> np.ndarray:
+    """col ∈ ids through a lookup table over the key's value ids (absent: -1, never in)."""
+    if not ids:
+        return np.zeros(len(col), bool)
+    lut = np.zeros(len(t.label_values[key]) + 1, bool)
+    lut[ids] = True
+    return lut[col]
+
+
 def _requirement_mask(t: NodeTable, r: NodeSelectorRequirement) -> np.ndarray:
     col = t.label_column(r.key)
     op = r.operator
     if op in ("In", "NotIn"):
         ids = t.value_ids(r.key, r.values)
-        hit = np.isin(col, ids) if ids else np.zeros(t.n, bool)
+        hit = _isin(t, r.key, col, ids)
         return hit if op == "In" else ~hit
     if op == "Exists":
         return col >= 0
@@ -197,7 +206,7 @@ def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
             labelled &= col >= 0
             vals = [v for (k, v), c in s.affinity_counts.items() if k == tk and c > 0]
             ids = t.value_ids(tk, vals)
-            exist &= np.isin(col, ids) if ids else False
+            exist &= _isin(t, tk, col, ids)
         first_of_group = not s.affinity_counts and pod_matches_all_affinity_terms(terms, pod)
         ok &= labelled & (exist | first_of_group)
     if s.anti_affinity_counts:
@@ -207,7 +216,7 @@ def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
             vals = [v for (k, v), c in s.anti_affinity_counts.items() if k == tk and c > 0]
             ids = t.value_ids(tk, vals)
             if ids:
-                ok &= ~np.isin(col, ids)
+                ok &= ~_isin(t, tk, col, ids)
     if s.existing_anti_affinity_counts:
         by_key: dict[str, list[str]] = {}
         for (k, v), c in s.existing_anti_affinity_counts.items():
@@ -217,7 +226,7 @@ def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
             col = t.label_column(k)
             ids = t.value_ids(k, vals)
             if ids:
-                ok &= ~np.isin(col, ids)
+                ok &= ~_isin(t, k, col, ids)
     return ok
 
 
