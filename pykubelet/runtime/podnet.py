@@ -161,9 +161,12 @@ class PodNetwork:
     def _conf_dir_stamp(self) -> tuple[Any, ...]:
         try:
             entries = sorted(os.scandir(self.conf_dir), key=lambda e: e.name)
+        except FileNotFoundError:
+            return ("missing",)
+        try:
             return tuple((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries)
-        except FileNotFoundError:  # the dir, or a file removed while we looked
-            return ("missing", time.monotonic_ns())
+        except FileNotFoundError:  # a file removed while we looked: look again next time
+            return ("changing", time.monotonic_ns())
 
     def _reload(self) -> None:
         """Load the default network again when the conf dir changed (a few stat calls)."""
