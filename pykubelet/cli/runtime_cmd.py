@@ -46,7 +46,7 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
     try:
         socket_path(listen)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--listen") from exc
+        raise click.UsageError(str(exc)) from exc
     rt = Runtime.open(RuntimeOptions(
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
