@@ -263,3 +263,48 @@ def test_gated_pod_waits_until_its_gates_are_removed() -> None:
     s.on_pod_update(gated, ungated)
     assert s.queue.where(ungated) == "active"
     assert s.schedule_one().result == "scheduled"
+
+
+def test_events_from_other_threads_while_the_loop_runs() -> None:
+    """The control plane feeds nodes and pods concurrently; every pod ends up bound once."""
+    c = Client()
+    s = EmbeddedScheduler(c, status_writer=c, async_binding=True)
+    c.sched = s
+    errors: list[BaseException] = []
+
+    def feed_nodes() -> None:
+        try:
+            for i in range(30):
+                s.on_node_add(make_node(f"n{i}", cpu="2"))
+                time.sleep(0.001)
+        except BaseException as e:  # surfaced by the assertion below
+            errors.append(e)
+
+    def feed_pods(prefix: str) -> None:
+        try:
+            for i in range(60):
+                s.on_pod_add(make_pod(f"{prefix}{i}", cpu="100m"))
+        except BaseException as e:
+            errors.append(e)
+
+    s.start()
+    threads = [threading.Thread(target=feed_nodes)] + [
+        threading.Thread(target=feed_pods, args=(p,)) for p in ("a", "b")
+    ]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with c.lock:
+                if len(c.bindings) == 120:
+                    break
+            # pods that arrived before any node wait for a NodeAdd move or the backoff flush
+            time.sleep(0.05)
+    finally:
+        s.stop()
+    assert errors == []
+    assert len(c.bindings) == 120
+    assert len({k for k, _ in c.bindings}) == 120
