@@ -51,41 +51,37 @@ def _unimplemented(request: Any) -> Any:
     raise NotImplementedError
 
 
-class _Router:
-    """Base: ``getattr(servicer, "RunPodSandbox")`` gives a (request, context) handler."""
+def _dispatch(name: str) -> Callable[[Any, Any, grpc.ServicerContext], Any]:
+    """The servicer method for RPC ``name``: look the handler up, call it with the request."""
 
-    rpc_names: tuple[str, ...] = ()
+    def method(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        return self._table.get(name, _unimplemented)(request)
 
-    def __init__(self, table: dict[str, Callable[[Any], Any]]) -> None:
-        self._table = table
-
-    def __getattribute__(self, name: str) -> Any:
-        if name in type(self).rpc_names:
-            fn = object.__getattribute__(self, "_table").get(name, _unimplemented)
-
-            def handler(request: Any, context: grpc.ServicerContext) -> Any:
-                return fn(request)
-
-            return handler
-        return object.__getattribute__(self, name)
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
-class RuntimeServicer(_Router, pb_grpc.RuntimeServiceServicer):
+class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     rpc_names = (SANDBOX_RPCS + CONTAINER_RPCS + RUNTIME_INFO_RPCS + STREAMING_RPCS
                  + OTHER_RUNTIME_RPCS)
 
     def __init__(self, sandbox: Any, containers: Any, runtime_info: Any) -> None:
-        super().__init__(_routes([
+        self._table = _routes([
             (SANDBOX_RPCS, sandbox), (CONTAINER_RPCS, containers),
             (RUNTIME_INFO_RPCS, runtime_info),
-        ]))
+        ])
 
 
-class ImageServicer(_Router, pb_grpc.ImageServiceServicer):
+class ImageServicer(pb_grpc.ImageServiceServicer):
     rpc_names = IMAGE_RPCS
 
     def __init__(self, images: Any) -> None:
-        super().__init__(_routes([(IMAGE_RPCS, images)]))
+        self._table = _routes([(IMAGE_RPCS, images)])
+
+
+for _cls in (RuntimeServicer, ImageServicer):
+    for _name in _cls.rpc_names:
+        setattr(_cls, _name, _dispatch(_name))
 
 
 def add_to_server(server: grpc.Server, runtime: RuntimeServicer, images: ImageServicer) -> None:
