@@ -96,3 +96,9 @@ def test_listen_must_be_an_absolute_unix_path() -> None:
     for bad in ("tcp://127.0.0.1:1", "unix://relative.sock", "x.sock"):
         with pytest.raises(ValueError, match="--listen"):
             socket_path(bad)
+
+
+def test_every_rpc_of_the_proto_is_routed() -> None:
+    services = pb.DESCRIPTOR.services_by_name
+    assert {m.name for m in services["RuntimeService"].methods} == set(RuntimeServicer.rpc_names)
+    assert {m.name for m in services["ImageService"].methods} == set(ImageServicer.rpc_names)
