@@ -40,6 +40,7 @@ from pykubelet.kubelet.labels import (
     ContainerLabelInfo,
     parse_container_labels,
 )
+from pykubelet.kubelet.pod_cgroups import ensure_pod_cgroup
 from pykubelet.kubelet.runtime_state import (
     ContainerRuntimeStatus,
     ContainerState,
@@ -556,6 +557,10 @@ class RuntimeManager:
         sandbox_id = actions.sandbox_id
         pod_ip = observed.ip
         if actions.create_sandbox:
+            try:
+                ensure_pod_cgroup(pod)  # kubelet's pod container manager, before the sandbox
+            except OSError as exc:
+                log.warning("%s: pod cgroup: %s", pod.format(), exc)
             try:
                 ensure_log_dir(sandbox_config)
                 sandbox_id = self.cri.run_pod_sandbox(sandbox_config)

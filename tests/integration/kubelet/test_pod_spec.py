@@ -40,6 +40,13 @@ def test_resources_to_cgroups(agent_factory, endpoint):
     assert int((cpu / "cpu.cfs_quota_us").read_text()) == 50_000
     assert int((cpu / "cpu.cfs_period_us").read_text()) == 100_000
     assert int((cpu / "cpu.shares").read_text()) == 256
+    # the pod's own cgroup (kubelet's pod container manager) carries the pod's limits
+    pod_mem = Path(f"/sys/fs/cgroup/memory/kubepods/burstable/pod{uid}")
+    assert pod_mem in mem.parents
+    assert int((pod_mem / "memory.limit_in_bytes").read_text()) == 64 * 1024 * 1024
+    pod_cpu = Path(f"/sys/fs/cgroup/cpu/kubepods/burstable/pod{uid}")
+    assert int((pod_cpu / "cpu.cfs_quota_us").read_text()) == 50_000
+    assert int((pod_cpu / "cpu.shares").read_text()) == 256
     h.remove("res")
     h.wait(lambda: not h.sandboxes(uid), 60, "removed")
     h.wait(lambda: not any(Path("/sys/fs/cgroup").glob(f"*/kubepods/burstable/pod{uid}")),

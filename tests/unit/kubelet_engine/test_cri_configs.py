@@ -152,3 +152,29 @@ def test_config_errors_name_the_field():
         generate_container_config(
             pod, pod.spec.containers[0], restart_count=0, spec_hash="", container_type="regular",
             image="b:1", pod_ip="", volume_paths={}, etc_hosts=None, memory_capacity=1 << 30)
+
+
+def test_pod_resource_config():
+    from pykubelet.kubelet.pod_cgroups import resource_config_for_pod
+
+    best = resource_config_for_pod(make_pod())
+    assert (best.cpu_shares, best.cpu_quota, best.memory_limit) == (2, None, None)
+    pod = make_pod(
+        containers=[
+            {"name": "a", "image": "b:1", "resources": {
+                "requests": {"cpu": "100m"}, "limits": {"cpu": "200m", "memory": "64Mi"}}},
+            {"name": "b", "image": "b:1", "resources": {
+                "requests": {"cpu": "300m"}, "limits": {"cpu": "300m", "memory": "32Mi"}}},
+        ],
+        initContainers=[{"name": "i", "image": "b:1", "resources": {
+            "limits": {"cpu": "2", "memory": "16Mi"}}}],
+    )
+    cfg = resource_config_for_pod(pod)
+    assert cfg.cpu_shares == 2048  # max(sum of app requests 400m, init request 2) = 2 cpus
+    assert cfg.cpu_quota == 200_000  # max(500m, 2) cpus
+    assert cfg.memory_limit == 96 << 20
+    partial = make_pod(containers=[
+        {"name": "a", "image": "b:1", "resources": {"limits": {"memory": "64Mi"}}},
+        {"name": "b", "image": "b:1"},
+    ])
+    assert resource_config_for_pod(partial).memory_limit is None
