@@ -30,6 +30,7 @@ import numpy as np
 
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
+from pysched.fast.path import NOMINATION_SAFE_FILTERS, NominatedLoad
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
@@ -515,16 +516,19 @@ class Scheduler:
             and nodes is self.snapshot.node_info_list
             and table.n == n
         ):
-            res = self.fast.filter_analysis(fwk, state, pod, table)
+            per_row = self._nominated_rows(pod)
+            load = None
+            if per_row and self.fast.active_filters(fwk, state) <= NOMINATION_SAFE_FILTERS:
+                load = NominatedLoad(per_row)  # their requests, counted in the columns
+                self.fast.stats["nominated_load"] += 1
+            res = self.fast.filter_analysis(fwk, state, pod, table, load)
             if res is not None:
                 mask, first_fail, plugins = res
-                # nodes with nominated pods: the plugins' two passes decide (usually a few)
-                for name in self.queue.nominator.node_names():
-                    i = self.snapshot.index_of.get(name)
-                    if i is not None:
+                for i in per_row:
+                    if load is None:  # the plugins' two passes decide (usually a few nodes)
                         st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
                         mask[i] = st.is_success()
-                        first_fail[i] = -2  # its status comes from the whole chain
+                    first_fail[i] = -2  # its status comes from the whole chain
                 return self._fast_pass_filters(
                     fwk, state, pod, diagnosis, nodes, mask, start, to_find, first_fail, plugins
                 )
@@ -542,6 +546,29 @@ class Scheduler:
                 diagnosis.node_to_status.set(ni.name, st)
                 diagnosis.add_plugin_status(st)
         return feasible
+
+    def _nominated_rows(self, pod: Pod) -> dict[int, list[Any]]:
+        """Rows of nodes with nominated pods that count for ``pod`` (priority >= its own)."""
+        out: dict[int, list[Any]] = {}
+        nominator = self.queue.nominator
+        names = nominator.node_names()
+        if not names:
+            return out
+        prio = pod.spec.priority or 0
+        uid = pod.metadata.uid
+        index_of = self.snapshot.index_of
+        for name in names:
+            i = index_of.get(name)
+            if i is None:
+                continue
+            pis = [
+                pi
+                for pi in nominator.nominated_pods_for_node(name)
+                if (pi.pod.spec.priority or 0) >= prio and pi.pod.metadata.uid != uid
+            ]
+            if pis:
+                out[i] = pis
+        return out
 
     def _fast_pass_filters(
         self,

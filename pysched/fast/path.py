@@ -51,6 +51,35 @@ class _NotVectorisable(Exception):
     pass
 
 
+# Filters whose verdict pods added to a node can only make worse, and only through the
+# resources they request: with nominated pods the plugins' second pass never changes a verdict.
+NOMINATION_SAFE_FILTERS = frozenset(
+    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"}
+)
+
+
+class NominatedLoad:
+    """The requests of the nominated pods (priority >= the pod's) per table row."""
+
+    def __init__(self, per_row: dict[int, list[Any]]) -> None:
+        self.rows = np.fromiter(per_row, np.int64, len(per_row))
+        k = len(per_row)
+        self.count = np.zeros(k, np.int64)
+        self.cpu = np.zeros(k, np.int64)
+        self.mem = np.zeros(k, np.int64)
+        self.eph = np.zeros(k, np.int64)
+        self.scalar: dict[str, np.ndarray] = {}
+        for j, pis in enumerate(per_row.values()):
+            for pi in pis:
+                res = pi.calculate_resource()[0]
+                self.count[j] += 1
+                self.cpu[j] += res.milli_cpu
+                self.mem[j] += res.memory
+                self.eph[j] += res.ephemeral_storage
+                for name, q in res.scalar.items():
+                    self.scalar.setdefault(name, np.zeros(k, np.int64))[j] += q
+
+
 # ---------------------------------------------------------------- label selectors over columns
 def _isin(t: NodeTable, key: str, col: np.ndarray, ids: list[int]) -> np.ndarray:
     """col ∈ ids through a lookup table over the key's value ids (absent: -1, never in)."""
@@ -117,13 +146,17 @@ def _node_selector_mask(t: NodeTable, pod: Pod) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- filters
-def _f_node_unschedulable(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_node_unschedulable(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
         return np.ones(t.n, bool)
     return ~t.unschedulable
 
 
-def _f_node_name(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_node_name(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     if pod.spec.node_name:
         raise _NotVectorisable("spec.nodeName")
     return np.ones(t.n, bool)
@@ -140,7 +173,9 @@ def _untolerated_bits(
     return t.taint_bits(ids)
 
 
-def _f_taint_toleration(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_taint_toleration(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     bits = _untolerated_bits(
         t, pod, (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE), pod.spec.tolerations
     )
@@ -149,31 +184,47 @@ def _f_taint_toleration(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarr
     return ~((t.hard_taints & bits) != 0).any(axis=1)
 
 
-def _f_node_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_node_affinity(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     if getattr(pl, "added_node_selector", None) is not None:
         raise _NotVectorisable("addedAffinity")
     return _node_selector_mask(t, pod)
 
 
-def _f_node_ports(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_node_ports(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     if host_ports(pod):
         raise _NotVectorisable("hostPorts")
     return np.ones(t.n, bool)
 
 
-def _f_node_resources_fit(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_node_resources_fit(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     req: Resource | None = state.get("PreFilterNodeResourcesFit")
     if req is None:
         raise _NotVectorisable("no PreFilter state")
-    bad = t.num_pods + 1 > t.alloc_pods
+    num_pods, used_cpu, used_mem, used_eph = t.num_pods, t.req_cpu, t.req_mem, t.req_eph
+    if load is not None:  # nominated pods counted on their nodes (the first of two passes)
+        num_pods = num_pods.copy()
+        num_pods[load.rows] += load.count
+        used_cpu = used_cpu.copy()
+        used_cpu[load.rows] += load.cpu
+        used_mem = used_mem.copy()
+        used_mem[load.rows] += load.mem
+        used_eph = used_eph.copy()
+        used_eph[load.rows] += load.eph
+    bad = num_pods + 1 > t.alloc_pods
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
         return ~bad
     if req.milli_cpu > 0:
-        bad |= req.milli_cpu > t.alloc_cpu - t.req_cpu
+        bad |= req.milli_cpu > t.alloc_cpu - used_cpu
     if req.memory > 0:
-        bad |= req.memory > t.alloc_mem - t.req_mem
+        bad |= req.memory > t.alloc_mem - used_mem
     if req.ephemeral_storage > 0:
-        bad |= req.ephemeral_storage > t.alloc_eph - t.req_eph
+        bad |= req.ephemeral_storage > t.alloc_eph - used_eph
     ignored = getattr(pl, "ignored", frozenset())
     groups = getattr(pl, "ignored_groups", frozenset())
     for name, q in req.scalar.items():
@@ -184,11 +235,16 @@ def _f_node_resources_fit(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
         ):
             continue
         a, u = t.scalar(name)
+        if load is not None and name in load.scalar:
+            u = u.copy()
+            u[load.rows] += load.scalar[name]
         bad |= q > a - u
     return ~bad
 
 
-def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_inter_pod_affinity(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     """InterPodAffinity.Filter from its PreFilter state (topology counts), per label column."""
     from pysched.plugins.inter_pod_affinity import pod_matches_all_affinity_terms
 
@@ -230,7 +286,9 @@ def _f_inter_pod_affinity(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.nda
     return ok
 
 
-def _f_pod_topology_spread(t: NodeTable, pl: Any, state: Any, pod: Pod) -> np.ndarray:
+def _f_pod_topology_spread(
+    t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
+) -> np.ndarray:
     """PodTopologySpread.Filter from its PreFilter state (matching pods per domain)."""
     s = state.get("PreFilterPodTopologySpread")
     if s is None:
@@ -532,6 +590,7 @@ class FastPath:
             "plain_score": 0,
             "mismatch": 0,
             "errors": 0,
+            "nominated_load": 0,
         }
 
     def filter_mask(self, fwk: Any, state: Any, pod: Pod, table: NodeTable) -> np.ndarray | None:
@@ -539,11 +598,25 @@ class FastPath:
         res = self.filter_analysis(fwk, state, pod, table)
         return None if res is None else res[0]
 
+    def active_filters(self, fwk: Any, state: Any) -> set[str]:
+        skip = state.skip_filter_plugins
+        return {
+            n
+            for n in (pl.name() for pl in fwk.filter_plugins)
+            if n not in skip and n not in _PASS_FILTERS
+        }
+
     def filter_analysis(
-        self, fwk: Any, state: Any, pod: Pod, table: NodeTable
+        self,
+        fwk: Any,
+        state: Any,
+        pod: Pod,
+        table: NodeTable,
+        load: NominatedLoad | None = None,
     ) -> tuple[np.ndarray, np.ndarray, list[Any]] | None:
         """(feasible mask, index of each row's first rejecting plugin or -1, those plugins),
-        or None when some active filter is not mirrored."""
+        or None when some active filter is not mirrored. ``load``: nominated pods' requests
+        (only valid when every active filter is in NOMINATION_SAFE_FILTERS)."""
         skip = state.skip_filter_plugins
         first_fail = np.full(table.n, -1, np.int32)
         plugins: list[Any] = []
@@ -555,7 +628,7 @@ class FastPath:
                 fn = FILTERS.get(name)
                 if fn is None:
                     raise _NotVectorisable(name)
-                ok = fn(table, pl, state, pod)
+                ok = fn(table, pl, state, pod, load)
                 if ok is True or (isinstance(ok, np.ndarray) and ok.all()):
                     continue
                 first_fail[(first_fail < 0) & ~ok] = len(plugins)

@@ -379,6 +379,7 @@ def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
     assert a_ev, "the workload should preempt"
     assert fs.queue.nominator.has_any()
     assert fs.scheduler.fast.stats["fast_filter"] > 0
+    assert fs.scheduler.fast.stats["nominated_load"] > 0  # nominated pods in the columns
     assert fs.scheduler.fast.stats["mismatch"] == 0
 
 
