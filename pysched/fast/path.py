@@ -7,9 +7,19 @@ has no vectorised twin here (or is configured beyond what is mirrored), the answ
 and the scheduler runs the plugins one node at a time instead. Plugins that PreFilter/PreScore
 marked Skip take no part, as in the framework.
 
-Infeasible nodes inside the evaluated prefix are re-run through the plugins by the scheduler,
-to get their exact Status for the FitError/diagnosis; a disagreement is counted in
-``stats["mismatch"]`` (tests assert it stays 0).
+The scheduler takes the rotated prefix holding the first N feasible rows (kube-scheduler's
+cut-off). The Status of each infeasible node in it comes from the plugin the masks say rejects
+it first (the whole chain for nodes with nominated pods); when the pod fits elsewhere these
+statuses are only computed on demand (Diagnosis.resolve). A plugin that disagrees with its mask
+is counted in ``stats["mismatch"]`` (tests assert it stays 0); any unexpected exception falls
+back to the plugins (``stats["errors"]``).
+
+Nominated pods (priority >= the pod's) are added to their nodes' columns when every active
+filter only gets stricter with more requested resources (NOMINATION_SAFE_FILTERS); otherwise
+those nodes go through the plugins' two passes.
+
+Anyone changing a mirrored plugin's arithmetic must change its twin here:
+tests/unit/pysched/test_fast_path.py compares both on randomised clusters.
 """
 
 from __future__ import annotations
