@@ -33,6 +33,7 @@ from pysched.framework.labels import label_selector_as_selector
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PodInfo, PostFilterResult
 from pysched.objects import Pod, PodDisruptionBudget
+from pysched.resources import is_extended_resource_name
 
 NAME = "DefaultPreemption"
 VICTIMS_STATE_KEY = "pysched/preemption-victims"
@@ -177,6 +178,7 @@ class DefaultPreemption:
         self.pct = min_candidate_nodes_percentage
         self.abs = min_candidate_nodes_absolute
         self._rng = rng
+        self.arithmetic = True  # resource-only profiles: victims chosen on request sums
 
     def name(self) -> str:
         return NAME
@@ -306,6 +308,131 @@ class DefaultPreemption:
         return (non_violating[:candidates_num] + violating[:candidates_num]), statuses
 
     def select_victims_on_node(
+        self, state: CycleState, pod: Pod, ni: NodeInfo, pdbs: list[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """SelectVictimsOnNode. With only resource-monotone filters active (the plugins would
+        only compare requests with allocatable) the same walk runs on the sums directly."""
+        if self.arithmetic:
+            nrf = self._resource_only_filters(state)
+            if nrf is not None:
+                out = self._select_victims_by_sums(state, pod, ni, pdbs, nrf)
+                if out is not None:
+                    return out
+        return self._select_victims_with_plugins(state, pod, ni, pdbs)
+
+    def _resource_only_filters(self, state: CycleState) -> Any:
+        """The NodeResourcesFit plugin when every active filter is resource-monotone."""
+        from pysched.fast.path import _PASS_FILTERS, NOMINATION_SAFE_FILTERS
+
+        plugins = getattr(self.handle, "filter_plugins", None)
+        if plugins is None:
+            return None
+        skip = state.skip_filter_plugins
+        nrf = None
+        for pl in plugins:
+            name = pl.name()
+            if name in skip or name in _PASS_FILTERS:
+                continue
+            if name not in NOMINATION_SAFE_FILTERS:
+                return None
+            if name == "NodeResourcesFit":
+                nrf = pl
+        return nrf
+
+    def _select_victims_by_sums(
+        self,
+        state: CycleState,
+        pod: Pod,
+        ni: NodeInfo,
+        pdbs: list[PodDisruptionBudget],
+        nrf: Any,
+    ) -> tuple[list[Pod], int, Status] | None:
+        """The plugin walk on request sums (None: let the plugins decide, e.g. to report why
+        the pod does not fit even without the victims)."""
+        req = state.get("PreFilterNodeResourcesFit")
+        if req is None or ni.node is None:
+            return None
+        prio = pod_priority(pod)
+        potential = [pi for pi in ni.pods if pod_priority(pi.pod) < prio]
+        if not potential:
+            return (
+                [],
+                0,
+                Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    ["No preemption victims found for incoming pod"],
+                ),
+            )
+        ignored = getattr(nrf, "ignored", frozenset())
+        groups = getattr(nrf, "ignored_groups", frozenset())
+        r = ni.requested
+        used = [len(ni.pods), r.milli_cpu, r.memory, r.ephemeral_storage]
+        scal = dict(r.scalar)
+
+        def shift(pi: PodInfo, sign: int) -> None:
+            res = pi.calculate_resource()[0]
+            used[0] += sign
+            used[1] += sign * res.milli_cpu
+            used[2] += sign * res.memory
+            used[3] += sign * res.ephemeral_storage
+            for k, q in res.scalar.items():
+                scal[k] = scal.get(k, 0) + sign * q
+
+        for pi in potential:
+            shift(pi, -1)
+        nominator = getattr(self.handle, "nominator", None)
+        if nominator is not None:  # the first of the plugins' two passes counts them
+            for npi in nominator.nominated_pods_for_node(ni.name):
+                if pod_priority(npi.pod) >= prio and npi.pod.metadata.uid != pod.metadata.uid:
+                    shift(npi, 1)
+        a = ni.allocatable
+
+        def fits() -> bool:
+            if used[0] + 1 > a.allowed_pod_number:
+                return False
+            if (
+                req.milli_cpu == 0
+                and req.memory == 0
+                and req.ephemeral_storage == 0
+                and not req.scalar
+            ):
+                return True
+            if req.milli_cpu > 0 and req.milli_cpu > a.milli_cpu - used[1]:
+                return False
+            if req.memory > 0 and req.memory > a.memory - used[2]:
+                return False
+            if req.ephemeral_storage > 0 and req.ephemeral_storage > a.ephemeral_storage - used[3]:
+                return False
+            for k, q in req.scalar.items():
+                if q == 0:
+                    continue
+                if is_extended_resource_name(k) and (
+                    k in ignored or (groups and k.split("/")[0] in groups)
+                ):
+                    continue
+                if q > a.scalar.get(k, 0) - scal.get(k, 0):
+                    return False
+            return True
+
+        if not fits():
+            return None
+        potential.sort(key=_importance_key)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+        for group, count in ((violating, True), (non_violating, False)):
+            for pi in group:
+                shift(pi, 1)
+                if not fits():
+                    shift(pi, -1)
+                    victims.append(pi)
+                    if count:
+                        num_violating += 1
+        if violating and non_violating:
+            victims.sort(key=_importance_key)
+        return [pi.pod for pi in victims], num_violating, Status()
+
+    def _select_victims_with_plugins(
         self, state: CycleState, pod: Pod, ni: NodeInfo, pdbs: list[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:
         h = self.handle

@@ -188,3 +188,71 @@ def test_lower_priority_pod_ignores_nominated_pod_of_lower_priority() -> None:
     # a higher-priority pod does not count the lower-priority nominated pod
     rec = env.schedule(make_pod("hi", cpu="1", priority=10))
     assert rec.node == "a"
+
+
+def test_victims_on_sums_equal_victims_through_plugins() -> None:
+    """Resource-only profiles pick victims on request sums: same victims as the plugin walk."""
+    from pysched.api import EmbeddedScheduler
+    from pysched.framework.cycle_state import CycleState
+    from pysched.objects import PodDisruptionBudget
+
+    compared = with_victims = violations = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+
+        class _W:
+            def bind(self, pod: Any, node: str) -> None:
+                pass
+
+        s = EmbeddedScheduler(_W(), rng=random.Random(seed), fast=False)
+        nodes = [
+            make_node(f"n{i}", cpu=str(rng.choice([2, 4])), pods=rng.choice([4, 110]))
+            for i in range(12)
+        ]
+        for n in nodes:
+            s.on_node_add(n)
+        for i in range(40):
+            s.on_pod_add(
+                make_pod(
+                    f"b{i}",
+                    cpu=rng.choice(["250m", "500m", "1"]),
+                    memory="64Mi",
+                    node=rng.choice(nodes).metadata.name,
+                    priority=rng.choice([0, 1, 2, 3]),
+                    labels={"app": rng.choice(["a", "b"])},
+                    start_time=f"2026-01-01T00:00:{rng.randint(10, 59)}Z",
+                )
+            )
+        pdbs: list[PodDisruptionBudget] = [make_pdb("pa", {"app": "a"}, allowed=rng.randint(0, 2))]
+        # a nominated pod of high priority on some node
+        from pysched.queue import NominatingInfo
+
+        s.queue.add_nominated_pod(
+            PodInfo(make_pod("nom", cpu="500m", priority=50)),
+            NominatingInfo(nodes[0].metadata.name),
+        )
+        fwk = s.frameworks["default-scheduler"]
+        pl = next(p for p in fwk.post_filter_plugins if p.name() == "DefaultPreemption")
+        s.cache.update_snapshot(s.snapshot)
+        for _ in range(5):
+            pre = make_pod("pre", cpu=rng.choice(["1", "2", "3"]), priority=rng.choice([2, 10]))
+            state = CycleState()
+            fwk.run_pre_filter_plugins(state, pre)
+            assert pl._resource_only_filters(state) is not None
+            for ni in s.snapshot.list():
+                fast = pl._select_victims_by_sums(
+                    state.clone(), pre, ni.clone(), pdbs, pl._resource_only_filters(state)
+                )
+                slow = pl._select_victims_with_plugins(state.clone(), pre, ni.clone(), pdbs)
+                if fast is None:
+                    assert not slow[2].is_success()  # the plugins report why
+                    continue
+                assert [p.key for p in fast[0]] == [p.key for p in slow[0]]
+                assert fast[1] == slow[1]
+                assert (fast[2].code, fast[2].reasons) == (slow[2].code, slow[2].reasons)
+                compared += 1
+                with_victims += bool(fast[0])
+                violations += fast[1]
+    assert compared > 100
+    assert with_victims > 30
+    assert violations > 0
