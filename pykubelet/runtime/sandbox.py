@@ -389,23 +389,18 @@ class SandboxManager:
         return loaded
 
     def _collect_orphans(self, known: set[str]) -> None:
-        """Pins and directories no checkpoint names (a crash before the first checkpoint)."""
+        """Directories under our root that no checkpoint names (a crash right after mkdir).
+
+        Pins are never collected by name: RunPodSandbox checkpoints a pin's path before
+        creating it, so every pin we made is named by a checkpoint, and a pin with our
+        prefix but no checkpoint belongs to another runtime sharing the netns directory.
+        """
         for d in self.root.iterdir():
             if d.is_dir() and d.name not in known:
                 log.warning("removing orphaned sandbox directory %s", d)
                 for f in (d / "ns" / "ipc", d / "ns" / "uts"):
                     netns.unmount(str(f))
                 shutil.rmtree(d, ignore_errors=True)
-        live = {s.netns_path for s in self._sandboxes.values()}
-        try:
-            names = os.listdir(self.netns_dir)
-        except FileNotFoundError:
-            return
-        for name in names:
-            path = os.path.join(self.netns_dir, name)
-            if name.startswith(self.netns_prefix) and path not in live:
-                log.warning("removing orphaned network namespace pin %s", path)
-                netns.unpin(netns.PinnedNamespaces(net=path, ipc="", uts=""))
 
     # -- run ------------------------------------------------------------------------------
 

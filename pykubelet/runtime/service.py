@@ -41,7 +41,7 @@ class RuntimeOptions:
 
 
 def default_netns_prefix(root: Path) -> str:
-    """Pins of different runtime roots never share a prefix (orphan GC stays in its lane)."""
+    """Pins of different runtime roots never share a prefix (traceable, never confused)."""
     import hashlib
 
     return "pyk" + hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:6] + "-"

@@ -354,7 +354,8 @@ def test_sandbox_sysctls_apply_inside_the_pod_only(cri) -> None:
 
 
 def test_restart_finishes_half_made_sandboxes_and_orphans(cri) -> None:
-    """A crash in the middle of RunPodSandbox (simulated on the checkpoint) leaks nothing."""
+    """A crash in the middle of RunPodSandbox (simulated on the checkpoint) leaks nothing,
+    and a pin another runtime made with the same prefix is left alone."""
     pod_id, _ = cri.run_pod("halfmade")
     ip = cri.pod_status(pod_id).status.network.ip
     cri.kill()
@@ -362,15 +363,18 @@ def test_restart_finishes_half_made_sandboxes_and_orphans(cri) -> None:
     doc = json.loads(ckpt.read_text())
     doc["state"] = "CREATING"  # as if killed between CNI ADD and the READY checkpoint
     ckpt.write_text(json.dumps(doc))
-    orphan_pin = f"{cri.netns_prefix}orphan"
-    subprocess.run(["ip", "netns", "add", orphan_pin], check=True)
-    (cri.root / "sandboxes" / ("e" * 64)).mkdir()  # killed right after mkdir
-    cri.start()
-    st = cri.pod_status(pod_id)
-    assert st.status.state == pb.SANDBOX_NOTREADY
-    assert cri.ipam_files() == [], f"{ip} still reserved"
-    assert cri.netns_pins() == []
-    assert os.listdir(cri.root / "sandboxes") == [pod_id]
+    foreign_pin = f"{cri.netns_prefix}another-runtime"
+    subprocess.run(["ip", "netns", "add", foreign_pin], check=True)
+    try:
+        (cri.root / "sandboxes" / ("e" * 64)).mkdir()  # killed right after mkdir
+        cri.start()
+        st = cri.pod_status(pod_id)
+        assert st.status.state == pb.SANDBOX_NOTREADY
+        assert cri.ipam_files() == [], f"{ip} still reserved"
+        assert cri.netns_pins() == [foreign_pin]
+        assert os.listdir(cri.root / "sandboxes") == [pod_id]
+    finally:
+        subprocess.run(["ip", "netns", "delete", foreign_pin], check=True)
     cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id))
     assert cri.leftovers() == {k: [] for k in cri.leftovers()}
 
