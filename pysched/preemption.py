@@ -293,9 +293,15 @@ class DefaultPreemption:
         violating: list[Candidate] = []
         statuses = NodeToStatus()
         n = len(potential)
+        nrf = self._resource_only_filters(state) if self.arithmetic else None
         for i in range(n):
-            ni = potential[(offset + i) % n].clone()
-            victims, num_viol, st = self.select_victims_on_node(state.clone(), pod, ni, pdbs)
+            ni = potential[(offset + i) % n]
+            out = None
+            if nrf is not None:  # reads the node and state, changes neither: no copies
+                out = self._select_victims_by_sums(state, pod, ni, pdbs, nrf)
+            if out is None:
+                out = self._select_victims_with_plugins(state.clone(), pod, ni.clone(), pdbs)
+            victims, num_viol, st = out
             if st.is_success() and victims:
                 c = Candidate(ni.name, victims, num_viol)
                 (non_violating if num_viol == 0 else violating).append(c)
