@@ -7,7 +7,21 @@ nominated node names and preemption evictions. Metrics (attempt durations, pendi
 queue) are in ``metrics`` with upstream names; ``metrics.listeners`` get every observation.
 
 Threading: ``run()`` loops in the calling thread; ``start()`` runs that loop on a daemon thread
-(plus the queue's periodic flushes). Event methods are safe to call from other threads.
+(plus the queue's periodic flushes). Event methods are safe to call from other threads. With
+``async_binding=True`` PreBind/Bind/PostBind run on worker threads, off the scheduling path, as
+kube-scheduler's binding goroutine does; the default binds inline (deterministic for tests).
+
+Use::
+
+    sched = EmbeddedScheduler(binder, status_writer=writer, async_binding=True)
+    sched.on_node_add(node)          # node informer: add / update / delete
+    sched.on_pod_add(pod)            # pod informer: bound pods feed the cache, others the queue
+    sched.on_pod_update(old, new)    # e.g. the binding coming back (spec.nodeName set)
+    sched.start()                    # ... sched.stop()
+
+``binder.bind(pod, node)`` must persist ``spec.nodeName`` (raise to fail the binding: the pod is
+retried after backoff); the store's update event should then reach ``on_pod_update``, which
+confirms the assumed pod in the cache.
 """
 
 from __future__ import annotations
