@@ -56,6 +56,7 @@ from pykubelet.kubelet.sandbox_config import (
 from pykubelet.kubelet.volumes import (
     VolumeError,
     ensure_termination_log,
+    pod_dir,
     setup_volumes,
     termination_log_path,
     write_etc_hosts,
@@ -243,31 +244,57 @@ class RuntimeManager:
             return ""
         return tail_cri_log(st.log_path, FALLBACK_LOG_LINES, FALLBACK_LOG_BYTES)
 
+    def _start_marker(self, uid: str, container_id: str) -> Path:
+        """Written before StartContainer, removed once it returned: its presence after a
+        restart means the agent died inside that call, which CRI cannot tell us."""
+        return pod_dir(self.root_dir, uid) / "starting" / container_id
+
     def remove_leftover_created(self, observed: PodRuntimeStatus) -> bool:
-        """Remove containers created but never started: only a crash between
-        CreateContainer and StartContainer leaves them (a pod's worker starts what it
-        creates). Recreating them keeps the restart count right. True if any removed."""
+        """Undo starts a crash interrupted, so the restart count stays right. Containers
+        still CREATED (the agent died between CreateContainer and StartContainer; a pod's
+        worker always starts what it creates), and containers whose start the agent's
+        death aborted (a start marker is left and the runtime reports a start error: a
+        runtime such as containerd cancels StartContainer with its client's context) are
+        removed, with their empty logs, and created again under the same attempt. True if
+        any was removed."""
         removed = False
+        markers = pod_dir(self.root_dir, observed.uid) / "starting"
         for c in observed.containers:
-            if c.state is ContainerState.CREATED:
-                log.info("removing container %s left in CREATED state (%s)", c.id, c.name)
-                log_path = ""
-                try:
-                    log_path = self.cri.container_status(c.id).log_path
-                except CRICallError:
-                    pass
-                self._remove_container(c.id)
-                # its empty log must not make the next attempt count it as a restart
-                # (calcRestartCountByLogDir)
-                if log_path:
-                    p = Path(log_path)
-                    try:
-                        if p.is_file() and p.stat().st_size == 0:
-                            p.unlink()
-                    except OSError:
-                        pass
+            marker = markers / c.id
+            interrupted = marker.exists()
+            aborted = interrupted and c.state is ContainerState.EXITED and (
+                c.started_at == 0.0 or c.reason == "StartError"
+            )
+            if c.state is ContainerState.CREATED or aborted:
+                log.info("removing container %s (%s) whose start was interrupted (%s)",
+                         c.id, c.name, c.state.value)
+                self._remove_with_empty_log(c.id)
                 removed = True
+            if interrupted:
+                marker.unlink(missing_ok=True)
+        if markers.is_dir():
+            known = {c.id for c in observed.containers}
+            for m in markers.iterdir():
+                if m.name not in known:
+                    m.unlink(missing_ok=True)
         return removed
+
+    def _remove_with_empty_log(self, container_id: str) -> None:
+        log_path = ""
+        try:
+            log_path = self.cri.container_status(container_id).log_path
+        except CRICallError:
+            pass
+        self._remove_container(container_id)
+        # an empty log must not make the next attempt count it as a restart
+        # (calcRestartCountByLogDir)
+        if log_path:
+            p = Path(log_path)
+            try:
+                if p.is_file() and p.stat().st_size == 0:
+                    p.unlink()
+            except OSError:
+                pass
 
     # ------------------------------------------------------------------ kill
     def grace_period(self, pod: Pod | None, override: int | None = None) -> int:
@@ -480,10 +507,15 @@ class RuntimeManager:
         except CRICallError as exc:
             return reasons.CREATE_CONTAINER_ERROR, exc.details
         failpoints.hit("after-create-container")
+        marker = self._start_marker(pod.uid, cid)
         try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
             self.cri.start_container(cid)
         except CRICallError as exc:
             return reasons.RUN_CONTAINER_ERROR, exc.details
+        finally:
+            marker.unlink(missing_ok=True)
         failpoints.hit("after-start-container")
         hook = container.lifecycle.post_start if container.lifecycle else None
         if hook is not None and hook.exec is not None:

@@ -230,3 +230,43 @@ def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
         rt.base = h.base
         rt.destroy_leftovers(netns_prefix=None)
         subprocess.run(["ip", "link", "del", "kle-br1"], capture_output=True)
+
+
+def test_sigkill_at_random_times_converges(agent_factory, endpoint):
+    """SIGKILL at arbitrary moments while five pods (init + two containers each) start,
+    six times over, then let it run: one sandbox and one instance per container each,
+    all restart counts 0."""
+    import random
+
+    rng = random.Random(1)
+    h = agent_factory(endpoint)
+    agent = AgentProcess(h)
+    try:
+        h.manifests.mkdir(parents=True, exist_ok=True)
+        for i in range(5):
+            h.write(f"r{i}", multi_pod(f"r{i}"))
+        for _ in range(6):
+            agent.start()
+            time.sleep(rng.uniform(0.3, 2.0))
+            agent.kill()
+        agent.start()
+        names = [f"r{i}-{h.node}" for i in range(5)]
+        h.wait(lambda: all(all_running(agent.pods().get(n)) for n in names), 120, "converged")
+        time.sleep(2.5)
+        sandboxes, containers = node_objects(h)
+        assert sorted(s.metadata.name for s in sandboxes) == sorted(names)
+        assert all(s.state == SANDBOX_READY for s in sandboxes)
+        per = Counter((c.labels["io.kubernetes.pod.name"], c.metadata.name) for c in containers)
+        cri = h.client()
+        dump = []
+        for c in containers:
+            st = cri.container_status(c.id)
+            dump.append((c.labels["io.kubernetes.pod.name"], c.metadata.name, c.metadata.attempt,
+                         c.state, st.exit_code, st.reason, st.message[:80], c.id[:12]))
+        print("\n".join(map(str, dump)))
+        assert set(per.values()) == {1}, dump
+        assert len(per) == 15
+        assert all(c.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] == "0"
+                   for c in containers), dump
+    finally:
+        agent.kill()
