@@ -92,8 +92,10 @@ def start_monitor(
     try:
         with open(paths.conmon_log, "ab") as log:
             # conmon forks: the parent returns at once, the monitor lives on in a new session
+            # cwd: conmon also drops an "oom" marker in its working directory
             proc = subprocess.Popen(args, env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=log, start_new_session=True)
+                                    stdout=log, stderr=log, start_new_session=True,
+                                    cwd=paths.persist_dir)
     finally:
         os.close(w)
     try:

@@ -121,6 +121,7 @@ def test_oom_killed_under_a_tiny_memory_limit(env: Env) -> None:
     env.manager.start(cid)
     st = wait_for(lambda: (s := env.manager.status(cid)).state == EXITED and s, 30)
     assert (st.exit_code, st.reason) == (137, "OOMKilled")
+    assert not Path("oom").exists()  # conmon's marker stays in the container's directory
     env.manager.remove(cid)
 
 
