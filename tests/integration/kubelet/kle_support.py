@@ -98,6 +98,9 @@ def containerd_endpoint() -> Iterator[str]:
 class PykRuntime:
     base: Path
     proc: subprocess.Popen[bytes] | None = None
+    bridge: str = PYK_BRIDGE
+    subnet: str = PYK_SUBNET
+    netns_prefix: str = PYK_NETNS_PREFIX
 
     @property
     def root(self) -> Path:
@@ -118,10 +121,10 @@ class PykRuntime:
             "cniVersion": "1.0.0",
             "name": "kle-net",
             "plugins": [{
-                "type": "bridge", "bridge": PYK_BRIDGE, "isGateway": True, "ipMasq": False,
+                "type": "bridge", "bridge": self.bridge, "isGateway": True, "ipMasq": False,
                 "hairpinMode": True,
                 "ipam": {"type": "host-local", "dataDir": str(self.base / "ipam"),
-                         "ranges": [[{"subnet": PYK_SUBNET}]], "routes": [{"dst": "0.0.0.0/0"}]},
+                         "ranges": [[{"subnet": self.subnet}]], "routes": [{"dst": "0.0.0.0/0"}]},
             }],
         }
         (conf_dir / "10-kle.conflist").write_text(json.dumps(conf))
@@ -142,7 +145,7 @@ class PykRuntime:
                 [str(PYKUBELET), "runtime", "--root", str(self.root), "--listen", self.endpoint,
                  "--cni-conf-dir", str(self.base / "net.d"), "--cni-bin-dir", "/usr/lib/cni",
                  "--cni-cache-dir", str(self.base / "cni-cache"),
-                 "--netns-prefix", PYK_NETNS_PREFIX],
+                 "--netns-prefix", self.netns_prefix],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
             )
         with CRIClient(self.endpoint) as c:
@@ -159,12 +162,15 @@ class PykRuntime:
                 self.proc.kill()
                 self.proc.wait(5)
         self.destroy_leftovers()
-        subprocess.run(["ip", "link", "del", PYK_BRIDGE], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
-    def destroy_leftovers(self, netns_prefix: str | None = PYK_NETNS_PREFIX) -> None:
+    def destroy_leftovers(self, netns_prefix: str | None = "") -> None:
         """Whatever a failed test left under ``base``: runc containers, monitors, mounts,
-        and pinned namespaces of ``netns_prefix`` (None: leave pins alone)."""
+        and pinned namespaces of ``netns_prefix`` (default: this runtime's own prefix;
+        None: leave pins alone)."""
+        if netns_prefix == "":
+            netns_prefix = self.netns_prefix
         if not self.base.exists():
             return
         for runc_root in [p for p in self.base.rglob("runc") if p.is_dir()]:

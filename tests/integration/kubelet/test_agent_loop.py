@@ -74,3 +74,38 @@ def test_http_endpoints(agent_factory, containerd_endpoint):
     assert "kubelet_started_pods_total 1" in metrics
     assert 'kubelet_runtime_operations_duration_seconds_count{operation_type="RunPodSandbox"}' \
         in metrics
+
+
+def test_runtime_restart_under_the_agent(agent_factory, tmp_path):
+    """`pykubelet runtime` stopped and started again under a running agent: pods keep
+    running, the agent rides out the outage and keeps syncing (a pod added meanwhile
+    starts once the runtime is back)."""
+    import tempfile
+    from pathlib import Path
+
+    from kle_support import PykRuntime
+
+    rt = PykRuntime(Path(tempfile.mkdtemp(prefix="kle-rt2-", dir="/tmp")),
+                    bridge="kle-br2", subnet="10.96.2.0/24", netns_prefix="kle2-")
+    try:
+        rt.write_conf()
+        rt.import_image()
+        rt.start()
+        h = agent_factory(rt.endpoint)
+        h.start()
+        h.write("before", busybox_pod("before", "exec sleep 3600"))
+        uid = h.wait_running("before")["metadata"]["uid"]
+        ids = {c.id for c in h.containers(uid)}
+        assert rt.proc is not None
+        rt.proc.terminate()
+        rt.proc.wait(30)
+        h.write("during", busybox_pod("during", "exec sleep 3600"))
+        time.sleep(3)  # relists and syncs fail meanwhile
+        rt.start()
+        h.wait_running("during", 60)
+        p = h.wait_running("before", 30)
+        assert {c.id for c in h.containers(uid)} == ids
+        assert p["status"]["containerStatuses"][0]["restartCount"] == 0
+        h.cleanup()
+    finally:
+        rt.destroy()
