@@ -48,6 +48,8 @@ def simulate_cmd(file: str, output: str, config_path: str | None, explain: bool,
             except (OSError, ValueError) as err:
                 raise SimulateError(f"--config {config_path}: {err}") from None
         inputs = load_inputs(file)
+        for w in inputs.warnings:
+            click.echo(f"warning: {w}", err=True)
         result = simulate(inputs, cfg, explain=explain, seed=seed)
     except SimulateError as err:
         click.echo(f"error: {err}", err=True)

@@ -51,6 +51,7 @@ class Inputs:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def load_inputs(path: str | Path) -> Inputs:
@@ -90,6 +91,11 @@ def parse_inputs(doc: Any) -> Inputs:
         seen.add(ident)
         if isinstance(obj, Node):
             out.nodes.append(obj)
+            if "pods" not in obj.status.allocatable:
+                out.warnings.append(
+                    f"items[{i}] (node {obj.metadata.name}): status.allocatable has no 'pods': "
+                    "it admits no pod (kubelet reports 110 by default)"
+                )
         elif isinstance(obj, Pod):
             out.pods.append(obj)
         elif isinstance(obj, PodDisruptionBudget):

@@ -331,3 +331,14 @@ def test_reads_standard_input() -> None:
     )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["results"][0]["node"] == "n1"
+
+
+def test_warns_about_nodes_without_pod_capacity(tmp_path: Path) -> None:
+    n = node_dict("bare")
+    del n["status"]["allocatable"]["pods"]
+    p = run(tmp_path, [n, pod_dict("p")], "-o", "json")
+    assert p.returncode == 0
+    assert "items[0] (node bare): status.allocatable has no 'pods'" in p.stderr
+    assert json.loads(p.stdout)["results"][0]["message"].startswith(
+        "0/1 nodes are available: 1 Too many pods."
+    )
