@@ -105,7 +105,11 @@ class NodeTree:
 
 
 class Snapshot:
-    """The immutable view one scheduling cycle reads (snapshot.go)."""
+    """The immutable view one scheduling cycle reads (snapshot.go).
+
+    One Snapshot per Cache: ``Cache.update_snapshot`` hands it the changes since its last call.
+    NodeInfos in it are copies the cache never touches again (a change makes a new copy), so a
+    cycle may keep reading them after the next update."""
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}

@@ -9,7 +9,9 @@ plugins/defaultpreemption/default_preemption.go (synchronous preemption):
    ``max(10% of them, 100)`` starting at a random offset, stopping once enough are found (and at
    least one violates no PDB);
 3. on each node: remove every lower-priority pod, check the preemptor fits, then reprieve pods in
-   order of importance (PDB-violating ones first), keeping as victims those that must go;
+   order of importance (PDB-violating ones first), keeping as victims those that must go (when
+   every active filter only compares requests with allocatable, this walk runs on the request
+   sums instead of through the plugins: same steps, same victims, no copies);
 4. pick one node: fewest PDB violations, lowest highest-victim priority, smallest priority sum,
    fewest victims, latest start of the highest-priority victims, then the first;
 5. evict the victims (through the handle's ``evict`` extra), clear the nomination of
