@@ -145,7 +145,17 @@ def run(config_path: str | None, verbose: bool) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    agent = Kubelet(cfg)
+    from pykubelet.kubelet.cri_client import CRICallError
+
+    try:
+        agent = Kubelet(cfg)
+    except CRICallError as exc:
+        if runtime_proc is not None:
+            runtime_proc.terminate()
+        raise click.ClickException(
+            f"containerRuntimeEndpoint {cfg.runtime_endpoint}: the runtime does not answer "
+            f"({exc.code}: {exc.details})"
+        ) from None
     control = _start_control_plane(cfg, agent)
     agent.start()
     where = (
