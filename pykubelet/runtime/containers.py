@@ -102,15 +102,37 @@ class ExecTimeout(CRIError):
     grpc_code = "DEADLINE_EXCEEDED"
 
 
-def _process_alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie nobody reaped counts as gone)."""
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+_BOOT_ID = _boot_id()
+
+
+def _process_start(pid: int) -> tuple[str, int]:
+    """(state letter, start time in clock ticks since boot) of ``pid``; ("", 0) if gone."""
     if pid <= 0:
-        return False
+        return "", 0
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
+            fields = f.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return "", 0
+
+
+def _process_alive(pid: int, start: int = 0, boot_id: str = "") -> bool:
+    """True while the process we started runs: same boot, same pid and start time (no pid
+    reuse), and not a zombie nobody reaped."""
+    if boot_id and boot_id != _BOOT_ID:
         return False
+    state, started = _process_start(pid)
+    if not state or state in ("Z", "X"):
+        return False
+    return not start or started == start
 
 
 @dataclass
@@ -143,6 +165,8 @@ class ContainerRecord:
     uid: int = 0
     gid: int = 0
     additional_gids: list[int] = field(default_factory=list)
+    pid_start: int = 0  # the init's start time (clock ticks since boot): guards pid reuse
+    boot_id: str = ""
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ContainerRecord:
@@ -374,6 +398,8 @@ class ContainerManager:
             except monitor.MonitorError as exc:
                 raise FailedPrecondition(f"create container {config.metadata.name!r}: "
                                          f"{exc}") from exc
+            rec.pid_start = _process_start(rec.pid)[1]
+            rec.boot_id = _BOOT_ID
             self._save(rec)
         except BaseException:
             self._discard(cid, mounted=mounted, leased=leased)
@@ -492,7 +518,9 @@ class ContainerManager:
         except OSError:
             return  # already gone
         try:
-            if monitor.read_exit_code(paths, rec.id) is None:
+            # the pidfd pins the pid: if it is our process now, the signal reaches it
+            if (monitor.read_exit_code(paths, rec.id) is None
+                    and _process_alive(pid, rec.pid_start, rec.boot_id)):
                 signal.pidfd_send_signal(pidfd, sig)
         except OSError:
             pass
@@ -570,7 +598,7 @@ class ContainerManager:
         exited = monitor.read_exit_code(paths, rec.id)
         if exited is None and rec.started_at and not monitor.monitor_alive(paths):
             exited = monitor.read_exit_code(paths, rec.id)  # conmon may just have finished
-            if exited is None and not _process_alive(rec.pid):
+            if exited is None and not _process_alive(rec.pid, rec.pid_start, rec.boot_id):
                 rec.finished_at = time.time_ns()
                 rec.exit_code = UNKNOWN_EXIT_CODE
                 rec.reason = REASON_UNKNOWN
