@@ -557,7 +557,7 @@ class ContainerManager:
             except RuncError as exc:
                 raise Unavailable(f"remove container {rec.id[:12]}: {exc.msg}") from exc
             deadline = time.monotonic() + 5
-            while monitor.monitor_alive(paths) and time.monotonic() < deadline:
+            while monitor.monitor_alive(paths, rec.id) and time.monotonic() < deadline:
                 time.sleep(0.01)
             rootfs.unmount(self._dir(rec.id) / "bundle" / "rootfs")
             cgroups.remove_empty(rec.cgroups_path)
@@ -596,7 +596,7 @@ class ContainerManager:
             return EXITED
         paths = self._paths(rec.id)
         exited = monitor.read_exit_code(paths, rec.id)
-        if exited is None and rec.started_at and not monitor.monitor_alive(paths):
+        if exited is None and rec.started_at and not monitor.monitor_alive(paths, rec.id):
             exited = monitor.read_exit_code(paths, rec.id)  # conmon may just have finished
             if exited is None and not _process_alive(rec.pid, rec.pid_start, rec.boot_id):
                 rec.finished_at = time.time_ns()

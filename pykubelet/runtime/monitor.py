@@ -165,15 +165,17 @@ def read_pid(path: Path) -> int:
         return 0
 
 
-def monitor_alive(paths: MonitorPaths) -> bool:
+def monitor_alive(paths: MonitorPaths, cid: str) -> bool:
+    """True while this container's conmon runs (its pid running conmon for ``cid``)."""
     pid = read_pid(paths.conmon_pidfile)
     if pid <= 0:
         return False
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"conmon" in f.read().split(b"\0", 1)[0]
+            argv = f.read().split(b"\0")
     except OSError:
         return False
+    return b"conmon" in argv[0] and cid.encode() in argv
 
 
 def reopen_log(paths: MonitorPaths) -> None:
