@@ -203,8 +203,9 @@ class Kubelet:
         for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp or ""):
             with self._lock:
                 self.first_seen.setdefault(pod.uid, time.time())
-                result = admit(pod, self._node_info(), list(self.pods.values()),
-                               static=is_static_pod(pod))
+                active = [p for u, p in self.pods.items()
+                          if (st := self.statuses.get(u)) is None or st.phase not in TERMINAL]
+                result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
                 if not result.admit:
                     log.warning("rejecting %s: %s: %s", pod.format(), result.reason, result.message)
                     self.rejected[pod.uid] = pod
@@ -501,6 +502,9 @@ class Kubelet:
             self.workers.kill_pod(OrphanPod(uid, s.metadata.name, s.metadata.namespace))
         self.backoff.gc()
         self.image_backoff.gc()
+        snap = self.pleg.snapshot
+        if snap is not None:
+            self.prober.forget_containers(set(snap.containers), snap.at)
 
     # ------------------------------------------------------------------ views
     def pod_list(self) -> dict[str, Any]:

@@ -159,6 +159,7 @@ class ProberManager:
         self._lock = threading.Lock()
         self._workers: dict[tuple[str, str, ProbeType], _Worker] = {}
         self._results: dict[ProbeType, dict[str, str]] = {t: {} for t in ProbeType}
+        self._published_at: dict[str, float] = {}
 
     def add_pod(self, pod: Pod) -> None:
         for c in pod.spec.containers:
@@ -194,6 +195,7 @@ class ProberManager:
     def publish(self, ptype: ProbeType, container_id: str, result: str) -> None:
         with self._lock:
             self._results[ptype][container_id] = result
+            self._published_at[container_id] = time.time()
 
     def results(self, ptype: ProbeType) -> dict[str, str]:
         with self._lock:
@@ -216,9 +218,13 @@ class ProberManager:
         with self._lock:
             return self._results[ProbeType.STARTUP].get(container_id) == probes.SUCCESS
 
-    def forget_containers(self, live_ids: set[str]) -> None:
-        """Drop results of containers that no longer exist."""
+    def forget_containers(self, live_ids: set[str], seen_at: float) -> None:
+        """Drop results of containers a relist taken at ``seen_at`` no longer showed
+        (results published after that relist may be for containers it could not see)."""
         with self._lock:
-            for table in self._results.values():
-                for cid in [c for c in table if c not in live_ids]:
-                    del table[cid]
+            gone = [c for c, t in self._published_at.items()
+                    if c not in live_ids and t < seen_at - 1.0]
+            for cid in gone:
+                del self._published_at[cid]
+                for table in self._results.values():
+                    table.pop(cid, None)
