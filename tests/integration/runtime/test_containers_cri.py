@@ -81,9 +81,19 @@ def test_container_lifecycle_over_cri(cri) -> None:  # type: ignore[no-untyped-d
                                  timeout=30)
     assert '"seccomp"' in verbose.info["info"]  # RuntimeDefault reached the OCI spec
 
+    rt.UpdateContainerResources(pb.UpdateContainerResourcesRequest(
+        container_id=cid, linux=pb.LinuxContainerResources(
+            cpu_shares=512, memory_limit_in_bytes=96 << 20)), timeout=30)
+    st = cri.container_status(cid)
+    assert st.resources.linux.memory_limit_in_bytes == 96 << 20
+    assert st.resources.linux.cpu_shares == 512
+
+    rt.ReopenContainerLog(pb.ReopenContainerLogRequest(container_id=cid), timeout=30)
     rt.StopContainer(pb.StopContainerRequest(container_id=cid, timeout=0), timeout=30)
     st = cri.container_status(cid)
     assert (st.state, st.exit_code, st.reason) == (pb.CONTAINER_EXITED, 137, "Error")
+    err = _error(rt.ReopenContainerLog, pb.ReopenContainerLogRequest(container_id=cid))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
     rt.RemoveContainer(pb.RemoveContainerRequest(container_id=cid), timeout=30)
     rt.RemoveContainer(pb.RemoveContainerRequest(container_id=cid), timeout=30)  # idempotent
     err = _error(rt.ContainerStatus, pb.ContainerStatusRequest(container_id=cid))
