@@ -568,3 +568,14 @@ def test_readonly_rootfs_and_privileged(env: Env) -> None:
     assert cap_eff & (1 << 21)  # CAP_SYS_ADMIN
     want_tun = ["tun"] if os.path.exists("/dev/net/tun") else []  # host devices are there
     assert out[1:] == ["NoNewPrivs:\t0", "Seccomp:\t0", "mounted", *want_tun]
+
+
+def test_long_lines_are_split_into_partial_chunks(env: Env) -> None:
+    sb = env.sandbox()
+    run_to_exit(env, sb, cfg("long", "sh", "-c",
+                             "head -c 40000 /dev/zero | tr '\\0' x; echo; echo short"))
+    path = Path(sb.log_directory) / "long" / "0.log"
+    entries = list(logs.read_entries(path))
+    assert any(e.partial for e in entries)  # the 40000-byte line came in P chunks ...
+    assert all(len(e.content) <= 16 * 1024 for e in entries)
+    assert logs.read_messages(path, "stdout") == ["x" * 40000, "short"]  # ... then one F
