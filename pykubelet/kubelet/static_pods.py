@@ -33,7 +33,7 @@ CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
 CONFIG_SEEN_ANNOTATION = "kubernetes.io/config.seen"
 # Upstream polls every 20 s and also watches with inotify; we stat the directory often
 # and parse only files whose (mtime, size) changed, so a new manifest starts at once.
-FILE_CHECK_PERIOD_S = 0.25
+FILE_CHECK_PERIOD_S = 0.1
 
 
 @dataclass(frozen=True)
