@@ -109,3 +109,44 @@ def test_runtime_restart_under_the_agent(agent_factory, tmp_path):
         h.cleanup()
     finally:
         rt.destroy()
+
+
+def test_api_source_update_and_delete(agent_factory, endpoint):
+    """Pods from an API source (the control plane's watch calls these): an update that
+    changes a container's spec hash restarts that container; a deletionTimestamp
+    terminates the pod."""
+    import copy
+
+    from pykubelet.api.decode import decode_pod
+    from pykubelet.api.defaults import set_defaults_pod
+
+    h = agent_factory(endpoint)
+    agent = h.start()
+    obj = busybox_pod(f"api-{h.node}", "exec sleep 3600")
+    obj["metadata"].update(uid=f"uid-{h.node}", namespace="default")
+    obj["spec"]["nodeName"] = h.node
+    pod = decode_pod(obj)
+    set_defaults_pod(pod)
+    agent.handle_pod_additions([pod])
+    p = h.wait_running("api")
+    uid = p["metadata"]["uid"]
+    [old] = h.containers(uid)
+
+    changed = copy.deepcopy(pod)
+    changed.spec.containers[0].image = "localhost/busybox"  # same image, another spelling
+    agent.handle_pod_updates([changed])
+    p = h.wait(lambda: (q := h.pod("api")) and q["status"]["containerStatuses"][0]
+               ["restartCount"] == 1 and "running" in q["status"]["containerStatuses"][0]
+               ["state"] and q, 30, "restarted for the new spec")
+    running = [c for c in h.containers(uid) if c.state == 1]
+    assert len(running) == 1
+    assert running[0].id != old.id
+    assert running[0].annotations["io.kubernetes.container.hash"] != \
+        old.annotations["io.kubernetes.container.hash"]
+
+    gone = copy.deepcopy(changed)
+    gone.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    gone.metadata.deletion_grace_period_seconds = 0
+    agent.handle_pod_updates([gone])
+    h.wait(lambda: not h.sandboxes(uid) and not h.containers(uid), 30, "terminated")
+    assert h.pod("api") is None
