@@ -50,6 +50,7 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.busy = False
         self.syncs = 0
+        self.after_termination: PodWork | None = None
 
 
 class PodWorkers:
@@ -88,9 +89,13 @@ class PodWorkers:
                 )
                 worker.thread.start()
             if worker.terminating and update_type is not UpdateType.KILL:
-                return  # a pod being torn down is not started again under the same uid
+                # a pod being torn down is not started again under the same uid until its
+                # teardown finished; then this update starts it afresh
+                worker.after_termination = PodWork(pod, update_type)
+                return
             if update_type is UpdateType.KILL:
                 worker.terminating = True
+                worker.after_termination = None
             elif worker.pending is not None and worker.pending.update_type is UpdateType.KILL:
                 return
             worker.pending = PodWork(pod, update_type)
@@ -159,6 +164,16 @@ class PodWorkers:
                     with self._cond:
                         worker.busy = False
                         worker.syncs += 1
+                        again = worker.after_termination
+                        if again is not None and (
+                            worker.pending is None
+                            or worker.pending.update_type is not UpdateType.KILL
+                        ):
+                            worker.terminating = False
+                            worker.after_termination = None
+                            worker.pending = again
+                            worker.last_pod = again.pod
+                            continue
                         if worker.pending is None or worker.pending.update_type is UpdateType.KILL:
                             self._workers.pop(worker.uid, None)
                             self._cond.notify_all()

@@ -127,3 +127,32 @@ def test_failing_sync_is_retried():
     finally:
         workers_mod.ERROR_RETRY_S = old
     assert len(calls) == 2
+
+
+def test_readded_during_termination_starts_after_it():
+    events: list[str] = []
+    gate = threading.Event()
+
+    def sync(pod, kind):
+        events.append(f"sync-{kind.value}")
+        return None
+
+    def terminate(pod):
+        events.append("terminate-start")
+        gate.wait(2)
+        events.append("terminate-end")
+
+    w = PodWorkers(sync, terminate, lambda p: p.uid)
+    w.update_pod(P("a"), UpdateType.CREATE)
+    time.sleep(0.1)
+    w.kill_pod(P("a"))
+    time.sleep(0.1)
+    w.update_pod(P("a", 1), UpdateType.CREATE)  # the same uid comes back meanwhile
+    time.sleep(0.1)
+    assert events == ["sync-create", "terminate-start"]
+    gate.set()
+    end = time.monotonic() + 2
+    while len(events) < 4 and time.monotonic() < end:
+        time.sleep(0.02)
+    w.stop()
+    assert events == ["sync-create", "terminate-start", "terminate-end", "sync-create"]
