@@ -119,6 +119,9 @@ class Snapshot:
         self.index_of: dict[str, int] = {}
         self.generation = 0
         self.table: Any = None  # pysched.fast.NodeTable when enabled
+        # Derived indexes (name -> object with node_changed(name, NodeInfo | None)), made on
+        # first use by whoever needs one (see ``index``) and kept in step by update_snapshot.
+        self.indexes: dict[str, Any] = {}
 
     @classmethod
     def from_nodes(cls, nodes: list[Node], pods: list[Pod]) -> Snapshot:
@@ -154,6 +157,21 @@ class Snapshot:
 
     def node_infos(self) -> Snapshot:
         return self
+
+    def index(self, name: str, build: Callable[[list[NodeInfo]], Any]) -> Any:
+        """The derived index ``name``, built from the NodeInfos on first use.
+
+        Why: a plugin may keep counts over every pod (InterPodAffinity does) instead of walking
+        all pods each cycle; the cache then tells the index about each NodeInfo it replaces or
+        drops, so the index always matches this snapshot's NodeInfos."""
+        ix = self.indexes.get(name)
+        if ix is None:
+            ix = self.indexes[name] = build(list(self.node_info_map.values()))
+        return ix
+
+    def _node_changed(self, name: str, ni: NodeInfo | None) -> None:
+        for ix in self.indexes.values():
+            ix.node_changed(name, ni)
 
 
 @dataclass
@@ -431,12 +449,14 @@ class Cache:
                 if ni is None or ni.node is None:
                     if snap.node_info_map.pop(name, None) is not None:
                         rebuild_lists = True
+                        snap._node_changed(name, None)
                     continue
                 clone = ni.clone()
                 old = snap.node_info_map.get(name)
                 if old is None:
                     rebuild_lists = True
                 snap.node_info_map[name] = clone
+                snap._node_changed(name, clone)
                 replaced.append(name)
             self._dirty.clear()
             if rebuild_lists:

@@ -12,7 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pysched.framework.labels import NOTHING, Selector, label_selector_as_selector
-from pysched.objects import Node, Pod, PodAffinityTerm
+from pysched.objects import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    Pod,
+    PodAffinityTerm,
+)
 from pysched.resources import is_scalar_resource_name, non_zero_pod_requests, pod_requests
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
@@ -88,6 +94,10 @@ class AffinityTerm:
     selector: Selector
     topology_key: str
     namespace_selector: Selector
+    # What the term selects, as a hashable value (None: unknown, e.g. a hand-made term).
+    # Equal keys mean equal matching, so InterPodAffinity's index can match the terms that
+    # many pods of one workload share once instead of once per pod.
+    key: tuple[object, ...] | None = None
 
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
         """The term selects `pod` (given the labels of pod's namespace, if known)."""
@@ -115,9 +125,8 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     else:
         namespaces = frozenset(term.namespaces)
     selector = label_selector_as_selector(term.label_selector)
+    compiled_from = term.label_selector
     if (term.match_label_keys or term.mismatch_label_keys) and term.label_selector is not None:
-        from pysched.objects import LabelSelector, LabelSelectorRequirement
-
         exprs = list(term.label_selector.match_expressions)
         for k in term.match_label_keys:
             if k in pod.metadata.labels:
@@ -125,15 +134,30 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
         for k in term.mismatch_label_keys:
             if k in pod.metadata.labels:
                 exprs.append(LabelSelectorRequirement(k, "NotIn", [pod.metadata.labels[k]]))
-        selector = label_selector_as_selector(
-            LabelSelector(dict(term.label_selector.match_labels), exprs)
-        )
+        compiled_from = LabelSelector(dict(term.label_selector.match_labels), exprs)
+        selector = label_selector_as_selector(compiled_from)
     ns_selector = (
         label_selector_as_selector(term.namespace_selector)
         if term.namespace_selector is not None
         else NOTHING
     )
-    return AffinityTerm(namespaces, selector, term.topology_key, ns_selector)
+    key = (
+        namespaces,
+        _label_selector_key(compiled_from),
+        term.topology_key,
+        _label_selector_key(term.namespace_selector),
+    )
+    return AffinityTerm(namespaces, selector, term.topology_key, ns_selector, key)
+
+
+def _label_selector_key(sel: LabelSelector | None) -> tuple[object, ...]:
+    """A hashable value equal for selectors that compile to the same requirements."""
+    if sel is None:
+        return ("nothing",)
+    return (
+        tuple(sorted(sel.match_labels.items())),
+        tuple((e.key, e.operator, tuple(e.values)) for e in sel.match_expressions),
+    )
 
 
 class PodInfo:

@@ -9,6 +9,7 @@ AddPod/RemovePod for preemption and nominated pods.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -28,10 +29,18 @@ from pysched.framework.types import (
 )
 from pysched.objects import Node, Pod
 from pysched.plugins.args import InterPodAffinityArgs
+from pysched.plugins.inter_pod_affinity_index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI,
+    AffinityIndex,
+)
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+INDEX_NAME = NAME  # the snapshot's AffinityIndex
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
@@ -131,6 +140,9 @@ class InterPodAffinity:
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
         self.handle = handle
+        # Count through the snapshot's AffinityIndex instead of walking every pod (same
+        # counts; tests turn it off to compare both).
+        self.use_index = True
 
     def name(self) -> str:
         return NAME
@@ -165,6 +177,19 @@ class InterPodAffinity:
         ]
         return pi
 
+    def _index(self, lister: Any, nodes: list[NodeInfo]) -> AffinityIndex | None:
+        """The snapshot's AffinityIndex when it describes exactly ``nodes`` (else None: walk).
+
+        Listers other than the cache's Snapshot (tests' fakes) have none; a node list that is
+        not the snapshot's own (a caller's selection) is walked as given."""
+        if not self.use_index:
+            return None
+        make = getattr(lister, "index", None)
+        if make is None or nodes is not lister.list():
+            return None
+        ix: AffinityIndex = make(INDEX_NAME, AffinityIndex.build)
+        return ix if ix.node_count() == len(nodes) else None
+
     def _ns_labels(self, namespace: str) -> dict[str, str]:
         """GetNamespaceLabelsSnapshot: unknown namespaces have no labels."""
         labels = self.handle.namespace_labels(namespace)
@@ -185,34 +210,16 @@ class InterPodAffinity:
             return None, Status(Code.SKIP)  # the common case, decided without any parsing
         pi = self._incoming(pod)
         s = _PreFilterState(pi, self._ns_labels(pod.metadata.namespace))
-        # Existing pods whose required anti-affinity matches the incoming pod (symmetry).
-        existing = s.existing_anti_affinity_counts
-        for ni in with_anti:
-            node = ni.node
-            if node is None:
-                continue
-            for epi in ni.pods_with_required_anti_affinity:
-                _update_with_anti_affinity_terms(
-                    existing, epi.required_anti_affinity_terms, pod, s.namespace_labels, node, 1
-                )
-        if pi.required_affinity_terms or pi.required_anti_affinity_terms:
-            for ni in nodes:
-                node = ni.node
-                if node is None:
-                    continue
-                for epi in ni.pods:
-                    _update_with_affinity_terms(
-                        s.affinity_counts, pi.required_affinity_terms, epi.pod, node, 1
-                    )
-                    _update_with_anti_affinity_terms(
-                        s.anti_affinity_counts,
-                        pi.required_anti_affinity_terms,
-                        epi.pod,
-                        None,
-                        node,
-                        1,
-                    )
-        if not existing and not pi.required_affinity_terms and not pi.required_anti_affinity_terms:
+        ix = self._index(lister, nodes)
+        if ix is not None:
+            _pre_filter_counts_indexed(s, ix)
+        else:
+            _pre_filter_counts_walk(s, with_anti, nodes)
+        if (
+            not s.existing_anti_affinity_counts
+            and not pi.required_affinity_terms
+            and not pi.required_anti_affinity_terms
+        ):
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
@@ -286,13 +293,19 @@ class InterPodAffinity:
         ns_labels = self._ns_labels(pod.metadata.namespace)
         topology_score: dict[str, dict[str, int]] = {}
         hard_weight = self.args.hard_pod_affinity_weight
-        for ni in all_nodes:
-            node = ni.node
-            if node is None or not node.metadata.labels:
-                continue
-            pods: Iterable[PodInfo] = ni.pods if has_constraints else ni.pods_with_affinity
-            for epi in pods:
-                _process_existing_pod(topology_score, pi, epi, node, pod, ns_labels, hard_weight)
+        ix = self._index(lister, lister.list())
+        if ix is not None:
+            _pre_score_indexed(topology_score, ix, pi, pod, ns_labels, hard_weight)
+        else:
+            for ni in all_nodes:
+                node = ni.node
+                if node is None or not node.metadata.labels:
+                    continue
+                pods: Iterable[PodInfo] = ni.pods if has_constraints else ni.pods_with_affinity
+                for epi in pods:
+                    _process_existing_pod(
+                        topology_score, pi, epi, node, pod, ns_labels, hard_weight
+                    )
         if not topology_score:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, topology_score)
@@ -350,6 +363,91 @@ class InterPodAffinity:
         ]
 
 
+def _pre_filter_counts_walk(
+    s: _PreFilterState, with_anti: list[NodeInfo], nodes: list[NodeInfo]
+) -> None:
+    """Upstream's way: every existing anti-affinity term, then every pod on every node."""
+    pi = s.pod_info
+    pod = pi.pod
+    # Existing pods whose required anti-affinity matches the incoming pod (symmetry).
+    existing = s.existing_anti_affinity_counts
+    for ni in with_anti:
+        node = ni.node
+        if node is None:
+            continue
+        for epi in ni.pods_with_required_anti_affinity:
+            _update_with_anti_affinity_terms(
+                existing, epi.required_anti_affinity_terms, pod, s.namespace_labels, node, 1
+            )
+    if pi.required_affinity_terms or pi.required_anti_affinity_terms:
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            for epi in ni.pods:
+                _update_with_affinity_terms(
+                    s.affinity_counts, pi.required_affinity_terms, epi.pod, node, 1
+                )
+                _update_with_anti_affinity_terms(
+                    s.anti_affinity_counts,
+                    pi.required_anti_affinity_terms,
+                    epi.pod,
+                    None,
+                    node,
+                    1,
+                )
+
+
+def _add_counts(per_key: dict[str, dict[str, int]], tk: str, counts: dict[str, int]) -> None:
+    """per_key[tk] += counts (value by value); the first contribution is a plain copy."""
+    d = per_key.get(tk)
+    if d is None:
+        per_key[tk] = dict(counts)
+        return
+    for v, c in counts.items():
+        d[v] = d.get(v, 0) + c
+
+
+def _flatten(per_key: dict[str, dict[str, int]], out: TopologyCounts) -> None:
+    """{tk: {tv: n}} into the state's {(tk, tv): n}, leaving out empty domains."""
+    for tk, d in per_key.items():
+        out.update(zip(zip(itertools.repeat(tk), d), d.values(), strict=True))
+
+
+def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
+    """The walk's counts from the index: each group matched once, its domain counts added.
+
+    Equal to ``_pre_filter_counts_walk``: every pod adds 1 per matching term to (tk, the
+    value of its node), and the pods of a group all match or all don't."""
+    pi = s.pod_info
+    pod = pi.pod
+    existing: dict[str, dict[str, int]] = {}
+    for g in ix.term_groups(REQUIRED_ANTI):
+        if g.counts and g.term.matches(pod, s.namespace_labels):
+            _add_counts(existing, g.term.topology_key, g.counts)
+    _flatten(existing, s.existing_anti_affinity_counts)
+    aff_terms = pi.required_affinity_terms
+    anti_terms = pi.required_anti_affinity_terms
+    if not aff_terms and not anti_terms:
+        return
+    keys = {t.topology_key for t in aff_terms} | {t.topology_key for t in anti_terms}
+    affinity: dict[str, dict[str, int]] = {}
+    anti: dict[str, dict[str, int]] = {}
+    for g in ix.pod_groups(keys):
+        by_key = g.by_key
+        if aff_terms and all(t.matches(g.pod, None) for t in aff_terms):
+            for t in aff_terms:
+                counts = by_key.get(t.topology_key)
+                if counts:
+                    _add_counts(affinity, t.topology_key, counts)
+        for t in anti_terms:
+            counts = by_key.get(t.topology_key)
+            if counts and t.matches(g.pod, None):
+                _add_counts(anti, t.topology_key, counts)
+    _flatten(affinity, s.affinity_counts)
+    _flatten(anti, s.anti_affinity_counts)
+
+
 def _satisfy_pod_affinity(s: _PreFilterState, labels: dict[str, str]) -> bool:
     pods_exist = True
     terms = s.pod_info.required_affinity_terms
@@ -401,6 +499,52 @@ def _process_existing_pod(
         _process_term(ts, w.term, w.weight, pod, ns_labels, node, 1)
     for w in existing.preferred_anti_affinity_terms:
         _process_term(ts, w.term, w.weight, pod, ns_labels, node, -1)
+
+
+def _add_weighted(
+    ts: dict[str, dict[str, int]], tk: str, counts: dict[str, int], weight: int
+) -> None:
+    """ts[tk][tv] += weight × pods, for every domain with pods (as many single additions)."""
+    d = ts.setdefault(tk, {})
+    for v, c in counts.items():
+        d[v] = d.get(v, 0) + weight * c
+
+
+def _pre_score_indexed(
+    ts: dict[str, dict[str, int]],
+    ix: AffinityIndex,
+    incoming: PodInfo,
+    pod: Pod,
+    ns_labels: dict[str, str],
+    hard_weight: int,
+) -> None:
+    """The walk's topology scores from the index (the sums ``_process_existing_pod`` makes).
+
+    Without preferred terms of its own the walk visits only pods with affinity; the others
+    have no terms, so summing over every term group gives the same scores. A domain appears
+    in ``ts`` exactly when some matching pod sits there, as with the walk (even if its sum is
+    0)."""
+    pref = incoming.preferred_affinity_terms
+    pref_anti = incoming.preferred_anti_affinity_terms
+    if pref or pref_anti:
+        keys = {w.term.topology_key for w in pref} | {w.term.topology_key for w in pref_anti}
+        for g in ix.pod_groups(keys):
+            for w in pref:
+                counts = g.by_key.get(w.term.topology_key)
+                if counts and w.term.matches(g.pod, None):
+                    _add_weighted(ts, w.term.topology_key, counts, w.weight)
+            for w in pref_anti:
+                counts = g.by_key.get(w.term.topology_key)
+                if counts and w.term.matches(g.pod, None):
+                    _add_weighted(ts, w.term.topology_key, counts, -w.weight)
+    kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI, -1)]
+    if hard_weight > 0:
+        kinds.insert(0, (REQUIRED_AFFINITY, 1))
+    for kind, sign in kinds:
+        for tg in ix.term_groups(kind):
+            if tg.counts and tg.term.matches(pod, ns_labels):
+                weight = hard_weight if kind == REQUIRED_AFFINITY else tg.weight
+                _add_weighted(ts, tg.term.topology_key, tg.counts, sign * weight)
 
 
 def new(args: Any, handle: Any) -> InterPodAffinity:
