@@ -24,6 +24,7 @@ tests/unit/pysched/test_fast_path.py compares both on randomised clusters.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -252,10 +253,25 @@ def _f_node_resources_fit(
     return ~bad
 
 
+def _domains_mask(t: NodeTable, tk: str, counts: dict[str, int]) -> np.ndarray:
+    """Rows whose value of label ``tk`` has a positive count in ``counts`` ({value: count}).
+
+    Value ids come from one C-level map over the dict (no per-value Python code): with one
+    domain per node (hostname) there are as many values as pods' nodes."""
+    col = t.label_column(tk)  # before reading label_values: it interns the values
+    vals = t.label_values[tk]
+    k = len(counts)
+    ids = np.fromiter(map(vals.get, counts, itertools.repeat(-1)), np.int64, k)
+    cnt = np.fromiter(counts.values(), np.int64, k)
+    lut = np.zeros(len(vals) + 1, bool)  # the last slot serves absent labels (-1)
+    lut[ids[(ids >= 0) & (cnt > 0)]] = True
+    return lut[col]
+
+
 def _f_inter_pod_affinity(
     t: NodeTable, pl: Any, state: Any, pod: Pod, load: NominatedLoad | None = None
 ) -> np.ndarray:
-    """InterPodAffinity.Filter from its PreFilter state (topology counts), per label column."""
+    """InterPodAffinity.Filter from its PreFilter state ({key: {value: count}}), per column."""
     from pysched.plugins.inter_pod_affinity import pod_matches_all_affinity_terms
 
     s = state.get("PreFilterInterPodAffinity")
@@ -268,31 +284,17 @@ def _f_inter_pod_affinity(
         exist = np.ones(t.n, bool)
         for term in terms:
             tk = term.topology_key
-            col = t.label_column(tk)
-            labelled &= col >= 0
-            vals = [v for (k, v), c in s.affinity_counts.items() if k == tk and c > 0]
-            ids = t.value_ids(tk, vals)
-            exist &= _isin(t, tk, col, ids)
+            labelled &= t.label_column(tk) >= 0
+            exist &= _domains_mask(t, tk, s.affinity_counts.get(tk, {}))
         first_of_group = not s.affinity_counts and pod_matches_all_affinity_terms(terms, pod)
         ok &= labelled & (exist | first_of_group)
     if s.anti_affinity_counts:
         for term in s.pod_info.required_anti_affinity_terms:
-            tk = term.topology_key
-            col = t.label_column(tk)  # before value_ids: it interns the values
-            vals = [v for (k, v), c in s.anti_affinity_counts.items() if k == tk and c > 0]
-            ids = t.value_ids(tk, vals)
-            if ids:
-                ok &= ~_isin(t, tk, col, ids)
-    if s.existing_anti_affinity_counts:
-        by_key: dict[str, list[str]] = {}
-        for (k, v), c in s.existing_anti_affinity_counts.items():
-            if c > 0:
-                by_key.setdefault(k, []).append(v)
-        for k, vals in by_key.items():
-            col = t.label_column(k)
-            ids = t.value_ids(k, vals)
-            if ids:
-                ok &= ~_isin(t, k, col, ids)
+            counts = s.anti_affinity_counts.get(term.topology_key)
+            if counts:
+                ok &= ~_domains_mask(t, term.topology_key, counts)
+    for k, counts in s.existing_anti_affinity_counts.items():
+        ok &= ~_domains_mask(t, k, counts)
     return ok
 
 

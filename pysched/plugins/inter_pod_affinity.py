@@ -9,7 +9,6 @@ AddPod/RemovePod for preemption and nominated pods.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -45,19 +44,36 @@ ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-a
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
-TopologyCounts = dict[tuple[str, str], int]
+# Upstream's topologyToMatchedTermCount keyed by topologyPair{key, value}, kept as
+# {key: {value: count}}: the index hands over one dict per key, and the vectorised path reads
+# a key's values without scanning every pair. Zero counts and empty keys are removed, so
+# "any count" stays ``bool(counts)``.
+TopologyCounts = dict[str, dict[str, int]]
 
 
 def _update(m: TopologyCounts, node: Node, tk: str, value: int) -> None:
     tv = node.metadata.labels.get(tk)
     if tv is None:
         return
-    pair = (tk, tv)
-    n = m.get(pair, 0) + value
+    d = m.get(tk)
+    if d is None:
+        d = m[tk] = {}
+    n = d.get(tv, 0) + value
     if n == 0:
-        m.pop(pair, None)
+        d.pop(tv, None)
+        if not d:
+            del m[tk]
     else:
-        m[pair] = n
+        d[tv] = n
+
+
+def topology_count(m: TopologyCounts, tk: str, tv: str) -> int:
+    d = m.get(tk)
+    return d.get(tv, 0) if d is not None else 0
+
+
+def _copy_counts(m: TopologyCounts) -> TopologyCounts:
+    return {tk: dict(d) for tk, d in m.items()}
 
 
 def pod_matches_all_affinity_terms(terms: list[AffinityTerm], pod: Pod) -> bool:
@@ -106,9 +122,9 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         c = _PreFilterState(self.pod_info, self.namespace_labels)
-        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
-        c.affinity_counts = dict(self.affinity_counts)
-        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        c.existing_anti_affinity_counts = _copy_counts(self.existing_anti_affinity_counts)
+        c.affinity_counts = _copy_counts(self.affinity_counts)
+        c.anti_affinity_counts = _copy_counts(self.anti_affinity_counts)
         return c
 
     def update_with_pod(self, pi: PodInfo, node: Node | None, multiplier: int) -> None:
@@ -262,12 +278,16 @@ class InterPodAffinity:
         if s.anti_affinity_counts:
             for t in s.pod_info.required_anti_affinity_terms:
                 tv = labels.get(t.topology_key)
-                if tv is not None and s.anti_affinity_counts.get((t.topology_key, tv), 0) > 0:
+                if (
+                    tv is not None
+                    and topology_count(s.anti_affinity_counts, t.topology_key, tv) > 0
+                ):
                     return Status(Code.UNSCHEDULABLE, [ERR_REASON_ANTI_AFFINITY])
         if s.existing_anti_affinity_counts:
             counts = s.existing_anti_affinity_counts
-            for kv in labels.items():
-                if counts.get(kv, 0) > 0:
+            for k, v in labels.items():
+                d = counts.get(k)
+                if d is not None and d.get(v, 0) > 0:
                     return Status(Code.UNSCHEDULABLE, [ERR_REASON_EXISTING_ANTI_AFFINITY])
         return None
 
@@ -398,20 +418,14 @@ def _pre_filter_counts_walk(
                 )
 
 
-def _add_counts(per_key: dict[str, dict[str, int]], tk: str, counts: dict[str, int]) -> None:
-    """per_key[tk] += counts (value by value); the first contribution is a plain copy."""
+def _add_counts(per_key: TopologyCounts, tk: str, counts: dict[str, int]) -> None:
+    """per_key[tk] += counts (value by value; none is 0); the first contribution is a copy."""
     d = per_key.get(tk)
     if d is None:
         per_key[tk] = dict(counts)
         return
     for v, c in counts.items():
         d[v] = d.get(v, 0) + c
-
-
-def _flatten(per_key: dict[str, dict[str, int]], out: TopologyCounts) -> None:
-    """{tk: {tv: n}} into the state's {(tk, tv): n}, leaving out empty domains."""
-    for tk, d in per_key.items():
-        out.update(zip(zip(itertools.repeat(tk), d), d.values(), strict=True))
 
 
 def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
@@ -421,18 +435,17 @@ def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
     value of its node), and the pods of a group all match or all don't."""
     pi = s.pod_info
     pod = pi.pod
-    existing: dict[str, dict[str, int]] = {}
+    existing = s.existing_anti_affinity_counts
     for g in ix.term_groups(REQUIRED_ANTI):
         if g.counts and g.term.matches(pod, s.namespace_labels):
             _add_counts(existing, g.term.topology_key, g.counts)
-    _flatten(existing, s.existing_anti_affinity_counts)
     aff_terms = pi.required_affinity_terms
     anti_terms = pi.required_anti_affinity_terms
     if not aff_terms and not anti_terms:
         return
     keys = {t.topology_key for t in aff_terms} | {t.topology_key for t in anti_terms}
-    affinity: dict[str, dict[str, int]] = {}
-    anti: dict[str, dict[str, int]] = {}
+    affinity = s.affinity_counts
+    anti = s.anti_affinity_counts
     for g in ix.pod_groups(keys):
         by_key = g.by_key
         if aff_terms and all(t.matches(g.pod, None) for t in aff_terms):
@@ -444,8 +457,6 @@ def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
             counts = by_key.get(t.topology_key)
             if counts and t.matches(g.pod, None):
                 _add_counts(anti, t.topology_key, counts)
-    _flatten(affinity, s.affinity_counts)
-    _flatten(anti, s.anti_affinity_counts)
 
 
 def _satisfy_pod_affinity(s: _PreFilterState, labels: dict[str, str]) -> bool:
@@ -455,7 +466,7 @@ def _satisfy_pod_affinity(s: _PreFilterState, labels: dict[str, str]) -> bool:
         tv = labels.get(t.topology_key)
         if tv is None:
             return False  # every topology label must exist on the node
-        if s.affinity_counts.get((t.topology_key, tv), 0) <= 0:
+        if topology_count(s.affinity_counts, t.topology_key, tv) <= 0:
             pods_exist = False
     if not pods_exist:
         # The first pod of a group with affinity to itself: allowed when no pod matches yet.
