@@ -515,10 +515,11 @@ def _s_inter_pod_affinity(
         col = t.label_column(tk)
         ids = t.label_values[tk]
         lut = np.zeros(len(ids) + 1, np.int64)  # the last slot serves absent labels (-1)
-        for v, sc in values.items():
-            vid = ids.get(v)
-            if vid is not None:
-                lut[vid] = sc
+        k = len(values)  # one C-level map over the domains (as many as nodes for hostname)
+        vids = np.fromiter(map(ids.get, values, itertools.repeat(-1)), np.int64, k)
+        scores = np.fromiter(values.values(), np.int64, k)
+        known = vids >= 0
+        lut[vids[known]] = scores[known]
         score += lut[col[idx]]
     if not ts:
         return score

@@ -516,7 +516,10 @@ def _add_weighted(
     ts: dict[str, dict[str, int]], tk: str, counts: dict[str, int], weight: int
 ) -> None:
     """ts[tk][tv] += weight × pods, for every domain with pods (as many single additions)."""
-    d = ts.setdefault(tk, {})
+    d = ts.get(tk)
+    if d is None:  # the first contribution to this key: built in one comprehension
+        ts[tk] = dict(counts) if weight == 1 else {v: weight * c for v, c in counts.items()}
+        return
     for v, c in counts.items():
         d[v] = d.get(v, 0) + weight * c
 
