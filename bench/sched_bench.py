@@ -5,6 +5,9 @@ Workloads (test/integration/scheduler_perf/config/performance-config.yaml shapes
   SchedulingBasic           nodes 4 cpu / 32Gi / 110 pods; pods 100m / 500Mi
   SchedulingNodeAffinity    half the nodes in zone1; pods require zone In [zone1]
   SchedulingPodAntiAffinity pods repel each other (required, topologyKey hostname)
+  SchedulingPodAffinity     pods attract each other (required, topologyKey zone; one zone)
+  SchedulingPreferredPodAffinity / SchedulingPreferredPodAntiAffinity
+                            the same as preferences (weight 1, topologyKey hostname)
   PreemptionBasic           nodes full of low-priority pods; high-priority pods preempt
 
 Init pods are bound directly (as scheduler_perf's createPods with nodeName would leave them);
@@ -84,6 +87,38 @@ def pod(
     )
 
 
+def _term(topology_key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": topology_key}
+
+
+HOSTNAME = "kubernetes.io/hostname"
+# Init and measured pods of these workloads carry color=green and this affinity.
+AFFINITY: dict[str, dict[str, Any]] = {
+    "SchedulingPodAntiAffinity": {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(HOSTNAME)]}
+    },
+    "SchedulingPodAffinity": {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term("topology.kubernetes.io/zone")]
+        }
+    },
+    "SchedulingPreferredPodAffinity": {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": _term(HOSTNAME)}
+            ]
+        }
+    },
+    "SchedulingPreferredPodAntiAffinity": {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": _term(HOSTNAME)}
+            ]
+        }
+    },
+}
+
+
 class Informer:
     """Binder that hands every binding back to the scheduler, as the pod informer would."""
 
@@ -125,23 +160,16 @@ def run(
         zone = None
         if workload == "SchedulingNodeAffinity":
             zone = "zone1" if i % 2 == 0 else "zone2"
+        elif workload == "SchedulingPodAffinity":
+            zone = "zone1"
         s.on_node_add(node(i, zone))
-    anti = {
-        "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {
-                    "labelSelector": {"matchLabels": {"color": "green"}},
-                    "topologyKey": "kubernetes.io/hostname",
-                }
-            ]
-        }
-    }
+    pod_aff = AFFINITY.get(workload)
     for j in range(init_pods):
         n = f"node-{j % nodes}"
         if workload == "PreemptionBasic":
             s.on_pod_add(pod(f"init-{j}", node_name=n, cpu="900m", priority=1))
-        elif workload == "SchedulingPodAntiAffinity":
-            s.on_pod_add(pod(f"init-{j}", node_name=n, labels={"color": "green"}, affinity=anti))
+        elif pod_aff is not None:
+            s.on_pod_add(pod(f"init-{j}", node_name=n, labels={"color": "green"}, affinity=pod_aff))
         else:
             s.on_pod_add(pod(f"init-{j}", node_name=n))
     measured = []
@@ -165,8 +193,8 @@ def run(
                 }
             }
             measured.append(pod(f"p-{j}", affinity=aff))
-        elif workload == "SchedulingPodAntiAffinity":
-            measured.append(pod(f"p-{j}", labels={"color": "green"}, affinity=anti))
+        elif pod_aff is not None:
+            measured.append(pod(f"p-{j}", labels={"color": "green"}, affinity=pod_aff))
         elif workload == "PreemptionBasic":
             measured.append(pod(f"p-{j}", cpu="900m", priority=10))
         else:
@@ -240,7 +268,7 @@ def _q(xs: list[float], q: float) -> float:
 
 def fmt(r: dict[str, Any]) -> str:
     return (
-        f"{r['workload']:<26} nodes={r['nodes']:>6} init={r['init_pods']:>6} pods={r['pods']:>6} "
+        f"{r['workload']:<34} nodes={r['nodes']:>6} init={r['init_pods']:>6} pods={r['pods']:>6} "
         f"scheduled={r['scheduled']:>6} {r['pods_per_s']:8.1f} pods/s "
         f"({r['pods_per_cpu_s']:7.1f} per CPU-s)  "
         f"attempt p50={r['p50_ms']:.2f} ms p99={r['p99_ms']:.2f} ms"
@@ -268,6 +296,9 @@ def main() -> None:
         ("SchedulingBasic", 5000, 1000, 10000 // k),
         ("SchedulingNodeAffinity", 5000, 1000, 5000 // k),
         ("SchedulingPodAntiAffinity", 5000, 1000, 1000 // k),
+        ("SchedulingPodAffinity", 5000, 1000, 1000 // k),
+        ("SchedulingPreferredPodAffinity", 5000, 1000, 1000 // k),
+        ("SchedulingPreferredPodAntiAffinity", 5000, 1000, 1000 // k),
         ("PreemptionBasic", 500, 2000, 500 // k),
     ]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
