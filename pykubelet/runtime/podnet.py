@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycni import conf, spec
+from pycni import cache, conf, spec
 from pycni.libcni import CNIConfig, RuntimeConf
 from pykubelet.runtime.errors import FailedPrecondition, Unavailable
 
@@ -278,6 +278,25 @@ class PodNetwork:
                 args=pod.cni_args(),
             )
             self._del_quietly(conf.loopback_network(), lo_rt)
+
+    def detach_cached(self, sandbox_id: str) -> int:
+        """CNI DEL of every attachment libcni's cache records for ``sandbox_id``.
+
+        For a sandbox whose own record is lost (an unreadable checkpoint): the cache holds the
+        network config, netns, args and capabilities each ADD used. Returns how many it undid.
+        """
+        done = 0
+        for att in cache.list_attachments(self.cache_dir, sandbox_id):
+            try:
+                net = conf.conflist_from_bytes(att.config)
+            except Exception as exc:
+                log.warning("cached CNI attachment of %s unreadable: %s", sandbox_id[:12], exc)
+                continue
+            rt = RuntimeConf(att.container_id, att.netns if os.path.exists(att.netns) else "",
+                             att.ifname, list(att.cni_args), dict(att.capability_args))
+            self._del_quietly(net, rt)
+            done += 1
+        return done
 
     def _del_quietly(self, net: Any, rt: Any) -> None:
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import ipaddress
 import json
 import logging
@@ -175,6 +176,30 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+CHECKPOINT_VERSION = 1
+_SANDBOX_ID = re.compile(r"^[0-9a-f]{64}$")
+
+
+def encode_checkpoint(info: SandboxInfo) -> bytes:
+    """The checkpoint file: versioned, with a checksum of the sandbox record (kubelet-style)."""
+    body = json.dumps(info.to_dict(), sort_keys=True, separators=(",", ":"))
+    doc = {"version": CHECKPOINT_VERSION, "checksum": hashlib.sha256(body.encode()).hexdigest(),
+           "sandbox": info.to_dict()}
+    return json.dumps(doc, indent=1, sort_keys=True).encode()
+
+
+def decode_checkpoint(data: bytes) -> SandboxInfo:
+    """ValueError for a corrupt, truncated or unknown-version checkpoint."""
+    doc = json.loads(data)
+    if not isinstance(doc, dict) or doc.get("version") != CHECKPOINT_VERSION:
+        raise ValueError(f"unsupported checkpoint version {doc.get('version')!r}"
+                         if isinstance(doc, dict) else "not a JSON object")
+    body = json.dumps(doc["sandbox"], sort_keys=True, separators=(",", ":"))
+    if hashlib.sha256(body.encode()).hexdigest() != doc.get("checksum"):
+        raise ValueError("checksum mismatch")
+    return SandboxInfo.from_dict(doc["sandbox"])
 
 
 def validate_spec(spec: SandboxSpec) -> None:
@@ -338,8 +363,7 @@ class SandboxManager:
     # -- checkpoint -----------------------------------------------------------------------
 
     def _checkpoint(self, info: SandboxInfo) -> None:
-        data = json.dumps(info.to_dict(), indent=1, sort_keys=True).encode()
-        write_atomic(self._dir(info.id) / CHECKPOINT, data, 0o600)
+        write_atomic(self._dir(info.id) / CHECKPOINT, encode_checkpoint(info), 0o600)
 
     def recover(self) -> list[str]:
         """Load every checkpoint after a (re)start; finish half-made sandboxes as NOTREADY.
@@ -353,7 +377,9 @@ class SandboxManager:
             if not path.is_file():
                 continue
             try:
-                info = SandboxInfo.from_dict(json.loads(path.read_text()))
+                info = decode_checkpoint(path.read_bytes())
+                if info.id != d.name:
+                    raise ValueError(f"names sandbox {info.id!r}")
             except (ValueError, TypeError, KeyError) as exc:
                 log.error("skipping unreadable sandbox checkpoint %s: %s", path, exc)
                 continue
@@ -398,6 +424,16 @@ class SandboxManager:
         for d in self.root.iterdir():
             if d.is_dir() and d.name not in known:
                 log.warning("removing orphaned sandbox directory %s", d)
+                # named after one of our own sandbox ids: its CNI attachments and its pin are
+                # ours (an unreadable checkpoint); libcni's cache still knows the networks
+                if _SANDBOX_ID.match(d.name):
+                    try:
+                        self.network.detach_cached(d.name)
+                    except Exception as exc:
+                        log.error("CNI DEL for orphaned sandbox %s: %s", d.name[:12], exc)
+                    net = os.path.join(self.netns_dir, f"{self.netns_prefix}{d.name[:16]}")
+                    if os.path.exists(net):
+                        netns.unpin(netns.PinnedNamespaces(net=net, ipc="", uts=""))
                 for f in (d / "ns" / "ipc", d / "ns" / "uts"):
                     netns.unmount(str(f))
                 shutil.rmtree(d, ignore_errors=True)

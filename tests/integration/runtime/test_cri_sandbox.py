@@ -359,10 +359,12 @@ def test_restart_finishes_half_made_sandboxes_and_orphans(cri) -> None:
     pod_id, _ = cri.run_pod("halfmade")
     ip = cri.pod_status(pod_id).status.network.ip
     cri.kill()
+    from pykubelet.runtime.sandbox import decode_checkpoint, encode_checkpoint
+
     ckpt = cri.root / "sandboxes" / pod_id / "sandbox.json"
-    doc = json.loads(ckpt.read_text())
-    doc["state"] = "CREATING"  # as if killed between CNI ADD and the READY checkpoint
-    ckpt.write_text(json.dumps(doc))
+    info = decode_checkpoint(ckpt.read_bytes())
+    info.state = "CREATING"  # as if killed between CNI ADD and the READY checkpoint
+    ckpt.write_bytes(encode_checkpoint(info))
     foreign_pin = f"{cri.netns_prefix}another-runtime"
     subprocess.run(["ip", "netns", "add", foreign_pin], check=True)
     try:
@@ -463,3 +465,16 @@ def test_runtime_killed_during_cni_add_leaks_nothing(cri_factory, tmp_path: Path
     assert rt.netns_pins() == []
     rt.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pods[0].id))
     assert rt.leftovers() == {k: [] for k in rt.leftovers()}
+
+
+def test_corrupt_checkpoint_is_collected_with_its_pins(cri) -> None:
+    pod_id, _ = cri.run_pod("corrupt")
+    cri.kill()
+    ckpt = cri.root / "sandboxes" / pod_id / "sandbox.json"
+    ckpt.write_text(ckpt.read_text().replace('"SANDBOX_READY"', '"SANDBOX_NOTREADY"'))
+    cri.start()  # checksum mismatch: the record is unusable, its namespaces are released
+    assert cri.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items == []
+    assert "checksum mismatch" in cri.log()
+    assert os.listdir(cri.root / "sandboxes") == []
+    # its network too, from libcni's cache of what ADD used
+    assert cri.leftovers() == {k: [] for k in cri.leftovers()}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 
@@ -171,6 +173,23 @@ def test_checkpoint_round_trip() -> None:
     # unknown keys from a newer runtime are ignored, not fatal
     d = info.to_dict() | {"future_field": 1}
     assert SandboxInfo.from_dict(d) == info
+
+
+def test_checkpoint_file_is_versioned_and_checksummed() -> None:
+    from pykubelet.runtime.sandbox import decode_checkpoint, encode_checkpoint
+
+    info = _info()
+    data = encode_checkpoint(info)
+    assert decode_checkpoint(data) == info
+    doc = json.loads(data)
+    doc["sandbox"]["ip"] = "10.94.1.99"
+    with pytest.raises(ValueError, match="checksum"):
+        decode_checkpoint(json.dumps(doc).encode())
+    doc["version"] = 99
+    with pytest.raises(ValueError, match="version"):
+        decode_checkpoint(json.dumps(doc).encode())
+    with pytest.raises(ValueError):
+        decode_checkpoint(data[: len(data) // 2])  # truncated
 
 
 def test_filters() -> None:
