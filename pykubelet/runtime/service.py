@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +52,19 @@ def default_netns_prefix(root: Path) -> str:
 class RuntimeInfoRPC:
     """Version, Status, UpdateRuntimeConfig, RuntimeConfig."""
 
-    def __init__(self, network: PodNetwork, containers_ready: bool) -> None:
+    def __init__(self, network: PodNetwork, containers: Any) -> None:
         self.network = network
-        self.containers_ready = containers_ready
+        self.containers = containers
+
+    def runtime_ready(self) -> tuple[bool, str, str]:
+        """(ready, reason, message): container support loaded and its binaries executable."""
+        if self.containers is None:
+            return False, "ContainerManagerUnavailable", "container support is not loaded"
+        for what, path in (("runc", getattr(getattr(self.containers, "runc", None), "binary", "")),
+                           ("conmon", getattr(self.containers, "conmon_binary", ""))):
+            if path and not (shutil.which(path) or os.access(path, os.X_OK)):
+                return False, "RuntimeBinaryMissing", f"{what} ({path}) is not executable"
+        return True, "", ""
 
     def Version(self, req: pb.VersionRequest) -> pb.VersionResponse:
         return pb.VersionResponse(
@@ -62,12 +74,10 @@ class RuntimeInfoRPC:
 
     def Status(self, req: pb.StatusRequest) -> pb.StatusResponse:
         net_ok, net_msg = self.network.status()
+        rt_ok, rt_reason, rt_msg = self.runtime_ready()
         conditions = [
-            pb.RuntimeCondition(
-                type="RuntimeReady", status=self.containers_ready,
-                reason="" if self.containers_ready else "ContainerManagerUnavailable",
-                message="" if self.containers_ready else "container support is not loaded",
-            ),
+            pb.RuntimeCondition(type="RuntimeReady", status=rt_ok, reason=rt_reason,
+                                message=rt_msg),
             pb.RuntimeCondition(
                 type="NetworkReady", status=net_ok,
                 reason="" if net_ok else "NetworkPluginNotReady",
@@ -194,7 +204,7 @@ class Runtime:
         runtime_servicer = RuntimeServicer(
             sandbox=SandboxRPC(sandboxes, statuses, stats),
             containers=container_rpc,
-            runtime_info=RuntimeInfoRPC(network, containers_ready=containers is not None),
+            runtime_info=RuntimeInfoRPC(network, containers),
         )
         return cls(options, network, sandboxes, images, containers, runtime_servicer,
                    ImageServicer(image_rpc))

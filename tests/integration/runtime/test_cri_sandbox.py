@@ -47,6 +47,7 @@ def test_version_status_and_socket_mode(cri) -> None:
     st = cri.runtime.Status(pb.StatusRequest(verbose=True))
     conds = {c.type: c for c in st.status.conditions}
     assert conds["NetworkReady"].status, conds["NetworkReady"].message
+    assert conds["RuntimeReady"].status, conds["RuntimeReady"].message
     assert json.loads(st.info["config"])["cniConfDir"] == str(cri.conf_dir)
     cfg = cri.runtime.RuntimeConfig(pb.RuntimeConfigRequest())
     assert cfg.linux.cgroup_driver == pb.CGROUPFS

@@ -224,3 +224,30 @@ def test_status_message() -> None:
 )
 def test_error_codes(exc, code) -> None:
     assert grpc_code(exc("x")) == code
+
+
+def test_runtime_ready_needs_container_support_and_its_binaries(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from pykubelet.runtime.podnet import PodNetwork
+    from pykubelet.runtime.service import RuntimeInfoRPC
+
+    net = PodNetwork(str(tmp_path / "net.d"), [], str(tmp_path / "cache"))
+
+    def ready(containers) -> pb.RuntimeCondition:
+        st = RuntimeInfoRPC(net, containers).Status(pb.StatusRequest())
+        return {c.type: c for c in st.status.conditions}["RuntimeReady"]
+
+    assert ready(None).reason == "ContainerManagerUnavailable"
+    good = SimpleNamespace(runc=SimpleNamespace(binary="/bin/true"), conmon_binary="/bin/true")
+    assert ready(good).status
+    bad = SimpleNamespace(runc=SimpleNamespace(binary="/nonexistent/runc"),
+                          conmon_binary="/bin/true")
+    cond = ready(bad)
+    assert not cond.status
+    assert cond.reason == "RuntimeBinaryMissing"
+    assert "/nonexistent/runc" in cond.message
+    network = {c.type: c for c in RuntimeInfoRPC(net, good).Status(
+        pb.StatusRequest()).status.conditions}["NetworkReady"]
+    assert not network.status
+    assert "cni config uninitialized" in network.message
