@@ -107,6 +107,27 @@ class AffinityTerm:
             return self.selector.matches(pod.metadata.labels)
         return False
 
+    def label_keys(self) -> frozenset[str] | None:
+        """The pod label keys the selector reads (None: unknown, the term has no key).
+
+        Pods of one namespace whose labels agree on these keys are matched alike, whatever
+        their other labels: InterPodAffinity's index groups pods that way per term."""
+        if self.key is None:
+            return None
+        sel = self.key[1]
+        if sel == _NOTHING_KEY:
+            return frozenset()
+        match_labels, exprs = sel
+        return frozenset(k for k, _ in match_labels) | frozenset(e[0] for e in exprs)
+
+    def with_namespaces(self, namespaces: frozenset[str]) -> AffinityTerm:
+        """This term for exactly ``namespaces`` and no namespace selector (upstream
+        mergeAffinityTermNamespacesIfNotEmpty), keeping a key that says so."""
+        key = None
+        if self.key is not None:
+            key = (namespaces, self.key[1], self.topology_key, _NOTHING_KEY)
+        return AffinityTerm(namespaces, self.selector, self.topology_key, NOTHING, key)
+
 
 @dataclass(slots=True)
 class WeightedAffinityTerm:
@@ -150,10 +171,13 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     return AffinityTerm(namespaces, selector, term.topology_key, ns_selector, key)
 
 
+_NOTHING_KEY = ("nothing",)
+
+
 def _label_selector_key(sel: LabelSelector | None) -> tuple[object, ...]:
     """A hashable value equal for selectors that compile to the same requirements."""
     if sel is None:
-        return ("nothing",)
+        return _NOTHING_KEY
     return (
         tuple(sorted(sel.match_labels.items())),
         tuple((e.key, e.operator, tuple(e.values)) for e in sel.match_expressions),

@@ -175,7 +175,7 @@ class InterPodAffinity:
         for ns in self.handle.list_namespaces():
             if t.namespace_selector.matches(ns.metadata.labels):
                 names.add(ns.metadata.name)
-        return AffinityTerm(frozenset(names), t.selector, t.topology_key, NOTHING)
+        return t.with_namespaces(frozenset(names))
 
     def _incoming(self, pod: Pod) -> PodInfo:
         pi = PodInfo(pod)
@@ -428,6 +428,18 @@ def _add_counts(per_key: TopologyCounts, tk: str, counts: dict[str, int]) -> Non
         d[v] = d.get(v, 0) + c
 
 
+def _label_keys(terms: list[AffinityTerm]) -> frozenset[str] | None:
+    """The label keys ``terms`` read between them (None when some term's are unknown):
+    pod groups projected onto them match each of these terms as their every pod would."""
+    out: frozenset[str] = frozenset()
+    for t in terms:
+        k = t.label_keys()
+        if k is None:
+            return None
+        out |= k
+    return out
+
+
 def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
     """The walk's counts from the index: each group matched once, its domain counts added.
 
@@ -446,7 +458,7 @@ def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
     keys = {t.topology_key for t in aff_terms} | {t.topology_key for t in anti_terms}
     affinity = s.affinity_counts
     anti = s.anti_affinity_counts
-    for g in ix.pod_groups(keys):
+    for g in ix.pod_groups(keys, _label_keys([*aff_terms, *anti_terms])):
         by_key = g.by_key
         if aff_terms and all(t.matches(g.pod, None) for t in aff_terms):
             for t in aff_terms:
@@ -542,7 +554,8 @@ def _pre_score_indexed(
     pref_anti = incoming.preferred_anti_affinity_terms
     if pref or pref_anti:
         keys = {w.term.topology_key for w in pref} | {w.term.topology_key for w in pref_anti}
-        for g in ix.pod_groups(keys):
+        label_keys = _label_keys([w.term for w in [*pref, *pref_anti]])
+        for g in ix.pod_groups(keys, label_keys):
             for w in pref:
                 counts = g.by_key.get(w.term.topology_key)
                 if counts and w.term.matches(g.pod, None):

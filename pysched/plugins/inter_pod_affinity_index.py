@@ -16,7 +16,10 @@ whose NodeInfo was replaced or dropped (``node_changed``), and the index applies
 What each pod contributed is remembered, so a removal subtracts exactly what its addition added.
 
 Pod groups count per topology key only for the keys someone asked about (``pod_groups``);
-asking for a new key fills it in from the remembered pods once.
+asking for a new key fills it in from the remembered pods once. A term's selector reads only
+a few label keys, so pods that differ elsewhere (a pod-name label, say) are matched alike:
+``pod_groups`` can also hand out groups projected onto those keys, made from the full groups
+on first use and kept up to date like them (a bounded number of projections is kept).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ PREFERRED_AFFINITY = "preferred-affinity"  # PreScore: + weight
 PREFERRED_ANTI = "preferred-anti"  # PreScore: - weight
 
 Counts = dict[str, int]  # topology value -> pods
+GroupKey = tuple[str, frozenset[tuple[str, str]]]  # (namespace, labels)
+MAX_PROJECTIONS = 32  # more distinct selector key sets than this: start over (rare)
 
 
 class _PodGroup:
@@ -88,6 +93,8 @@ class AffinityIndex:
             PREFERRED_ANTI: {},
         }
         self._tracked: set[str] = set()
+        # selector label keys -> projected group key -> group
+        self._projections: dict[frozenset[str], dict[GroupKey, _PodGroup]] = {}
 
     @classmethod
     def build(cls, infos: Iterable[NodeInfo]) -> AffinityIndex:
@@ -100,12 +107,38 @@ class AffinityIndex:
     def node_count(self) -> int:
         return len(self._nodes)
 
-    def pod_groups(self, topology_keys: Iterable[str]) -> list[_PodGroup]:
-        """Every pod group, with ``by_key`` holding counts for each of ``topology_keys``."""
+    def pod_groups(
+        self, topology_keys: Iterable[str], label_keys: frozenset[str] | None = None
+    ) -> list[_PodGroup]:
+        """Every pod group, with ``by_key`` holding counts for each of ``topology_keys``.
+
+        With ``label_keys`` (what the selectors to match read) pods are grouped by namespace
+        and those labels only, so fewer groups come back; None: by all their labels."""
         for tk in topology_keys:
             if tk not in self._tracked:
                 self._track(tk)
-        return list(self._pod_groups.values())
+        if label_keys is None:
+            return list(self._pod_groups.values())
+        proj = self._projections.get(label_keys)
+        if proj is None:
+            if len(self._projections) >= MAX_PROJECTIONS:
+                self._projections.clear()
+            proj = self._projections[label_keys] = self._project(label_keys)
+        return list(proj.values())
+
+    def _project(self, label_keys: frozenset[str]) -> dict[GroupKey, _PodGroup]:
+        out: dict[GroupKey, _PodGroup] = {}
+        for gkey, g in self._pod_groups.items():
+            pkey = _projected(gkey, label_keys)
+            pg = out.get(pkey)
+            if pg is None:
+                pg = out[pkey] = _PodGroup(g.pod)
+            pg.total += g.total
+            for tk, counts in g.by_key.items():
+                d = pg.by_key.setdefault(tk, {})
+                for v, c in counts.items():
+                    d[v] = d.get(v, 0) + c
+        return out
 
     def term_groups(self, kind: str) -> Iterable[_TermGroup]:
         return self._terms[kind].values()
@@ -136,6 +169,7 @@ class AffinityIndex:
 
     def _track(self, tk: str) -> None:
         self._tracked.add(tk)
+        self._projections.clear()  # made again from the full groups when next asked for
         for entry in self._nodes.values():
             tv = entry.labels.get(tk)
             if tv is None:
@@ -146,17 +180,11 @@ class AffinityIndex:
 
     def _add_pod(self, entry: _NodeEntry, pid: int, pi: Any) -> None:
         pod = pi.pod
-        gkey = (pod.metadata.namespace, frozenset(pod.metadata.labels.items()))
-        g = self._pod_groups.get(gkey)
-        if g is None:
-            g = self._pod_groups[gkey] = _PodGroup(pod)
-        g.total += 1
+        gkey: GroupKey = (pod.metadata.namespace, frozenset(pod.metadata.labels.items()))
         labels = entry.labels
-        for tk in self._tracked:
-            tv = labels.get(tk)
-            if tv is not None:
-                counts = g.by_key.setdefault(tk, {})
-                counts[tv] = counts.get(tv, 0) + 1
+        self._group_add(self._pod_groups, gkey, pod, labels)
+        for label_keys, proj in self._projections.items():
+            self._group_add(proj, _projected(gkey, label_keys), pod, labels)
         tkeys: list[Any] = []
         for t in pi.required_anti_affinity_terms:
             tkeys.append(self._add_term(REQUIRED_ANTI, t, 0, labels))
@@ -167,6 +195,31 @@ class AffinityIndex:
         for w in pi.preferred_anti_affinity_terms:
             tkeys.append(self._add_term(PREFERRED_ANTI, w.term, w.weight, labels))
         entry.pods[pid] = (pi, gkey, tuple(tkeys))
+
+    def _group_add(
+        self, groups: dict[GroupKey, _PodGroup], key: GroupKey, pod: Any, labels: dict[str, str]
+    ) -> None:
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _PodGroup(pod)
+        g.total += 1
+        for tk in self._tracked:
+            tv = labels.get(tk)
+            if tv is not None:
+                counts = g.by_key.setdefault(tk, {})
+                counts[tv] = counts.get(tv, 0) + 1
+
+    def _group_remove(
+        self, groups: dict[GroupKey, _PodGroup], key: GroupKey, labels: dict[str, str]
+    ) -> None:
+        g = groups[key]
+        for tk in self._tracked:
+            tv = labels.get(tk)
+            if tv is not None:
+                _bump(g.by_key[tk], tv, -1)
+        g.total -= 1
+        if g.total == 0:
+            del groups[key]
 
     def _add_term(
         self, kind: str, t: AffinityTerm, weight: int, labels: dict[str, str]
@@ -187,14 +240,9 @@ class AffinityIndex:
     def _remove_pod(self, entry: _NodeEntry, pid: int) -> None:
         _, gkey, tkeys = entry.pods.pop(pid)
         labels = entry.labels
-        g = self._pod_groups[gkey]
-        for tk in self._tracked:
-            tv = labels.get(tk)
-            if tv is not None:
-                _bump(g.by_key[tk], tv, -1)
-        g.total -= 1
-        if g.total == 0:
-            del self._pod_groups[gkey]
+        self._group_remove(self._pod_groups, gkey, labels)
+        for label_keys, proj in self._projections.items():
+            self._group_remove(proj, _projected(gkey, label_keys), labels)
         for key in tkeys:
             groups = self._terms[key[0]]
             tg = groups[key]
@@ -204,3 +252,8 @@ class AffinityIndex:
             tg.total -= 1
             if tg.total == 0:
                 del groups[key]
+
+
+def _projected(gkey: GroupKey, label_keys: frozenset[str]) -> GroupKey:
+    """The group key of the same namespace with only the labels under ``label_keys``."""
+    return gkey[0], frozenset(kv for kv in gkey[1] if kv[0] in label_keys)

@@ -17,6 +17,7 @@ from pysched.api import EmbeddedScheduler
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code
 from pysched.objects import Node, Pod
+from pysched.plugins import inter_pod_affinity_index
 from pysched.plugins.inter_pod_affinity import (
     INDEX_NAME,
     PRE_FILTER_STATE_KEY,
@@ -92,6 +93,8 @@ def random_labels(rng: random.Random) -> dict[str, str]:
         labels["app"] = rng.choice(APPS)
     if rng.random() < 0.5:
         labels["tier"] = rng.choice(["fe", "be"])
+    if rng.random() < 0.5:  # no selector reads it: projected groups merge these pods
+        labels["pod-name"] = f"x{rng.randrange(10**6)}"
     return labels
 
 
@@ -179,8 +182,14 @@ def assert_index_equals_walk(s: EmbeddedScheduler, rng: random.Random, n: int) -
     pl.use_index = True
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-def test_index_counts_equal_the_walk_as_the_cluster_changes(seed: int) -> None:
+@pytest.mark.parametrize(
+    ("seed", "max_projections"), [(1, 32), (2, 32), (3, 1), (4, 32), (5, 2), (6, 32)]
+)
+def test_index_counts_equal_the_walk_as_the_cluster_changes(
+    seed: int, max_projections: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # few projections kept: they are dropped and made again often
+    monkeypatch.setattr(inter_pod_affinity_index, "MAX_PROJECTIONS", max_projections)
     rng = random.Random(seed)
     s = scheduler(seed)
     names = [f"n{i}" for i in range(rng.randint(5, 40))]
@@ -261,3 +270,60 @@ def test_same_bindings_with_index_and_walk(seed: int) -> None:
         assert sum(r[1] == "scheduled" for r in results) > 0
         runs.append(results)
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23, 24])
+def test_add_remove_pod_on_indexed_state_equal_the_walk_without_those_pods(seed: int) -> None:
+    """Preemption and nominated pods change the PreFilter counts through RemovePod/AddPod:
+    on the index's counts that must give what the walk gives without (or with) the pods."""
+    rng = random.Random(seed)
+    s = scheduler(seed)
+    names = [f"n{i}" for i in range(12)]
+    for n in names:
+        s.on_node_add(random_node(rng, n))
+    pods = [random_pod(rng, f"b{i}", rng.choice(names)) for i in range(70)]
+    for p in pods:
+        s.on_pod_add(p)
+    s.cache.update_snapshot(s.snapshot)
+    pl = ipa_plugin(s)
+    checked = nonempty = 0
+    for j in range(25):
+        incoming = random_pod(rng, f"in-{j}")
+        state = CycleState()
+        nodes = s.snapshot.list()
+        _, st = pl.pre_filter(state, incoming, nodes)
+        if st is not None:
+            continue  # Skip: no state to change
+        ni = s.snapshot.get(rng.choice(names))
+        victims = list(ni.pods)
+        work = state.clone()
+        for pi in victims:
+            assert pl.remove_pod(work, incoming, pi, ni) is None
+        # the walk over a cluster without the victims
+        for pi in victims:
+            s.on_pod_delete(pi.pod)
+        s.cache.update_snapshot(s.snapshot)
+        walk = prefilter_view(pl, incoming, False)
+        want = walk[1:] if walk[0] != Code.SKIP else ({}, {}, {})  # Skip: nothing counted
+        changed = work.get(PRE_FILTER_STATE_KEY)
+        got = (
+            changed.existing_anti_affinity_counts,
+            changed.affinity_counts,
+            changed.anti_affinity_counts,
+        )
+        assert got == want
+        nonempty += any(got)
+        # and back: adding them again restores the original counts
+        for pi in victims:
+            s.on_pod_add(pi.pod)
+            assert pl.add_pod(work, incoming, pi, ni) is None
+        s.cache.update_snapshot(s.snapshot)
+        pl.use_index = True
+        orig = state.get(PRE_FILTER_STATE_KEY)
+        back = work.get(PRE_FILTER_STATE_KEY)
+        assert back.existing_anti_affinity_counts == orig.existing_anti_affinity_counts
+        assert back.affinity_counts == orig.affinity_counts
+        assert back.anti_affinity_counts == orig.anti_affinity_counts
+        checked += 1
+    assert checked > 5
+    assert nonempty > 2
