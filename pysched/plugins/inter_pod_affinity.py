@@ -3,8 +3,13 @@ and preferred terms of both the incoming and the existing pods in scoring.
 
 Filter order and codes as upstream: affinity (UnschedulableAndUnresolvable), then the
 pod's anti-affinity, then existing pods' anti-affinity (both Unschedulable, so
-preemption may help). Counts are kept per (topologyKey, value) and updated through
+preemption may help). Counts are kept per topologyKey and value and updated through
 AddPod/RemovePod for preemption and nominated pods.
+
+PreFilter and PreScore get their counts from the snapshot's AffinityIndex
+(inter_pod_affinity_index.py: pods and existing terms grouped, counts per topology
+domain) rather than walking every pod on every node as upstream does; the walk remains
+for listers without the index, and tests compare the two.
 """
 
 from __future__ import annotations
