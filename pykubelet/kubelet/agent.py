@@ -29,6 +29,7 @@ from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
 from pykubelet.kubelet.admission import NodeInfo, admit
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.events import WARNING, EventRecorder
 from pykubelet.kubelet.http import AgentHTTPServer
 from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
 from pykubelet.kubelet.manager import RuntimeManager
@@ -122,6 +123,7 @@ class Kubelet:
         self.backoff = Backoff(clock=time.time)
         self.image_backoff = Backoff(clock=time.time)
         self.memory_capacity = psutil.virtual_memory().total
+        self.recorder = EventRecorder(self.node_name)
         self.manager = RuntimeManager(
             self.cri,
             node_name=self.node_name,
@@ -130,11 +132,14 @@ class Kubelet:
             memory_capacity=self.memory_capacity,
             backoff=self.backoff,
             image_backoff=self.image_backoff,
+            recorder=self.recorder,
         )
         self.host_ips = host_ips()
         self.workers = PodWorkers(self.sync_pod, self.terminate_pod, _uid_of)
         self.pleg = GenericPLEG(self.cri, self._on_pleg_event, observe=self._observe_relist)
-        self.prober = ProberManager(self.cri, self._probe_target, self._on_probe_change)
+        self.prober = ProberManager(
+            self.cri, self._probe_target, self._on_probe_change, self.recorder
+        )
         self.static_source: StaticPodSource | None = None
         self.http: AgentHTTPServer | None = None
 
@@ -170,6 +175,7 @@ class Kubelet:
                 self.pod_list,
                 self.healthy,
                 self.render_metrics,
+                self.event_list,
             )
             self.http.start()
 
@@ -441,6 +447,8 @@ class Kubelet:
                 table.pop(name, None)
             for name, msg in in_backoff.items():
                 table[name] = WaitingReason(reasons.CRASH_LOOP_BACK_OFF, msg)
+                self.recorder.event(pod, WARNING, reasons.EVENT_BACK_OFF,
+                                    reasons.back_off_event_message(name, pod.format()), name)
             table.update(failures)
             # a container that is running again has no start failure to report
             observed = self.observed.get(pod.uid)
@@ -516,6 +524,11 @@ class Kubelet:
                         status=self.statuses.get(uid) or PodStatus(phase="Pending"))
                 items.append(encode_pod(p))
         return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
+
+    def event_list(self) -> dict[str, Any]:
+        """The events this agent recorded, as a v1 EventList (served at /events)."""
+        return {"kind": "EventList", "apiVersion": "v1", "metadata": {},
+                "items": self.recorder.list()}
 
     def healthy(self) -> tuple[bool, str]:
         if not self.pleg.healthy():

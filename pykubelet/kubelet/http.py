@@ -1,4 +1,5 @@
-"""The agent's local HTTP port (healthzBindAddress:healthzPort): /healthz, /pods, /metrics.
+"""The agent's local HTTP port (healthzBindAddress:healthzPort): /healthz, /pods, /metrics,
+and /events (ours: the pod events this agent recorded, for a node without an API server).
 
 /pods answers a v1 PodList of the pods this node runs, with their status, as kubelet's
 read-only /pods endpoint does; /healthz answers "ok" while the sync loop and the PLEG are
@@ -27,6 +28,7 @@ class AgentHTTPServer:
         pods: Callable[[], dict[str, Any]],
         healthy: Callable[[], tuple[bool, str]],
         metrics: Callable[[], str],
+        events: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         outer = self
 
@@ -51,6 +53,9 @@ class AgentHTTPServer:
                     elif path == "/pods":
                         body = json.dumps(outer._pods()).encode()
                         self._send(200, body, "application/json")
+                    elif path == "/events" and outer._events is not None:
+                        body = json.dumps(outer._events()).encode()
+                        self._send(200, body, "application/json")
                     elif path == "/metrics":
                         self._send(200, outer._metrics().encode(), "text/plain; version=0.0.4")
                     else:
@@ -64,6 +69,7 @@ class AgentHTTPServer:
         self._pods = pods
         self._healthy = healthy
         self._metrics = metrics
+        self._events = events
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None

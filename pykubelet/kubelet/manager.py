@@ -31,6 +31,7 @@ from pykubelet.kubelet.actions import (
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.events import NORMAL, WARNING, EventRecorder
 from pykubelet.kubelet.hashing import hash_container_hex
 from pykubelet.kubelet.labels import (
     CONTAINER_NAME_LABEL,
@@ -142,8 +143,10 @@ class RuntimeManager:
         memory_capacity: int,
         backoff: Backoff,
         image_backoff: Backoff,
+        recorder: EventRecorder | None = None,
     ) -> None:
         self.cri = cri
+        self.recorder = recorder
         self.node_name = node_name
         self.root_dir = root_dir
         self.pod_logs_dir = pod_logs_dir
@@ -157,6 +160,10 @@ class RuntimeManager:
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
         self._annotated_grace: dict[str, int] = {}
+
+    def _event(self, pod: Pod | None, type_: str, reason: str, msg: str, ctr: str = "") -> None:
+        if self.recorder is not None and isinstance(pod, Pod):
+            self.recorder.event(pod, type_, reason, msg, ctr)
 
     # ------------------------------------------------------------------ observed state
     def get_pod_status(self, uid: str, name: str = "", namespace: str = "") -> PodRuntimeStatus:
@@ -315,6 +322,7 @@ class RuntimeManager:
         grace_override: int | None = None,
         annotation_grace: int | None = None,
         reason: str = "",
+        message: str = "",
     ) -> None:
         """killContainer: preStop hook (exec) within the grace period, then StopContainer."""
         if pod is None and annotation_grace is not None and grace_override is None:
@@ -324,6 +332,10 @@ class RuntimeManager:
             grace = termination_grace_period(pod, container, reason)
         else:
             grace = self.grace_period(pod, grace_override)
+        if container is not None:
+            self._event(pod, NORMAL, reasons.EVENT_KILLING,
+                        message or reasons.killing_container_message(container.name),
+                        container.name)
         start = time.monotonic()
         if (
             container is not None
@@ -436,24 +448,48 @@ class RuntimeManager:
         Raises nothing: failures come back as ErrImagePull / ImagePullBackOff /
         ErrImageNeverPull / InvalidImageName reasons in the second element."""
         image = container.image
+        name = container.name
         if not image or any(ch.isspace() for ch in image):
+            self._event(pod, WARNING, reasons.EVENT_FAILED,
+                        f"Error: {reasons.INVALID_IMAGE_NAME}", name)
             return "", reasons.INVALID_IMAGE_NAME
         key = f"{image}_{pod.uid}"
         with self._image_lock(image):
             present = self.cri.image_status(image) is not None
             decision = image_pull_decision(container, present)
             if decision.error_reason:
+                self._event(pod, WARNING, reasons.EVENT_ERR_IMAGE_NEVER_PULL,
+                            decision.message, name)
+                self._event(pod, WARNING, reasons.EVENT_FAILED,
+                            f"Error: {decision.error_reason}", name)
                 return "", decision.error_reason
             if not decision.pull:
+                self._event(pod, NORMAL, reasons.EVENT_PULLED, decision.message, name)
                 return image, ""
-            if self.image_backoff.is_in_backoff_since(key, self.image_backoff_clock()):
+            now = self.image_backoff_clock()
+            # images/puller: IsInBackOffSinceUpdate(key, now)
+            if self.image_backoff.is_in_backoff_since_update(key, now):
+                self._event(pod, NORMAL, reasons.EVENT_BACK_OFF,
+                            reasons.image_pull_back_off_message(image), name)
+                self._event(pod, WARNING, reasons.EVENT_FAILED,
+                            f"Error: {reasons.IMAGE_PULL_BACK_OFF}", name)
                 return "", reasons.IMAGE_PULL_BACK_OFF
+            self._event(pod, NORMAL, reasons.EVENT_PULLING,
+                        reasons.pulling_image_message(image), name)
+            t0 = time.monotonic()
             try:
                 self.cri.pull_image(image, sandbox_config)
             except CRICallError as exc:
                 log.warning("pull %s for %s: %s", image, pod.format(), exc)
-                self.image_backoff.next(key, self.image_backoff_clock())
+                self.image_backoff.next(key, now)
+                self._event(pod, WARNING, reasons.EVENT_FAILED,
+                            f'Failed to pull image "{image}": {exc.details}', name)
+                self._event(pod, WARNING, reasons.EVENT_FAILED,
+                            f"Error: {reasons.ERR_IMAGE_PULL}", name)
                 return "", reasons.ERR_IMAGE_PULL
+            self._event(pod, NORMAL, reasons.EVENT_PULLED,
+                        f'Successfully pulled image "{image}" in '
+                        f"{time.monotonic() - t0:.3f}s", name)
         return image, ""
 
     def image_backoff_clock(self) -> float:
@@ -500,12 +536,17 @@ class RuntimeManager:
                 termination_log=termination_log,
             )
         except (ContainerConfigError, OSError) as exc:
+            self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc}", container.name)
             return reasons.CREATE_CONTAINER_CONFIG_ERROR, str(exc)
         try:
             Path(sandbox_config.log_directory, container.name).mkdir(parents=True, exist_ok=True)
             cid = self.cri.create_container(sandbox_id, cfg, sandbox_config)
         except CRICallError as exc:
+            self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc.details}",
+                        container.name)
             return reasons.CREATE_CONTAINER_ERROR, exc.details
+        self._event(pod, NORMAL, reasons.EVENT_CREATED,
+                    reasons.created_container_message(container.name), container.name)
         failpoints.hit("after-create-container")
         marker = self._start_marker(pod.uid, cid)
         try:
@@ -513,9 +554,13 @@ class RuntimeManager:
             marker.touch()
             self.cri.start_container(cid)
         except CRICallError as exc:
+            self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc.details}",
+                        container.name)
             return reasons.RUN_CONTAINER_ERROR, exc.details
         finally:
             marker.unlink(missing_ok=True)
+        self._event(pod, NORMAL, reasons.EVENT_STARTED,
+                    reasons.started_container_message(container.name), container.name)
         failpoints.hit("after-start-container")
         hook = container.lifecycle.post_start if container.lifecycle else None
         if hook is not None and hook.exec is not None:
@@ -552,6 +597,9 @@ class RuntimeManager:
 
         # Step 2/3: kill the pod, or the containers not to keep.
         if actions.kill_pod:
+            if actions.create_sandbox and observed.sandboxes:
+                self._event(pod, NORMAL, reasons.EVENT_SANDBOX_CHANGED,
+                            reasons.SANDBOX_CHANGED_MESSAGE)
             self.kill_pod(pod, observed)
             result.killed = [c.name for c in observed.running_containers()]
             if actions.create_sandbox:
@@ -561,7 +609,8 @@ class RuntimeManager:
             specs = {c.name: c for c in pod.all_containers()}
             futures = [
                 self._killer.submit(
-                    self.kill_container, pod, cid, specs.get(info.name), None, None, info.reason
+                    self.kill_container, pod, cid, specs.get(info.name), None, None,
+                    info.reason, info.message,
                 )
                 for cid, info in actions.containers_to_kill.items()
             ]
@@ -599,6 +648,8 @@ class RuntimeManager:
                 failpoints.hit("after-run-sandbox")
             except (CRICallError, OSError) as exc:
                 msg = exc.details if isinstance(exc, CRICallError) else str(exc)
+                self._event(pod, WARNING, reasons.EVENT_FAILED_CREATE_POD_SANDBOX,
+                            reasons.failed_create_sandbox_message(msg))
                 result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)
                 return result
             result.created_sandbox = sandbox_id

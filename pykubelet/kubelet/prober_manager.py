@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pykubelet.api.types import Container, Pod, Probe
-from pykubelet.kubelet import probes
+from pykubelet.kubelet import probes, reasons
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.events import WARNING, EventRecorder
 from pykubelet.kubelet.probes import ContainerView, ProbeOutcome, ProbeType, ProbeWorker
 
 log = logging.getLogger(__name__)
@@ -101,13 +102,13 @@ class _Worker(threading.Thread):
         if target is None:
             return True
         step = self.state.step(target.view, time.time(), lambda: self._run(target))
-        if step.outcome is not None and step.outcome.result == probes.FAILURE:
-            log.info(
-                "%s %s: %s",
-                self.pod.format(),
-                self.container.name,
-                probes.probe_event_message(self.ptype, step.outcome),
-            )
+        if step.outcome is not None and step.outcome.result in (probes.FAILURE, probes.WARNING):
+            message = probes.probe_event_message(self.ptype, step.outcome)
+            log.info("%s %s: %s", self.pod.format(), self.container.name, message)
+            if self.mgr.recorder is not None:
+                self.mgr.recorder.event(
+                    self.pod, WARNING, reasons.EVENT_UNHEALTHY, message, self.container.name
+                )
         if self.state.result is not None and self.state.container_id:
             self.mgr.publish(self.ptype, self.state.container_id, self.state.result)
         if step.changed:
@@ -151,8 +152,15 @@ class _Worker(threading.Thread):
 class ProberManager:
     """Starts and stops probe workers with the pods; holds their results."""
 
-    def __init__(self, cri: CRIClient, view: ViewFn, on_change: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        cri: CRIClient,
+        view: ViewFn,
+        on_change: Callable[[str], None],
+        recorder: EventRecorder | None = None,
+    ) -> None:
         self.cri = cri
+        self.recorder = recorder
         self.view = view
         self.on_change = on_change
         self.started = time.monotonic()

@@ -138,6 +138,10 @@ def test_restart_policy_and_backoff(agent_factory, endpoint):
     assert t3 - t2 >= 15, f"back-off did not double ({t3 - t2:.1f}s)"
     assert t3 - t0 < 90
     uid = p["metadata"]["uid"]
+    backoff = [e for e in h.agent.recorder.list(uid) if e["reason"] == "BackOff"]
+    assert backoff
+    assert backoff[0]["type"] == "Warning"
+    assert backoff[0]["message"].startswith("Back-off restarting failed container app in pod")
     counts = sorted(int(c.annotations[CONTAINER_RESTART_COUNT_ANNOTATION])
                     for c in h.containers(uid))
     assert counts[-1] == 3, counts  # the newest instance is attempt 3; older ones collected

@@ -74,6 +74,16 @@ def test_http_endpoints(agent_factory, containerd_endpoint):
     assert "kubelet_started_pods_total 1" in metrics
     assert 'kubelet_runtime_operations_duration_seconds_count{operation_type="RunPodSandbox"}' \
         in metrics
+    with urllib.request.urlopen(base + "/events", timeout=5) as r:
+        events = json.load(r)["items"]
+    seen = {(e["reason"], e["involvedObject"].get("fieldPath", "")) for e in events}
+    assert ("Pulled", "spec.containers{app}") in seen  # already present on machine
+    assert ("Created", "spec.containers{app}") in seen
+    assert ("Started", "spec.containers{app}") in seen
+    started = next(e for e in events if e["reason"] == "Started")
+    assert started["message"] == "Started container app"
+    assert started["source"] == {"component": "kubelet", "host": h.node}
+    assert started["involvedObject"]["name"] == f"http-{h.node}"
 
 
 def test_runtime_restart_under_the_agent(agent_factory, tmp_path):

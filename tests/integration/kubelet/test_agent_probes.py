@@ -91,3 +91,10 @@ def test_probes_drive_ready_and_restarts(agent_factory, endpoint):
     p = h.wait(lambda: (q := h.pod("probes")) and condition(q, "Ready") == "True" and q,
                40, "ready again")
     assert cstatus(p, "tcp")["restartCount"] == 0
+    events = h.agent.recorder.list(uid)
+    unhealthy = [e["message"] for e in events if e["reason"] == "Unhealthy"]
+    assert any(m.startswith("Readiness probe failed: HTTP probe failed with statuscode: 404")
+               for m in unhealthy), unhealthy
+    assert any(m.startswith("Liveness probe failed") for m in unhealthy), unhealthy
+    killing = [e["message"] for e in events if e["reason"] == "Killing"]
+    assert "Container web failed liveness probe, will be restarted" in killing, killing

@@ -70,3 +70,24 @@ def test_host_path_types(tmp_path):
     with pytest.raises(VolumeError, match="is not a File"):
         setup_volumes(pod(volumes=[{"name": "x", "hostPath": {
             "path": str(d), "type": "File"}}]), str(tmp_path / "root"))
+
+
+def test_event_recorder_aggregates():
+    from pykubelet.kubelet.events import EventRecorder
+
+    now = [100.0]
+    sunk = []
+    rec = EventRecorder("n1", sink=sunk.append, clock=lambda: now[0], max_events=3)
+    p = pod(initContainers=[{"name": "i", "image": "x"}])
+    rec.event(p, "Normal", "Pulled", "already there", "i")
+    now[0] = 105.0
+    rec.event(p, "Normal", "Pulled", "already there", "i")
+    [ev] = rec.list("u1")
+    assert ev["count"] == 2
+    assert ev["involvedObject"]["fieldPath"] == "spec.initContainers{i}"
+    assert ev["firstTimestamp"] == "1970-01-01T00:01:40Z"
+    assert ev["lastTimestamp"] == "1970-01-01T00:01:45Z"
+    assert len(sunk) == 2
+    for r in ("A", "B", "C"):
+        rec.event(p, "Warning", r, "m", "c")
+    assert [e["reason"] for e in rec.list()] == ["A", "B", "C"]  # bounded, oldest dropped
