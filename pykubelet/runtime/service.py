@@ -153,6 +153,31 @@ def _optional(module: str) -> Any:
         return None
 
 
+def _container_events(container_rpc: Any, sandbox_rpc: SandboxRPC) -> Any:
+    from pykubelet.runtime.cri.events import ContainerEvents
+    from pykubelet.runtime.errors import NotFound
+
+    def list_containers() -> list[pb.Container]:
+        return list(container_rpc.ListContainers(pb.ListContainersRequest()).containers)
+
+    def container_status(cid: str) -> pb.ContainerStatus | None:
+        try:
+            return container_rpc.ContainerStatus(
+                pb.ContainerStatusRequest(container_id=cid)).status
+        except NotFound:
+            return None
+
+    def sandbox_status(sid: str) -> pb.PodSandboxStatus | None:
+        try:
+            return sandbox_rpc.PodSandboxStatus(
+                pb.PodSandboxStatusRequest(pod_sandbox_id=sid)).status
+        except NotFound:
+            return None
+
+    return ContainerEvents(list_containers, container_status, sandbox_status,
+                           container_rpc.statuses_in_sandbox)
+
+
 @dataclass
 class Runtime:
     """Everything the CRI server serves, built and recovered from one root directory."""
@@ -201,8 +226,12 @@ class Runtime:
                 return list(list_stats(pb.ListContainerStatsRequest(
                     filter=pb.ContainerStatsFilter(pod_sandbox_id=sandbox_id))).stats)
 
+        sandbox_rpc = SandboxRPC(sandboxes, statuses, stats)
+        events = None
+        if container_rpc is not None:
+            events = _container_events(container_rpc, sandbox_rpc)
         runtime_servicer = RuntimeServicer(
-            sandbox=SandboxRPC(sandboxes, statuses, stats),
+            sandbox=sandbox_rpc, events=events,
             containers=container_rpc,
             runtime_info=RuntimeInfoRPC(network, containers),
         )

@@ -4,8 +4,8 @@ Sandbox RPCs go to ``sandbox_rpc.SandboxRPC``, container RPCs to runtime-contain
 ``container_rpc``, image RPCs to ``image_rpc``, and Version/Status/UpdateRuntimeConfig/
 RuntimeConfig to ``service.RuntimeInfoRPC``. A handler is any object with a method named
 exactly like the RPC that takes the request and returns the response; a route with no
-handler answers UNIMPLEMENTED (Exec, Attach, PortForward, CheckpointContainer,
-GetContainerEvents, the pod metrics RPCs, for now).
+handler answers UNIMPLEMENTED (Exec, Attach, PortForward, CheckpointContainer and the pod
+metrics RPCs, for now). GetContainerEvents streams from ``events.ContainerEvents``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ CONTAINER_RPCS = (
 )
 RUNTIME_INFO_RPCS = ("Version", "Status", "UpdateRuntimeConfig", "RuntimeConfig")
 STREAMING_RPCS = ("Exec", "Attach", "PortForward")
+EVENT_RPCS = ("GetContainerEvents",)
 OTHER_RUNTIME_RPCS = (
-    "CheckpointContainer", "GetContainerEvents",
+    "CheckpointContainer",
     "ListMetricDescriptors", "ListPodSandboxMetrics",
 )
 IMAGE_RPCS = ("ListImages", "ImageStatus", "PullImage", "RemoveImage", "ImageFsInfo")
@@ -55,7 +56,10 @@ def _dispatch(name: str) -> Callable[[Any, Any, grpc.ServicerContext], Any]:
     """The servicer method for RPC ``name``: look the handler up, call it with the request."""
 
     def method(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
-        return self._table.get(name, _unimplemented)(request)
+        handler = self._table.get(name, _unimplemented)
+        if getattr(getattr(handler, "__self__", None), "wants_context", False):
+            return handler(request, context)  # streams end when the client goes away
+        return handler(request)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -63,12 +67,13 @@ def _dispatch(name: str) -> Callable[[Any, Any, grpc.ServicerContext], Any]:
 
 class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
     rpc_names = (SANDBOX_RPCS + CONTAINER_RPCS + RUNTIME_INFO_RPCS + STREAMING_RPCS
-                 + OTHER_RUNTIME_RPCS)
+                 + EVENT_RPCS + OTHER_RUNTIME_RPCS)
 
-    def __init__(self, sandbox: Any, containers: Any, runtime_info: Any) -> None:
+    def __init__(self, sandbox: Any, containers: Any, runtime_info: Any,
+                 events: Any = None) -> None:
         self._table = _routes([
             (SANDBOX_RPCS, sandbox), (CONTAINER_RPCS, containers),
-            (RUNTIME_INFO_RPCS, runtime_info),
+            (RUNTIME_INFO_RPCS, runtime_info), (EVENT_RPCS, events),
         ])
 
 

@@ -314,3 +314,44 @@ def test_pod_sandbox_stats(cri) -> None:
     for p in (pod_id, other_id):
         cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=p), timeout=60)
     _clean(cri)
+
+
+def test_container_events_stream(cri) -> None:
+    import threading
+
+    pod_id, pod_cfg = cri.run_pod("events")
+    stream = cri.runtime.GetContainerEvents(pb.GetEventsRequest())
+    got: list[pb.ContainerEventResponse] = []
+    errors: list[grpc.StatusCode] = []
+
+    def collect() -> None:
+        try:
+            for ev in stream:
+                got.append(ev)
+        except grpc.RpcError as exc:
+            errors.append(exc.code())
+
+    reader = threading.Thread(target=collect)
+    reader.start()
+    try:
+        time.sleep(1)  # the stream is set up and has its baseline
+        cid = cri.start_container(pod_id, pod_cfg, "blip", ["sh", "-c", "sleep 1"])
+        assert cri.wait_exited(cid).exit_code == 0
+        cri.runtime.RemoveContainer(pb.RemoveContainerRequest(container_id=cid), timeout=30)
+        ours = lambda: [e for e in got if e.container_id == cid]  # noqa: E731
+        _wait(lambda: len(ours()) >= 4, timeout=20)
+        assert [e.container_event_type for e in ours()] == [
+            pb.CONTAINER_CREATED_EVENT, pb.CONTAINER_STARTED_EVENT, pb.CONTAINER_STOPPED_EVENT,
+            pb.CONTAINER_DELETED_EVENT]
+        first = ours()[0]
+        assert first.pod_sandbox_status.id == pod_id
+        assert first.pod_sandbox_status.state == pb.SANDBOX_READY
+        assert cid in [s.id for s in first.containers_statuses]
+        assert all(e.created_at > 0 for e in ours())
+    finally:
+        stream.cancel()
+        reader.join(10)
+    assert not reader.is_alive()
+    assert set(errors) <= {grpc.StatusCode.CANCELLED}
+    cri.runtime.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod_id), timeout=60)
+    _clean(cri)
