@@ -384,6 +384,7 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
         base_daemon_pss = pss_kib([daemon_pid])
         base_pss = pss_kib(pod_procs())
         t0 = time.perf_counter()
+        started: set[str] = set()
         with grpc.insecure_channel(endpoint) as ch:
             rt = pb_grpc.RuntimeServiceStub(ch)
             for i in range(pods):
@@ -394,9 +395,10 @@ def memory(endpoint: str, daemon_pid: int, pod_procs, pods: int, label: str) -> 
                     pod_sandbox_id=pid, config=container_config(["sleep", "3600"]),
                     sandbox_config=cfg), timeout=120).container_id
                 rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=120)
+                started.add(cid)
             running = sum(1 for c in rt.ListContainers(pb.ListContainersRequest(
                 filter=pb.ContainerFilter(state=pb.ContainerStateValue(
-                    state=pb.CONTAINER_RUNNING))), timeout=60).containers)
+                    state=pb.CONTAINER_RUNNING))), timeout=60).containers if c.id in started)
         start_s = time.perf_counter() - t0
         time.sleep(2)
         loaded_avail = meminfo_kib()
