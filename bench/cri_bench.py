@@ -317,7 +317,14 @@ def _bench_once(peer_dir: Path, endpoint: str, subnet: str, warmup: int) -> dict
     cmd = [str(peer_dir / ".venv" / "bin" / "python"), str(peer_dir / "bench.py"),
            "--endpoint", endpoint, "--only", "cri", "-n", "1", "--warmup", str(warmup),
            "--subnet", subnet]
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=peer_dir)
+    for attempt in range(3):
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=peer_dir)
+        if "not reachable" in p.stderr and attempt < 2:
+            # the shared peer daemon is being restarted by someone: wait for it, run again
+            log(f"{endpoint} not reachable; waiting for it")
+            wait_ready(endpoint, 60)
+            continue
+        break
     if p.returncode not in (0, 1) or not p.stdout.strip():
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
     return json.loads(p.stdout)["cri"]
