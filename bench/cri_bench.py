@@ -481,11 +481,9 @@ def main() -> int:
         ours.start()
         if ours_pycni is not None:
             ours_pycni.start()
-        if not a.skip_containerd:
-            if not _peer_running():
-                subprocess.run([str(a.peer_dir / "start.sh")], check=True)
-                started_peer = True
-            peer_pid = int(Path(PEER_PIDFILE).read_text().strip())
+        if not a.skip_containerd and not _peer_running():
+            subprocess.run([str(a.peer_dir / "start.sh")], check=True)
+            started_peer = True
         if "lifecycle" in parts:
             targets = {"pykubelet": (ours.endpoint, OUR_SUBNET)}
             if not a.skip_containerd:
@@ -496,6 +494,8 @@ def main() -> int:
         if "memory" in parts:
             mem_targets = {"pykubelet": (ours.endpoint, ours.pid(), ours.pod_processes)}
             if not a.skip_containerd:
+                wait_ready(f"unix://{PEER_SOCK}", 60)
+                peer_pid = int(Path(PEER_PIDFILE).read_text().strip())  # it may have restarted
                 mem_targets["containerd"] = (f"unix://{PEER_SOCK}", peer_pid,
                                              peer_pod_processes)
             rounds: dict[str, list[dict]] = {k: [] for k in mem_targets}
