@@ -14,7 +14,6 @@ each container name and removes stopped sandboxes nothing needs any more.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,16 +22,19 @@ from pathlib import Path
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet import failpoints, reasons
-from pykubelet.kubelet.actions import (
-    PodActions,
-    image_pull_decision,
-    termination_grace_period,
-)
+from pykubelet.kubelet.actions import PodActions, termination_grace_period
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
+from pykubelet.kubelet.container_logs import (
+    FALLBACK_LOG_BYTES,
+    FALLBACK_LOG_LINES,
+    MAX_TERMINATION_MESSAGE,
+    tail_cri_log,
+)
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import NORMAL, WARNING, EventRecorder
 from pykubelet.kubelet.hashing import hash_container_hex
+from pykubelet.kubelet.image_manager import ImageManager
 from pykubelet.kubelet.labels import (
     CONTAINER_NAME_LABEL,
     POD_NAME_LABEL,
@@ -76,36 +78,6 @@ _CONTAINER_STATES = {
     pb.CONTAINER_EXITED: ContainerState.EXITED,
     pb.CONTAINER_UNKNOWN: ContainerState.UNKNOWN,
 }
-
-
-MAX_TERMINATION_MESSAGE = 4096  # kubelet's maxMessageLength
-FALLBACK_LOG_LINES = 80  # kubecontainer.MaxContainerTerminationMessageLogLines
-FALLBACK_LOG_BYTES = 2048  # MaxContainerTerminationMessageLogLength
-
-
-def tail_cri_log(path: str, lines: int, max_bytes: int) -> str:
-    """The last ``lines`` messages of a CRI-format log (``<time> <stream> <P|F> <msg>``),
-    partial lines joined, at most ``max_bytes`` from the end."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - 64 * 1024))
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return ""
-    out: list[str] = []
-    partial = ""
-    for line in raw.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) < 4:
-            continue
-        partial += parts[3]
-        if parts[2] == "F":
-            out.append(partial)
-            partial = ""
-    text = "\n".join(out[-lines:]) + ("\n" if out else "")
-    return text[-max_bytes:]
 
 
 def _secs(ns: int) -> float:
@@ -154,8 +126,7 @@ class RuntimeManager:
         self.backoff = backoff
         self.image_backoff = image_backoff
         self.runtime_type = cri.version().runtime_name or "cri"
-        self._image_locks: dict[str, threading.Lock] = {}
-        self._image_locks_guard = threading.Lock()
+        self.images = ImageManager(cri, image_backoff, recorder)
         self._killer = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kill")
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
@@ -436,65 +407,6 @@ class RuntimeManager:
                     if not exc.not_found:
                         log.warning("removing sandbox %s: %s", s.id, exc)
 
-    # ------------------------------------------------------------------ images
-    def _image_lock(self, image: str) -> threading.Lock:
-        with self._image_locks_guard:
-            return self._image_locks.setdefault(image, threading.Lock())
-
-    def ensure_image(
-        self, pod: Pod, container: Container, sandbox_config: pb.PodSandboxConfig
-    ) -> tuple[str, str]:
-        """EnsureImageExists: returns (image, "") or ("", reason) with the message logged.
-        Raises nothing: failures come back as ErrImagePull / ImagePullBackOff /
-        ErrImageNeverPull / InvalidImageName reasons in the second element."""
-        image = container.image
-        name = container.name
-        if not image or any(ch.isspace() for ch in image):
-            self._event(pod, WARNING, reasons.EVENT_FAILED,
-                        f"Error: {reasons.INVALID_IMAGE_NAME}", name)
-            return "", reasons.INVALID_IMAGE_NAME
-        key = f"{image}_{pod.uid}"
-        with self._image_lock(image):
-            present = self.cri.image_status(image) is not None
-            decision = image_pull_decision(container, present)
-            if decision.error_reason:
-                self._event(pod, WARNING, reasons.EVENT_ERR_IMAGE_NEVER_PULL,
-                            decision.message, name)
-                self._event(pod, WARNING, reasons.EVENT_FAILED,
-                            f"Error: {decision.error_reason}", name)
-                return "", decision.error_reason
-            if not decision.pull:
-                self._event(pod, NORMAL, reasons.EVENT_PULLED, decision.message, name)
-                return image, ""
-            now = self.image_backoff_clock()
-            # images/puller: IsInBackOffSinceUpdate(key, now)
-            if self.image_backoff.is_in_backoff_since_update(key, now):
-                self._event(pod, NORMAL, reasons.EVENT_BACK_OFF,
-                            reasons.image_pull_back_off_message(image), name)
-                self._event(pod, WARNING, reasons.EVENT_FAILED,
-                            f"Error: {reasons.IMAGE_PULL_BACK_OFF}", name)
-                return "", reasons.IMAGE_PULL_BACK_OFF
-            self._event(pod, NORMAL, reasons.EVENT_PULLING,
-                        reasons.pulling_image_message(image), name)
-            t0 = time.monotonic()
-            try:
-                self.cri.pull_image(image, sandbox_config)
-            except CRICallError as exc:
-                log.warning("pull %s for %s: %s", image, pod.format(), exc)
-                self.image_backoff.next(key, now)
-                self._event(pod, WARNING, reasons.EVENT_FAILED,
-                            f'Failed to pull image "{image}": {exc.details}', name)
-                self._event(pod, WARNING, reasons.EVENT_FAILED,
-                            f"Error: {reasons.ERR_IMAGE_PULL}", name)
-                return "", reasons.ERR_IMAGE_PULL
-            self._event(pod, NORMAL, reasons.EVENT_PULLED,
-                        f'Successfully pulled image "{image}" in '
-                        f"{time.monotonic() - t0:.3f}s", name)
-        return image, ""
-
-    def image_backoff_clock(self) -> float:
-        return time.time()
-
     # ------------------------------------------------------------------ start
     def start_container(
         self,
@@ -510,7 +422,7 @@ class RuntimeManager:
     ) -> tuple[str, str] | None:
         """startContainer: image, config, create, start, postStart. None on success,
         else (reason, message)."""
-        image, reason = self.ensure_image(pod, container, sandbox_config)
+        image, reason = self.images.ensure_image(pod, container, sandbox_config)
         if reason:
             return reason, f"image {container.image!r}: {reason}"
         latest = observed.find_container(container.name)

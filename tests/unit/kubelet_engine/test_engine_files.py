@@ -8,7 +8,7 @@ import os
 import pytest
 
 from pykubelet.api.decode import decode_pod
-from pykubelet.kubelet.manager import tail_cri_log
+from pykubelet.kubelet.container_logs import tail_cri_log
 from pykubelet.kubelet.volumes import (
     VolumeError,
     ensure_termination_log,
