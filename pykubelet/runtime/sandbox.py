@@ -489,6 +489,10 @@ class SandboxManager:
                 except OSError as exc:
                     raise InvalidArgument(f"config.linux.sysctls: {exc.strerror}") from exc
             if spec.pid_mode == POD:
+                if not os.access(self.pid_holder_binary, os.X_OK):
+                    raise FailedPrecondition(
+                        "config.linux.security_context.namespace_options.pid: POD needs "
+                        f"{self.pid_holder_binary} (Debian's catatonit) as the pod's init")
                 holder = pidns.start_holder(self.pid_holder_binary)
                 info.pid_holder = [holder.pid, holder.start_time]
                 info.pid_ns_path = holder.ns_path
