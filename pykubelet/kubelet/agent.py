@@ -32,6 +32,12 @@ from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
 from pykubelet.kubelet.http import AgentHTTPServer
 from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
+from pykubelet.kubelet.log_manager import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_SIZE,
+    MONITOR_PERIOD_S,
+    ContainerLogManager,
+)
 from pykubelet.kubelet.manager import RuntimeManager
 from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
@@ -112,6 +118,9 @@ class Kubelet:
         config: KubeletConfig,
         cri: CRIClient | None = None,
         resync_period: float = RESYNC_PERIOD_S,
+        container_log_max_size: int = DEFAULT_MAX_SIZE,
+        container_log_max_files: int = DEFAULT_MAX_FILES,
+        log_monitor_period: float = MONITOR_PERIOD_S,
     ) -> None:
         self.config = config
         self.node_name = config.node_name
@@ -140,6 +149,10 @@ class Kubelet:
         self.prober = ProberManager(
             self.cri, self._probe_target, self._on_probe_change, self.recorder
         )
+        self.log_manager = ContainerLogManager(
+            self.cri, container_log_max_size, container_log_max_files, log_monitor_period,
+            owns=lambda uid: uid in self.pods,
+        )
         self.static_source: StaticPodSource | None = None
         self.http: AgentHTTPServer | None = None
 
@@ -164,6 +177,7 @@ class Kubelet:
             )
             self.static_source.start()
         self.pleg.start()
+        self.log_manager.start()
         self._housekeeping = threading.Thread(
             target=self._housekeeping_loop, name="housekeeping", daemon=True
         )
@@ -185,6 +199,7 @@ class Kubelet:
         if self.static_source is not None:
             self.static_source.stop()
         self.pleg.stop()
+        self.log_manager.stop()
         self.prober.stop()
         self.workers.stop()
         if self.http is not None:

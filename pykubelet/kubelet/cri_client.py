@@ -174,6 +174,10 @@ class CRIClient:
         req = pb.ContainerStatusRequest(container_id=container_id)
         return self._call(self._rt, "ContainerStatus", req).status
 
+    def reopen_container_log(self, container_id: str) -> None:
+        req = pb.ReopenContainerLogRequest(container_id=container_id)
+        self._call(self._rt, "ReopenContainerLog", req)
+
     def exec_sync(
         self, container_id: str, cmd: list[str], timeout_s: float
     ) -> pb.ExecSyncResponse:

@@ -160,3 +160,36 @@ def test_api_source_update_and_delete(agent_factory, endpoint):
     agent.handle_pod_updates([gone])
     h.wait(lambda: not h.sandboxes(uid) and not h.containers(uid), 30, "terminated")
     assert h.pod("api") is None
+
+
+def test_container_log_rotation(agent_factory, endpoint):
+    """A container's log is rotated at the size limit (rename + ReopenContainerLog), older
+    rotations are gzipped and at most containerLogMaxFiles files are kept; the container
+    keeps logging into the live file."""
+    import gzip
+    from pathlib import Path
+
+    h = agent_factory(endpoint)
+    h.manifests.mkdir(parents=True, exist_ok=True)
+    from pykubelet.kubelet.agent import Kubelet
+
+    h.agent = Kubelet(h.config(), container_log_max_size=50_000, container_log_max_files=4,
+                      log_monitor_period=0.5)
+    h.agent.start()
+    h.write("chatty", busybox_pod(
+        "chatty", "for i in 1 2 3 4; do yes abcdefghij | head -c 100000; sleep 2; done; "
+                  "echo done-marker; exec sleep 3600"))
+    uid = h.wait_running("chatty")["metadata"]["uid"]
+    log_dir = Path(h.config().podLogsDir) / f"default_chatty-{h.node}_{uid}" / "app"
+    live = log_dir / "0.log"
+    h.wait(lambda: live.exists() and "done-marker" in live.read_text(), 40, "marker logged")
+    files = sorted(p.name for p in log_dir.iterdir())
+    assert len(files) <= 4, files
+    gz = [f for f in files if f.endswith(".gz")]
+    assert gz, files
+    rotated_plain = [f for f in files if f not in ("0.log", *gz)]
+    assert len(rotated_plain) <= 2, files
+    with gzip.open(log_dir / gz[0], "rt") as f:
+        first = f.readline()
+    assert " stdout " in first
+    assert "abcdefghij" in first
