@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -515,14 +516,31 @@ class Kubelet:
         with self._lock:
             wanted = set(self.pods)
         busy = self.workers.known_uids()
+        in_runtime: set[str] = set()
         for s in self.cri.list_pod_sandbox():
             uid = s.labels.get(POD_UID_LABEL)
+            if uid:
+                in_runtime.add(uid)
             if not uid or uid in wanted or uid in busy:
                 continue
             if s.annotations.get(NODE_NAME_ANNOTATION) != self.node_name:
                 continue  # another agent's pod on a shared runtime
             log.info("cleaning up orphaned pod %s (%s)", uid, s.metadata.name)
             self.workers.kill_pod(OrphanPod(uid, s.metadata.name, s.metadata.namespace))
+        # cleanupOrphanedPodDirs: directories of pods gone from both the desired set and
+        # the runtime (e.g. removed while the agent was down, runtime state lost)
+        pods_dir = Path(self.config.rootDir) / "pods"
+        if pods_dir.is_dir():
+            for d in pods_dir.iterdir():
+                uid = d.name
+                with self._lock:
+                    if uid in self.pods:
+                        continue
+                if uid in busy or uid in in_runtime or self.workers.is_known(uid):
+                    continue
+                log.info("removing orphaned pod directory %s", d)
+                teardown_pod_dir(self.config.rootDir, uid)
+                remove_pod_cgroups(uid)
         self.backoff.gc()
         self.image_backoff.gc()
         snap = self.pleg.snapshot

@@ -193,3 +193,19 @@ def test_container_log_rotation(agent_factory, endpoint):
         first = f.readline()
     assert " stdout " in first
     assert "abcdefghij" in first
+
+
+def test_orphaned_pod_dirs_are_removed(agent_factory, endpoint):
+    """A pod directory of no wanted and no running pod (removed while the agent was down)
+    is torn down by housekeeping; a running pod's directory stays."""
+    from pathlib import Path
+
+    h = agent_factory(endpoint)
+    orphan = Path(h.config().rootDir) / "pods" / "kle-orphan-uid"
+    (orphan / "volumes" / "kubernetes.io~empty-dir" / "v").mkdir(parents=True)
+    (orphan / "etc-hosts").write_text("x\n")
+    h.start()
+    h.write("keep", busybox_pod("keep", "sleep 3600"))
+    uid = h.wait_running("keep")["metadata"]["uid"]
+    h.wait(lambda: not orphan.exists(), 15, "orphan dir removed")
+    assert (Path(h.config().rootDir) / "pods" / uid / "etc-hosts").exists()
