@@ -163,6 +163,8 @@ class StaticPodSource:
             self._on_pods(pods)
 
     def start(self) -> None:
+        if not Path(self.directory).is_dir():
+            log.info("staticPodPath %s does not exist (yet): no static pods", self.directory)
         self.poll()
         self._thread = threading.Thread(target=self._loop, name="static-pods", daemon=True)
         self._thread.start()
