@@ -16,6 +16,7 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.labels import new_container_annotations, new_container_labels
 from pykubelet.kubelet.sandbox_config import namespace_options, own_oom_score_adj
+from pykubelet.kubelet.status import qos_class as status_qos_class
 
 CPU_PERIOD = 100_000
 MIN_SHARES = 2
@@ -132,20 +133,8 @@ def make_environment(
 
 
 def qos_class(pod: Pod) -> str:
-    """Guaranteed / Burstable / BestEffort, as v1qos.GetPodQOS."""
-    any_set = False
-    guaranteed = True
-    for c in pod.all_containers():
-        req, lim = c.resources.requests, c.resources.limits
-        if req or lim:
-            any_set = True
-        for res in ("cpu", "memory"):
-            lq, rq = lim.get(res), req.get(res)
-            if lq is None or (rq is not None and rq.exact != lq.exact):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """Guaranteed / Burstable / BestEffort: the one v1qos.GetPodQOS of the status rules."""
+    return status_qos_class(pod)
 
 
 def oom_score_adj(pod: Pod, container: Container, memory_capacity: int) -> int:
@@ -159,8 +148,9 @@ def oom_score_adj(pod: Pod, container: Container, memory_capacity: int) -> int:
         req = container.resources.requests.get("memory")
         mem = req.value() if req is not None else 0
         value = 1000 - (1000 * mem) // max(1, memory_capacity)
-        value = max(2, value)
-        if value == 1000:
+        # a burstable container always scores above a guaranteed one (1000 + -997)
+        value = max(1000 + GUARANTEED_OOM_SCORE_ADJ, value)
+        if value == BESTEFFORT_OOM_SCORE_ADJ:
             value = 999
     return max(value, own_oom_score_adj())
 

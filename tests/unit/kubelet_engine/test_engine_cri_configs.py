@@ -178,3 +178,29 @@ def test_pod_resource_config():
         {"name": "b", "image": "b:1"},
     ])
     assert resource_config_for_pod(partial).memory_limit is None
+
+
+@pytest.mark.parametrize(
+    ("resources", "want"),
+    [
+        ({}, 1000),  # BestEffort
+        ({"requests": {"memory": "1Gi"}}, 750),  # Burstable: 1000 - 1000*1Gi/4Gi
+        ({"requests": {"memory": "4Gi"}}, 3),  # floored above Guaranteed's -997
+        ({"requests": {"cpu": "100m"}}, 999),  # Burstable never equals BestEffort's 1000
+    ],
+)
+def test_oom_score_adj_by_qos(resources, want):
+    """GetContainerOOMScoreAdjust, clamped to our own value (no CAP_SYS_RESOURCE here)."""
+    from pykubelet.kubelet.container_config import oom_score_adj
+    from pykubelet.kubelet.sandbox_config import own_oom_score_adj
+
+    pod = make_pod(containers=[{"name": "a", "image": "b:1", "resources": resources}])
+    got = oom_score_adj(pod, pod.spec.containers[0], memory_capacity=4 << 30)
+    assert got == max(want, own_oom_score_adj())
+
+
+def test_qos_class_zero_quantities_match_status_rules():
+    """A zero request/limit counts as unset, as in v1qos.GetPodQOS."""
+    pod = make_pod(containers=[{"name": "a", "image": "b:1", "resources": {
+        "limits": {"cpu": "0", "memory": "0"}}}])
+    assert qos_class(pod) == "BestEffort"
