@@ -38,6 +38,9 @@ RESTART_ALWAYS = "Always"
 RESTART_ON_FAILURE = "OnFailure"
 RESTART_NEVER = "Never"
 RESTART_POLICIES = (RESTART_ALWAYS, RESTART_ON_FAILURE, RESTART_NEVER)
+# Container.restartPolicy: only "Always", only on init containers (sidecars, KEP-753).
+CONTAINER_RESTART_ALWAYS = "Always"
+CONTAINER_RESTART_POLICIES = (CONTAINER_RESTART_ALWAYS,)
 
 PULL_ALWAYS = "Always"
 PULL_IF_NOT_PRESENT = "IfNotPresent"
@@ -272,6 +275,8 @@ class Container:
     stdin: bool = False
     stdin_once: bool = False
     tty: bool = False
+    # "Always" makes an init container a sidecar (a restartable init container).
+    restart_policy: str | None = None
 
 
 # --------------------------------------------------------------------------- pod spec
@@ -482,5 +487,14 @@ class Pod:
         """kubelet's format.Pod: `name_namespace(uid)`, used in its messages."""
         return f"{self.metadata.name}_{self.metadata.namespace}({self.metadata.uid})"
 
+    def sidecar_names(self) -> set[str]:
+        """Names of the restartable init containers (sidecars)."""
+        return {c.name for c in self.spec.init_containers if is_restartable_init_container(c)}
+
     def all_containers(self) -> list[Container]:
         return [*self.spec.init_containers, *self.spec.containers]
+
+
+def is_restartable_init_container(c: Container) -> bool:
+    """podutil.IsRestartableInitContainer: an init container with restartPolicy Always."""
+    return c.restart_policy == CONTAINER_RESTART_ALWAYS

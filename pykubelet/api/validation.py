@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pykubelet.api.errors import ValidationError
 from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import (
+    CONTAINER_RESTART_POLICIES,
     DNS_POLICIES,
     PULL_POLICIES,
     RESTART_POLICIES,
@@ -23,6 +24,7 @@ from pykubelet.api.types import (
     IntOrString,
     Pod,
     Probe,
+    is_restartable_init_container,
 )
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -394,6 +396,18 @@ def _container_errors(
                 invalid(f"{mpath}.subPath", mount.sub_path, "must be a relative path without '..'")
             )
 
+    if c.restart_policy is not None:
+        if not init:
+            errs.append(
+                forbidden(f"{path}.restartPolicy", "may not be set for non-init containers")
+            )
+        elif c.restart_policy not in CONTAINER_RESTART_POLICIES:
+            errs.append(
+                not_supported(f"{path}.restartPolicy", c.restart_policy, CONTAINER_RESTART_POLICIES)
+            )
+    # A sidecar (restartPolicy Always) may carry probes and lifecycle hooks like an app
+    # container; a plain init container may not (validateInitContainers).
+    init = init and not is_restartable_init_container(c)
     if init and c.lifecycle is not None:
         errs.append(
             forbidden(

@@ -7,8 +7,10 @@ a `PodActions` the engine carries out in SyncPod's order:
   2. kill the pod (all containers, then the sandbox) if `kill_pod`;
      else kill `containers_to_kill`;
   4. create the sandbox if `create_sandbox` (with `attempt`);
-  5. start `next_init_container_to_start` (one at a time; each must succeed
-     before findNextInitContainerToRun yields the next);
+  5. start `init_containers_to_start` in spec order (computeInitContainerActions, the
+     SidecarContainers path: the next init container once the one before it completed,
+     or, for a sidecar (restartPolicy Always), once it is started; exited sidecars are
+     restarted whatever the pod's restartPolicy);
   6. start `containers_to_start`.
 
 The back-off check (kuberuntime's doBackOff, done inside SyncPod's start step
@@ -22,7 +24,7 @@ as doBackOff does, so computing actions never changes anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -34,6 +36,7 @@ from pykubelet.api.types import (
     RESTART_ON_FAILURE,
     Container,
     Pod,
+    is_restartable_init_container,
 )
 from pykubelet.kubelet import probes, reasons
 from pykubelet.kubelet.hashing import hash_container_hex
@@ -86,8 +89,9 @@ class PodActions:
     create_sandbox: bool = False
     sandbox_id: str = ""
     attempt: int = 0
-    # index into pod.spec.init_containers, or None
-    next_init_container_to_start: int | None = None
+    # indexes into pod.spec.init_containers, in spec order (sidecars to (re)start and
+    # the next regular init container)
+    init_containers_to_start: list[int] = field(default_factory=list)
     # indexes into pod.spec.containers, in spec order
     containers_to_start: list[int] = field(default_factory=list)
     # CRI container id -> why
@@ -103,11 +107,16 @@ class PodActions:
             if names is None or name in names:
                 backoff.next(entry.key, entry.since)
 
+    @property
+    def next_init_container_to_start(self) -> int | None:
+        """The init container that advances initialization: the last one to start."""
+        return self.init_containers_to_start[-1] if self.init_containers_to_start else None
+
     def is_noop(self) -> bool:
         return (
             not self.kill_pod
             and not self.create_sandbox
-            and self.next_init_container_to_start is None
+            and not self.init_containers_to_start
             and not self.containers_to_start
             and not self.containers_to_kill
         )
@@ -145,6 +154,8 @@ def should_container_be_restarted(
         return False
     if status.state in (ContainerState.UNKNOWN, ContainerState.CREATED):
         return True
+    if is_restartable_init_container(container):
+        return True  # a sidecar restarts whatever the pod's restartPolicy
     if pod.spec.restart_policy == RESTART_NEVER:
         return False
     return not (pod.spec.restart_policy == RESTART_ON_FAILURE and status.exit_code == 0)
@@ -194,6 +205,141 @@ def find_next_init_container_to_run(pod: Pod, observed: PodRuntimeStatus) -> Ini
                 return InitProgress(None, None, True)
             return InitProgress(None, i + 1, False)
     return InitProgress(None, 0, False)
+
+
+def has_any_regular_container_created(pod: Pod, observed: PodRuntimeStatus) -> bool:
+    """hasAnyRegularContainerCreated: an app container exists in this sandbox's life.
+
+    Exited ones do not count: after a node reboot every container is exited and the new
+    sandbox must not be taken as initialized.
+    """
+    for container in pod.spec.containers:
+        status = observed.find_container(container.name)
+        if status is not None and status.state in (
+            ContainerState.CREATED,
+            ContainerState.RUNNING,
+            ContainerState.UNKNOWN,
+        ):
+            return True
+    return False
+
+
+def compute_init_container_actions(
+    pod: Pod,
+    observed: PodRuntimeStatus,
+    actions: PodActions,
+    liveness: Mapping[str, str],
+    startup: Mapping[str, str],
+) -> bool:
+    """computeInitContainerActions (SidecarContainers): fill `actions` with the init
+    containers to (re)start and the sidecars to kill; True once the pod is initialized.
+
+    Init containers are walked backwards (completed ones may have been removed by the
+    runtime, so the last one known tells the progress); once the next one to run is
+    found, the earlier ones are only checked for sidecars to restart.
+    """
+    inits = pod.spec.init_containers
+    if not inits:
+        return True
+    pod_has_initialized = has_any_regular_container_created(pod, observed)
+    previously_initialized = pod_has_initialized
+    restart_on_failure = should_restart_on_failure(pod)
+    to_start: list[int] = []
+
+    def kill(status: ContainerRuntimeStatus, c: Container, message: str, reason: str) -> None:
+        actions.containers_to_kill[status.id] = ContainerToKill(
+            name=c.name, container=c, message=message, reason=reason
+        )
+
+    for i in range(len(inits) - 1, -1, -1):
+        container = inits[i]
+        sidecar = is_restartable_init_container(container)
+        status = observed.find_container(container.name)
+        if status is None:
+            # Initialized before, its status since removed: a sidecar must run again.
+            if previously_initialized and sidecar:
+                to_start.append(i)
+            continue
+        if previously_initialized and not sidecar:
+            continue  # after initialization only sidecars are kept running
+
+        if status.state is ContainerState.CREATED:
+            # created but never started (the start failed): start it again
+            to_start.append(i)
+        elif status.state is ContainerState.RUNNING:
+            started = sidecar and _running_sidecar_actions(
+                container, status, i, to_start, kill, liveness, startup
+            )
+            if started and i == len(inits) - 1:
+                pod_has_initialized = True
+            elif started and not previously_initialized:
+                to_start.append(i + 1)  # started for the first time: start the next
+            # a regular init container: wait for it to finish
+        elif status.state is ContainerState.EXITED:
+            if sidecar:
+                to_start.append(i)
+            elif is_init_container_failed(status):
+                if not restart_on_failure:
+                    actions.kill_pod = True
+                    actions.init_containers_to_start = []
+                    return False
+                to_start.append(i)
+            elif i == len(inits) - 1:
+                pod_has_initialized = True
+            else:
+                to_start.append(i + 1)  # completed for the first time: start the next
+        else:  # UNKNOWN
+            if not sidecar and not restart_on_failure:
+                actions.kill_pod = True
+                actions.init_containers_to_start = []
+                return False
+            kill(
+                status,
+                container,
+                f'Init container is in "{status.state.value}" state, '
+                "try killing it before restart",
+                reasons.KILL_REASON_UNKNOWN,
+            )
+            to_start.append(i)
+        previously_initialized = True
+
+    if not previously_initialized:
+        to_start.append(0)  # nothing ran yet: the first one
+    actions.init_containers_to_start = sorted(set(to_start))
+    return pod_has_initialized
+
+
+def _running_sidecar_actions(
+    container: Container,
+    status: ContainerRuntimeStatus,
+    index: int,
+    to_start: list[int],
+    kill: Callable[[ContainerRuntimeStatus, Container, str, str], None],
+    liveness: Mapping[str, str],
+    startup: Mapping[str, str],
+) -> bool:
+    """The RUNNING case of computeInitContainerActions for a sidecar: restart it on a
+    failed startup/liveness probe or a changed spec. True once it counts as started
+    (its startup probe, if any, succeeded), which lets the next init container start."""
+    if container.startup_probe is not None:
+        result = startup.get(status.id)
+        if result is None:
+            return False  # the startup probe has not run yet: wait for it
+        if result != PROBE_SUCCESS:
+            if result == PROBE_FAILURE:
+                kill(status, container, f"Init container {container.name} failed startup probe",
+                     reasons.KILL_REASON_STARTUP_PROBE)
+                to_start.append(index)
+            return False
+    if container_changed(container, status):
+        kill(status, container, f"Init container {container.name} definition changed", "")
+        to_start.append(index)
+    elif container.liveness_probe is not None and liveness.get(status.id) == PROBE_FAILURE:
+        # a sidecar's liveness does not hold back the next init container
+        kill(status, container, f"Init container {container.name} failed liveness probe",
+             reasons.KILL_REASON_LIVENESS_PROBE)
+        to_start.append(index)
+    return True
 
 
 @dataclass(frozen=True)
@@ -286,36 +432,19 @@ def _compute(
             for i, c in enumerate(pod.spec.containers)
             if not (on_failure and container_succeeded(c, observed))
         ]
+        # initialization is done and nothing is to start: no sandbox for nothing
         if not to_start and find_next_init_container_to_run(pod, observed).done:
             actions.create_sandbox = False
             return actions
         if pod.spec.init_containers:
-            actions.next_init_container_to_start = 0
+            actions.init_containers_to_start = [0]
             return actions
         actions.containers_to_start = to_start
         return actions
 
     # Initialization in progress or failed: app containers wait.
-    progress = find_next_init_container_to_run(pod, observed)
-    if not progress.done:
-        if progress.next_index is not None:
-            last = progress.last_status
-            init_failed = last is not None and is_init_container_failed(last)
-            if init_failed and not should_restart_on_failure(pod):
-                actions.kill_pod = True
-            else:
-                nxt = pod.spec.init_containers[progress.next_index]
-                if last is not None and last.state is ContainerState.UNKNOWN:
-                    actions.containers_to_kill[last.id] = ContainerToKill(
-                        name=nxt.name,
-                        container=nxt,
-                        message=(
-                            f'Init container is in "{last.state.value}" state, '
-                            "try killing it before restart"
-                        ),
-                        reason=reasons.KILL_REASON_UNKNOWN,
-                    )
-                actions.next_init_container_to_start = progress.next_index
+    initialized = compute_init_container_actions(pod, observed, actions, liveness, startup)
+    if actions.kill_pod or not initialized:
         return actions
 
     keep_count = 0
@@ -360,6 +489,8 @@ def _compute(
 
     if keep_count == 0 and not actions.containers_to_start:
         actions.kill_pod = True
+        # sidecars must not keep a finished pod alive
+        actions.init_containers_to_start = []
     return actions
 
 
@@ -382,10 +513,16 @@ def _apply_backoff(
         actions.backoff_to_record[container.name] = BackoffEntry(key, exited.finished_at)
         return True
 
-    if actions.next_init_container_to_start is not None:
-        init = pod.spec.init_containers[actions.next_init_container_to_start]
-        if not check(init):
-            actions.next_init_container_to_start = None
+    # SyncPod step 6: a sidecar in back-off is skipped, a regular init container in
+    # back-off stops the walk.
+    inits: list[int] = []
+    for i in actions.init_containers_to_start:
+        init = pod.spec.init_containers[i]
+        if check(init):
+            inits.append(i)
+        elif not is_restartable_init_container(init):
+            break
+    actions.init_containers_to_start = inits
     actions.containers_to_start = [
         i for i in actions.containers_to_start if check(pod.spec.containers[i])
     ]

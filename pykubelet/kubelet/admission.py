@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pykubelet.api.quantity import Quantity
-from pykubelet.api.types import Container, Pod, Toleration
+from pykubelet.api.types import Container, Pod, Toleration, is_restartable_init_container
 
 OUT_OF_CPU = "OutOfcpu"
 OUT_OF_MEMORY = "OutOfmemory"
@@ -75,15 +75,30 @@ def _container_requests(c: Container) -> dict[str, int]:
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:
-    """resourcehelper.PodRequests: max(sum of app containers, each init container)
-    plus overhead; cpu in millicores, the rest in units (bytes)."""
+    """resourcehelper.PodRequests: max(sum of app containers and sidecars, each init
+    container plus the sidecars started before it) plus overhead; cpu in millicores,
+    the rest in units (bytes)."""
     total: dict[str, int] = {}
     for c in pod.spec.containers:
         for name, amount in _container_requests(c).items():
             total[name] = total.get(name, 0) + amount
+    sidecars: dict[str, int] = {}  # the sidecars started so far, summed
+    init_max: dict[str, int] = {}
     for c in pod.spec.init_containers:
-        for name, amount in _container_requests(c).items():
-            total[name] = max(total.get(name, 0), amount)
+        reqs = _container_requests(c)
+        if is_restartable_init_container(c):
+            for name, amount in reqs.items():
+                total[name] = total.get(name, 0) + amount  # it runs beside the app
+                sidecars[name] = sidecars.get(name, 0) + amount
+            during = dict(sidecars)
+        else:
+            during = dict(sidecars)
+            for name, amount in reqs.items():
+                during[name] = during.get(name, 0) + amount
+        for name, amount in during.items():
+            init_max[name] = max(init_max.get(name, 0), amount)
+    for name, amount in init_max.items():
+        total[name] = max(total.get(name, 0), amount)
     for name, q in pod.spec.overhead.items():
         total[name] = total.get(name, 0) + _amount(name, q)
     return total

@@ -296,7 +296,7 @@ class Kubelet:
         c = observed.find_container(name)
         started = False
         if status is not None:
-            for cs in status.container_statuses:
+            for cs in (*status.init_container_statuses, *status.container_statuses):
                 if cs.name == name:
                     started = bool(cs.started)
         view = ContainerView(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.api.types import Container, Pod
+from pykubelet.api.types import Container, Pod, is_restartable_init_container
 from pykubelet.kubelet import failpoints, reasons
 from pykubelet.kubelet.actions import PodActions, termination_grace_period
 from pykubelet.kubelet.backoff import Backoff
@@ -56,6 +56,7 @@ from pykubelet.kubelet.sandbox_config import (
     generate_pod_sandbox_config,
     pod_hostname_and_domain,
 )
+from pykubelet.kubelet.termination_ordering import TerminationOrdering
 from pykubelet.kubelet.volumes import (
     VolumeError,
     ensure_termination_log,
@@ -294,8 +295,10 @@ class RuntimeManager:
         annotation_grace: int | None = None,
         reason: str = "",
         message: str = "",
+        ordering: TerminationOrdering | None = None,
     ) -> None:
-        """killContainer: preStop hook (exec) within the grace period, then StopContainer."""
+        """killContainer: preStop hook (exec) within the grace period, then (a sidecar
+        waiting for its turn in `ordering`) StopContainer."""
         if pod is None and annotation_grace is not None and grace_override is None:
             grace_override = annotation_grace
         if pod is not None and grace_override is None:
@@ -320,6 +323,8 @@ class RuntimeManager:
             except CRICallError as exc:
                 log.warning("preStop hook of %s failed: %s", container_id, exc)
             grace -= int(time.monotonic() - start)
+        if ordering is not None and container is not None and grace > 0:
+            grace -= int(ordering.wait_for_turn(container.name, grace))
         if grace_override is None:
             grace = max(grace, MIN_GRACE_S)
         try:
@@ -327,21 +332,30 @@ class RuntimeManager:
         except CRICallError as exc:
             if not exc.not_found:
                 raise
+        finally:
+            if ordering is not None and container is not None:
+                ordering.container_terminated(container.name)
         failpoints.hit("after-stop-container")
 
     def kill_pod(
         self, pod: Pod | None, observed: PodRuntimeStatus, grace_override: int | None = None
     ) -> None:
-        """killPodWithSyncResult: stop running containers in parallel, then sandboxes."""
+        """killPodWithSyncResult: stop running containers in parallel (sidecars after
+        the app containers, in reverse order), then sandboxes."""
         specs = {c.name: c for c in pod.all_containers()} if pod is not None else {}
         running = [c for c in observed.containers if c.state in
                    (ContainerState.RUNNING, ContainerState.CREATED, ContainerState.UNKNOWN)]
+        ordering = (
+            TerminationOrdering(pod, [c.name for c in running])
+            if pod is not None and pod.sidecar_names() else None
+        )
         futures = []
         for c in running:
             ann_grace = self._annotated_grace.get(c.id)
             futures.append(
                 self._killer.submit(
-                    self.kill_container, pod, c.id, specs.get(c.name), grace_override, ann_grace
+                    self.kill_container, pod, c.id, specs.get(c.name), grace_override, ann_grace,
+                    "", "", ordering,
                 )
             )
         errors = []
@@ -532,7 +546,7 @@ class RuntimeManager:
 
         if not actions.create_sandbox and (
             actions.kill_pod
-            or (actions.next_init_container_to_start is None and not actions.containers_to_start)
+            or (not actions.init_containers_to_start and not actions.containers_to_start)
         ):
             self._prune_init_containers(pod, observed)
             return result
@@ -588,13 +602,14 @@ class RuntimeManager:
             result.started.append(container.name)
             return True
 
-        # Step 5: the next init container.
+        # Step 5: the init containers (sidecars to (re)start, the next regular one). A
+        # sidecar that fails to start is skipped; a regular one stops the sync.
         self._prune_init_containers(pod, observed)
-        if actions.next_init_container_to_start is not None:
-            init = pod.spec.init_containers[actions.next_init_container_to_start]
+        for idx in actions.init_containers_to_start:
+            init = pod.spec.init_containers[idx]
             actions.record_backoff(self.backoff, [init.name])
-            start(init, CONTAINER_TYPE_INIT)
-            return result
+            if not start(init, CONTAINER_TYPE_INIT) and not is_restartable_init_container(init):
+                return result
 
         # Step 6: the app containers.
         to_start = [pod.spec.containers[i] for i in actions.containers_to_start]
@@ -609,7 +624,10 @@ class RuntimeManager:
         names = {c.name for c in pod.spec.init_containers}
         seen: set[str] = set()
         for c in observed.containers:
-            if c.name not in names:
+            # only stopped instances count: a running sidecar keeps its newest exited one
+            if c.name not in names or c.state not in (
+                ContainerState.EXITED, ContainerState.UNKNOWN
+            ):
                 continue
             if c.name in seen and c.state is ContainerState.EXITED:
                 self._remove_container(c.id)

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from pykubelet.api.types import Container, Pod
+from pykubelet.api.types import Container, Pod, is_restartable_init_container
 from pykubelet.kubelet.container_config import CPU_PERIOD, MIN_QUOTA, MIN_SHARES, qos_class
 from pykubelet.kubelet.sandbox_config import CGROUP_ROOT, pod_cgroup_parent
 
@@ -30,7 +30,8 @@ class PodResourceConfig:
 
 
 def _total(containers: list[Container], init: list[Container], kind: str, res: str) -> int | None:
-    """max(sum over app containers, max over init containers), None if any lacks it."""
+    """max(sum over app containers and sidecars, max over init containers), None if
+    any lacks it."""
     def amount(c: Container) -> int | None:
         table = c.resources.limits if kind == "limits" else c.resources.requests
         q = table.get(res)
@@ -44,8 +45,18 @@ def _total(containers: list[Container], init: list[Container], kind: str, res: s
     inits = [amount(c) for c in init]
     if kind == "limits" and any(a is None for a in [*apps, *inits]):
         return None
+    # sidecars run beside the app containers and under every later init container
+    # (resourcehelper.PodRequests/PodLimits)
     app_sum = sum(a or 0 for a in apps)
-    init_max = max((a or 0 for a in inits), default=0)
+    sidecar_sum = 0
+    init_max = 0
+    for c, a in zip(init, inits, strict=True):
+        if is_restartable_init_container(c):
+            app_sum += a or 0
+            sidecar_sum += a or 0
+            init_max = max(init_max, sidecar_sum)
+        else:
+            init_max = max(init_max, sidecar_sum + (a or 0))
     return max(app_sum, init_max)
 
 

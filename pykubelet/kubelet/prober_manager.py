@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pykubelet.api.types import Container, Pod, Probe
+from pykubelet.api.types import Container, Pod, Probe, is_restartable_init_container
 from pykubelet.kubelet import probes, reasons
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
@@ -79,7 +79,9 @@ class _Worker(threading.Thread):
         self.container = container
         self.ptype = ptype
         self.probe = probe
-        self.state = ProbeWorker(ptype, probe, pod.spec.restart_policy)
+        # a sidecar restarts whatever the pod's restartPolicy: keep probing it
+        policy = "Always" if is_restartable_init_container(container) else pod.spec.restart_policy
+        self.state = ProbeWorker(ptype, probe, policy)
         self.stop_event = threading.Event()
 
     def run(self) -> None:
@@ -170,7 +172,9 @@ class ProberManager:
         self._published_at: dict[str, float] = {}
 
     def add_pod(self, pod: Pod) -> None:
-        for c in pod.spec.containers:
+        # sidecars (restartable init containers) are probed like app containers
+        sidecars = [c for c in pod.spec.init_containers if is_restartable_init_container(c)]
+        for c in (*sidecars, *pod.spec.containers):
             for ptype, probe in (
                 (ProbeType.LIVENESS, c.liveness_probe),
                 (ProbeType.READINESS, c.readiness_probe),

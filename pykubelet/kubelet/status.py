@@ -44,6 +44,7 @@ from pykubelet.api.types import (
     PodCondition,
     PodIP,
     PodStatus,
+    is_restartable_init_container,
 )
 from pykubelet.kubelet import probes, reasons
 from pykubelet.kubelet.actions import pod_sandbox_changed, should_container_be_restarted
@@ -255,7 +256,8 @@ def convert_container_statuses(
         for c in pod.spec.containers
     )
     for c in containers:
-        if is_init:
+        # a sidecar is never "done": like an app container it waits to restart
+        if is_init and not is_restartable_init_container(c):
             newest = observed.find_container(c.name)
             if newest is not None and newest.state is RuntimeState.EXITED and newest.exit_code == 0:
                 continue
@@ -290,14 +292,41 @@ def convert_container_statuses(
 # --------------------------------------------------------------------------- phase
 
 
-def get_phase(pod: Pod, info: Sequence[ContainerStatus], pod_is_terminal: bool) -> str:
-    """kubelet getPhase (without the alpha ContainerRestartRules)."""
+def get_phase(
+    pod: Pod,
+    info: Sequence[ContainerStatus],
+    pod_is_terminal: bool,
+    pod_has_initialized: bool = False,
+) -> str:
+    """kubelet getPhase (without the alpha ContainerRestartRules).
+
+    Sidecars count like app containers, except that a stopped sidecar is ignored and a
+    sidecar not yet started keeps the pod Pending until it was initialized
+    (`pod_has_initialized`: an app container exists in the current sandbox).
+    """
     by_name = {s.name: s for s in info}
     spec = pod.spec
     pending_init = 0
+    pending_sidecars = 0
     failed_init = 0
+    unknown = running = waiting = stopped = succeeded = 0
     for c in spec.init_containers:
         s = by_name.get(c.name)
+        if is_restartable_init_container(c):
+            if s is None:
+                unknown += 1
+            elif s.state.running is not None:
+                if not s.started:
+                    pending_sidecars += 1
+                running += 1
+            elif s.state.terminated is not None:
+                pass  # a stopped sidecar does not decide the phase
+            elif s.state.waiting is not None:
+                if s.last_state.terminated is None:
+                    pending_sidecars += 1
+            else:
+                pending_sidecars += 1
+            continue
         if s is None or s.state.running is not None:
             pending_init += 1
         elif s.state.terminated is not None:
@@ -313,7 +342,6 @@ def get_phase(pod: Pod, info: Sequence[ContainerStatus], pod_is_terminal: bool) 
         else:
             pending_init += 1
 
-    unknown = running = waiting = stopped = succeeded = 0
     for c in spec.containers:
         s = by_name.get(c.name)
         if s is None:
@@ -334,7 +362,7 @@ def get_phase(pod: Pod, info: Sequence[ContainerStatus], pod_is_terminal: bool) 
 
     if failed_init > 0 and spec.restart_policy == RESTART_NEVER:
         return PHASE_FAILED
-    if pending_init > 0 or waiting > 0:
+    if pending_init > 0 or (pending_sidecars > 0 and not pod_has_initialized) or waiting > 0:
         return PHASE_PENDING
     if running > 0 and unknown == 0:
         return PHASE_RUNNING
@@ -349,6 +377,16 @@ def get_phase(pod: Pod, info: Sequence[ContainerStatus], pod_is_terminal: bool) 
             return PHASE_FAILED
         return PHASE_RUNNING
     return PHASE_PENDING
+
+
+def has_any_active_regular_container_started(pod: Pod, observed: PodRuntimeStatus) -> bool:
+    """kubecontainer.HasAnyActiveRegularContainerStarted: an app container exists in
+    the current (newest) sandbox."""
+    if not observed.sandboxes:
+        return False
+    current = observed.sandboxes[0].id
+    names = {c.name for c in pod.spec.containers}
+    return any(c.name in names and c.sandbox_id == current for c in observed.containers)
 
 
 # --------------------------------------------------------------------------- probes
@@ -386,9 +424,27 @@ def apply_probe_results(
         else:
             ready = spec is None or spec.readiness_probe is None
         s.ready = ready
+    init_specs = {c.name: c for c in pod.spec.init_containers}
     for s in status.init_container_statuses:
-        s.started = s.state.running is not None
-        s.ready = s.state.terminated is not None and s.state.terminated.exit_code == 0
+        spec = init_specs.get(s.name)
+        started = False
+        if s.state.running is not None:
+            result = startup.get(cid(s))
+            if result is not None:
+                started = result == probes.SUCCESS
+            else:
+                started = spec is None or spec.startup_probe is None
+        s.started = started
+        if spec is None or not is_restartable_init_container(spec):
+            s.ready = s.state.terminated is not None and s.state.terminated.exit_code == 0
+            continue
+        # a sidecar is ready like an app container: started, running, readiness
+        if not started or s.state.running is None:
+            s.ready = False
+        elif readiness.get(cid(s)) == probes.SUCCESS:
+            s.ready = True
+        else:
+            s.ready = spec.readiness_probe is None
 
 
 # --------------------------------------------------------------------------- conditions
@@ -403,10 +459,11 @@ def containers_ready_condition(
     pod: Pod, statuses: Sequence[ContainerStatus], phase: str
 ) -> PodCondition:
     by_name = {s.name: s for s in statuses}
-    unknown = [c.name for c in pod.spec.containers if c.name not in by_name]
-    unready = [
-        c.name for c in pod.spec.containers if c.name in by_name and not by_name[c.name].ready
-    ]
+    # sidecars first, as GenerateContainersReadyCondition walks them
+    sidecars = [c for c in pod.spec.init_containers if is_restartable_init_container(c)]
+    watched = [*sidecars, *pod.spec.containers]
+    unknown = [c.name for c in watched if c.name not in by_name]
+    unready = [c.name for c in watched if c.name in by_name and not by_name[c.name].ready]
     if (phase == PHASE_SUCCEEDED and not unknown) or phase == PHASE_FAILED:
         reason = reasons.POD_COMPLETED if phase == PHASE_SUCCEEDED else reasons.POD_FAILED
         return PodCondition(type=CONTAINERS_READY, status=CONDITION_FALSE, reason=reason)
@@ -442,6 +499,9 @@ def initialized_condition(
         s = by_name.get(c.name)
         if s is None:
             unknown.append(c.name)
+        elif is_restartable_init_container(c):
+            if not s.started:  # a sidecar initializes once started
+                incomplete.append(c.name)
         elif not s.ready:
             incomplete.append(c.name)
     if phase == PHASE_SUCCEEDED and not unknown:
@@ -542,7 +602,12 @@ def generate_pod_status(
         waiting_reasons=waiting_reasons,
     )
 
-    s.phase = get_phase(pod, [*s.container_statuses, *s.init_container_statuses], pod_is_terminal)
+    s.phase = get_phase(
+        pod,
+        [*s.container_statuses, *s.init_container_statuses],
+        pod_is_terminal,
+        has_any_active_regular_container_started(pod, observed),
+    )
     terminal = (PHASE_FAILED, PHASE_SUCCEEDED)
     if s.phase not in terminal:
         if old.phase in terminal:
