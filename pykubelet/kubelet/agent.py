@@ -39,6 +39,7 @@ from pykubelet.kubelet.log_manager import (
     MONITOR_PERIOD_S,
     ContainerLogManager,
 )
+from pykubelet.kubelet.log_symlinks import remove_dangling
 from pykubelet.kubelet.manager import RuntimeManager
 from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
@@ -546,6 +547,8 @@ class Kubelet:
         snap = self.pleg.snapshot
         if snap is not None:
             self.prober.forget_containers(set(snap.containers), snap.at)
+            # legacy log links whose log and container are both gone
+            remove_dangling(self.manager.container_logs_dir, set(snap.containers))
 
     # ------------------------------------------------------------------ views
     def pod_list(self) -> dict[str, Any]:

@@ -43,6 +43,12 @@ from pykubelet.kubelet.labels import (
     ContainerLabelInfo,
     parse_container_labels,
 )
+from pykubelet.kubelet.log_symlinks import (
+    container_logs_dir,
+    create_log_symlink,
+    log_symlink_path,
+    remove_log_symlink,
+)
 from pykubelet.kubelet.pod_cgroups import ensure_pod_cgroup
 from pykubelet.kubelet.runtime_state import (
     ContainerRuntimeStatus,
@@ -123,6 +129,7 @@ class RuntimeManager:
         self.node_name = node_name
         self.root_dir = root_dir
         self.pod_logs_dir = pod_logs_dir
+        self.container_logs_dir = container_logs_dir(pod_logs_dir)
         self.memory_capacity = memory_capacity
         self.backoff = backoff
         self.image_backoff = image_backoff
@@ -389,11 +396,23 @@ class RuntimeManager:
 
     def _remove_container(self, cid: str) -> None:
         self._annotated_grace.pop(cid, None)
+        link = None
+        try:
+            labels = self.cri.container_status(cid).labels
+            link = log_symlink_path(
+                self.container_logs_dir, labels.get(POD_NAME_LABEL, ""),
+                labels.get(POD_NAMESPACE_LABEL, ""), labels.get(CONTAINER_NAME_LABEL, ""), cid,
+            )
+        except CRICallError as exc:
+            if not exc.not_found:
+                log.warning("status of container %s before removal: %s", cid, exc)
         try:
             self.cri.remove_container(cid)
         except CRICallError as exc:
             if not exc.not_found:
                 raise
+        if link is not None:
+            remove_log_symlink(link)  # removeContainerLog
 
     # ------------------------------------------------------------------ GC
     def garbage_collect(self, observed: PodRuntimeStatus) -> None:
@@ -487,6 +506,12 @@ class RuntimeManager:
             marker.unlink(missing_ok=True)
         self._event(pod, NORMAL, reasons.EVENT_STARTED,
                     reasons.started_container_message(container.name), container.name)
+        # the legacy /var/log/containers link, for cluster logging
+        create_log_symlink(
+            log_symlink_path(self.container_logs_dir, pod.name, pod.namespace, container.name,
+                             cid),
+            str(Path(sandbox_config.log_directory, cfg.log_path)),
+        )
         failpoints.hit("after-start-container")
         hook = container.lifecycle.post_start if container.lifecycle else None
         if hook is not None and hook.exec is not None:

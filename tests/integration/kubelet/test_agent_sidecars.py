@@ -5,6 +5,7 @@ app keeps running; deleting the pod stops the app before the sidecar."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -105,6 +106,15 @@ def test_sidecar_serves_app_and_restarts_under_never(agent_factory, pykubelet_en
     code, out = h.exec(uid, "app", ["cat", "/tmp/got"])
     assert (code, out.strip()) == (0, "served-by-sidecar")
     app_id = status_of(p, "app")["containerID"]
+    # the legacy log links: <podLogsDir>/../containers/<pod>_<ns>_<ctr>-<id>.log -> its log
+    links = h.base / "containers"
+    pod_name = p["metadata"]["name"]
+    app_link = links / f"{pod_name}_default_app-{app_id.split('://', 1)[1]}.log"
+    assert app_link.is_symlink()
+    assert os.readlink(app_link).startswith(str(h.base / "logs"))
+    h.wait(lambda: "served-by-sidecar" in app_link.read_text(), 10, "app log via the link")
+    server_id = server["containerID"].split("://", 1)[1]
+    assert (links / f"{pod_name}_default_server-{server_id}.log").is_symlink()
 
     # the sidecar exits (code 3): it is restarted although the pod's policy is Never,
     # and the app keeps running in the same container
@@ -144,3 +154,8 @@ def test_sidecar_serves_app_and_restarts_under_never(agent_factory, pykubelet_en
     # both ignore SIGTERM (shell as PID 1): the app is killed after its grace period,
     # and only then is the sidecar asked to stop (killed after the 2 s minimum)
     assert server_end - app_end >= 1.0, (app_end, server_end)
+
+    # deleting the pod removes its containers and their log links
+    h.remove("sidecars")
+    h.wait(lambda: h.pod("sidecars") is None and not h.containers(uid), 60, "pod removed")
+    h.wait(lambda: not any(links.glob(f"{pod_name}_default_*.log")), 10, "links removed")
