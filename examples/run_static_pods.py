@@ -5,10 +5,10 @@
 
 Starts `pykubelet run` with a config made from examples/node-config.yaml (everything under
 a temp directory; the embedded `pykubelet runtime` on its runDir/cri.sock; a CNI bridge
-`pkdemo0` on 10.97.200.0/24 with the reference plugins), with examples/static-pods/ as its
-static pod directory and the offline busybox image in its store. It polls the agent's
-/pods endpoint until every pod is Running and ready, prints them with their IPs, fetches
-the web pod's page, then removes the pods and stops (unless --keep).
+`pkdemo0` on 10.97.200.0/24 through pycni's bridge and host-local, with ipMasq), with
+examples/static-pods/ as its static pod directory and the offline busybox image in its
+store. It polls the agent's /pods endpoint until every pod is Running and ready, prints
+them with their IPs, fetches the web pod's page, then removes the pods and stops (unless --keep).
 """
 
 from __future__ import annotations
@@ -75,14 +75,20 @@ def main() -> int:
     shutil.copytree(HERE / "static-pods", manifests)
     (conf_dir / "10-pkdemo.conflist").write_text(json.dumps({
         "cniVersion": "1.0.0", "name": "pkdemo",
-        "plugins": [{"type": "bridge", "bridge": BRIDGE, "isGateway": True, "ipMasq": False,
-                     "ipam": {"type": "host-local", "dataDir": str(base / "ipam"),
-                              "ranges": [[{"subnet": SUBNET}]]}}],
+        "plugins": [
+            # pycni's own plugins (installed in /opt/cni/bin by scripts/install.sh; the
+            # runtime runs them in-process), then the reference portmap for hostPorts
+            {"type": "pycni-bridge", "bridge": BRIDGE, "isGateway": True, "ipMasq": True,
+             "ipam": {"type": "pycni-host-local", "dataDir": str(base / "ipam"),
+                      "ranges": [[{"subnet": SUBNET}]]}},
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+        ],
     }))
     cfg = yaml.safe_load((HERE / "node-config.yaml").read_text())
     cfg.update(rootDir=str(base / "root"), runDir=str(base / "run"),
                staticPodPath=str(manifests), cniConfDir=str(conf_dir),
-               podLogsDir=str(base / "logs"), healthzPort=PORT, nodeName="demo")
+               podLogsDir=str(base / "logs"), healthzPort=PORT, nodeName="demo",
+               cniBinDir="/opt/cni/bin:/usr/lib/cni")
     (base / "config.yaml").write_text(yaml.safe_dump(cfg))
 
     sys.path.insert(0, str(REPO))
