@@ -7,24 +7,11 @@ exact rational and do the same. The text the user wrote is kept for encoding bac
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 1000),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-_RE = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+# one parser for the whole project: the scheduler's (pysched is pure and below us)
+from pysched.quantity import parse_quantity as exact_quantity
 
 
 class QuantityError(ValueError):
@@ -43,19 +30,12 @@ class Quantity:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise QuantityError(f"invalid quantity {value!r}")
         text = value if isinstance(value, str) else _number_text(value)
-        m = _RE.match(text)
-        if not m:
+        if text != text.strip():
             raise QuantityError(f'invalid quantity "{text}"')
-        sign, number, suffix = m.group(1), m.group(2), m.group(3) or ""
-        exact = Fraction(number)
-        if suffix in _BINARY:
-            exact *= _BINARY[suffix]
-        elif suffix in _DECIMAL:
-            exact *= _DECIMAL[suffix]
-        else:
-            exact *= Fraction(10) ** int(suffix[1:])
-        if sign == "-":
-            exact = -exact
+        try:
+            exact = exact_quantity(text)
+        except ValueError as exc:
+            raise QuantityError(f'invalid quantity "{text}"') from exc
         return cls(text=text, exact=exact)
 
     @classmethod
