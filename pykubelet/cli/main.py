@@ -15,7 +15,6 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "pykubelet.cli.run_cmd:run",
     "runtime": "pykubelet.cli.runtime_cmd:runtime",
     "image": "pykubelet.cli.image_cmd:image",
-    "lab": "pykubelet.cli.lab_cmd:lab",
 }
 
 
