@@ -50,6 +50,7 @@ from pykubelet.kubelet.static_pods import StaticPodSource
 from pykubelet.kubelet.status import (
     WaitingReason,
     active_deadline_eviction,
+    deleted_and_stopped,
     generate_pod_status,
     is_static_pod,
 )
@@ -242,14 +243,16 @@ class Kubelet:
 
     def handle_pod_updates(self, pods: list[Pod]) -> None:
         """HandlePodUpdates: a changed spec re-syncs; a deletionTimestamp terminates the
-        pod with its deletionGracePeriodSeconds."""
+        pod with its deletionGracePeriodSeconds. A deleted pod stays listed, with its
+        final (terminal) status, until its removal (handle_pod_removes)."""
         for pod in pods:
             with self._lock:
                 if pod.uid not in self.pods:
                     continue
                 self.pods[pod.uid] = pod
             if pod.metadata.deletion_timestamp is not None:
-                self.handle_pod_removes([pod.uid])
+                self.prober.remove_pod(pod.uid)
+                self.workers.kill_pod(pod)
                 continue
             self.workers.update_pod(pod, UpdateType.UPDATE)
 
@@ -345,7 +348,7 @@ class Kubelet:
             waiting_reasons=waiting,
             readiness=self.prober.results(ProbeType.READINESS),
             startup=self.prober.results(ProbeType.STARTUP),
-            pod_is_terminal=eviction is not None,
+            pod_is_terminal=eviction is not None or deleted_and_stopped(pod, observed),
             host_ips=self.host_ips,
             eviction=eviction,
         )
@@ -385,6 +388,13 @@ class Kubelet:
 
         with self._lock:
             old = self.statuses.get(pod.uid)
+        if pod.metadata.deletion_timestamp is not None:
+            # a pod being deleted only terminates (its worker's kill does that)
+            if observed.running_containers():
+                self.manager.kill_pod(pod, observed)
+                observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+            self._status_for(pod, observed, now, None)
+            return None
         if old is not None and old.phase in TERMINAL:
             # A terminal pod stays terminal: make sure nothing runs, keep the status.
             if observed.running_containers() or any(
@@ -491,11 +501,23 @@ class Kubelet:
         pod's containers and sandboxes, then its volumes and directory."""
         observed = self.manager.get_pod_status(pod.uid)
         self.manager.kill_pod(pod if isinstance(pod, Pod) else None, observed)
+        with self._lock:
+            deleting = (
+                isinstance(pod, Pod)
+                and pod.metadata.deletion_timestamp is not None
+                and pod.uid in self.pods
+            )
+        if deleting:
+            # syncTerminatingPod: the status once the containers stopped, with their
+            # exit codes, before they are removed (podIsTerminal)
+            stopped = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+            self._status_for(pod, stopped, time.time(), None)
         self.manager.remove_pod(observed)
         teardown_pod_dir(self.config.rootDir, pod.uid)
         remove_pod_cgroups(pod.uid)
         with self._lock:
-            self.statuses.pop(pod.uid, None)
+            if not deleting:
+                self.statuses.pop(pod.uid, None)
             self.observed.pop(pod.uid, None)
             self.waiting.pop(pod.uid, None)
             self.first_seen.pop(pod.uid, None)

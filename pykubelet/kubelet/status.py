@@ -649,6 +649,16 @@ def generate_pod_status(
     return s
 
 
+def deleted_and_stopped(pod: Pod, observed: PodRuntimeStatus) -> bool:
+    """The podIsTerminal of syncTerminatingPod: the pod is being deleted
+    (deletionTimestamp set) and none of its containers runs any more, so its phase
+    becomes Succeeded/Failed whatever the restartPolicy (static pods excepted, in
+    get_phase)."""
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    return all(c.state in (RuntimeState.EXITED,) for c in observed.containers)
+
+
 def active_deadline_eviction(pod: Pod, now: float) -> WaitingReason | None:
     """activeDeadlineHandler.ShouldEvict, from the pod's status.startTime."""
     deadline = pod.spec.active_deadline_seconds

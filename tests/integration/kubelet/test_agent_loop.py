@@ -159,7 +159,38 @@ def test_api_source_update_and_delete(agent_factory, endpoint):
     gone.metadata.deletion_grace_period_seconds = 0
     agent.handle_pod_updates([gone])
     h.wait(lambda: not h.sandboxes(uid) and not h.containers(uid), 30, "terminated")
+    # deleted and stopped: terminal although restartPolicy is Always (SIGKILLed: Failed);
+    # listed until the API removes the object
+    p = h.wait_phase("api", "Failed", 10)
+    assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
+    agent.handle_pod_removes([uid])
     assert h.pod("api") is None
+
+
+def test_api_pod_deleted_reaches_succeeded(agent_factory, endpoint):
+    """upstream syncTerminatingPod: once a deleted pod's containers stopped, its phase is
+    terminal whatever the restartPolicy; all exited 0 on SIGTERM: Succeeded."""
+    from pykubelet.api.decode import decode_pod
+    from pykubelet.api.defaults import set_defaults_pod
+
+    h = agent_factory(endpoint)
+    agent = h.start()
+    obj = busybox_pod(f"del-{h.node}", "trap 'exit 0' TERM; while true; do sleep 0.2; done")
+    obj["metadata"].update(uid=f"uid-del-{h.node}", namespace="default")
+    obj["spec"].update(nodeName=h.node, terminationGracePeriodSeconds=10)
+    pod = set_defaults_pod(decode_pod(obj))
+    agent.handle_pod_additions([pod])
+    uid = h.wait_running("del")["metadata"]["uid"]
+    pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    pod.metadata.deletion_grace_period_seconds = 10
+    agent.handle_pod_updates([pod])
+    p = h.wait_phase("del", "Succeeded", 30)
+    cs = p["status"]["containerStatuses"][0]
+    assert cs["state"]["terminated"]["exitCode"] == 0
+    assert cs["restartCount"] == 0
+    h.wait(lambda: not h.sandboxes(uid) and not h.containers(uid), 30, "removed")
+    agent.handle_pod_removes([uid])
+    assert h.pod("del") is None
 
 
 def test_container_log_rotation(agent_factory, endpoint):
