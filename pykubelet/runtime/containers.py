@@ -296,6 +296,11 @@ class ContainerManager:
         self._creating: dict[str, int] = {}  # sandbox id -> creates in flight
         self._shm_mounted: set[str] = set()  # sandboxes whose /dev/shm we know is mounted
         self._cpu_samples: dict[str, tuple[int, int]] = {}  # id -> (time ns, cpu ns)
+        # read-path state, memory only, in step with the records (the records on disk stay
+        # the truth after a restart): see _quick_state and _status_of
+        self._monitor_paths: dict[str, monitor.MonitorPaths] = {}
+        self._monitors = monitor.MonitorWatcher()
+        self._statuses: dict[str, tuple[tuple[Any, ...], ContainerStatus]] = {}
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
         self._host_caps = oci_spec.host_capabilities()
@@ -305,7 +310,17 @@ class ContainerManager:
         return self.root / cid
 
     def _paths(self, cid: str) -> monitor.MonitorPaths:
-        return monitor.MonitorPaths.under(self._dir(cid), self._dir(cid) / "bundle")
+        paths = self._monitor_paths.get(cid)
+        if paths is None:
+            paths = monitor.MonitorPaths.under(self._dir(cid), self._dir(cid) / "bundle")
+            self._monitor_paths[cid] = paths
+        return paths
+
+    def _forget(self, cid: str) -> None:
+        """Drop the read-path caches of a container that is gone (or never came to be)."""
+        self._monitors.forget(cid)
+        self._statuses.pop(cid, None)
+        self._monitor_paths.pop(cid, None)
 
     def _save(self, rec: ContainerRecord) -> None:
         try:
@@ -452,6 +467,7 @@ class ContainerManager:
 
     def _discard(self, cid: str, *, mounted: bool = True, leased: bool = True) -> None:
         """Undo a create: runc state, conmon, mount, files, lease."""
+        self._forget(cid)
         with contextlib.suppress(RuncError, OSError):
             self.runc.delete(cid, force=True)
         if mounted:
@@ -568,6 +584,7 @@ class ContainerManager:
             with self._lock:
                 self._records.pop(rec.id, None)
                 self._cpu_samples.pop(rec.id, None)
+                self._forget(rec.id)
                 if self._names.get(rec.full_name) == rec.id:
                     del self._names[rec.full_name]
         with self._lock:
@@ -590,10 +607,30 @@ class ContainerManager:
             return [r for r in self._records.values() if r.sandbox_id == sandbox_id]
 
     # ------------------------------------------------------------------ status
-    def _observe(self, rec: ContainerRecord) -> str:
-        """The container's state now, recording a new exit in its record."""
+    def _observe(self, rec: ContainerRecord, *, refreshed: bool = False) -> str:
+        """The container's state now, recording a new exit in its record.
+
+        conmon records the exit (exit file, OOM marker) before it exits, so while it runs
+        nothing on disk can have changed and the record has the answer: that costs a dict
+        lookup once ``self._monitors`` is refreshed (one epoll_wait per RPC; ``refreshed``
+        says the caller did it). A conmon not watched yet (first read, after a restart) or
+        seen to exit sends the read to disk, as every read went before.
+        """
         if rec.finished_at:
             return EXITED
+        if not refreshed:
+            self._monitors.refresh()
+        if self._monitors.running(rec.id):
+            return RUNNING if rec.started_at else CREATED
+        state = self._observe_on_disk(rec)
+        if state != EXITED:
+            with self._lock:
+                if rec.id in self._records and not rec.finished_at:
+                    self._monitors.watch(self._paths(rec.id), rec.id)
+        return state
+
+    def _observe_on_disk(self, rec: ContainerRecord) -> str:
+        """``_observe`` the long way: conmon's exit file, conmon's and the init's /proc."""
         paths = self._paths(rec.id)
         exited = monitor.read_exit_code(paths, rec.id)
         if exited is None and rec.started_at and not monitor.monitor_alive(paths, rec.id):
@@ -616,8 +653,24 @@ class ContainerManager:
         self._save(rec)
         return EXITED
 
-    def _status_of(self, rec: ContainerRecord) -> ContainerStatus:
-        state = self._observe(rec)
+    def _status_of(self, rec: ContainerRecord, *, refreshed: bool = False) -> ContainerStatus:
+        """The status (shared between callers: read-only), rebuilt only when it changed.
+
+        A status depends on the record's immutable fields (fixed at create) and on the ones
+        below plus ``resources`` (replaced, never mutated in place, by update_resources).
+        """
+        state = self._observe(rec, refreshed=refreshed)
+        key = (state, rec.started_at, rec.finished_at, rec.exit_code, rec.reason, rec.message,
+               rec.pid)
+        hit = self._statuses.get(rec.id)
+        if hit is not None and hit[0] == key and hit[1].resources == rec.resources:
+            return hit[1]
+        status = self._build_status(rec, state)
+        if rec.id in self._records:
+            self._statuses[rec.id] = (key, status)
+        return status
+
+    def _build_status(self, rec: ContainerRecord, state: str) -> ContainerStatus:
         return ContainerStatus(
             id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
             state=state, created_at=rec.created_at, started_at=rec.started_at,
@@ -639,6 +692,7 @@ class ContainerManager:
     def list(self, flt: ContainerFilter | None = None) -> list[ContainerStatus]:
         with self._lock:
             recs = list(self._records.values())
+        self._monitors.refresh()
         out = []
         for rec in recs:
             if flt is not None:
@@ -648,7 +702,7 @@ class ContainerManager:
                     continue
                 if any(rec.labels.get(k) != v for k, v in flt.labels.items()):
                     continue
-            st = self._status_of(rec)
+            st = self._status_of(rec, refreshed=True)
             if flt is not None and flt.state is not None and st.state != flt.state:
                 continue
             if rec.id in self._records:  # not removed meanwhile

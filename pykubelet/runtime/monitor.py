@@ -20,7 +20,9 @@ import json
 import os
 import select
 import subprocess
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,6 +178,89 @@ def monitor_alive(paths: MonitorPaths, cid: str) -> bool:
     except OSError:
         return False
     return b"conmon" in argv[0] and cid.encode() in argv
+
+
+class MonitorWatcher:
+    """Which containers' conmons still run, for all of them at once, without /proc reads.
+
+    Each watched conmon is held by a pidfd (``watch``: the pidfd pins the pid first, then
+    the cmdline check proves it is that container's conmon, so a reused pid never passes),
+    and every pidfd sits in one epoll set. ``refresh`` is one ``epoll_wait(0)``: the
+    pidfds that turned readable are conmons that exited, which are dropped from the set.
+    conmon writes the exit file before it exits, so while ``running(cid)`` holds, nothing
+    about the container can have changed on disk.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._epoll = select.epoll()
+        self._fds: dict[int, str] = {}  # pidfd -> container id
+        self._running: dict[str, int] = {}  # container id -> pidfd
+        weakref.finalize(self, _close_fds, self._fds, self._epoll)
+
+    def running(self, cid: str) -> bool:
+        """True while ``cid``'s conmon is watched and not yet seen to exit."""
+        return cid in self._running
+
+    def watch(self, paths: MonitorPaths, cid: str) -> bool:
+        """Start watching ``cid``'s conmon; False when it is not running (or no fd is left)."""
+        pid = read_pid(paths.conmon_pidfile)
+        if pid <= 0:
+            return False
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            return False
+        if not monitor_alive(paths, cid):
+            os.close(fd)
+            return False
+        with self._lock:
+            if cid in self._running:
+                os.close(fd)
+                return True
+            try:
+                self._epoll.register(fd, select.EPOLLIN)
+            except OSError:
+                os.close(fd)
+                return False
+            self._fds[fd] = cid
+            self._running[cid] = fd
+        return True
+
+    def refresh(self) -> None:
+        """Forget every conmon that exited since the last refresh."""
+        if not self._running:
+            return
+        for fd, _ in self._epoll.poll(0):  # a pidfd turns readable when its process exits
+            with self._lock:
+                cid = self._fds.get(fd)
+                if cid is not None:
+                    self._drop(cid)
+
+    def forget(self, cid: str) -> None:
+        with self._lock:
+            self._drop(cid)
+
+    def _drop(self, cid: str) -> None:
+        fd = self._running.pop(cid, None)
+        if fd is not None:
+            del self._fds[fd]
+            os.close(fd)  # closing also takes it out of the epoll set
+
+    def close(self) -> None:
+        with self._lock:
+            for cid in list(self._running):
+                self._drop(cid)
+            self._epoll.close()
+
+
+def _close_fds(fds: dict[int, str], epoll: select.epoll) -> None:
+    """A dropped watcher (a runtime torn down in tests) leaves no pidfd behind."""
+    for fd in list(fds):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
+    epoll.close()
 
 
 def reopen_log(paths: MonitorPaths) -> None:

@@ -345,6 +345,21 @@ class SandboxManager:
         with self._lock:
             return [dataclasses.replace(s) for s in self._sandboxes.values()]
 
+    def view(self, sandbox_id: str) -> SandboxInfo:
+        """Like ``get`` without the copy, for read-only RPCs: the caller must not mutate it
+        (changes here replace the object or set fields and checkpoint, never edit dicts)."""
+        full = self.resolve_id(sandbox_id)
+        with self._lock:
+            info = self._sandboxes.get(full)
+        if info is None:
+            raise NotFound(f"pod sandbox {sandbox_id!r} not found")
+        return info
+
+    def list_view(self) -> list[SandboxInfo]:
+        """Like ``list`` without the copies (read-only, as ``view``)."""
+        with self._lock:
+            return list(self._sandboxes.values())
+
     def _sandbox_lock(self, sandbox_id: str) -> threading.Lock:
         with self._lock:
             return self._locks.setdefault(sandbox_id, threading.Lock())

@@ -58,6 +58,7 @@ _STATES = {
     "CONTAINER_UNKNOWN": pb.CONTAINER_UNKNOWN,
 }
 _STATE_NAMES = {v: k for k, v in _STATES.items()}
+_EVERYTHING = ContainerFilter()  # an empty filter: kubelet's PLEG relist
 
 
 # ---------------------------------------------------------------------- proto -> domain
@@ -222,12 +223,42 @@ def _require_id(value: str, field: str = "container_id") -> str:
 
 
 class ContainerRPC:
-    """The container half of RuntimeService."""
+    """The container half of RuntimeService.
+
+    The read RPCs (PLEG relists every second) reuse the messages built for a status object
+    as long as the manager hands out that same object, i.e. until the container changed:
+    a response copies them (in C) instead of building every field again in Python. An
+    unfiltered ListContainers whose statuses are all the same objects as last time answers
+    with last time's response (gRPC only serializes it).
+    """
 
     def __init__(self, containers: ContainerManager,
                  sandbox_for_create: Callable[[str], Any]) -> None:
         self.containers = containers
         self.sandbox_for_create = sandbox_for_create
+        # container id -> [the ContainerStatus, its pb.Container, its pb.ContainerStatus]
+        self._messages: dict[str, list[Any]] = {}
+        # the last unfiltered ListContainers: its statuses and the response made of them
+        self._last_list: tuple[list[ContainerStatus], pb.ListContainersResponse] | None = None
+
+    def _cached(self, st: ContainerStatus) -> list[Any]:
+        entry = self._messages.get(st.id)
+        if entry is None or entry[0] is not st:
+            entry = [st, None, None]
+            self._messages[st.id] = entry
+        return entry
+
+    def _container_pb(self, st: ContainerStatus) -> pb.Container:
+        entry = self._cached(st)
+        if entry[1] is None:
+            entry[1] = container_to_pb(st)
+        return entry[1]
+
+    def _status_pb(self, st: ContainerStatus) -> pb.ContainerStatus:
+        entry = self._cached(st)
+        if entry[2] is None:
+            entry[2] = status_to_pb(st)
+        return entry[2]
 
     def CreateContainer(self, req: pb.CreateContainerRequest) -> pb.CreateContainerResponse:
         _require_id(req.pod_sandbox_id, "pod_sandbox_id")
@@ -253,7 +284,7 @@ class ContainerRPC:
 
     def ContainerStatus(self, req: pb.ContainerStatusRequest) -> pb.ContainerStatusResponse:
         st = self.containers.status(_require_id(req.container_id))
-        resp = pb.ContainerStatusResponse(status=status_to_pb(st))
+        resp = pb.ContainerStatusResponse(status=self._status_pb(st))
         if req.verbose:
             resp.info["info"] = json.dumps({"pid": st.pid, "sandboxID": st.sandbox_id,
                                             "runtimeSpec": self._spec(st.id)})
@@ -274,12 +305,26 @@ class ContainerRPC:
                 id=f.id, sandbox_id=f.pod_sandbox_id,
                 state=_STATE_NAMES.get(f.state.state) if f.HasField("state") else None,
                 labels=dict(f.label_selector))
-        return pb.ListContainersResponse(
-            containers=[container_to_pb(s) for s in self.containers.list(flt)])
+        if flt == _EVERYTHING:
+            flt = None
+        statuses = self.containers.list(flt)
+        if flt is not None:
+            return pb.ListContainersResponse(
+                containers=[self._container_pb(s) for s in statuses])
+        last = self._last_list
+        if (last is not None and len(last[0]) == len(statuses)
+                and all(a is b for a, b in zip(last[0], statuses, strict=True))):
+            return last[1]  # nothing changed since: the same (read-only) response
+        live = {s.id for s in statuses}  # forget removed containers' messages
+        for cid in [c for c in self._messages if c not in live]:
+            self._messages.pop(cid, None)
+        resp = pb.ListContainersResponse(containers=[self._container_pb(s) for s in statuses])
+        self._last_list = (statuses, resp)
+        return resp
 
     def statuses_in_sandbox(self, sandbox_id: str) -> list[pb.ContainerStatus]:
-        """For PodSandboxStatus's containers_statuses."""
-        return [status_to_pb(s) for s in self.containers.list(ContainerFilter(
+        """For PodSandboxStatus's containers_statuses (shared messages: copy, never mutate)."""
+        return [self._status_pb(s) for s in self.containers.list(ContainerFilter(
             sandbox_id=sandbox_id)) if s.sandbox_id == sandbox_id]
 
     def UpdateContainerResources(

@@ -26,6 +26,7 @@ from pykubelet.runtime.sandbox import (
 
 _PROTOCOLS = {pb.TCP: "tcp", pb.UDP: "udp", pb.SCTP: "sctp"}
 _STATES = {READY: pb.SANDBOX_READY, NOTREADY: pb.SANDBOX_NOTREADY}
+_EVERYTHING = pb.PodSandboxFilter()  # an empty filter: kubelet's PLEG relist
 
 
 def _profile(p: pb.SecurityProfile, present: bool) -> dict[str, str] | None:
@@ -196,7 +197,14 @@ def pod_stats(info: SandboxInfo, containers: list[pb.ContainerStats],
 
 
 class SandboxRPC:
-    """Handlers named like the RPCs: each takes the request and returns the response."""
+    """Handlers named like the RPCs: each takes the request and returns the response.
+
+    ListPodSandbox and PodSandboxStatus (polled by PLEG and the status sync) read the live
+    sandbox records without copying them and reuse each sandbox's messages until a field
+    they show changes: after RunPodSandbox only ``state``, ``ip`` and ``additional_ips``
+    can (the rest is fixed when the sandbox is made). An unfiltered ListPodSandbox whose
+    items are all the same messages as last time answers with last time's response.
+    """
 
     def __init__(
         self,
@@ -207,6 +215,33 @@ class SandboxRPC:
         self.sandboxes = sandboxes
         self.container_statuses = container_statuses
         self.container_stats = container_stats
+        # sandbox id -> (what the message shows that can change, the message)
+        self._summaries: dict[str, tuple[tuple[Any, ...], pb.PodSandbox]] = {}
+        self._statuses: dict[str, tuple[tuple[Any, ...], pb.PodSandboxStatus]] = {}
+        # the last unfiltered ListPodSandbox: its items and the response made of them
+        self._last_list: tuple[list[pb.PodSandbox], pb.ListPodSandboxResponse] | None = None
+
+    @staticmethod
+    def _mutable(info: SandboxInfo) -> tuple[Any, ...]:
+        return (info.state, info.ip, tuple(info.additional_ips), info.created_at)
+
+    def _summary_pb(self, info: SandboxInfo) -> pb.PodSandbox:
+        key = self._mutable(info)
+        hit = self._summaries.get(info.id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        msg = _summary(info)
+        self._summaries[info.id] = (key, msg)
+        return msg
+
+    def _status_pb(self, info: SandboxInfo) -> pb.PodSandboxStatus:
+        key = self._mutable(info)
+        hit = self._statuses.get(info.id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        msg = status_message(info)
+        self._statuses[info.id] = (key, msg)
+        return msg
 
     def _stats(self, info: SandboxInfo) -> pb.PodSandboxStats:
         containers = self.container_stats(info.id) if self.container_stats else []
@@ -252,8 +287,8 @@ class SandboxRPC:
         return pb.RemovePodSandboxResponse()
 
     def PodSandboxStatus(self, req: pb.PodSandboxStatusRequest) -> pb.PodSandboxStatusResponse:
-        info = self.sandboxes.get(req.pod_sandbox_id)
-        resp = pb.PodSandboxStatusResponse(status=status_message(info), timestamp=time.time_ns())
+        info = self.sandboxes.view(req.pod_sandbox_id)
+        resp = pb.PodSandboxStatusResponse(status=self._status_pb(info), timestamp=time.time_ns())
         if req.verbose:
             resp.info.update(verbose_info(info))
         if self.container_statuses is not None:
@@ -262,6 +297,21 @@ class SandboxRPC:
 
     def ListPodSandbox(self, req: pb.ListPodSandboxRequest) -> pb.ListPodSandboxResponse:
         f = req.filter if req.HasField("filter") else None
-        items = [_summary(s) for s in self.sandboxes.list() if matches(s, f)]
-        items.sort(key=lambda s: s.created_at)
-        return pb.ListPodSandboxResponse(items=items)
+        if f is not None and f == _EVERYTHING:
+            f = None
+        infos = self.sandboxes.list_view()
+        chosen = sorted((s for s in infos if matches(s, f)), key=lambda s: s.created_at)
+        items = [self._summary_pb(s) for s in chosen]
+        if f is not None:
+            return pb.ListPodSandboxResponse(items=items)
+        last = self._last_list
+        if (last is not None and len(last[0]) == len(items)
+                and all(a is b for a, b in zip(last[0], items, strict=True))):
+            return last[1]  # nothing changed since: the same (read-only) response
+        live = {s.id for s in infos}  # forget removed sandboxes' messages
+        for cache in (self._summaries, self._statuses):
+            for sid in [k for k in cache if k not in live]:
+                cache.pop(sid, None)
+        resp = pb.ListPodSandboxResponse(items=items)
+        self._last_list = (items, resp)
+        return resp
