@@ -1,7 +1,8 @@
-"""Sidecar containers on real runc containers (our runtime): a restartable init container
-serves a file the app container reads over localhost; it starts (startup probe) before
-the app, restarts after it exits although the pod's restartPolicy is Never, while the
-app keeps running; deleting the pod stops the app before the sidecar."""
+"""Sidecar containers on real runc containers (our runtime and the containerd peer): a
+restartable init container serves a file the app container reads over localhost; it
+starts (startup probe) before the app, restarts after it exits although the pod's
+restartPolicy is Never, while the app keeps running; killing the pod stops the app
+before the sidecar; the legacy log links follow the containers."""
 
 from __future__ import annotations
 
@@ -75,8 +76,8 @@ def condition(p: dict[str, Any] | None, kind: str) -> str:
     return next((c["status"] for c in p["status"].get("conditions", []) if c["type"] == kind), "")
 
 
-def test_sidecar_serves_app_and_restarts_under_never(agent_factory, pykubelet_endpoint):
-    h = agent_factory(pykubelet_endpoint)
+def test_sidecar_serves_app_and_restarts_under_never(agent_factory, endpoint):
+    h = agent_factory(endpoint)
     h.start()
     h.write("sidecars", sidecar_pod())
 
