@@ -8,7 +8,8 @@ Starts ``pykubelet runtime`` on a temp root (reference bridge + host-local on ``
 10.93.77.0/24), makes ``--pods`` sandboxes, each with one running container (``sleep``)
 and one that has exited (``true``, like a finished init container), then times ``-n``
 calls of ListContainers, ContainerStatus (rotating over every container), ListPodSandbox
-and PodSandboxStatus (rotating over every pod) from one client, serially. Prints, per RPC,
+and PodSandboxStatus (rotating over every pod) from one client, serially, and Version as
+the floor (an RPC that does nothing: gRPC's own cost). Prints, per RPC,
 the client-side median and p99 in ms and the runtime process's CPU time per call (user +
 system, from /proc: what a busy runtime takes from its create/start path under the GIL);
 then once more while another client loops create/start/stop/remove in one more pod (the
@@ -48,7 +49,7 @@ BRIDGE = "rrdb0"
 SUBNET = "10.93.77.0/24"
 PREFIX = "rrdbench-"
 CGROUP_PARENT = "/rrdbench"
-RPCS = ("ListContainers", "ContainerStatus", "ListPodSandbox", "PodSandboxStatus")
+RPCS = ("ListContainers", "ContainerStatus", "ListPodSandbox", "PodSandboxStatus", "Version")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -281,6 +282,8 @@ def run(pods: int, n: int) -> dict[str, Any]:
                 "ListPodSandbox": lambda i: rt.ListPodSandbox(pb.ListPodSandboxRequest()),
                 "PodSandboxStatus": lambda i: rt.PodSandboxStatus(
                     pb.PodSandboxStatusRequest(pod_sandbox_id=pod_ids[i % len(pod_ids)])),
+                # the floor: an RPC that does no work, i.e. what gRPC's Python server costs
+                "Version": lambda i: rt.Version(pb.VersionRequest(version="v1")),
             }
             results = {name: measure(runtime.proc.pid, n, calls[name]) for name in RPCS}
             log("again, while another client creates/starts/stops/removes containers...")
@@ -305,6 +308,8 @@ def report(res: dict[str, Any], baseline: dict[str, Any] | None) -> None:
         if baseline is None or phase not in baseline:
             print(f"{'rpc':18} {'median ms':>10} {'p99 ms':>8} {'server cpu ms':>14}")
             for name in RPCS:
+                if name not in res[phase]:
+                    continue
                 r = res[phase][name]
                 print(f"{name:18} {r['median_ms']:10.2f} {r['p99_ms']:8.2f} "
                       f"{r['server_cpu_ms']:14.2f}")
@@ -312,6 +317,8 @@ def report(res: dict[str, Any], baseline: dict[str, Any] | None) -> None:
         print(f"{'rpc':18} {'median ms before/after':>23} {'p99 ms before/after':>20} "
               f"{'server cpu ms before/after':>27}")
         for name in RPCS:
+            if name not in res[phase] or name not in baseline[phase]:
+                continue
             a, b = res[phase][name], baseline[phase][name]
             print(f"{name:18} {b['median_ms']:11.2f} /{a['median_ms']:9.2f} "
                   f"{b['p99_ms']:9.2f} /{a['p99_ms']:8.2f} "

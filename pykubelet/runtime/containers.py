@@ -289,7 +289,11 @@ class ContainerManager:
         self.socket_dir = Path(socket_dir) if socket_dir is not None else self.root / ".s"
         self.default_cgroup_parent = default_cgroup_parent
         self.conmon_binary = conmon_binary
+        # _lock guards the maps below and is never held across I/O: the read RPCs take no
+        # lock at all (they read the maps through atomic snapshots: a dict lookup, or
+        # list(dict.values()), each one step under the GIL)
         self._lock = threading.RLock()
+        self._shm_lock = threading.Lock()  # the pods' /dev/shm mounts (I/O under it)
         self._records: dict[str, ContainerRecord] = {}
         self._names: dict[str, str] = {}
         self._ctr_locks: dict[str, threading.Lock] = {}
@@ -336,12 +340,11 @@ class ContainerManager:
     def _get(self, cid: str, *, field: str = "container_id") -> ContainerRecord:
         if not cid:
             raise InvalidArgument(f"{field}: must not be empty")
-        with self._lock:
-            rec = self._records.get(cid)
-            if rec is None:
-                hits = [r for k, r in self._records.items() if k.startswith(cid)]
-                if len(hits) == 1:
-                    rec = hits[0]
+        rec = self._records.get(cid)  # no lock: see __init__
+        if rec is None:
+            hits = [r for k, r in list(self._records.items()) if k.startswith(cid)]
+            if len(hits) == 1:
+                rec = hits[0]
         if rec is None:
             raise NotFound(f"container {cid!r} not found")
         return rec
@@ -449,7 +452,7 @@ class ContainerManager:
         if security.ipc_mode != NS_POD:
             return ""
         d = self._shm_dir(sandbox_id)
-        with self._lock:
+        with self._shm_lock:
             if sandbox_id not in self._shm_mounted and not rootfs.is_mountpoint(d):
                 rootfs.mount_tmpfs(d, f"mode=1777,size={SHM_SIZE}",
                                    rootfs.MS_NOSUID | rootfs.MS_NODEV | rootfs.MS_NOEXEC)
@@ -458,7 +461,7 @@ class ContainerManager:
 
     def _release_shm(self, sandbox_id: str) -> None:
         d = self._shm_dir(sandbox_id)
-        with self._lock:
+        with self._shm_lock:
             self._shm_mounted.discard(sandbox_id)
             if d.exists():
                 rootfs.unmount(d)
@@ -584,9 +587,9 @@ class ContainerManager:
             with self._lock:
                 self._records.pop(rec.id, None)
                 self._cpu_samples.pop(rec.id, None)
-                self._forget(rec.id)
                 if self._names.get(rec.full_name) == rec.id:
                     del self._names[rec.full_name]
+            self._forget(rec.id)
         with self._lock:
             self._ctr_locks.pop(rec.id, None)
         log.info("container %s removed", rec.id[:12])
@@ -623,10 +626,10 @@ class ContainerManager:
         if self._monitors.running(rec.id):
             return RUNNING if rec.started_at else CREATED
         state = self._observe_on_disk(rec)
-        if state != EXITED:
-            with self._lock:
-                if rec.id in self._records and not rec.finished_at:
-                    self._monitors.watch(self._paths(rec.id), rec.id)
+        if state != EXITED and rec.id in self._records:
+            self._monitors.watch(self._paths(rec.id), rec.id)
+            if rec.id not in self._records:  # removed meanwhile: remove() may have missed it
+                self._monitors.forget(rec.id)
         return state
 
     def _observe_on_disk(self, rec: ContainerRecord) -> str:
@@ -690,8 +693,7 @@ class ContainerManager:
         return self._status_of(self._get(cid))
 
     def list(self, flt: ContainerFilter | None = None) -> list[ContainerStatus]:
-        with self._lock:
-            recs = list(self._records.values())
+        recs = list(self._records.values())  # no lock: see __init__
         self._monitors.refresh()
         out = []
         for rec in recs:
