@@ -50,8 +50,14 @@ def _clear_stale_socket(path: str) -> None:
 
 
 def start_server(listen: str, runtime: RuntimeServicer, images: ImageServicer,
-                 max_workers: int = 32) -> grpc.Server:
-    """Bind and start; the socket exists with mode 0600 before this returns."""
+                 max_workers: int = 128) -> grpc.Server:
+    """Bind and start; the socket exists with mode 0600 before this returns.
+
+    ``max_workers`` bounds the RPCs served at once; beyond it calls queue. kubelet starting
+    50 pods sends ~50 RunPodSandbox/CreateContainer at once, each holding a worker for
+    hundreds of ms, so with 32 workers PLEG's ListContainers waited ~2 s behind them; idle
+    workers cost only a thread each.
+    """
     path = socket_path(listen)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     _clear_stale_socket(path)
