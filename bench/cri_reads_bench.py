@@ -16,6 +16,12 @@ then once more while another client loops create/start/stop/remove in one more p
 write path the reads contend with when kubelet starts pods).
 ``-o`` writes the figures as JSON; ``--baseline`` prints a before/after table against such
 a file. Never passes or fails on time. Everything it made is removed at the end.
+
+To measure older code, export its tree and put it first on the runtime's path::
+
+    git archive <commit> pykubelet | tar -x -C /tmp/before
+    PYTHONPATH=/tmp/before .venv/bin/python bench/cri_reads_bench.py -o before.json
+    .venv/bin/python bench/cri_reads_bench.py --baseline before.json
 """
 
 from __future__ import annotations

@@ -38,6 +38,12 @@ Exit codes and logs survive a runtime restart because conmon, not this process, 
 container's parent and log writer; ``status`` reads conmon's files, so a container that
 exited while the runtime was down reports its true code. OOM kills are seen through
 conmon's ``oom`` file or the memory cgroup's ``oom_kill`` counter.
+
+Reads are cheap (kubelet's PLEG lists every second): conmon records an exit before it
+exits, so while a container's conmon runs (held by a pidfd in ``monitor.MonitorWatcher``,
+one epoll_wait per RPC) its record in memory is the answer, and statuses are rebuilt only
+when a field changed. Reads take no lock. After a restart everything is rebuilt lazily
+from the records and conmon's files, as before.
 """
 
 from __future__ import annotations
