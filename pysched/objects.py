@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pysched.quantity import QuantityError, int_value, milli_value
 
@@ -436,12 +436,14 @@ _POD_AFF_KEYS = frozenset(
 
 
 @dataclass(slots=True)
-class PodAffinity:
+class _PodAffinityTerms:
+    """The shape PodAffinity and PodAntiAffinity share: required and preferred terms."""
+
     required: list[PodAffinityTerm] = field(default_factory=list)
     preferred: list[WeightedPodAffinityTerm] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, d: Any, path: str = "") -> PodAffinity:
+    def from_dict(cls, d: Any, path: str = "") -> Self:
         _check_keys(d, path, _POD_AFF_KEYS)
         return cls(
             required=_list(
@@ -457,24 +459,13 @@ class PodAffinity:
 
 
 @dataclass(slots=True)
-class PodAntiAffinity:
-    required: list[PodAffinityTerm] = field(default_factory=list)
-    preferred: list[WeightedPodAffinityTerm] = field(default_factory=list)
+class PodAffinity(_PodAffinityTerms):
+    """Pods this pod wants to share a topology domain with."""
 
-    @classmethod
-    def from_dict(cls, d: Any, path: str = "") -> PodAntiAffinity:
-        _check_keys(d, path, _POD_AFF_KEYS)
-        return cls(
-            required=_list(
-                d, "requiredDuringSchedulingIgnoredDuringExecution", path, PodAffinityTerm.from_dict
-            ),
-            preferred=_list(
-                d,
-                "preferredDuringSchedulingIgnoredDuringExecution",
-                path,
-                WeightedPodAffinityTerm.from_dict,
-            ),
-        )
+
+@dataclass(slots=True)
+class PodAntiAffinity(_PodAffinityTerms):
+    """Pods this pod must (or would rather) not share a topology domain with."""
 
 
 @dataclass(slots=True)
