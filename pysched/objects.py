@@ -346,6 +346,15 @@ class PreferredSchedulingTerm:
         )
 
 
+# the two keys every kind of affinity (node, pod, pod anti-) has
+_AFFINITY_KEYS = frozenset(
+    {
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    }
+)
+
+
 @dataclass(slots=True)
 class NodeAffinity:
     required: NodeSelector | None = None  # requiredDuringSchedulingIgnoredDuringExecution
@@ -353,16 +362,7 @@ class NodeAffinity:
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "") -> NodeAffinity:
-        _check_keys(
-            d,
-            path,
-            frozenset(
-                {
-                    "requiredDuringSchedulingIgnoredDuringExecution",
-                    "preferredDuringSchedulingIgnoredDuringExecution",
-                }
-            ),
-        )
+        _check_keys(d, path, _AFFINITY_KEYS)
         return cls(
             required=_opt(
                 d, "requiredDuringSchedulingIgnoredDuringExecution", path, NodeSelector.from_dict
@@ -427,12 +427,6 @@ class WeightedPodAffinityTerm:
         return cls(weight=_int(d, "weight", path), pod_affinity_term=term)
 
 
-_POD_AFF_KEYS = frozenset(
-    {
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-    }
-)
 
 
 @dataclass(slots=True)
@@ -444,7 +438,7 @@ class _PodAffinityTerms:
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "") -> Self:
-        _check_keys(d, path, _POD_AFF_KEYS)
+        _check_keys(d, path, _AFFINITY_KEYS)
         return cls(
             required=_list(
                 d, "requiredDuringSchedulingIgnoredDuringExecution", path, PodAffinityTerm.from_dict
