@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_S = 30
 MIN_GRACE_S = 2  # kuberuntime minimumGracePeriodInSeconds
+# refused removals of an interrupted start before it is kept as an exited instance
+# (syncs retry every 2 s: long enough for a start that is still settling)
+LEFTOVER_REMOVE_ATTEMPTS = 5
 CONTAINER_TYPE_INIT = "init"
 CONTAINER_TYPE_REGULAR = "regular"
 
@@ -139,6 +142,9 @@ class RuntimeManager:
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
         self._annotated_grace: dict[str, int] = {}
+        # interrupted starts whose removal the runtime refused (remove_leftover_created)
+        self._leftover_failures: dict[str, int] = {}
+        self._unremovable: set[str] = set()
 
     def _event(self, pod: Pod | None, type_: str, reason: str, msg: str, ctr: str = "") -> None:
         if self.recorder is not None and isinstance(pod, Pod):
@@ -242,7 +248,14 @@ class RuntimeManager:
         death aborted (a start marker is left and the runtime reports a start error: a
         runtime such as containerd cancels StartContainer with its client's context) are
         removed, with their empty logs, and created again under the same attempt. True if
-        any was removed."""
+        any was removed.
+
+        A refused removal fails the sync (the worker retries: containerd refuses while a
+        start is still settling) until LEFTOVER_REMOVE_ATTEMPTS; then the instance is
+        kept as an exited one and the container starts again under the next attempt, as
+        kubelet would. containerd 1.6/1.7 can keep the task of a StartContainer whose
+        context was cancelled and refuse every RemoveContainer for good
+        (containerd/containerd#11037)."""
         removed = False
         markers = pod_dir(self.root_dir, observed.uid) / "starting"
         for c in observed.containers:
@@ -251,11 +264,22 @@ class RuntimeManager:
             aborted = interrupted and c.state is ContainerState.EXITED and (
                 c.started_at == 0.0 or c.reason == "StartError"
             )
-            if c.state is ContainerState.CREATED or aborted:
+            if (c.state is ContainerState.CREATED or aborted) and c.id not in self._unremovable:
                 log.info("removing container %s (%s) whose start was interrupted (%s)",
                          c.id, c.name, c.state.value)
-                self._remove_with_empty_log(c.id)
-                removed = True
+                try:
+                    self._remove_with_empty_log(c.id)
+                    removed = True
+                except CRICallError as exc:
+                    failures = self._leftover_failures.get(c.id, 0) + 1
+                    self._leftover_failures[c.id] = failures
+                    if failures < LEFTOVER_REMOVE_ATTEMPTS:
+                        raise
+                    log.warning("container %s (%s) whose start was interrupted cannot be "
+                                "removed (%d attempts), keeping it as an exited instance: %s",
+                                c.id, c.name, failures, exc.details)
+                    self._unremovable.add(c.id)
+                    self._leftover_failures.pop(c.id, None)
             if interrupted:
                 marker.unlink(missing_ok=True)
         if markers.is_dir():
@@ -384,15 +408,23 @@ class RuntimeManager:
 
     def remove_pod(self, observed: PodRuntimeStatus) -> None:
         """Remove every container and sandbox of a pod that is gone for good."""
+        first: CRICallError | None = None
         for c in observed.containers:
-            self._remove_container(c.id)
+            try:
+                self._remove_container(c.id)
+            except CRICallError as exc:
+                log.warning("removing container %s (%s): %s", c.id, c.name, exc.details)
+                first = first or exc
         for s in observed.sandboxes:
             try:
                 self.cri.stop_pod_sandbox(s.id)
                 self.cri.remove_pod_sandbox(s.id)
             except CRICallError as exc:
                 if not exc.not_found:
-                    raise
+                    log.warning("removing sandbox %s: %s", s.id, exc.details)
+                    first = first or exc
+        if first is not None:
+            raise first  # the pod worker tries again
 
     def _remove_container(self, cid: str) -> None:
         self._annotated_grace.pop(cid, None)
@@ -431,7 +463,11 @@ class RuntimeManager:
                 dead_kept.add(c.name)
                 keep_sandboxes.add(c.sandbox_id)
                 continue
-            self._remove_container(c.id)
+            try:
+                self._remove_container(c.id)
+            except CRICallError as exc:
+                # kubelet's container GC logs and tries again on its next pass
+                log.warning("removing exited container %s (%s): %s", c.id, c.name, exc.details)
         for s in observed.sandboxes:
             if s.id not in keep_sandboxes and s.state is SandboxState.NOT_READY:
                 try:

@@ -24,6 +24,7 @@ from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NA
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark.slow]
 
 RUNNING = 1  # CRI CONTAINER_RUNNING
+EXITED = 2  # CRI CONTAINER_EXITED
 SANDBOX_READY = 0
 
 
@@ -238,7 +239,7 @@ def test_sigkill_at_random_times_converges(agent_factory, endpoint):
     all restart counts 0."""
     import random
 
-    rng = random.Random(1)
+    rng = random.Random(int(os.environ.get("KLE_SEED", "1")))
     h = agent_factory(endpoint)
     agent = AgentProcess(h)
     try:
@@ -251,22 +252,39 @@ def test_sigkill_at_random_times_converges(agent_factory, endpoint):
             agent.kill()
         agent.start()
         names = [f"r{i}-{h.node}" for i in range(5)]
-        h.wait(lambda: all(all_running(agent.pods().get(n)) for n in names), 120, "converged")
+        try:
+            h.wait(lambda: all(all_running(agent.pods().get(n)) for n in names), 120, "converged")
+        except AssertionError:
+            pods = agent.pods()
+            statuses = {n: (pods.get(n) or {}).get("status", {}) for n in names}
+            states = {n: [(c["name"], c["state"], c.get("restartCount"))
+                          for c in st.get("containerStatuses", [])]
+                      for n, st in statuses.items()}
+            raise AssertionError(f"not converged: {states}\n{agent.log()}") from None
         time.sleep(2.5)
         sandboxes, containers = node_objects(h)
         assert sorted(s.metadata.name for s in sandboxes) == sorted(names)
         assert all(s.state == SANDBOX_READY for s in sandboxes)
-        per = Counter((c.labels["io.kubernetes.pod.name"], c.metadata.name) for c in containers)
         cri = h.client()
-        dump = []
+        dump, live, stuck = [], [], set()
         for c in containers:
             st = cri.container_status(c.id)
-            dump.append((c.labels["io.kubernetes.pod.name"], c.metadata.name, c.metadata.attempt,
-                         c.state, st.exit_code, st.reason, st.message[:80], c.id[:12]))
+            key = (c.labels["io.kubernetes.pod.name"], c.metadata.name)
+            dump.append((*key, c.metadata.attempt, c.state, st.exit_code, st.reason,
+                         st.message[:80], c.id[:12]))
+            if (endpoint.endswith("containerd.sock") and c.state == EXITED
+                    and st.reason == "StartError" and "context canceled" in st.message):
+                # containerd/containerd#11037: the agent died inside StartContainer and
+                # containerd kept a task it will never let CRI remove; the agent keeps
+                # that instance and starts the container again under the next attempt
+                stuck.add(key)
+            else:
+                live.append((key, c))
         print("\n".join(map(str, dump)))
+        per = Counter(key for key, _ in live)
         assert set(per.values()) == {1}, dump
         assert len(per) == 15
-        assert all(c.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] == "0"
-                   for c in containers), dump
+        assert all(c.annotations[CONTAINER_RESTART_COUNT_ANNOTATION]
+                   == ("1" if key in stuck else "0") for key, c in live), dump
     finally:
         agent.kill()
