@@ -31,10 +31,13 @@ import click
               help="Where network namespace pins are bind-mounted.")
 @click.option("--netns-prefix", default="", hidden=True,
               help="Name prefix of netns pins (default: pyk<hash of --root>-).")
+@click.option("--runc", "runc_binary", default="/usr/sbin/runc", show_default=True,
+              help="The OCI runtime binary (runc, or a wrapper with runc's CLI).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str, ...],
-            cni_cache_dir: str, netns_dir: str, netns_prefix: str, log_level: str) -> None:
+            cni_cache_dir: str, netns_dir: str, netns_prefix: str, runc_binary: str,
+            log_level: str) -> None:
     """Serve CRI v1 on a unix socket: runc containers in pinned-namespace sandboxes."""
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -47,10 +50,13 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         socket_path(listen)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    if not (os.path.isfile(runc_binary) and os.access(runc_binary, os.X_OK)):
+        raise click.BadParameter(f"{runc_binary}: not an executable file", param_hint="--runc")
     rt = Runtime.open(RuntimeOptions(
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
+        runc_binary=runc_binary,
     ))
     try:
         server = start_server(listen, rt.runtime_servicer, rt.image_servicer)

@@ -382,6 +382,11 @@ class Kubelet:
     def _sync_pod(self, pod: Pod) -> float | None:
         now = time.time()
         observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+        settle = self.manager.start_in_flight(observed, now)
+        if settle is not None:
+            log.info("%s: a start interrupted by the last agent may still be completing",
+                     pod.format())
+            return settle
         if self.manager.remove_leftover_created(observed):
             observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
         self._seed_backoff(pod, observed)

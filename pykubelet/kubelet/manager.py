@@ -79,6 +79,9 @@ MIN_GRACE_S = 2  # kuberuntime minimumGracePeriodInSeconds
 # refused removals of an interrupted start before it is kept as an exited instance
 # (syncs retry every 2 s: long enough for a start that is still settling)
 LEFTOVER_REMOVE_ATTEMPTS = 5
+# how long a start the previous agent died inside may still be completing in the runtime
+START_SETTLE_S = 15.0
+START_SETTLE_POLL_S = 0.5
 CONTAINER_TYPE_INIT = "init"
 CONTAINER_TYPE_REGULAR = "regular"
 
@@ -240,6 +243,25 @@ class RuntimeManager:
         """Written before StartContainer, removed once it returned: its presence after a
         restart means the agent died inside that call, which CRI cannot tell us."""
         return pod_dir(self.root_dir, uid) / "starting" / container_id
+
+    def start_in_flight(self, observed: PodRuntimeStatus, now: float) -> float | None:
+        """A container still CREATED with a fresh start marker: the previous agent died
+        inside StartContainer, and the runtime may still be starting it (a pod's own
+        worker never overlaps its starts, so the marker is not ours). Removing it now
+        would kill a container the runtime is about to run and create it again; the sync
+        waits instead, up to START_SETTLE_S from the marker. Returns when to look again,
+        or None."""
+        markers = pod_dir(self.root_dir, observed.uid) / "starting"
+        for c in observed.containers:
+            if c.state is not ContainerState.CREATED:
+                continue
+            try:
+                since = (markers / c.id).stat().st_mtime
+            except OSError:
+                continue
+            if now - since < START_SETTLE_S:
+                return START_SETTLE_POLL_S
+        return None
 
     def remove_leftover_created(self, observed: PodRuntimeStatus) -> bool:
         """Undo starts a crash interrupted, so the restart count stays right. Containers

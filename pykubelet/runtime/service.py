@@ -40,6 +40,7 @@ class RuntimeOptions:
     cni_cache_dir: str = "/var/lib/cni"
     netns_dir: str = "/run/netns"
     netns_prefix: str = ""  # default: "pyk<hash of root>-", so runtimes on one host never mix
+    runc_binary: str = "/usr/sbin/runc"
 
 
 def default_netns_prefix(root: Path) -> str:
@@ -207,6 +208,7 @@ class Runtime:
         if containers_mod is not None:
             containers = containers_mod.ContainerManager(
                 root=root / "containers", images=images, sandbox_lookup=sandboxes.get,
+                runc_binary=options.runc_binary,
             )
             sandboxes.containers = containers
         sandboxes.recover()

@@ -136,6 +136,7 @@ class PykRuntime:
     bridge: str = PYK_BRIDGE
     subnet: str = PYK_SUBNET
     netns_prefix: str = PYK_NETNS_PREFIX
+    runc: str = ""  # --runc (default: the runtime's own default)
 
     @property
     def root(self) -> Path:
@@ -180,7 +181,8 @@ class PykRuntime:
                 [str(PYKUBELET), "runtime", "--root", str(self.root), "--listen", self.endpoint,
                  "--cni-conf-dir", str(self.base / "net.d"), "--cni-bin-dir", "/usr/lib/cni",
                  "--cni-cache-dir", str(self.base / "cni-cache"),
-                 "--netns-prefix", self.netns_prefix],
+                 "--netns-prefix", self.netns_prefix,
+                 *(["--runc", self.runc] if self.runc else [])],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
             )
         with CRIClient(self.endpoint) as c:

@@ -288,3 +288,62 @@ def test_sigkill_at_random_times_converges(agent_factory, endpoint):
                    == ("1" if key in stuck else "0") for key, c in live), dump
     finally:
         agent.kill()
+
+
+SLOW_START_RUNC = """#!/bin/sh
+# runc, with `runc start` held for a while when the flag file exists
+for a in "$@"; do
+  if [ "$a" = start ] && [ -e "{flag}" ]; then sleep {delay}; break; fi
+done
+exec /usr/sbin/runc "$@"
+"""
+
+
+def test_sigkill_inside_start_container_keeps_that_start(agent_factory):
+    """The agent dies inside StartContainer while the runtime is still starting the
+    container (runc held 3 s by a wrapper given to `pykubelet runtime --runc`). The next
+    agent finds it CREATED with the start marker: it waits for the runtime to finish that
+    start instead of removing the container and creating it again. The container that
+    runs is the one the dead agent created, at attempt 0."""
+    import tempfile
+    from pathlib import Path
+
+    from kle_support import PykRuntime
+
+    base = Path(tempfile.mkdtemp(prefix="kle-rt3-", dir="/tmp"))
+    flag = base / "slow-start"
+    wrapper = base / "runc-slow-start"
+    wrapper.write_text(SLOW_START_RUNC.format(flag=flag, delay=3))
+    wrapper.chmod(0o755)
+    rt = PykRuntime(base, bridge="kle-br3", subnet="10.96.3.0/24", netns_prefix="kle3-",
+                    runc=str(wrapper))
+    agent = None
+    try:
+        rt.write_conf()
+        rt.import_image()
+        rt.start()
+        h = agent_factory(rt.endpoint)
+        agent = AgentProcess(h)
+        flag.touch()
+        h.write("slow", busybox_pod("slow", "exec sleep 3600"))
+        agent.start()
+        markers = h.base / "root" / "pods"
+        marker = h.wait(lambda: next(iter(markers.glob("*/starting/*")), None), 60,
+                        "the agent inside StartContainer")
+        agent.kill()
+        flag.unlink()
+        _, during = node_objects(h)
+        assert [(c.id, c.state) for c in during] == [(marker.name, 0)]  # still CREATED
+
+        agent.start()
+        name = f"slow-{h.node}"
+        h.wait(lambda: all_running(agent.pods().get(name)), 60, "running")
+        time.sleep(1.5)  # a relist and a sync later
+        _, after = node_objects(h)
+        assert [(c.id, c.metadata.attempt, c.state) for c in after] == [
+            (marker.name, 0, RUNNING)], agent.log()
+        assert agent.pods()[name]["status"]["containerStatuses"][0]["restartCount"] == 0
+    finally:
+        if agent is not None:
+            agent.kill()
+        rt.destroy()

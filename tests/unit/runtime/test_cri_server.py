@@ -102,3 +102,19 @@ def test_every_rpc_of_the_proto_is_routed() -> None:
     services = pb.DESCRIPTOR.services_by_name
     assert {m.name for m in services["RuntimeService"].methods} == set(RuntimeServicer.rpc_names)
     assert {m.name for m in services["ImageService"].methods} == set(ImageServicer.rpc_names)
+
+
+def test_runc_must_be_an_executable_file(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from pykubelet.cli.main import main as cli
+
+    plain = tmp_path / "not-executable"
+    plain.write_text("")
+    for bad in (str(tmp_path / "missing"), str(plain), str(tmp_path)):
+        res = CliRunner().invoke(cli, ["runtime", "--root", str(tmp_path / "root"), "--listen",
+                                       f"unix://{tmp_path}/x.sock", "--runc", bad])
+        assert res.exit_code == 2, res.output
+        assert "--runc" in res.output
+        assert f"{bad}: not an executable file" in res.output
+    assert not (tmp_path / "root").exists()  # refused before anything was made

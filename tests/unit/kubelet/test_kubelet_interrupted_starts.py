@@ -1,11 +1,13 @@
-"""A runtime that refuses RemoveContainer must not wedge a pod's sync.
+"""Starts a dead agent left behind: a start still completing is waited for, and a
+container the runtime refuses to remove does not wedge the pod's sync.
 
 containerd 1.6/1.7 keeps the task of a StartContainer whose client went away at the
 wrong moment (containerd/containerd#11037): CRI then reports the container EXITED with
 reason StartError and refuses every RemoveContainer with FailedPrecondition. CI met it
 once when the agent was SIGKILLed inside StartContainer; the real daemon produces it only
-by a race, so this rule is tested against a small stand-in that refuses removal the way
-containerd does (every other part of the agent is tested against the real runtimes).
+by a race, so these rules are tested against a small stand-in that refuses removal the
+way containerd does (the integration tests in tests/integration/kubelet drive the real
+runtimes, including a start held in flight by a slow runc).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ from kubelet_builders import ctr, make_pod, observed, sandbox
 from pykubelet.kubelet.actions import compute_pod_actions
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRICallError
-from pykubelet.kubelet.manager import LEFTOVER_REMOVE_ATTEMPTS, RuntimeManager
+from pykubelet.kubelet.manager import (
+    LEFTOVER_REMOVE_ATTEMPTS,
+    START_SETTLE_S,
+    RuntimeManager,
+)
 from pykubelet.kubelet.runtime_state import ContainerState, SandboxState
 from pykubelet.kubelet.volumes import pod_dir
 
@@ -149,3 +155,24 @@ def test_pod_removal_removes_everything_it_can_then_reports(tmp_path: Path) -> N
         m.remove_pod(obs)  # the pod worker tries again later
     assert cri.removed == ["b-1"]
     assert cri.sandboxes_removed == ["sb1"]
+
+
+def test_a_fresh_marker_on_a_created_container_means_wait(tmp_path: Path) -> None:
+    import os
+
+    pod = make_pod(("a", "b"))
+    m = manager(RefusingRuntime(set()), tmp_path)
+    obs = observed(ctr(pod, "a", ContainerState.CREATED, cid="a-0"),
+                   ctr(pod, "b", ContainerState.RUNNING, cid="b-0"))
+    markers = pod_dir(str(tmp_path), pod.uid) / "starting"
+    markers.mkdir(parents=True)
+    assert m.start_in_flight(obs, now=1000.0) is None  # no marker: nothing in flight
+    (markers / "b-0").touch()
+    os.utime(markers / "b-0", (1000.0, 1000.0))
+    assert m.start_in_flight(obs, now=1000.0) is None  # b's start already completed
+    (markers / "a-0").touch()
+    os.utime(markers / "a-0", (1000.0, 1000.0))
+    assert m.start_in_flight(obs, now=1001.0) is not None
+    assert m.start_in_flight(obs, now=1000.0 + START_SETTLE_S - 0.1) is not None
+    # the runtime never finished it: the leftover is removed and created again
+    assert m.start_in_flight(obs, now=1000.0 + START_SETTLE_S + 0.1) is None
