@@ -312,14 +312,13 @@ class RuntimeManager:
         return removed
 
     def _remove_with_empty_log(self, container_id: str) -> None:
-        log_path = ""
+        """Remove a container that never ran, and first its empty log: an empty log left
+        behind would make the next attempt count it as a restart (calcRestartCountByLogDir),
+        and removing it first keeps that true if the agent dies during the removal."""
         try:
             log_path = self.cri.container_status(container_id).log_path
         except CRICallError:
-            pass
-        self._remove_container(container_id)
-        # an empty log must not make the next attempt count it as a restart
-        # (calcRestartCountByLogDir)
+            log_path = ""
         if log_path:
             p = Path(log_path)
             try:
@@ -327,6 +326,7 @@ class RuntimeManager:
                     p.unlink()
             except OSError:
                 pass
+        self._remove_container(container_id)
 
     # ------------------------------------------------------------------ kill
     def grace_period(self, pod: Pod | None, override: int | None = None) -> int:
