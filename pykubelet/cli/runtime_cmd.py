@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from pykubelet.runtime.runc import DEFAULT_RUNC
+
 
 @click.command("runtime")
 @click.option("--root", "root", type=click.Path(file_okay=False, path_type=Path),
@@ -31,7 +33,7 @@ import click
               help="Where network namespace pins are bind-mounted.")
 @click.option("--netns-prefix", default="", hidden=True,
               help="Name prefix of netns pins (default: pyk<hash of --root>-).")
-@click.option("--runc", "runc_binary", default="/usr/sbin/runc", show_default=True,
+@click.option("--runc", "runc_binary", default=DEFAULT_RUNC, show_default=True,
               help="The OCI runtime binary (runc, or a wrapper with runc's CLI).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))

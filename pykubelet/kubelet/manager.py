@@ -465,6 +465,8 @@ class RuntimeManager:
         except CRICallError as exc:
             if not exc.not_found:
                 raise
+        self._unremovable.discard(cid)
+        self._leftover_failures.pop(cid, None)
         if link is not None:
             remove_log_symlink(link)  # removeContainerLog
 

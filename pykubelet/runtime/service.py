@@ -22,6 +22,7 @@ from pykubelet.runtime.cri.sandbox_rpc import SandboxRPC
 from pykubelet.runtime.cri.servicer import ImageServicer, RuntimeServicer
 from pykubelet.runtime.errors import InvalidArgument
 from pykubelet.runtime.podnet import PodNetwork
+from pykubelet.runtime.runc import DEFAULT_RUNC
 from pykubelet.runtime.sandbox import SandboxManager
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class RuntimeOptions:
     cni_cache_dir: str = "/var/lib/cni"
     netns_dir: str = "/run/netns"
     netns_prefix: str = ""  # default: "pyk<hash of root>-", so runtimes on one host never mix
-    runc_binary: str = "/usr/sbin/runc"
+    runc_binary: str = DEFAULT_RUNC
 
 
 def default_netns_prefix(root: Path) -> str:
