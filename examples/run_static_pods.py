@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One node, no control plane: run the sample static pods and show them Running.
 
-    sudo .venv/bin/python examples/run_static_pods.py [--keep] [--timeout 120]
+    .venv/bin/python examples/run_static_pods.py [--keep] [--timeout 120]
 
 Starts `pykubelet run` with a config made from examples/node-config.yaml (everything under
 a temp directory; the embedded `pykubelet runtime` on its runDir/cri.sock; a CNI bridge
@@ -67,7 +67,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=120.0)
     args = ap.parse_args()
     if os.geteuid() != 0:
-        sys.exit("run as root (sudo)")
+        sys.exit("run as root")
 
     base = Path(tempfile.mkdtemp(prefix="pykubelet-demo-", dir="/tmp"))
     conf_dir, manifests = base / "net.d", base / "manifests"
