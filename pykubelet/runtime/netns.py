@@ -15,8 +15,10 @@ import ctypes.util
 import errno
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWIPC = 0x08000000
@@ -34,6 +36,39 @@ _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 class NamespaceError(OSError):
     """A namespace could not be created, pinned or released."""
+
+
+T = TypeVar("T")
+
+
+def in_throwaway_thread(fn: Callable[[], T], name: str) -> T:
+    """Run ``fn`` in a fresh OS thread that ends right after, and return its result or
+    raise its exception here. Namespace changes (unshare, setns) are per thread: the
+    thread is never reused, so the rest of the process never changes namespace."""
+    out: list[T] = []
+    err: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            out.append(fn())
+        except BaseException as exc:  # handed to the caller's thread
+            err.append(exc)
+
+    t = threading.Thread(target=worker, name=name, daemon=True)
+    t.start()
+    t.join()
+    if err:
+        raise err[0]
+    return out[0]
+
+
+def _enter(path: str, flag: int) -> None:
+    """setns the calling thread into the namespace pinned at ``path``."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _check(_libc.setns(fd, flag), f"setns {path}")
+    finally:
+        os.close(fd)
 
 
 def _check(ret: int, what: str) -> None:
@@ -102,29 +137,21 @@ def pin(pins: PinnedNamespaces, hostname: str = "") -> PinnedNamespaces:
         for p in pins.paths():
             _touch(p)
             created.append(p)
-        failure: list[BaseException] = []
 
         def worker() -> None:
             # This OS thread ends right after; its namespaces stay reachable via the pins.
-            try:
-                _check(_libc.unshare(pins.flags()), "unshare")
-                if hostname and pins.uts:
-                    name = hostname.encode()
-                    _check(_libc.sethostname(name, len(name)), f"sethostname {hostname!r}")
-                tid = threading.get_native_id()
-                for kind, target in (("net", pins.net), ("ipc", pins.ipc), ("uts", pins.uts)):
-                    if not target:
-                        continue
-                    bind_mount(f"/proc/self/task/{tid}/ns/{kind}", target)
-                    mounted.append(target)
-            except BaseException as exc:  # handed to the caller's thread
-                failure.append(exc)
+            _check(_libc.unshare(pins.flags()), "unshare")
+            if hostname and pins.uts:
+                name = hostname.encode()
+                _check(_libc.sethostname(name, len(name)), f"sethostname {hostname!r}")
+            tid = threading.get_native_id()
+            for kind, target in (("net", pins.net), ("ipc", pins.ipc), ("uts", pins.uts)):
+                if not target:
+                    continue
+                bind_mount(f"/proc/self/task/{tid}/ns/{kind}", target)
+                mounted.append(target)
 
-        t = threading.Thread(target=worker, name="netns-pin", daemon=True)
-        t.start()
-        t.join()
-        if failure:
-            raise failure[0]
+        in_throwaway_thread(worker, "netns-pin")
         return pins
     except BaseException:
         for p in mounted:
@@ -151,27 +178,12 @@ def unpin(pins: PinnedNamespaces) -> None:
 
 def entered_hostname(uts_path: str) -> str:
     """Read the hostname inside a pinned UTS namespace (a check for tests and status)."""
-    out: list[str] = []
-    err: list[BaseException] = []
 
-    def worker() -> None:
-        try:
-            fd = os.open(uts_path, os.O_RDONLY)
-            try:
-                _check(_libc.setns(fd, CLONE_NEWUTS), f"setns {uts_path}")
-            finally:
-                os.close(fd)
-            out.append(os.uname().nodename)
-            # The thread must not go back to the pool: it ends here (threads never reuse).
-        except BaseException as exc:
-            err.append(exc)
+    def worker() -> str:
+        _enter(uts_path, CLONE_NEWUTS)
+        return os.uname().nodename
 
-    t = threading.Thread(target=worker, name="netns-peek", daemon=True)
-    t.start()
-    t.join()
-    if err:
-        raise err[0]
-    return out[0]
+    return in_throwaway_thread(worker, "netns-peek")
 
 
 # sysctls a pod may set (Kubernetes' namespaced sysctls): which pinned namespace owns them
@@ -202,33 +214,21 @@ def apply_sysctls(pins: PinnedNamespaces, sysctls: dict[str, str]) -> None:
     """
     if not sysctls:
         return
-    err: list[BaseException] = []
 
     def worker() -> None:
-        try:
-            for kind, flag, path in (("net", CLONE_NEWNET, pins.net),
-                                     ("ipc", CLONE_NEWIPC, pins.ipc)):
-                if path and any(sysctl_namespace(k) == kind for k in sysctls):
-                    fd = os.open(path, os.O_RDONLY)
-                    try:
-                        _check(_libc.setns(fd, flag), f"setns {path}")
-                    finally:
-                        os.close(fd)
-            for key, value in sysctls.items():
-                proc_path = "/proc/sys/" + key.replace(".", "/")
-                try:
-                    with open(proc_path, "w") as f:
-                        f.write(value)
-                except OSError as exc:
-                    raise OSError(exc.errno, f"sysctl {key}={value!r}: {exc.strerror}") from exc
-        except BaseException as exc:
-            err.append(exc)
+        for kind, flag, path in (("net", CLONE_NEWNET, pins.net),
+                                 ("ipc", CLONE_NEWIPC, pins.ipc)):
+            if path and any(sysctl_namespace(k) == kind for k in sysctls):
+                _enter(path, flag)
+        for key, value in sysctls.items():
+            proc_path = "/proc/sys/" + key.replace(".", "/")
+            try:
+                with open(proc_path, "w") as f:
+                    f.write(value)
+            except OSError as exc:
+                raise OSError(exc.errno, f"sysctl {key}={value!r}: {exc.strerror}") from exc
 
-    t = threading.Thread(target=worker, name="netns-sysctl", daemon=True)
-    t.start()
-    t.join()
-    if err:
-        raise err[0]
+    in_throwaway_thread(worker, "netns-sysctl")
 
 
 def interface_counters(net_path: str) -> dict[str, tuple[int, int, int, int]]:
@@ -237,28 +237,16 @@ def interface_counters(net_path: str) -> dict[str, tuple[int, int, int, int]]:
     Read from /proc/thread-self/net/dev in a throw-away thread that joined the namespace
     (/proc/<tid>/net follows the thread's namespace; /sys/class/net would show the host's).
     """
-    out: dict[str, tuple[int, int, int, int]] = {}
-    err: list[BaseException] = []
 
-    def worker() -> None:
-        try:
-            fd = os.open(net_path, os.O_RDONLY)
-            try:
-                _check(_libc.setns(fd, CLONE_NEWNET), f"setns {net_path}")
-            finally:
-                os.close(fd)
-            with open(f"/proc/self/task/{threading.get_native_id()}/net/dev") as f:
-                lines = f.read().splitlines()[2:]
-            for line in lines:
-                name, _, rest = line.partition(":")
-                v = [int(x) for x in rest.split()]
-                out[name.strip()] = (v[0], v[2], v[8], v[10])
-        except BaseException as exc:
-            err.append(exc)
+    def worker() -> dict[str, tuple[int, int, int, int]]:
+        _enter(net_path, CLONE_NEWNET)
+        with open(f"/proc/self/task/{threading.get_native_id()}/net/dev") as f:
+            lines = f.read().splitlines()[2:]
+        out: dict[str, tuple[int, int, int, int]] = {}
+        for line in lines:
+            name, _, rest = line.partition(":")
+            v = [int(x) for x in rest.split()]
+            out[name.strip()] = (v[0], v[2], v[8], v[10])
+        return out
 
-    t = threading.Thread(target=worker, name="netns-stats", daemon=True)
-    t.start()
-    t.join()
-    if err:
-        raise err[0]
-    return out
+    return in_throwaway_thread(worker, "netns-stats")

@@ -15,11 +15,10 @@ import contextlib
 import os
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 
-from pykubelet.runtime.netns import _check, _libc
+from pykubelet.runtime.netns import _check, _libc, in_throwaway_thread
 
 CLONE_NEWPID = 0x20000000
 DEFAULT_HOLDER = "/usr/bin/catatonit"
@@ -44,25 +43,15 @@ def _start_time(pid: int) -> int:
 
 def start_holder(binary: str = DEFAULT_HOLDER) -> PidHolder:
     """Start ``binary -P`` as PID 1 of a new PID namespace."""
-    out: list[subprocess.Popen] = []
-    err: list[BaseException] = []
 
-    def worker() -> None:
-        try:
-            _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
-            out.append(subprocess.Popen(
-                [binary, "-P"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-            ))
-        except BaseException as exc:
-            err.append(exc)
+    def worker() -> subprocess.Popen:
+        _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+        return subprocess.Popen(
+            [binary, "-P"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+        )
 
-    t = threading.Thread(target=worker, name="pidns-holder", daemon=True)
-    t.start()
-    t.join()
-    if err:
-        raise err[0]
-    proc = out[0]
+    proc = in_throwaway_thread(worker, "pidns-holder")
     _children[proc.pid] = proc
     return PidHolder(proc.pid, _start_time(proc.pid))
 
