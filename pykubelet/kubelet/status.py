@@ -404,47 +404,35 @@ def apply_probe_results(
     def cid(s: ContainerStatus) -> str:
         return s.container_id.split("://", 1)[-1]
 
+    def started(s: ContainerStatus, spec: Container | None) -> bool:
+        # running, and its startup probe (if any) succeeded
+        if s.state.running is None:
+            return False
+        result = startup.get(cid(s))
+        if result is not None:
+            return result == probes.SUCCESS
+        return spec is None or spec.startup_probe is None
+
+    def ready(s: ContainerStatus, spec: Container | None) -> bool:
+        # started, running, and its readiness probe (if any) succeeded
+        if not s.started or s.state.running is None:
+            return False
+        if readiness.get(cid(s)) == probes.SUCCESS:
+            return True
+        return spec is None or spec.readiness_probe is None
+
     for s in status.container_statuses:
         spec = specs.get(s.name)
-        started = False
-        if s.state.running is not None:
-            result = startup.get(cid(s))
-            if result is not None:
-                started = result == probes.SUCCESS
-            else:
-                started = spec is None or spec.startup_probe is None
-        s.started = started
-        if not started:
-            s.ready = False
-            continue
-        if s.state.running is None:
-            ready = False
-        elif readiness.get(cid(s)) == probes.SUCCESS:
-            ready = True
-        else:
-            ready = spec is None or spec.readiness_probe is None
-        s.ready = ready
+        s.started = started(s, spec)
+        s.ready = ready(s, spec)
     init_specs = {c.name: c for c in pod.spec.init_containers}
     for s in status.init_container_statuses:
         spec = init_specs.get(s.name)
-        started = False
-        if s.state.running is not None:
-            result = startup.get(cid(s))
-            if result is not None:
-                started = result == probes.SUCCESS
-            else:
-                started = spec is None or spec.startup_probe is None
-        s.started = started
+        s.started = started(s, spec)
         if spec is None or not is_restartable_init_container(spec):
             s.ready = s.state.terminated is not None and s.state.terminated.exit_code == 0
-            continue
-        # a sidecar is ready like an app container: started, running, readiness
-        if not started or s.state.running is None:
-            s.ready = False
-        elif readiness.get(cid(s)) == probes.SUCCESS:
-            s.ready = True
         else:
-            s.ready = spec.readiness_probe is None
+            s.ready = ready(s, spec)  # a sidecar is ready like an app container
 
 
 # --------------------------------------------------------------------------- conditions
