@@ -236,7 +236,8 @@ def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
 def test_sigkill_at_random_times_converges(agent_factory, endpoint):
     """SIGKILL at arbitrary moments while five pods (init + two containers each) start,
     six times over, then let it run: one sandbox and one instance per container each,
-    all restart counts 0."""
+    all restart counts 0. KLE_SEED picks other kill times (run it over many seeds by hand
+    to hunt for races)."""
     import random
 
     rng = random.Random(int(os.environ.get("KLE_SEED", "1")))
