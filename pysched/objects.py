@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
 
+from pysched.apimachinery.errors import DecodeError
 from pysched.quantity import QuantityError, int_value, milli_value
 
 T = TypeVar("T")
@@ -31,15 +32,6 @@ TAINT_EFFECTS = (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_PREFER_NO_SCHEDULE, TAIN
 TOLERATION_OP_EXISTS = "Exists"
 TOLERATION_OP_EQUAL = "Equal"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
-
-
-class DecodeError(ValueError):
-    """A Kubernetes object that does not decode; the message names the field."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
 
 
 # ---------------------------------------------------------------- decoding helpers

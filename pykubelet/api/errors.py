@@ -1,34 +1,24 @@
 """Errors of the API layer: each names the field path and the problem, as the API
-server's field.Error does (`spec.containers[0].image: Required value`)."""
+server's field.Error does (`spec.containers[0].image: Required value`).
+
+The classes live on the ground floor (pysched.apimachinery) so pysched's decoder raises the
+very same types; this module is where pykubelet code names them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from pysched.apimachinery.errors import (
+    APIError,
+    DecodeError,
+    UnknownFieldError,
+    ValidationError,
+)
+from pysched.apimachinery.field import ErrorType, FieldError
 
-
-class APIError(ValueError):
-    """Base of the errors raised while reading an object."""
-
-
-class DecodeError(APIError):
-    """An unknown or ill-typed field."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{path}: {problem}" if path else problem)
-
-
-class ValidationError(APIError):
-    """One or more field errors, reported together as the API server does."""
-
-    def __init__(self, errors: Iterable[str], *, kind: str = "Pod", name: str = "") -> None:
-        self.errors = list(errors)
-        self.kind = kind
-        self.name = name
-        head = f'{kind} "{name}" is invalid' if name else f"{kind} is invalid"
-        if len(self.errors) == 1:
-            message = f"{head}: {self.errors[0]}"
-        else:
-            message = f"{head}: [{', '.join(self.errors)}]"
-        super().__init__(message)
+__all__ = [
+    "APIError",
+    "DecodeError",
+    "ErrorType",
+    "FieldError",
+    "UnknownFieldError",
+    "ValidationError",
+]

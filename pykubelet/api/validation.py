@@ -1,17 +1,17 @@
 """The API server's checks on a Pod (pkg/apis/core/validation), for what we support.
 
-Each problem is a field.Error string, `<path>: <body>`, with upstream's bodies:
-"Required value", `Invalid value: "x": detail`, `Unsupported value: "x": supported
-values: "a", "b"`, `Duplicate value: "x"`, `Not found: "x"`, "Forbidden: detail".
-All problems are collected, then raised together as one ValidationError.
+Each problem is a FieldError (upstream's field.Error: type, path, bad value, detail) whose
+text is upstream's, `<path>: <body>`: "Required value", `Invalid value: "x": detail`,
+`Unsupported value: "x": supported values: "a", "b"`, `Duplicate value: "x"`,
+`Not found: "x"`, "Forbidden: detail". All problems are collected, then raised together as
+one ValidationError (the API server's 422 Invalid with one cause each).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-from pykubelet.api.errors import ValidationError
+from pykubelet.api.errors import FieldError, ValidationError
 from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import (
     CONTAINER_RESTART_POLICIES,
@@ -25,6 +25,14 @@ from pykubelet.api.types import (
     Pod,
     Probe,
     is_restartable_init_container,
+)
+from pysched.apimachinery.field import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
 )
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -78,38 +86,7 @@ HOST_PATH_TYPES = (
 )
 
 
-def _quote(value: object) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return str(value)
-
-
-def required(path: str, detail: str = "") -> str:
-    return f"{path}: Required value" + (f": {detail}" if detail else "")
-
-
-def invalid(path: str, value: object, detail: str) -> str:
-    return f"{path}: Invalid value: {_quote(value)}: {detail}"
-
-
-def not_supported(path: str, value: object, supported: Iterable[str]) -> str:
-    values = ", ".join(_quote(s) for s in supported)
-    return f"{path}: Unsupported value: {_quote(value)}: supported values: {values}"
-
-
-def duplicate(path: str, value: object) -> str:
-    return f"{path}: Duplicate value: {_quote(value)}"
-
-
-def not_found(path: str, value: object) -> str:
-    return f"{path}: Not found: {_quote(value)}"
-
-
-def forbidden(path: str, detail: str) -> str:
-    return f"{path}: Forbidden: {detail}"
-
-
-def _dns_label(path: str, value: str) -> list[str]:
+def _dns_label(path: str, value: str) -> list[FieldError]:
     errs = []
     if len(value) > 63:
         errs.append(invalid(path, value, "must be no more than 63 characters"))
@@ -118,7 +95,7 @@ def _dns_label(path: str, value: str) -> list[str]:
     return errs
 
 
-def _dns_subdomain(path: str, value: str) -> list[str]:
+def _dns_subdomain(path: str, value: str) -> list[FieldError]:
     errs = []
     if len(value) > 253:
         errs.append(invalid(path, value, "must be no more than 253 characters"))
@@ -127,11 +104,11 @@ def _dns_subdomain(path: str, value: str) -> list[str]:
     return errs
 
 
-def _non_negative(path: str, value: int) -> list[str]:
+def _non_negative(path: str, value: int) -> list[FieldError]:
     return [invalid(path, value, "must be greater than or equal to 0")] if value < 0 else []
 
 
-def _port_num_or_name(path: str, port: IntOrString) -> list[str]:
+def _port_num_or_name(path: str, port: IntOrString) -> list[FieldError]:
     if isinstance(port, int):
         if not 1 <= port <= 65535:
             return [invalid(path, port, "must be between 1 and 65535, inclusive")]
@@ -149,11 +126,11 @@ def validate_pod(pod: Pod) -> None:
     """Raise ValidationError listing every problem with `pod` (after defaulting)."""
     errs = pod_errors(pod)
     if errs:
-        raise ValidationError(errs, name=pod.metadata.name)
+        raise ValidationError(errs, kind="Pod", name=pod.metadata.name)
 
 
-def pod_errors(pod: Pod) -> list[str]:
-    errs: list[str] = []
+def pod_errors(pod: Pod) -> list[FieldError]:
+    errs: list[FieldError] = []
     meta = pod.metadata
     if not meta.name:
         if not meta.generate_name:
@@ -166,9 +143,9 @@ def pod_errors(pod: Pod) -> list[str]:
     return errs
 
 
-def _spec_errors(pod: Pod) -> list[str]:
+def _spec_errors(pod: Pod) -> list[FieldError]:
     spec = pod.spec
-    errs: list[str] = []
+    errs: list[FieldError] = []
     volumes: set[str] = set()
     for i, vol in enumerate(spec.volumes):
         path = f"spec.volumes[{i}]"
@@ -268,8 +245,8 @@ def _container_errors(
     *,
     init: bool,
     host_network: bool = False,
-) -> list[str]:
-    errs: list[str] = []
+) -> list[FieldError]:
+    errs: list[FieldError] = []
     if not c.name:
         errs.append(required(f"{path}.name"))
     else:
@@ -435,8 +412,8 @@ def _container_errors(
     return errs
 
 
-def _probe_errors(probe: Probe, path: str, c: Container) -> list[str]:
-    errs: list[str] = []
+def _probe_errors(probe: Probe, path: str, c: Container) -> list[FieldError]:
+    errs: list[FieldError] = []
     handlers = [
         (n, h)
         for n, h in (
@@ -485,7 +462,7 @@ def _probe_errors(probe: Probe, path: str, c: Container) -> list[str]:
     return errs
 
 
-def _probe_port(port: IntOrString, path: str, c: Container) -> list[str]:
+def _probe_port(port: IntOrString, path: str, c: Container) -> list[FieldError]:
     errs = _port_num_or_name(path, port)
     if not errs and isinstance(port, str) and port not in {p.name for p in c.ports}:
         errs.append(invalid(path, port, "must be a container port name"))
@@ -501,8 +478,8 @@ def _resource_name_ok(name: str) -> bool:
     return False
 
 
-def _resource_errors(c: Container, path: str) -> list[str]:
-    errs: list[str] = []
+def _resource_errors(c: Container, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
     res = c.resources
     for kind, rlist in (("limits", res.limits), ("requests", res.requests)):
         for name, q in rlist.items():

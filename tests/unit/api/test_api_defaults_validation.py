@@ -89,7 +89,7 @@ def errors_for(change: dict, container: dict | None = None) -> list[str]:
     obj["spec"].update(change)
     if container:
         obj["spec"]["containers"][0].update(container)
-    return pod_errors(defaulted(obj))
+    return [str(e) for e in pod_errors(defaulted(obj))]
 
 
 VALIDATION_TABLE = [
@@ -304,7 +304,7 @@ def test_load_pods_reports_validation_errors_together() -> None:
     with pytest.raises(ManifestError) as exc:
         load_pods(text)
     assert isinstance(exc.value.__cause__, ValidationError)
-    assert exc.value.__cause__.errors == [
+    assert [str(e) for e in exc.value.__cause__.errors] == [
         "spec.containers: Required value",
         'spec.restartPolicy: Unsupported value: "Bad": supported values: "Always", '
         '"OnFailure", "Never"',

@@ -144,7 +144,7 @@ def test_container_restart_policy_validation(
             }
         )
     )
-    assert error in pod_errors(pod)
+    assert error in [str(e) for e in pod_errors(pod)]
     with pytest.raises(ValidationError):
         validate_pod(pod)
 
