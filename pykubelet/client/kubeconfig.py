@@ -1,0 +1,169 @@
+"""Kubeconfig files as kubectl reads and kind writes them (client-go's clientcmd rules).
+
+Which file: ``--kubeconfig``, else the first existing file of ``$KUBECONFIG`` (else its
+last), else ``~/.kube/config``. Merging a context replaces or appends the cluster, user
+and context of that name, keeps everything else (unknown top-level fields too) and can
+make it current; removing takes them out of every file of the list and clears
+current-context if it was ours. Files are written 0600 under a ``<file>.lock`` taken with
+O_EXCL, as client-go locks them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Config = dict[str, Any]
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig that cannot be read or used; the message names the file."""
+
+
+def default_path() -> Path:
+    return Path(os.path.expanduser("~")) / ".kube" / "config"
+
+
+def paths_from_env() -> list[Path]:
+    env = os.environ.get("KUBECONFIG", "")
+    return [Path(p) for p in env.split(os.pathsep) if p]
+
+
+def target_path(explicit: str | Path | None = None) -> Path:
+    """The file kubectl would write: --kubeconfig, the first existing $KUBECONFIG file
+    (else its last), else ~/.kube/config."""
+    if explicit:
+        return Path(explicit)
+    env = paths_from_env()
+    for p in env:
+        if p.exists():
+            return p
+    if env:
+        return env[-1]
+    return default_path()
+
+
+def empty() -> Config:
+    return {"apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": [],
+            "users": [], "contexts": [], "current-context": ""}
+
+
+def admin_kubeconfig(server: str, ca_pem: bytes, token: str, name: str = "pykube") -> Config:
+    cfg = empty()
+    cfg["clusters"] = [{"name": name, "cluster": {
+        "server": server,
+        "certificate-authority-data": base64.b64encode(ca_pem).decode()}}]
+    cfg["users"] = [{"name": f"{name}-admin", "user": {"token": token}}]
+    cfg["contexts"] = [{"name": name, "context": {"cluster": name, "user": f"{name}-admin",
+                                                  "namespace": "default"}}]
+    cfg["current-context"] = name
+    return cfg
+
+
+def read(path: Path) -> Config:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return empty()
+    except OSError as exc:
+        raise KubeconfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise KubeconfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise KubeconfigError(f"{path}: expected a mapping at the top level")
+    for key in ("clusters", "users", "contexts"):
+        data[key] = data.get(key) or []
+    return data
+
+
+@contextlib.contextmanager
+def _locked(path: Path, timeout: float = 10.0) -> Iterator[None]:
+    lock = path.with_name(path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+            break
+        except FileExistsError:
+            if time.monotonic() > end:
+                raise KubeconfigError(f"{lock}: locked by another writer") from None
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+
+
+def write_kubeconfig(path: Path, config: Config) -> None:
+    """Write ``config`` to ``path`` (mode 0600, atomically)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        yaml.safe_dump(config, f, default_flow_style=False, sort_keys=False)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _replace_named(items: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [i for i in items if i.get("name") != entry["name"]]
+    for idx, i in enumerate(items):
+        if i.get("name") == entry["name"]:
+            out.insert(idx, entry)
+            return out
+    out.append(entry)
+    return out
+
+
+def merge_context(path: Path, source: Config, make_current: bool = True) -> None:
+    """Merge every cluster, user and context of ``source`` into the file at ``path``."""
+    with _locked(path):
+        cfg = read(path)
+        if not cfg.get("apiVersion"):
+            cfg.update({k: v for k, v in empty().items() if k not in cfg})
+        for key in ("clusters", "users", "contexts"):
+            for entry in source.get(key) or []:
+                cfg[key] = _replace_named(cfg.get(key) or [], entry)
+        if make_current and source.get("current-context"):
+            cfg["current-context"] = source["current-context"]
+        write_kubeconfig(path, cfg)
+
+
+def remove_context(name: str, paths: list[Path] | None = None) -> None:
+    """Remove context, cluster and user ``name`` (and ``name``-admin) from every file."""
+    files = paths if paths is not None else (paths_from_env() or [default_path()])
+    for path in files:
+        if not path.exists():
+            continue
+        with _locked(path):
+            cfg = read(path)
+            before = (len(cfg["clusters"]), len(cfg["users"]), len(cfg["contexts"]))
+            ctx = next((c for c in cfg["contexts"] if c.get("name") == name), None)
+            users = {f"{name}-admin"}
+            clusters = {name}
+            if ctx is not None:
+                users.add((ctx.get("context") or {}).get("user", ""))
+                clusters.add((ctx.get("context") or {}).get("cluster", ""))
+            cfg["contexts"] = [c for c in cfg["contexts"] if c.get("name") != name]
+            cfg["clusters"] = [c for c in cfg["clusters"] if c.get("name") not in clusters]
+            cfg["users"] = [u for u in cfg["users"] if u.get("name") not in users]
+            changed = before != (len(cfg["clusters"]), len(cfg["users"]), len(cfg["contexts"]))
+            if cfg.get("current-context") == name:
+                cfg["current-context"] = ""
+                changed = True
+            if changed:
+                write_kubeconfig(path, cfg)

@@ -1,0 +1,533 @@
+"""The API server's HTTP face (aiohttp): routes, authentication, authorization, content
+negotiation and the verbs, over the registry.
+
+Every error becomes a ``metav1.Status`` with upstream's code and reason in one middleware.
+Objects are answered from the watch cache's served bytes, lists by joining them, so the
+hot paths do no JSON encoding of stored objects at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver import discovery, protobuf, tables
+from pykubelet.controlplane.apiserver.authz import authorize
+from pykubelet.controlplane.apiserver.openapi import V2_CONTENT_TYPE, V2_PROTOBUF, OpenAPI
+from pykubelet.controlplane.apiserver.patch import APPLY_PATCH, PATCH_TYPES
+from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool, parse_request_info
+from pykubelet.controlplane.apiserver.selectors import (
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+)
+from pykubelet.controlplane.apiserver.watch import WatchStream
+from pykubelet.controlplane.cacher import Attrs, Entry
+from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
+from pykubelet.controlplane.registry.store import (
+    Context,
+    DeleteOptions,
+    GenericStore,
+    ListResult,
+    Registry,
+    User,
+)
+from pykubelet.controlplane.registry.strategy import StatusStrategy
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
+ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
+JSON = "application/json"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SubresourceFn = Callable[["APIServer", web.Request, RequestInfo, GenericStore, Context],
+                         Awaitable[web.StreamResponse]]
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None
+                  ) -> web.Response:
+    data = body if isinstance(body, bytes) else orjson.dumps(body)
+    resp = web.Response(body=data, status=status, content_type=JSON)
+    if headers:
+        resp.headers.update(headers)
+    return resp
+
+
+def status_response(err: errors.APIError) -> web.Response:
+    return json_response(err.status(), err.code, err.headers)
+
+
+def wants_table(request: web.Request) -> str | None:
+    """The Table apiVersion the client accepts first, if it asks for Tables."""
+    for part in request.headers.get("Accept", "").split(","):
+        params = {p.strip() for p in part.split(";")[1:]}
+        if "as=Table" in params and "g=meta.k8s.io" in params:
+            if "v=v1" in params:
+                return "meta.k8s.io/v1"
+            if "v=v1beta1" in params:
+                return "meta.k8s.io/v1beta1"
+    return None
+
+
+@dataclass
+class Identity:
+    kind: str  # admin, node, join
+    node: str = ""
+
+
+@dataclass
+class APIServer:
+    registry: Registry
+    identify: Callable[[str], tuple[str, str] | None]
+    server_address: str = "127.0.0.1:6443"
+    ca_pem: bytes = b""
+    openapi: OpenAPI = field(default_factory=OpenAPI)
+    bookmark_interval: float = 60.0
+    subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
+    join_handler: Callable[[str], Awaitable[dict[str, Any]]] | None = None
+    ready: Callable[[], bool] = lambda: True
+    observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ the app
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
+        r = app.router
+        r.add_get("/version", self._version)
+        r.add_get("/healthz", self._health)
+        r.add_get("/livez", self._health)
+        r.add_get("/readyz", self._readyz)
+        r.add_get("/cacerts", self._cacerts)
+        r.add_post("/bootstrap/node", self._bootstrap)
+        r.add_get("/openapi/v2", self._openapi_v2)
+        r.add_get("/openapi/v3", self._openapi_v3_index)
+        r.add_get("/openapi/v3/{path:.+}", self._openapi_v3)
+        r.add_route("*", "/api", self._api_root)
+        r.add_route("*", "/apis", self._apis_root)
+        r.add_route("*", "/api/{tail:.*}", self._resource)
+        r.add_route("*", "/apis/{tail:.*}", self._resource)
+        return app
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        t0 = time.monotonic()
+        code = 500
+        try:
+            resp = await handler(request)
+            code = resp.status
+            return resp
+        except errors.APIError as exc:
+            code = exc.code
+            return status_response(exc)
+        except web.HTTPRequestEntityTooLarge:
+            code = 413
+            return status_response(errors.too_large(MAX_BODY))
+        except web.HTTPException as exc:
+            code = exc.status
+            reason = {404: errors.NOT_FOUND, 405: errors.METHOD_NOT_ALLOWED}.get(
+                exc.status, errors.BAD_REQUEST)
+            message = ("the server could not find the requested resource"
+                       if exc.status == 404 else exc.reason)
+            return status_response(errors.APIError(exc.status, reason, message))
+        except Exception as exc:
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return status_response(errors.internal(str(exc)))
+        finally:
+            for obs in self.observers:
+                obs(request.method, request.path, code, time.monotonic() - t0)
+
+    # ------------------------------------------------------------------ auth
+    def authenticate(self, request: web.Request) -> Identity:
+        header = request.headers.get("Authorization", "")
+        if not header.startswith("Bearer "):
+            raise errors.unauthorized()
+        who = self.identify(header[len("Bearer "):].strip())
+        if who is None:
+            raise errors.unauthorized()
+        return Identity(*who)
+
+    def user(self, request: web.Request) -> User:
+        ident = self.authenticate(request)
+        if ident.kind == "admin":
+            return ADMIN
+        if ident.kind == "node":
+            return User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
+        return User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
+
+    # ------------------------------------------------------------------ plain endpoints
+    async def _version(self, request: web.Request) -> web.Response:
+        return json_response(discovery.version_info())
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok", content_type="text/plain")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if not self.ready():
+            return web.Response(text="[-]informer-sync failed: not synced\nreadyz check failed",
+                                status=500, content_type="text/plain")
+        return web.Response(text="ok", content_type="text/plain")
+
+    async def _cacerts(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.ca_pem, content_type="application/x-pem-file")
+
+    async def _bootstrap(self, request: web.Request) -> web.Response:
+        ident = self.authenticate(request)
+        if ident.kind not in ("join", "admin") or self.join_handler is None:
+            raise errors.APIError(403, errors.FORBIDDEN, "only the join token may bootstrap")
+        body = await self._body(request)
+        node = body.get("nodeName") if isinstance(body, dict) else None
+        if not isinstance(node, str) or not node:
+            raise errors.bad_request("nodeName: Required value")
+        return json_response(await self.join_handler(node))
+
+    async def _openapi_v2(self, request: web.Request) -> web.Response:
+        return web.Response(body=V2_PROTOBUF, headers={"Content-Type": V2_CONTENT_TYPE})
+
+    async def _openapi_v3_index(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        return json_response(self.openapi.index())
+
+    async def _openapi_v3(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        doc = self.openapi.docs.get(request.match_info["path"])
+        if doc is None:
+            raise errors.APIError(404, errors.NOT_FOUND,
+                                  "the server could not find the requested resource")
+        return json_response(doc, headers={"Cache-Control": "public, immutable"})
+
+    async def _api_root(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        if discovery.wants_aggregated(request.headers.get("Accept", "")):
+            return json_response(discovery.aggregated(core=True),
+                                 headers={"Content-Type": discovery.AGGREGATED_V2})
+        return json_response(discovery.api_versions(self.server_address))
+
+    async def _apis_root(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        if discovery.wants_aggregated(request.headers.get("Accept", "")):
+            return json_response(discovery.aggregated(core=False),
+                                 headers={"Content-Type": discovery.AGGREGATED_V2})
+        return json_response(discovery.api_group_list())
+
+    # ------------------------------------------------------------------ resources
+    async def _resource(self, request: web.Request) -> web.StreamResponse:
+        q = request.query
+        try:
+            watch = bool(parse_bool(q.get("watch")))
+        except ValueError:
+            raise errors.bad_request(f"invalid watch parameter {q.get('watch')!r}") from None
+        info = parse_request_info(request.method, request.path, watch)
+        user = self.user(request)
+        if not info.is_resource_request:
+            return self._discovery(request, info)
+        store = None
+        if (info.group, info.version) in [(r.group, r.version) for r in _served()]:
+            store = self.registry.by_resource(info.group, info.resource)
+        if store is None or (info.namespace and not store.info.namespaced
+                             and info.resource != "namespaces"):
+            raise errors.APIError(404, errors.NOT_FOUND,
+                                  "the server could not find the requested resource")
+        namespace = info.namespace if store.info.namespaced else ""
+        label_sel, field_sel = self._selectors(request, store)
+        single = field_sel.exact("metadata.name") or ""
+        if user.groups and "system:bootstrappers" in user.groups:
+            raise errors.forbidden(user.name, info.verb, info.resource, info.group,
+                                   info.namespace, info.name, info.subresource)
+        authorize(user, info, single, self._referenced)
+        ctx = self._context(request, user)
+        if info.subresource:
+            sub = store.info.subresource(info.subresource)
+            fn = self.subresources.get((store.info.resource, info.subresource))
+            if sub is None or (fn is None and info.subresource != "status"):
+                raise errors.APIError(404, errors.NOT_FOUND,
+                                      "the server could not find the requested resource")
+            if info.verb not in sub.verbs:
+                raise errors.method_not_allowed(info.verb, sub.kind)
+            if fn is not None:
+                return await fn(self, request, info, store, ctx)
+            return await self._status_subresource(request, info, store, ctx, namespace)
+        if info.verb not in store.info.verbs:
+            raise errors.method_not_allowed(info.verb, store.info.kind)
+        if info.verb in ("list", "watch") and store.info.namespaced and not info.namespace:
+            ns_filter: str | None = None
+        else:
+            ns_filter = namespace if store.info.namespaced else None
+
+        def predicate(a: Attrs) -> bool:
+            return label_sel.matches(a.labels) and field_sel.matches(a.fields)
+
+        if info.verb == "get":
+            return self._object(request, store, store.get(namespace, info.name))
+        if info.verb == "list":
+            return self._list(request, store, ns_filter, predicate, field_sel)
+        if info.verb == "watch":
+            return await self._watch(request, store, ns_filter, predicate, info)
+        if info.verb == "create":
+            body = await self._body(request)
+            result = await store.create(ctx, namespace, body)
+            return self._written(request, store, result, 201, ctx)
+        if info.verb == "update":
+            body = await self._body(request)
+            existed = store.lookup(namespace, info.name) is not None
+            result = await store.update(ctx, namespace, info.name, body)
+            return self._written(request, store, result, 200 if existed else 201, ctx)
+        if info.verb == "patch":
+            ctype = request.content_type
+            if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+                raise errors.unsupported_media_type(ctype)
+            body = await self._body(request, patch=True)
+            result = await store.patch(ctx, namespace, info.name, ctype, body)
+            return self._written(request, store, result, 200, ctx)
+        if info.verb == "delete":
+            options = await self._delete_options(request)
+            ctx.dry_run = ctx.dry_run or options.dry_run
+            obj, gone = await store.delete(ctx, namespace, info.name, options)
+            if store.strategy.return_deleted_object or not gone:
+                return self._written(request, store, obj, 200, ctx)
+            meta = (obj.obj() if isinstance(obj, Entry) else obj).get("metadata") or {}
+            return json_response(errors.success(store.info.resource, info.name,
+                                                meta.get("uid", ""), store.info.group))
+        if info.verb == "deletecollection":
+            options = await self._delete_options(request)
+            ctx.dry_run = ctx.dry_run or options.dry_run
+            deleted = await store.delete_collection(ctx, ns_filter, predicate, options)
+            items = [d.data if isinstance(d, Entry) else orjson.dumps(d) for d in deleted]
+            return json_response(self._list_bytes(store, items, self.registry.cacher.rev))
+        raise errors.method_not_allowed(info.verb, store.info.kind)
+
+    def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
+        if info.version:
+            body = discovery.resource_list(info.group, info.version)
+        else:
+            group = request.path.strip("/").split("/")[1] if info.api_prefix == "apis" else ""
+            body = discovery.api_group(group)
+        if body is None:
+            raise errors.APIError(404, errors.NOT_FOUND,
+                                  "the server could not find the requested resource")
+        return json_response(body)
+
+    def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
+        """Does a pod bound to ``node`` use this configmap or secret?"""
+        pods = self.registry.by_resource("", "pods")
+        assert pods is not None
+        for entry in pods.cache.select(namespace, None, ("spec.nodeName", node)):
+            if name in _pod_references(entry.obj(), resource):
+                return True
+        return False
+
+    def _selectors(self, request: web.Request, store: GenericStore) -> tuple[Any, Any]:
+        try:
+            label_sel = parse_label_selector(request.query.get("labelSelector"))
+            field_sel = parse_field_selector(request.query.get("fieldSelector"))
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from None
+        allowed = set(store.strategy.field_names())
+        for term in field_sel.terms:
+            if term.field not in allowed:
+                raise errors.bad_request(f"field label not supported: {term.field}")
+        return label_sel, field_sel
+
+    def _context(self, request: web.Request, user: User) -> Context:
+        q = request.query
+        dry_run = q.getall("dryRun", [])
+        for d in dry_run:
+            if d != "All":
+                raise errors.bad_request(f'dryRun: Unsupported value: "{d}": supported values: '
+                                         '"All"')
+        fv = q.get("fieldValidation") or WARN
+        if fv not in (STRICT, WARN, IGNORE):
+            raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported '
+                                     'values: "Ignore", "Strict", "Warn"')
+        return Context(user=user, dry_run=bool(dry_run), field_validation=fv)
+
+    async def _body(self, request: web.Request, patch: bool = False) -> Any:
+        raw = await request.read()
+        if len(raw) > MAX_BODY:
+            raise errors.too_large(MAX_BODY)
+        if not raw:
+            raise errors.bad_request("the body of the request is empty")
+        if request.content_type == PROTOBUF and not patch:
+            try:
+                return protobuf.decode_object(raw)
+            except (protobuf.ProtobufError, KeyError, ValueError) as exc:
+                raise errors.APIError(415, errors.UNSUPPORTED_MEDIA_TYPE, str(exc)) from None
+        if request.content_type == "application/yaml" and not patch:
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            what = "error decoding patch" if patch else "couldn't get version/kind"
+            raise errors.bad_request(f"{what}; json parse error: {exc}") from None
+
+    async def _delete_options(self, request: web.Request) -> DeleteOptions:
+        raw = await request.read()
+        body: Any = None
+        if raw:
+            try:
+                body = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise errors.bad_request(f"invalid DeleteOptions: {exc}") from None
+        options = DeleteOptions.from_dict(body if isinstance(body, dict) else None)
+        q = request.query
+        if "gracePeriodSeconds" in q:
+            try:
+                options.grace_period_seconds = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request("gracePeriodSeconds: invalid integer") from None
+        if q.get("dryRun") == "All":
+            options.dry_run = True
+        return options
+
+    # ------------------------------------------------------------------ responses
+    def _warnings(self, resp: web.StreamResponse, ctx: Context) -> None:
+        for w in ctx.warnings:
+            resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+
+    def _written(self, request: web.Request, store: GenericStore, result: Entry | dict[str, Any],
+                 code: int, ctx: Context) -> web.Response:
+        resp = self._object(request, store, result, code)
+        self._warnings(resp, ctx)
+        return resp
+
+    def _object(self, request: web.Request, store: GenericStore,
+                obj: Entry | dict[str, Any], code: int = 200) -> web.Response:
+        table_version = wants_table(request)
+        if table_version is not None and isinstance(obj, Entry):
+            include = request.query.get("includeObject", "Metadata")
+            t = tables.table(store.info.kind, [obj], obj.rev, include)
+            t["apiVersion"] = table_version
+            return json_response(t, code)
+        if isinstance(obj, Entry):
+            return json_response(obj.data, code)
+        return json_response(obj, code)
+
+    def _list_bytes(self, store: GenericStore, items: list[bytes], rev: int,
+                    cont: str = "", remaining: int | None = None) -> bytes:
+        meta = b'"resourceVersion":"%d"' % rev
+        if cont:
+            meta += b',"continue":"%s"' % cont.encode()
+        if remaining is not None:
+            meta += b',"remainingItemCount":%d' % remaining
+        return b'{"kind":"%s","apiVersion":"%s","metadata":{%s},"items":[%s]}' % (
+            store.info.list_kind.encode(), store.info.group_version.encode(), meta,
+            b",".join(items))
+
+    def _list(self, request: web.Request, store: GenericStore, namespace: str | None,
+              predicate: Callable[[Attrs], bool], field_sel: Any) -> web.Response:
+        q = request.query
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError:
+            raise errors.bad_request(f"invalid limit {q.get('limit')!r}") from None
+        rv = q.get("resourceVersion", "")
+        if rv and rv != "0":
+            try:
+                want = int(rv)
+            except ValueError:
+                raise errors.bad_request(f"invalid resource version {rv!r}") from None
+            if want > self.registry.cacher.rev:
+                raise errors.timeout(f"Too large resource version: {want}, current: "
+                                     f"{self.registry.cacher.rev}")
+        index = None
+        for fld in store.strategy.indexed_fields:
+            value = field_sel.exact(fld)
+            if value is not None:
+                index = (fld, value)
+        result: ListResult = store.list(namespace, predicate, index, limit, q.get("continue", ""))
+        table_version = wants_table(request)
+        if table_version is not None:
+            t = tables.table(store.info.kind, result.entries, result.revision,
+                             q.get("includeObject", "Metadata"),
+                             continue_token=result.continue_token, remaining=result.remaining)
+            t["apiVersion"] = table_version
+            return json_response(t)
+        return json_response(self._list_bytes(store, [e.data for e in result.entries],
+                                               result.revision, result.continue_token,
+                                               result.remaining))
+
+    async def _watch(self, request: web.Request, store: GenericStore, namespace: str | None,
+                     predicate: Callable[[Attrs], bool], info: RequestInfo
+                     ) -> web.StreamResponse:
+        q = request.query
+        if info.name:  # the legacy /watch/.../name form
+            name = info.name
+            inner = predicate
+            predicate = lambda a: a.name == name and inner(a)  # noqa: E731
+        try:
+            timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+            bookmarks = bool(parse_bool(q.get("allowWatchBookmarks")))
+        except ValueError:
+            raise errors.bad_request("invalid timeoutSeconds or allowWatchBookmarks") from None
+        table_version = wants_table(request)
+        table = (table_version, q.get("includeObject", "Metadata")) if table_version else None
+        stream = WatchStream(store, namespace, predicate, q.get("resourceVersion", ""), timeout,
+                             bookmarks, self.bookmark_interval, table)
+        return await stream.serve(request)
+
+    async def _status_subresource(self, request: web.Request, info: RequestInfo,
+                                  store: GenericStore, ctx: Context, namespace: str
+                                  ) -> web.StreamResponse:
+        strategy = StatusStrategy(store.strategy)
+        if info.verb == "get":
+            return self._object(request, store, store.get(namespace, info.name))
+        if info.verb == "update":
+            body = await self._body(request)
+            result = await store.update(ctx, namespace, info.name, body, strategy)
+            return self._written(request, store, result, 200, ctx)
+        ctype = request.content_type
+        if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+            raise errors.unsupported_media_type(ctype)
+        body = await self._body(request, patch=True)
+        result = await store.patch(ctx, namespace, info.name, ctype, body, strategy)
+        return self._written(request, store, result, 200, ctx)
+
+
+def _served() -> list[Any]:
+    from pykubelet.controlplane.registry.resources import ALL
+
+    return list(ALL)
+
+
+def _pod_references(pod: dict[str, Any], resource: str) -> set[str]:
+    """The configmaps or secrets a pod uses (env, envFrom, volumes, pull secrets)."""
+    spec = pod.get("spec") or {}
+    names: set[str] = set()
+    ref_key = "configMapKeyRef" if resource == "configmaps" else "secretKeyRef"
+    src_key = "configMapRef" if resource == "configmaps" else "secretRef"
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or []),
+              *(spec.get("ephemeralContainers") or [])]:
+        for env in c.get("env") or []:
+            ref = (env.get("valueFrom") or {}).get(ref_key)
+            if ref and ref.get("name"):
+                names.add(ref["name"])
+        for src in c.get("envFrom") or []:
+            ref = src.get(src_key)
+            if ref and ref.get("name"):
+                names.add(ref["name"])
+    for vol in spec.get("volumes") or []:
+        if resource == "configmaps" and vol.get("configMap"):
+            names.add(vol["configMap"].get("name", ""))
+        if resource == "secrets" and vol.get("secret"):
+            names.add(vol["secret"].get("secretName", ""))
+        for source in (vol.get("projected") or {}).get("sources") or []:
+            key = "configMap" if resource == "configmaps" else "secret"
+            if source.get(key):
+                names.add(source[key].get("name", ""))
+    if resource == "secrets":
+        for ref in spec.get("imagePullSecrets") or []:
+            names.add(ref.get("name", ""))
+    names.discard("")
+    return names

@@ -1,0 +1,198 @@
+"""The three patch types the API applies (pure functions over JSON-like data).
+
+- JSON patch (RFC 6902, ``application/json-patch+json``) through the ``jsonpatch`` library;
+- JSON merge patch (RFC 7386, ``application/merge-patch+json``): maps merge, ``null``
+  deletes, lists are replaced;
+- strategic merge patch (``application/strategic-merge-patch+json``), apimachinery's
+  strategicpatch as kubectl apply, cordon and the Python client use it: lists whose field
+  has a patch merge key merge item by item (containers by ``name``, ports by
+  ``containerPort``, conditions by ``type``, ...), lists with the ``merge`` strategy of
+  primitives are unions, the rest are replaced; with the directives ``$patch``
+  (replace/delete/merge), ``$setElementOrder/<field>``, ``$retainKeys`` and
+  ``$deleteFromPrimitiveList/<field>``.
+
+The merge keys are upstream's ``patchMergeKey``/``patchStrategy`` struct tags of the kinds
+served here, looked up by field name (unambiguous across these kinds).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import jsonpatch
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH)
+
+
+class PatchError(ValueError):
+    """A patch that cannot be applied (the API answers 400 or 422 with the message)."""
+
+
+# field name -> merge key (patchStrategy "merge" with patchMergeKey)
+MERGE_KEYS: dict[str, str] = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "env": "name",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "conditions": "type",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "ownerReferences": "uid",
+    "addresses": "type",
+    "podIPs": "ip",
+    "hostIPs": "ip",
+    "resourceClaims": "name",
+    "schedulingGates": "name",
+}
+# fields whose lists of primitives merge as sets (patchStrategy "merge", no key)
+SET_LISTS = frozenset({"finalizers"})
+
+
+def apply_patch(patch_type: str, original: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """The object after ``patch``; raises PatchError on a malformed or failing patch."""
+    if patch_type == JSON_PATCH:
+        if not isinstance(patch, list):
+            raise PatchError("json patch must be an array of operations")
+        try:
+            result = jsonpatch.JsonPatch(patch).apply(original)
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            raise PatchError(str(exc)) from None
+        except (TypeError, KeyError, IndexError, ValueError) as exc:
+            raise PatchError(f"invalid json patch: {exc}") from None
+        if not isinstance(result, dict):
+            raise PatchError("json patch did not produce an object")
+        return result
+    if not isinstance(patch, Mapping):
+        raise PatchError("patch body must be a JSON object")
+    if patch_type == MERGE_PATCH:
+        merged = merge_patch(original, patch)
+    elif patch_type == STRATEGIC_MERGE_PATCH:
+        merged = strategic_merge(original, patch)
+    else:
+        raise PatchError(f"unsupported patch type {patch_type}")
+    if not isinstance(merged, dict):
+        raise PatchError("patch removed the whole object")
+    return merged
+
+
+def merge_patch(original: Any, patch: Any) -> Any:
+    """RFC 7386."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(original) if isinstance(original, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def strategic_merge(original: Any, patch: Mapping[str, Any]) -> Any:
+    """apimachinery's StrategicMergePatch over plain data."""
+    directive = patch.get("$patch")
+    if directive == "replace":
+        return _strip({k: v for k, v in patch.items() if k != "$patch"})
+    if directive == "delete":
+        return None
+    if directive not in (None, "merge"):
+        raise PatchError(f"Unknown patch type: {directive}")
+    result: dict[str, Any] = dict(original) if isinstance(original, Mapping) else {}
+    orders: dict[str, list[Any]] = {}
+    retain = patch.get("$retainKeys")
+    for key, pv in patch.items():
+        if key in ("$patch", "$retainKeys"):
+            continue
+        if key.startswith("$setElementOrder/"):
+            orders[key.split("/", 1)[1]] = list(pv or [])
+            continue
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            drop = list(pv or [])
+            result[field] = [v for v in result.get(field) or [] if v not in drop]
+            continue
+        if pv is None:
+            result.pop(key, None)
+            continue
+        ov = result.get(key)
+        if isinstance(pv, Mapping):
+            merged = strategic_merge(ov if isinstance(ov, Mapping) else {}, pv)
+            if merged is None:
+                result.pop(key, None)
+            else:
+                result[key] = merged
+        elif isinstance(pv, list):
+            result[key] = _merge_list(key, ov if isinstance(ov, list) else [], pv)
+        else:
+            result[key] = pv
+    for field, order in orders.items():
+        if isinstance(result.get(field), list):
+            result[field] = _apply_order(field, result[field], order)
+    if isinstance(retain, list):
+        result = {k: v for k, v in result.items() if k in retain}
+    return result
+
+
+def _merge_list(field: str, original: list[Any], patch: list[Any]) -> list[Any]:
+    key = MERGE_KEYS.get(field)
+    if any(isinstance(p, Mapping) and p.get("$patch") == "replace" for p in patch):
+        return [_strip(p) for p in patch if not (isinstance(p, Mapping) and "$patch" in p)]
+    if key is None:
+        if field in SET_LISTS:
+            out = list(original)
+            for v in patch:
+                if v not in out:
+                    out.append(v)
+            return out
+        return [_strip(p) if isinstance(p, Mapping) else p for p in patch]
+    out = [copy.deepcopy(o) for o in original]
+    for p in patch:
+        if not isinstance(p, Mapping):
+            raise PatchError(f"{field}: expected an object with merge key {key!r}, got {p!r}")
+        if key not in p:
+            raise PatchError(f"map: {dict(p)} does not contain declared merge key: {key}")
+        idx = next((i for i, o in enumerate(out)
+                    if isinstance(o, Mapping) and o.get(key) == p[key]), None)
+        if p.get("$patch") == "delete":
+            if idx is not None:
+                del out[idx]
+            continue
+        if idx is None:
+            out.append(_strip(p))
+        else:
+            out[idx] = strategic_merge(out[idx], p)
+    return out
+
+
+def _apply_order(field: str, items: list[Any], order: list[Any]) -> list[Any]:
+    key = MERGE_KEYS.get(field)
+
+    def ident(v: Any) -> Any:
+        return v.get(key) if key and isinstance(v, Mapping) else v
+
+    wanted = [ident(o) for o in order]
+    ordered = sorted(
+        items,
+        key=lambda v: (wanted.index(ident(v)) if ident(v) in wanted else len(wanted)),
+    )
+    return ordered
+
+
+def _strip(value: Any) -> Any:
+    """A patch fragment with its directives removed (a newly added list item or map)."""
+    if isinstance(value, Mapping):
+        return {k: _strip(v) for k, v in value.items()
+                if not (isinstance(k, str) and k.startswith("$"))}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value

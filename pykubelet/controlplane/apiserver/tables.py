@@ -1,0 +1,414 @@
+"""``meta.k8s.io/v1`` Tables: the columns and cells kube-apiserver's printers produce
+(pkg/printers/internalversion/printers.go), so ``kubectl get`` prints our objects as it
+prints a real cluster's, including the pod STATUS the server computes (``Init:0/1``,
+``CrashLoopBackOff``, ``Terminating``, ``Completed``).
+
+Cells that do not depend on the clock are cached per object revision; ages are computed
+per request.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pykubelet.controlplane.cacher import Entry
+
+Obj = dict[str, Any]
+
+
+def col(name: str, typ: str = "string", desc: str = "", fmt: str = "", priority: int = 0) -> Obj:
+    return {"name": name, "type": typ, "format": fmt, "description": desc, "priority": priority}
+
+
+NAME_DESC = ("Name must be unique within a namespace. Is required when creating resources, "
+             "although some resources may allow a client to request the generation of an "
+             "appropriate name automatically. Name is primarily intended for creation "
+             "idempotence and configuration definition. Cannot be updated. More info: "
+             "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
+AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object "
+            "was created. It is not guaranteed to be set in happens-before order across "
+            "separate operations. Clients may not set this value. It is represented in RFC3339 "
+            "form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More "
+            "info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+            "api-conventions.md#metadata")
+NAME = col("Name", fmt="name", desc=NAME_DESC)
+AGE = col("Age", desc=AGE_DESC)
+
+
+# ---------------------------------------------------------------------------- durations
+
+
+def human_duration(d: dt.timedelta) -> str:
+    """apimachinery's duration.HumanDuration."""
+    seconds = int(d.total_seconds())
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    if seconds < 60 * 2:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        s = seconds % 60
+        return f"{minutes}m{s}s" if s else f"{minutes}m"
+    if minutes < 60 * 3:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h{m}m" if m else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d{h}h" if h else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y{dy}d" if dy else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"
+
+
+def _parse(ts: str | None) -> dt.datetime | None:
+    if not ts:
+        return None
+    try:
+        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def age(ts: str | None, now: dt.datetime) -> str:
+    t = _parse(ts)
+    return "<unknown>" if t is None else human_duration(now - t)
+
+
+# ---------------------------------------------------------------------------- pods
+
+POD_COLUMNS = [
+    NAME,
+    col("Ready", desc="The aggregate readiness state of this pod for accepting traffic."),
+    col("Status", desc="The aggregate status of the containers in this pod."),
+    col("Restarts", desc="The number of times the containers in this pod have been restarted "
+        "and when the last container in this pod has restarted."),
+    AGE,
+    col("IP", desc="IP address allocated to the pod. Routable at least within the cluster. "
+        "Empty if not yet allocated.", priority=1),
+    col("Node", desc="NodeName indicates in which node this pod is scheduled.", priority=1),
+    col("Nominated Node", desc="nominatedNodeName is set only when this pod preempts other "
+        "pods on the node, but it cannot be scheduled right away as preemption victims "
+        "receive their graceful termination periods.", priority=1),
+    col("Readiness Gates", desc="If specified, all readiness gates will be evaluated for pod "
+        "readiness.", priority=1),
+]
+
+
+def _restartable(c: Obj) -> bool:
+    return c.get("restartPolicy") == "Always"
+
+
+def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
+    """printPod: READY, STATUS, RESTARTS as upstream computes them."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    meta = pod.get("metadata") or {}
+    restarts = 0
+    restartable_init = 0
+    total = len(spec.get("containers") or [])
+    ready = 0
+    last_restart: dt.datetime | None = None
+    reason = status.get("reason") or status.get("phase") or ""
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    init_specs = {c.get("name"): c for c in spec.get("initContainers") or []}
+    for c in spec.get("initContainers") or []:
+        if _restartable(c):
+            total += 1
+            restartable_init += 1
+
+    def note_restart(cs: Obj) -> None:
+        nonlocal last_restart
+        term = (cs.get("lastState") or {}).get("terminated") or {}
+        t = _parse(term.get("finishedAt"))
+        if t is not None and (last_restart is None or t > last_restart):
+            last_restart = t
+
+    initializing = False
+    init_statuses = status.get("initContainerStatuses") or []
+    n_init = len(spec.get("initContainers") or [])
+    for i, cs in enumerate(init_statuses):
+        restarts += int(cs.get("restartCount") or 0)
+        if cs.get("restartCount"):
+            note_restart(cs)
+        state = cs.get("state") or {}
+        term = state.get("terminated")
+        waiting = state.get("waiting")
+        is_sidecar = _restartable(init_specs.get(cs.get("name"), {}))
+        if term is not None and term.get("exitCode") == 0:
+            continue
+        if is_sidecar and cs.get("started"):
+            if cs.get("ready"):
+                ready += 1
+            continue
+        if term is not None:
+            if term.get("reason"):
+                reason = f"Init:{term['reason']}"
+            elif term.get("signal"):
+                reason = f"Init:Signal:{term['signal']}"
+            else:
+                reason = f"Init:ExitCode:{term.get('exitCode', 0)}"
+        elif waiting and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{n_init}"
+        initializing = True
+        break
+    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True"
+                      for c in status.get("conditions") or [])
+    if not initializing or initialized:
+        restarts = 0
+        for cs in init_statuses:
+            restarts += int(cs.get("restartCount") or 0)
+            if cs.get("restartCount"):
+                note_restart(cs)
+        has_running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            restarts += int(cs.get("restartCount") or 0)
+            if cs.get("restartCount"):
+                note_restart(cs)
+            state = cs.get("state") or {}
+            waiting, term = state.get("waiting"), state.get("terminated")
+            if waiting and waiting.get("reason"):
+                reason = waiting["reason"]
+            elif term and term.get("reason"):
+                reason = term["reason"]
+            elif term:
+                reason = (f"Signal:{term['signal']}" if term.get("signal")
+                          else f"ExitCode:{term.get('exitCode', 0)}")
+            elif state.get("running") and cs.get("ready"):
+                has_running = True
+                ready += 1
+            elif state.get("running"):
+                has_running = True
+        if reason == "Completed" and has_running:
+            ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True"
+                             for c in status.get("conditions") or [])
+            reason = "Running" if ready_cond else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    restarts_cell = str(restarts)
+    if last_restart is not None:
+        restarts_cell = f"{restarts} ({human_duration(now - last_restart)} ago)"
+    ips = status.get("podIPs") or []
+    ip = ips[0].get("ip") if ips else (status.get("podIP") or "")
+    gates = spec.get("readinessGates") or []
+    gates_cell = "<none>"
+    if gates:
+        true_types = {c.get("type") for c in status.get("conditions") or []
+                      if c.get("status") == "True"}
+        gates_cell = f"{sum(1 for g in gates if g.get('conditionType') in true_types)}/{len(gates)}"
+    return [
+        meta.get("name", ""), f"{ready}/{total}", reason, restarts_cell,
+        age(meta.get("creationTimestamp"), now), ip or "<none>",
+        spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>",
+        gates_cell,
+    ]
+
+
+# ---------------------------------------------------------------------------- nodes
+
+NODE_COLUMNS = [
+    NAME,
+    col("Status", desc="The status of the node"),
+    col("Roles", desc="The roles of the node"),
+    AGE,
+    col("Version", desc="Kubelet Version reported by the node."),
+    col("Internal-IP", desc="List of internal IPs of the node.", priority=1),
+    col("External-IP", desc="List of external IPs of the node.", priority=1),
+    col("OS-Image", desc="OS Image reported by the node from /etc/os-release (e.g. Debian "
+        "GNU/Linux 7 (wheezy)).", priority=1),
+    col("Kernel-Version", desc="Kernel Version reported by the node from 'uname -r' (e.g. "
+        "3.16.0-0.bpo.4-amd64).", priority=1),
+    col("Container-Runtime", desc="Container runtime version reported by the node through "
+        "runtime remote API (e.g. containerd://1.4.2).", priority=1),
+]
+
+
+def node_cells(node: Obj, now: dt.datetime) -> list[Any]:
+    meta = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    ready = "Unknown"
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Ready":
+            ready = "Ready" if cond.get("status") == "True" else "NotReady"
+    if spec.get("unschedulable"):
+        ready += ",SchedulingDisabled"
+    roles = set()
+    for k, v in (meta.get("labels") or {}).items():
+        if k.startswith("node-role.kubernetes.io/"):
+            role = k[len("node-role.kubernetes.io/"):]
+            if role:
+                roles.add(role)
+        elif k == "kubernetes.io/role" and v:
+            roles.add(v)
+    info = status.get("nodeInfo") or {}
+
+    def addr(kind: str) -> str:
+        found = [a.get("address", "") for a in status.get("addresses") or []
+                 if a.get("type") == kind]
+        return found[0] if found else "<none>"
+
+    return [
+        meta.get("name", ""), ready, ",".join(sorted(roles)) or "<none>",
+        age(meta.get("creationTimestamp"), now), info.get("kubeletVersion") or "",
+        addr("InternalIP"), addr("ExternalIP"), info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+# ---------------------------------------------------------------------------- events
+
+EVENT_COLUMNS = [
+    col("Last Seen", desc="Time when this Event was last seen"),
+    col("Type", desc="Type of this event (Normal, Warning), new types could be added in the "
+        "future."),
+    col("Reason", desc="This should be a short, machine understandable string that gives the "
+        "reason for this event being generated."),
+    col("Object", desc="The object that this event is about."),
+    col("Subobject", desc="The subobject of the object that this event is about.", priority=1),
+    col("Source", desc="The component reporting this event. Should be a short machine "
+        "understandable string.", priority=1),
+    col("Message", desc="A human-readable description of the status of this operation."),
+    col("First Seen", desc="The time at which the event was first recorded. (Time of server "
+        "receipt is in TypeMeta.)", priority=1),
+    col("Count", desc="The number of times this event has occurred.", priority=1),
+    col("Name", fmt="name", desc=NAME_DESC, priority=1),
+]
+
+
+def event_cells(ev: Obj, now: dt.datetime) -> list[Any]:
+    io = ev.get("involvedObject") or {}
+    series = ev.get("series") or {}
+    first = ev.get("firstTimestamp") or ev.get("eventTime")
+    last = ev.get("lastTimestamp") or first
+    count = int(ev.get("count") or 0)
+    if series:
+        last = series.get("lastObservedTime") or last
+        count = int(series.get("count") or count)
+    count = count or 1
+    source = ev.get("source") or {}
+    src = source.get("component") or ev.get("reportingComponent") or ""
+    if source.get("host"):
+        src = f"{src}, {source['host']}"
+    return [
+        age(last, now), ev.get("type", ""), ev.get("reason", ""),
+        f"{str(io.get('kind', '')).lower()}/{io.get('name', '')}", io.get("fieldPath", ""),
+        src, (ev.get("message") or "").strip(), age(first, now), count,
+        (ev.get("metadata") or {}).get("name", ""),
+    ]
+
+
+# ---------------------------------------------------------------------------- the rest
+
+
+def _simple(columns: list[Obj], cells: Callable[[Obj], list[Any]]) -> tuple[
+        list[Obj], Callable[[Obj, dt.datetime], list[Any]]]:
+    def make(obj: Obj, now: dt.datetime) -> list[Any]:
+        out = cells(obj)
+        idx = next(i for i, c in enumerate(columns) if c["name"] == "Age")
+        out.insert(idx, age((obj.get("metadata") or {}).get("creationTimestamp"), now))
+        return out
+
+    return columns, make
+
+
+def _name(o: Obj) -> str:
+    return str((o.get("metadata") or {}).get("name", ""))
+
+
+def _pdb_value(spec: Obj, key: str) -> str:
+    return str(spec[key]) if key in spec else "N/A"
+
+
+PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] = {
+    "Pod": (POD_COLUMNS, pod_cells),
+    "Node": (NODE_COLUMNS, node_cells),
+    "Event": (EVENT_COLUMNS, event_cells),
+    "Namespace": _simple(
+        [NAME, col("Status", desc="The status of the namespace"), AGE],
+        lambda o: [_name(o), (o.get("status") or {}).get("phase", "")]),
+    "ConfigMap": _simple(
+        [NAME, col("Data", "integer", "Number of data in the configmap"), AGE],
+        lambda o: [_name(o), len(o.get("data") or {}) + len(o.get("binaryData") or {})]),
+    "Secret": _simple(
+        [NAME, col("Type", desc="The type of the secret"),
+         col("Data", "integer", "The number of data in the secret"), AGE],
+        lambda o: [_name(o), o.get("type", ""), len(o.get("data") or {})]),
+    "Lease": _simple(
+        [NAME, col("Holder", desc="The holder of the lease"), AGE],
+        lambda o: [_name(o), (o.get("spec") or {}).get("holderIdentity") or ""]),
+    "PriorityClass": _simple(
+        [NAME, col("Value", "integer", "The value of this priority class."),
+         col("Global-Default", "boolean", "globalDefault specifies whether this "
+             "PriorityClass should be considered as the default priority."), AGE,
+         col("PreemptionPolicy", desc="PreemptionPolicy is the Policy for preempting pods "
+             "with lower priority.")],
+        lambda o: [_name(o), o.get("value", 0), bool(o.get("globalDefault")),
+                   o.get("preemptionPolicy", "")]),
+    "PodDisruptionBudget": _simple(
+        [NAME, col("Min Available", desc="The minimum number of pods that must be available"),
+         col("Max Unavailable", desc="The maximum number of pods that may be unavailable"),
+         col("Allowed Disruptions", "integer", "Calculated number of pods that may be "
+             "disrupted at this time"), AGE],
+        lambda o: [_name(o), _pdb_value(o.get("spec") or {}, "minAvailable"),
+                   _pdb_value(o.get("spec") or {}, "maxUnavailable"),
+                   (o.get("status") or {}).get("disruptionsAllowed", 0)]),
+}
+
+DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "
+                             "representing the server time when this object was created.")]
+
+
+def columns_for(kind: str) -> list[Obj]:
+    return PRINTERS[kind][0] if kind in PRINTERS else DEFAULT_COLUMNS
+
+
+def cells_for(kind: str, obj: Obj, now: dt.datetime) -> list[Any]:
+    if kind in PRINTERS:
+        return PRINTERS[kind][1](obj, now)
+    return [_name(obj), (obj.get("metadata") or {}).get("creationTimestamp")]
+
+
+def row(kind: str, entry: Entry, now: dt.datetime, include_object: str) -> Obj:
+    obj = entry.obj()
+    out: Obj = {"cells": cells_for(kind, obj, now)}
+    if include_object == "Object":
+        out["object"] = obj
+    elif include_object != "None":
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": obj.get("metadata") or {}}
+    return out
+
+
+def table(
+    kind: str, entries: Iterable[Entry], revision: int, include_object: str = "Metadata",
+    *, headers: bool = True, continue_token: str = "", remaining: int | None = None,
+) -> Obj:
+    now = dt.datetime.now(dt.UTC)
+    meta: Obj = {"resourceVersion": str(revision)}
+    if continue_token:
+        meta["continue"] = continue_token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    out: Obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+    if headers:
+        out["columnDefinitions"] = columns_for(kind)
+    out["rows"] = [row(kind, e, now, include_object) for e in entries]
+    return out

@@ -1,0 +1,161 @@
+"""Watches: newline-delimited ``WatchEvent`` JSON on a chunked response, served from the
+watch cache (apiserver's handlers/watch.go and the cacher).
+
+Without a resourceVersion (or with "0") the watch starts with a synthetic ADDED for every
+matching object, then follows changes; with one it replays the cache's events after that
+revision, or sends one ERROR event (410 Expired) when they are no longer held, as the
+watch cache does. BOOKMARKs go out only when asked for (``allowWatchBookmarks``). A Table
+watch (``kubectl get -w``) sends one-row Tables, the columns in the first one only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver import tables
+from pykubelet.controlplane.cacher import Attrs, Entry, TooOldError, Watcher
+from pykubelet.controlplane.registry.store import GenericStore
+
+MIN_TIMEOUT_S = 1800  # kube-apiserver's --min-request-timeout: watches end in [1x, 2x)
+
+
+def _event_line(kind: str, data: bytes) -> bytes:
+    return b'{"type":"%s","object":%s}\n' % (kind.encode(), data)
+
+
+def error_event(err: errors.APIError) -> bytes:
+    return b'{"type":"ERROR","object":%s}\n' % orjson.dumps(err.status())
+
+
+class WatchStream:
+    """One watch request, from its first byte to its end."""
+
+    def __init__(
+        self,
+        store: GenericStore,
+        namespace: str | None,
+        predicate: Callable[[Attrs], bool],
+        resource_version: str,
+        timeout_s: float | None,
+        bookmarks: bool,
+        bookmark_interval: float,
+        table: tuple[str, str] | None = None,  # (apiVersion of the Table, includeObject)
+    ) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.predicate = predicate
+        self.resource_version = resource_version
+        self.timeout_s = timeout_s if timeout_s else MIN_TIMEOUT_S * (1 + random.random())
+        self.bookmarks = bookmarks
+        self.bookmark_interval = bookmark_interval
+        self.table = table
+        self._headers_sent = False
+
+    def _format(self, kind: str, entry: Entry) -> bytes:
+        if self.table is None:
+            return _event_line(kind, entry.data)
+        api_version, include = self.table
+        t = tables.table(self.store.info.kind, [entry], entry.rev, include,
+                         headers=not self._headers_sent)
+        t["apiVersion"] = api_version
+        self._headers_sent = True
+        return _event_line(kind, orjson.dumps(t))
+
+    def _bookmark(self, rev: int) -> bytes:
+        info = self.store.info
+        obj: dict[str, Any] = {"kind": info.kind, "apiVersion": info.group_version,
+                               "metadata": {"resourceVersion": str(rev)}}
+        return _event_line("BOOKMARK", orjson.dumps(obj))
+
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        cache = self.store.cache
+        cacher = self.store.registry.cacher
+        rv = self.resource_version
+        if rv not in ("", "0"):
+            try:
+                want = int(rv)
+            except ValueError:
+                raise errors.bad_request(f"invalid resource version {rv!r}") from None
+            if want > cacher.rev:
+                try:
+                    await cacher.wait_for(want)
+                except Exception:
+                    raise errors.timeout(
+                        f"Too large resource version: {want}, current: {cacher.rev}") from None
+        watcher = Watcher(self.namespace, self.predicate, lambda w: cache.watchers.discard(w))
+        initial: list[bytes] = []
+        expired: errors.APIError | None = None
+        # subscribe and take the starting point in one step: nothing falls in between
+        if rv in ("", "0"):
+            for entry in cache.select(self.namespace, self.predicate):
+                initial.append(self._format("ADDED", entry))
+            watcher.last_rev = cacher.rev
+        else:
+            try:
+                past = cache.events_since(int(rv))
+            except TooOldError as exc:
+                expired = errors.expired(str(exc))
+                past = []
+            for ev in past:
+                watcher.offer(ev)
+            watcher.last_rev = max(int(rv), watcher.last_rev)
+        if expired is None:
+            cache.watchers.add(watcher)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        try:
+            if expired is not None:
+                await resp.write(error_event(expired))
+                return resp
+            if initial:
+                await resp.write(b"".join(initial))
+            await self._follow(resp, watcher)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            watcher.close()
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await resp.write_eof()
+        return resp
+
+    async def _follow(self, resp: web.StreamResponse, watcher: Watcher) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        next_bookmark = loop.time() + self.bookmark_interval
+        cacher = self.store.registry.cacher
+        while True:
+            now = loop.time()
+            if now >= deadline:
+                if self.bookmarks:
+                    await resp.write(self._bookmark(max(watcher.last_rev, 0)))
+                return
+            wait = deadline - now
+            if self.bookmarks:
+                wait = min(wait, max(0.0, next_bookmark - now))
+            try:
+                item = await asyncio.wait_for(watcher.queue.get(), wait)
+            except TimeoutError:
+                if self.bookmarks and loop.time() >= next_bookmark:
+                    rev = cacher.rev if watcher.queue.empty() else watcher.last_rev
+                    await resp.write(self._bookmark(rev))
+                    next_bookmark = loop.time() + self.bookmark_interval
+                continue
+            if item is None:
+                return
+            out = [self._format(*item)]
+            while not watcher.queue.empty():
+                nxt = watcher.queue.get_nowait()
+                if nxt is None:
+                    await resp.write(b"".join(out))
+                    return
+                out.append(self._format(*nxt))
+            await resp.write(b"".join(out))

@@ -1,0 +1,408 @@
+"""The watch cache: every read and every watch is served from memory, fed by the store's
+watch (kube-apiserver's cacher and watch_cache.go).
+
+The store holds objects without their resourceVersion (as etcd does: it is the write's
+revision). Here each object gets its served form once, when its event arrives: the
+stored JSON with ``metadata.resourceVersion`` spliced in, so a GET or a LIST of ten
+thousand pods only joins bytes. A delete's event carries the last state stamped with the
+delete's revision, so a client that resumes from it does not see the delete twice.
+
+Per resource (key prefix) a :class:`ResourceCache` keeps the live objects, their labels
+and selectable fields (from the resource's strategy) and a ring of recent events, each
+with the object's previous state, so a selector watch turns "stopped matching" into
+DELETED and "started matching" into ADDED as upstream's cacheWatcher does. A watch from a
+revision older than what the ring still holds is refused (410 Expired), as is a list
+continuation whose snapshot is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from pykubelet.controlplane.storage import CompactedError, Event, Storage
+
+log = logging.getLogger(__name__)
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+DEFAULT_RING = 10_000
+WATCHER_QUEUE_LIMIT = 10_000  # events a watcher may fall behind before it is closed
+FUTURE_RV_WAIT_S = 3.0  # a watch or list ahead of the cache waits this long (as upstream)
+
+
+class TooOldError(Exception):
+    """A revision the cache no longer covers: the client must list again (410)."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class TooLargeError(Exception):
+    """A revision the cache has not reached (504, Retry-After 1)."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"Too large resource version: {requested}, current: {current}")
+
+
+@dataclass(frozen=True, slots=True)
+class Attrs:
+    """What selectors look at: namespace, name, labels and the selectable fields."""
+
+    namespace: str
+    name: str
+    labels: Mapping[str, str]
+    fields: Mapping[str, str]
+
+
+AttrsFn = Callable[[dict[str, Any]], Attrs]
+
+
+@dataclass(slots=True)
+class Entry:
+    key: str
+    data: bytes  # the served JSON (resourceVersion included)
+    rev: int
+    create_rev: int
+    attrs: Attrs
+    cache: dict[str, Any] = field(default_factory=dict)  # derived views (Table rows, ...)
+
+    def obj(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = orjson.loads(self.data)
+        return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class CachedEvent:
+    type: str
+    rev: int
+    entry: Entry  # the new state (for DELETED: the last state at the delete's revision)
+    prev: Entry | None
+
+
+def with_resource_version(value: bytes, rev: int) -> bytes:
+    """Splice ``metadata.resourceVersion`` into stored JSON (objects are stored with
+    ``kind``, ``apiVersion`` then ``metadata`` first, so the first ``"metadata":{`` is the
+    object's own)."""
+    marker = b'"metadata":{'
+    i = value.find(marker)
+    if i < 0:
+        raise ValueError("stored object without metadata")
+    j = i + len(marker)
+    sep = b"" if value[j : j + 1] == b"}" else b","
+    return b"%s\"resourceVersion\":\"%d\"%s%s" % (value[:j], rev, sep, value[j:])
+
+
+class Watcher:
+    """One client's watch: its filter and the queue of (type, entry) it has to send."""
+
+    def __init__(
+        self,
+        namespace: str | None,
+        predicate: Callable[[Attrs], bool],
+        on_close: Callable[[Watcher], None],
+    ) -> None:
+        self.namespace = namespace
+        self.predicate = predicate
+        self.queue: asyncio.Queue[tuple[str, Entry] | None] = asyncio.Queue()
+        self._on_close = on_close
+        self.closed = False
+        self.last_rev = 0
+
+    def _passes(self, e: Entry | None) -> bool:
+        if e is None:
+            return False
+        if self.namespace is not None and e.attrs.namespace != self.namespace:
+            return False
+        return self.predicate(e.attrs)
+
+    def offer(self, ev: CachedEvent) -> None:
+        if self.closed:
+            return
+        cur = ev.type != DELETED and self._passes(ev.entry)
+        prev = self._passes(ev.prev)
+        kind: str | None = None
+        entry = ev.entry
+        if ev.type == DELETED:
+            kind = DELETED if prev else None
+        elif cur and prev:
+            kind = MODIFIED
+        elif cur:
+            kind = ADDED
+        elif prev:
+            # stopped matching: DELETED with the object as it last matched, at this revision
+            assert ev.prev is not None
+            kind = DELETED
+            entry = ev.prev
+            entry = Entry(entry.key, with_rv_replaced(entry.data, ev.rev), ev.rev,
+                          entry.create_rev, entry.attrs)
+        if kind is None:
+            self.last_rev = ev.rev
+            return
+        if self.queue.qsize() >= WATCHER_QUEUE_LIMIT:
+            log.warning("closing a watcher that fell %d events behind", self.queue.qsize())
+            self.close()
+            return
+        self.last_rev = ev.rev
+        self.queue.put_nowait((kind, entry))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+            self._on_close(self)
+
+
+def with_rv_replaced(data: bytes, rev: int) -> bytes:
+    """The served JSON of an entry with its resourceVersion replaced by ``rev``."""
+    marker = b'"metadata":{"resourceVersion":"'
+    i = data.find(marker)
+    if i < 0:
+        return with_resource_version(data, rev)
+    j = data.index(b'"', i + len(marker))
+    return b"%s%d%s" % (data[: i + len(marker)], rev, data[j:])
+
+
+class ResourceCache:
+    """The cache of one resource (one key prefix of the store)."""
+
+    def __init__(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING) -> None:
+        self.prefix = prefix
+        self.attrs_fn = attrs_fn
+        self.entries: dict[str, Entry] = {}
+        self.ring: deque[CachedEvent] = deque()
+        self.ring_size = ring_size
+        self.floor = 0  # watches from revisions >= floor can be served
+        self.watchers: set[Watcher] = set()
+        self._sorted_keys: list[str] | None = None
+        self.indexes: dict[str, dict[str, set[str]]] = {}  # field -> value -> keys
+
+    # ------------------------------------------------------------------ feeding
+    def make_entry(self, key: str, value: bytes, rev: int, create_rev: int) -> Entry:
+        data = with_resource_version(value, rev)
+        attrs = self.attrs_fn(orjson.loads(data))
+        return Entry(key, data, rev, create_rev, attrs)
+
+    def add_index(self, field_name: str) -> None:
+        """Index a selectable field (spec.nodeName for pods: each node's watch is cheap)."""
+        idx: dict[str, set[str]] = {}
+        for key, e in self.entries.items():
+            idx.setdefault(e.attrs.fields.get(field_name, ""), set()).add(key)
+        self.indexes[field_name] = idx
+
+    def _index_remove(self, e: Entry) -> None:
+        for name, idx in self.indexes.items():
+            keys = idx.get(e.attrs.fields.get(name, ""))
+            if keys is not None:
+                keys.discard(e.key)
+
+    def _index_add(self, e: Entry) -> None:
+        for name, idx in self.indexes.items():
+            idx.setdefault(e.attrs.fields.get(name, ""), set()).add(e.key)
+
+    def apply(self, ev: Event) -> CachedEvent:
+        key = ev.kv.key
+        prev = self.entries.get(key)
+        if ev.deleted:
+            last = prev or self.make_entry(key, ev.kv.value, ev.kv.mod_revision,
+                                           ev.kv.create_revision)
+            entry = Entry(key, with_rv_replaced(last.data, ev.kv.mod_revision),
+                          ev.kv.mod_revision, last.create_rev, last.attrs)
+            if prev is not None:
+                del self.entries[key]
+                self._index_remove(prev)
+                self._sorted_keys = None
+            cached = CachedEvent(DELETED, ev.kv.mod_revision, entry, prev)
+        else:
+            entry = self.make_entry(key, ev.kv.value, ev.kv.mod_revision, ev.kv.create_revision)
+            if prev is None:
+                self._sorted_keys = None
+            else:
+                self._index_remove(prev)
+            self.entries[key] = entry
+            self._index_add(entry)
+            cached = CachedEvent(MODIFIED if prev is not None else ADDED,
+                                 ev.kv.mod_revision, entry, prev)
+        self.ring.append(cached)
+        while len(self.ring) > self.ring_size:
+            self.floor = self.ring.popleft().rev
+        for w in list(self.watchers):
+            w.offer(cached)
+        return cached
+
+    def load(self, entries: Iterable[Entry], history: Iterable[CachedEvent], floor: int) -> None:
+        self.entries = {e.key: e for e in entries}
+        self.ring = deque(history)
+        self.floor = floor
+        while len(self.ring) > self.ring_size:
+            self.floor = self.ring.popleft().rev
+        self._sorted_keys = None
+        for name in list(self.indexes):
+            self.add_index(name)
+
+    # ------------------------------------------------------------------ reading
+    def sorted_keys(self) -> list[str]:
+        if self._sorted_keys is None:
+            self._sorted_keys = sorted(self.entries)
+        return self._sorted_keys
+
+    def select(
+        self,
+        namespace: str | None,
+        predicate: Callable[[Attrs], bool] | None,
+        index: tuple[str, str] | None = None,
+    ) -> Iterator[Entry]:
+        """The live entries in key order that pass ``namespace`` and ``predicate``."""
+        if index is not None and index[0] in self.indexes:
+            keys: Iterable[str] = sorted(self.indexes[index[0]].get(index[1], ()))
+        else:
+            keys = self.sorted_keys()
+        if namespace is not None:
+            start = f"{self.prefix}{namespace}/"
+        for key in keys:
+            if namespace is not None and not key.startswith(start):
+                continue
+            e = self.entries[key]
+            if predicate is None or predicate(e.attrs):
+                yield e
+
+    def events_since(self, rev: int) -> list[CachedEvent]:
+        """The ring's events after ``rev``; TooOldError when some may be gone."""
+        if rev < self.floor:
+            raise TooOldError(rev, self.floor + 1)
+        out = []
+        for ev in reversed(self.ring):
+            if ev.rev <= rev:
+                break
+            out.append(ev)
+        out.reverse()
+        return out
+
+
+class Cacher:
+    """All resources' caches over one store: one watch of the store feeds them."""
+
+    def __init__(self, store: Storage) -> None:
+        self.store = store
+        self.resources: dict[str, ResourceCache] = {}  # prefix -> cache
+        self.rev = 0
+        self._rev_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.listeners: list[Callable[[ResourceCache, CachedEvent], None]] = []
+        self.started = time.monotonic()
+
+    def register(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING) -> ResourceCache:
+        cache = ResourceCache(prefix, attrs_fn, ring_size)
+        self.resources[prefix] = cache
+        return cache
+
+    def cache_for(self, key: str) -> ResourceCache | None:
+        for prefix, cache in self.resources.items():
+            if key.startswith(prefix):
+                return cache
+        return None
+
+    async def start(self) -> None:
+        """Load every resource from the store (state plus recent history), then follow."""
+        items, rev = await self.store.list("/registry/")
+        floor = max(self.store.compacted_revision(), rev - DEFAULT_RING)
+        try:
+            history = await self.store.history(floor + 1)
+        except CompactedError:
+            floor, history = rev, []
+        history = [e for e in history if e.kv.mod_revision <= rev]
+        by_prefix: dict[str, list[Entry]] = {p: [] for p in self.resources}
+        hist_by_prefix: dict[str, list[CachedEvent]] = {p: [] for p in self.resources}
+        for kv in items:
+            cache = self.cache_for(kv.key)
+            if cache is None:
+                continue
+            try:
+                by_prefix[cache.prefix].append(
+                    cache.make_entry(kv.key, kv.value, kv.mod_revision, kv.create_revision))
+            except ValueError as exc:
+                log.error("skipping unreadable stored object %s: %s", kv.key, exc)
+        for ev in history:
+            cache = self.cache_for(ev.kv.key)
+            if cache is None:
+                continue
+            try:
+                hist_by_prefix[cache.prefix].append(_history_event(cache, ev))
+            except ValueError:
+                continue
+        for prefix, cache in self.resources.items():
+            cache.load(by_prefix[prefix], hist_by_prefix[prefix], floor)
+        self.rev = rev
+        self._task = asyncio.create_task(self._follow(rev + 1), name="cacher")
+
+    async def _follow(self, from_rev: int) -> None:
+        async for batch in self.store.watch(from_rev):
+            for ev in batch:
+                cache = self.cache_for(ev.kv.key)
+                if cache is not None:
+                    try:
+                        cached = cache.apply(ev)
+                    except ValueError as exc:
+                        log.error("unreadable object %s at %d: %s", ev.kv.key,
+                                  ev.kv.mod_revision, exc)
+                        continue
+                    for listener in self.listeners:
+                        try:
+                            listener(cache, cached)
+                        except Exception:
+                            log.exception("cache listener failed")
+            self.rev = max(self.rev, batch[-1].kv.mod_revision)
+            self._wake()
+
+    def _wake(self) -> None:
+        if not self._rev_waiters:
+            return
+        ready = [f for r, f in self._rev_waiters if r <= self.rev]
+        self._rev_waiters = [(r, f) for r, f in self._rev_waiters if r > self.rev]
+        for f in ready:
+            if not f.done():
+                f.set_result(None)
+
+    async def wait_for(self, rev: int, timeout: float = FUTURE_RV_WAIT_S) -> None:
+        """Return once the cache has seen revision ``rev`` (read-your-writes, and
+        upstream's wait for a resourceVersion ahead of the cache)."""
+        if rev <= self.rev:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._rev_waiters.append((rev, fut))
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            raise TooLargeError(rev, self.rev) from None
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for cache in self.resources.values():
+            for w in list(cache.watchers):
+                w.close()
+
+
+def _history_event(cache: ResourceCache, ev: Event) -> CachedEvent:
+    prev = None
+    if ev.prev is not None and ev.prev.value:
+        prev = cache.make_entry(ev.kv.key, ev.prev.value, ev.prev.mod_revision,
+                                ev.prev.create_revision)
+    if ev.deleted:
+        entry = cache.make_entry(ev.kv.key, ev.kv.value, ev.kv.mod_revision,
+                                 ev.kv.create_revision)
+        return CachedEvent(DELETED, ev.kv.mod_revision, entry, prev)
+    entry = cache.make_entry(ev.kv.key, ev.kv.value, ev.kv.mod_revision, ev.kv.create_revision)
+    return CachedEvent(ADDED if ev.created else MODIFIED, ev.kv.mod_revision, entry, prev)

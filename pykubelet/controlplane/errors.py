@@ -1,0 +1,211 @@
+"""API errors as ``metav1.Status`` objects, with upstream's reasons, codes and message
+texts (apimachinery's api/errors), so kubectl and client libraries print ours as they print
+a real cluster's (``Error from server (NotFound): pods "x" not found``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# reasons (metav1.StatusReason)
+NOT_FOUND = "NotFound"
+ALREADY_EXISTS = "AlreadyExists"
+CONFLICT = "Conflict"
+INVALID = "Invalid"
+BAD_REQUEST = "BadRequest"
+UNAUTHORIZED = "Unauthorized"
+FORBIDDEN = "Forbidden"
+GONE = "Gone"
+EXPIRED = "Expired"
+METHOD_NOT_ALLOWED = "MethodNotAllowed"
+REQUEST_ENTITY_TOO_LARGE = "RequestEntityTooLarge"
+UNSUPPORTED_MEDIA_TYPE = "UnsupportedMediaType"
+NOT_ACCEPTABLE = "NotAcceptable"
+TIMEOUT = "Timeout"
+TOO_MANY_REQUESTS = "TooManyRequests"
+INTERNAL_ERROR = "InternalError"
+SERVICE_UNAVAILABLE = "ServiceUnavailable"
+
+
+class APIError(Exception):
+    """An error the API answers with a Status body and an HTTP code."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = dict(details) if details else None
+        self.headers = dict(headers) if headers else {}
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+        }
+        if self.details:
+            out["details"] = self.details
+        out["code"] = self.code
+        return out
+
+
+def qualified(resource: str, group: str) -> str:
+    """``pods`` or ``leases.coordination.k8s.io``, as messages name a resource."""
+    return f"{resource}.{group}" if group else resource
+
+
+def _details(resource: str, group: str, name: str) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": name}
+    if group:
+        d["group"] = group
+    d["kind"] = resource
+    return d
+
+
+def not_found(resource: str, group: str, name: str) -> APIError:
+    return APIError(404, NOT_FOUND, f'{qualified(resource, group)} "{name}" not found',
+                    _details(resource, group, name))
+
+
+def already_exists(resource: str, group: str, name: str) -> APIError:
+    return APIError(409, ALREADY_EXISTS, f'{qualified(resource, group)} "{name}" already exists',
+                    _details(resource, group, name))
+
+
+def conflict(resource: str, group: str, name: str, why: str | None = None) -> APIError:
+    why = why or (
+        "the object has been modified; please apply your changes to the latest version and "
+        "try again"
+    )
+    return APIError(409, CONFLICT,
+                    f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}',
+                    _details(resource, group, name))
+
+
+def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]]) -> APIError:
+    """422: ``Pod "x" is invalid: <field>: <message>`` with one cause per field error."""
+    causes = list(causes)
+    texts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    qualified_kind = f"{kind}.{group}" if group else kind
+    details: dict[str, Any] = {"name": name}
+    if group:
+        details["group"] = group
+    details["kind"] = kind
+    details["causes"] = [dict(c) for c in causes]
+    return APIError(422, INVALID, f'{qualified_kind} "{name}" is invalid: {body}', details)
+
+
+def bad_request(message: str) -> APIError:
+    return APIError(400, BAD_REQUEST, message)
+
+
+def unauthorized(message: str = "Unauthorized") -> APIError:
+    return APIError(401, UNAUTHORIZED, message)
+
+
+def forbidden(
+    user: str, verb: str, resource: str, group: str, namespace: str, name: str = "",
+    subresource: str = "", why: str = "",
+) -> APIError:
+    res = f"{resource}/{subresource}" if subresource else resource
+    scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+    target = f'{qualified(resource, group)} "{name}"' if name else qualified(resource, group)
+    message = (f'{target} is forbidden: User "{user}" cannot {verb} resource "{res}" in API '
+               f'group "{group}"{scope}')
+    if why:
+        message += f": {why}"
+    return APIError(403, FORBIDDEN, message, _details(resource, group, name))
+
+
+def expired(message: str) -> APIError:
+    return APIError(410, EXPIRED, message)
+
+
+def method_not_allowed(verb: str, kind: str) -> APIError:
+    return APIError(405, METHOD_NOT_ALLOWED,
+                    f'{verb} is not supported on resources of kind "{kind}"')
+
+
+def too_large(limit: int) -> APIError:
+    return APIError(413, REQUEST_ENTITY_TOO_LARGE,
+                    f"Request entity too large: limit is {limit}")
+
+
+def unsupported_media_type(content_type: str) -> APIError:
+    return APIError(415, UNSUPPORTED_MEDIA_TYPE,
+                    f'the body of the request was in an unknown format - accepted media types '
+                    f'include: application/json-patch+json, application/merge-patch+json, '
+                    f'application/strategic-merge-patch+json, application/apply-patch+yaml '
+                    f'(got "{content_type}")')
+
+
+def timeout(message: str, retry_after: int = 1) -> APIError:
+    return APIError(504, TIMEOUT, message, {"retryAfterSeconds": retry_after},
+                    {"Retry-After": str(retry_after)})
+
+
+def internal(message: str) -> APIError:
+    return APIError(500, INTERNAL_ERROR, f"Internal error occurred: {message}",
+                    {"causes": [{"message": message}]})
+
+
+def service_unavailable(message: str) -> APIError:
+    return APIError(503, SERVICE_UNAVAILABLE, message)
+
+
+def success(kind: str, name: str, uid: str = "", group: str = "") -> dict[str, Any]:
+    details: dict[str, Any] = {"name": name}
+    if group:
+        details["group"] = group
+    details["kind"] = kind
+    if uid:
+        details["uid"] = uid
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}
+
+
+# field.Error types as their message prefixes name them (for errors that come as text)
+_FIELD_REASONS = (
+    ("Required value", "FieldValueRequired"),
+    ("Invalid value", "FieldValueInvalid"),
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Not found", "FieldValueNotFound"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Too long", "FieldValueTooLong"),
+    ("Too many", "FieldValueTooMany"),
+    ("Internal error", "InternalError"),
+)
+
+
+def cause(field_error: Any) -> dict[str, str]:
+    """One ``details.causes`` entry from a field error: a structured one (``type``,
+    ``field``, ``detail`` attributes, as field.Error) or its ``path: message`` text."""
+    field = getattr(field_error, "field", None)
+    ftype = getattr(field_error, "type", None)
+    if field is not None and ftype is not None:
+        text = str(field_error)
+        message = text[len(field) + 2:] if field and text.startswith(field + ": ") else text
+        return {"reason": str(ftype), "message": message, "field": str(field)}
+    text = str(field_error)
+    path, sep, message = text.partition(": ")
+    if not sep or " " in path:
+        return {"reason": "FieldValueInvalid", "message": text, "field": ""}
+    reason = "FieldValueInvalid"
+    for prefix, r in _FIELD_REASONS:
+        if message.startswith(prefix):
+            reason = r
+            break
+    return {"reason": reason, "message": message, "field": path}

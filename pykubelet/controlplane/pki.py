@@ -1,0 +1,219 @@
+"""The control plane's certificates and tokens, made at first start under its root.
+
+``pki/ca.{crt,key}``: a self-signed CA; ``pki/apiserver.{crt,key}``: the serving certificate,
+with every name and address clients use in its subjectAltName (Go clients refuse a
+CN-only certificate) and re-issued when the set of addresses changes;
+``pki/apiserver-kubelet-client.{crt,key}``: what the API server shows nodes' servers.
+``tokens.json`` (0600): the admin token, the join token nodes bootstrap with and the
+per-node tokens, as k3s keeps its token files. The CA hash nodes pin is kubeadm's:
+``sha256:`` and the hex SHA-256 of the CA's SubjectPublicKeyInfo.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_DAYS = 3650
+CERT_DAYS = 365
+_JOIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` with mode 0600, atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM,
+                             serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def ca_cert_hash(ca_pem: bytes) -> str:
+    """kubeadm's discovery-token-ca-cert-hash of a CA certificate."""
+    cert = x509.load_pem_x509_certificate(ca_pem)
+    spki = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                          serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "sha256:" + hashlib.sha256(spki).hexdigest()
+
+
+def host_addresses() -> list[str]:
+    """The IPv4 addresses of this host's interfaces (for the serving certificate)."""
+    import psutil
+
+    out = []
+    for addrs in psutil.net_if_addrs().values():
+        for a in addrs:
+            if a.family == socket.AF_INET and a.address not in out:
+                out.append(a.address)
+    return out
+
+
+@dataclass
+class ServingPaths:
+    cert: Path
+    key: Path
+
+
+class PKI:
+    """The CA and the certificates issued from it, under ``root/pki``."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root / "pki"
+        self.ca_cert_path = self.dir / "ca.crt"
+        self.ca_key_path = self.dir / "ca.key"
+
+    def ensure_ca(self) -> None:
+        if self.ca_cert_path.exists() and self.ca_key_path.exists():
+            return
+        key = _key()
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pykube-ca")])
+        t = dt.datetime.now(dt.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(t - dt.timedelta(minutes=5))
+            .not_valid_after(t + dt.timedelta(days=CA_DAYS))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False,
+                                         False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
+                           critical=False)
+            .sign(key, hashes.SHA256())
+        )
+        _write_private(self.ca_key_path, _key_pem(key))
+        _write_private(self.ca_cert_path, cert.public_bytes(serialization.Encoding.PEM))
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.ca_cert_path.read_bytes()
+
+    def issue(
+        self, name: str, common_name: str, *, dns: list[str] = (),  # type: ignore[assignment]
+        ips: list[str] = (),  # type: ignore[assignment]
+        server: bool = True, client: bool = False, organization: str = "",
+    ) -> ServingPaths:
+        """Issue (or re-issue when its names changed) ``pki/<name>.{crt,key}``."""
+        self.ensure_ca()
+        paths = ServingPaths(self.dir / f"{name}.crt", self.dir / f"{name}.key")
+        want_dns = sorted(set(dns))
+        want_ips = sorted(set(ips))
+        if paths.cert.exists() and paths.key.exists():
+            cert = x509.load_pem_x509_certificate(paths.cert.read_bytes())
+            try:
+                san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+                have_dns = sorted(san.get_values_for_type(x509.DNSName))
+                have_ips = sorted(str(i) for i in san.get_values_for_type(x509.IPAddress))
+            except x509.ExtensionNotFound:
+                have_dns, have_ips = [], []
+            fresh = cert.not_valid_after_utc > dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+            if fresh and set(want_dns) <= set(have_dns) and set(want_ips) <= set(have_ips):
+                return paths
+        ca_key = serialization.load_pem_private_key(self.ca_key_path.read_bytes(), None)
+        ca_cert = x509.load_pem_x509_certificate(self.ca_pem)
+        key = _key()
+        attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
+        if organization:
+            attrs.insert(0, x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
+        t = dt.datetime.now(dt.UTC)
+        usages = []
+        if server:
+            usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
+        if client:
+            usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name(attrs)).issuer_name(ca_cert.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(t - dt.timedelta(minutes=5))
+            .not_valid_after(t + dt.timedelta(days=CERT_DAYS))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False,
+                                         False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        )
+        if want_dns or want_ips:
+            names: list[x509.GeneralName] = [x509.DNSName(d) for d in want_dns]
+            names += [x509.IPAddress(ipaddress.ip_address(i)) for i in want_ips]
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+        cert = builder.sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        _write_private(paths.key, _key_pem(key))
+        _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
+        return paths
+
+
+class Tokens:
+    """The bearer tokens: admin, join (bootstrap) and one per node, in ``tokens.json``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        data: dict[str, object] = {}
+        if path.exists():
+            data = json.loads(path.read_text() or "{}")
+        self.admin = str(data.get("admin") or secrets.token_urlsafe(32))
+        self.join = str(data.get("join") or self._join_token())
+        nodes = data.get("nodes") or {}
+        self.nodes: dict[str, str] = dict(nodes) if isinstance(nodes, dict) else {}
+        if data.get("admin") != self.admin or data.get("join") != self.join:
+            self._save()
+
+    @staticmethod
+    def _join_token() -> str:
+        """A kubeadm-style bootstrap token: ``[a-z0-9]{6}.[a-z0-9]{16}``."""
+        pick = secrets.choice
+        return ("".join(pick(_JOIN_ALPHABET) for _ in range(6)) + "."
+                + "".join(pick(_JOIN_ALPHABET) for _ in range(16)))
+
+    def _save(self) -> None:
+        body = {"admin": self.admin, "join": self.join, "nodes": self.nodes}
+        _write_private(self.path, json.dumps(body, indent=2).encode())
+
+    def node_token(self, node: str) -> str:
+        """The token of ``node`` (made on its first join)."""
+        with self._lock:
+            token = self.nodes.get(node)
+            if token is None:
+                token = secrets.token_urlsafe(32)
+                self.nodes[node] = token
+                self._save()
+            return token
+
+    def identify(self, token: str) -> tuple[str, str] | None:
+        """("admin"|"join"|"node", node name) for a valid token, else None."""
+        if hmac.compare_digest(token, self.admin):
+            return ("admin", "")
+        if hmac.compare_digest(token, self.join):
+            return ("join", "")
+        for node, t in list(self.nodes.items()):
+            if hmac.compare_digest(token, t):
+                return ("node", node)
+        return None

@@ -1,0 +1,3 @@
+"""The registry: one generic store (``store.py``) serving every resource through that
+resource's strategy (its hooks for create, update, delete, validation and selectable
+fields), as apiserver's generic registry and pkg/registry/core/<resource>/strategy.go."""

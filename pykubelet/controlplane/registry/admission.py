@@ -1,0 +1,162 @@
+"""Admission: what the API server does to a write after decoding and before validation,
+as kube-apiserver's default plugins do.
+
+- NamespaceLifecycle: namespaced objects only go into namespaces that exist and are not
+  terminating; the four system namespaces cannot be deleted.
+- DefaultTolerationSeconds: a pod tolerates ``not-ready``/``unreachable`` NoExecute taints
+  for 300 s unless it says otherwise (so the node lifecycle controller evicts after 5 min).
+- Priority: ``spec.priority`` (and ``preemptionPolicy``) from ``priorityClassName``, or the
+  global default class, or 0.
+- NodeRestriction: a node may only write its own Node and Lease, the status of pods bound
+  to it, mirror pods bound to it, and delete or evict pods bound to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
+from pykubelet.controlplane.registry.resources import (
+    EVENTS,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    PRIORITY_CLASSES,
+)
+from pykubelet.controlplane.registry.store import Context, GenericStore, Obj
+
+DEFAULT_TOLERATION_SECONDS = 300
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+async def namespace_lifecycle(
+    op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context
+) -> None:
+    info = store.info
+    if op == "DELETE" and info is NAMESPACES:
+        name = _meta(obj).get("name", "")
+        if name in SYSTEM_NAMESPACES:
+            raise errors.APIError(403, errors.FORBIDDEN,
+                                  f'namespaces "{name}" is forbidden: this namespace may not be '
+                                  "deleted", {"name": name, "kind": "namespaces"})
+        return
+    if op != "CREATE" or not info.namespaced:
+        return
+    ns_name = _meta(obj).get("namespace", "")
+    ns_store = store.registry.store(NAMESPACES)
+    ns = ns_store.lookup("", ns_name)
+    if ns is None:
+        raise errors.not_found("namespaces", "", ns_name)
+    if ns.attrs.fields.get("status.phase") == "Terminating" and info is not EVENTS:
+        raise errors.APIError(
+            403, errors.FORBIDDEN,
+            f'{info.resource} "{_meta(obj).get("name", "")}" is forbidden: unable to create new '
+            f"content in namespace {ns_name} because it is being terminated",
+            {"name": _meta(obj).get("name", ""), "kind": info.resource,
+             "causes": [{"reason": "NamespaceTerminating",
+                         "message": f"namespace {ns_name} is being terminated",
+                         "field": "metadata.namespace"}]})
+
+
+async def default_toleration_seconds(
+    op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context
+) -> None:
+    if op != "CREATE" or store.info is not PODS:
+        return
+    spec = obj.setdefault("spec", {})
+    tolerations: list[dict[str, Any]] = spec.setdefault("tolerations", [])
+
+    def tolerated(key: str) -> bool:
+        return any(
+            (t.get("key") == key or (not t.get("key") and t.get("operator") == "Exists"))
+            and t.get("effect", "") in ("", "NoExecute")
+            for t in tolerations
+        )
+
+    for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
+        if not tolerated(key):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+
+
+async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context) -> None:
+    if op != "CREATE" or store.info is not PODS:
+        return
+    spec = obj.setdefault("spec", {})
+    name = spec.get("priorityClassName") or ""
+    pcs = store.registry.store(PRIORITY_CLASSES)
+    value, policy = 0, "PreemptLowerPriority"
+    pod_name = _meta(obj).get("name", "")
+    if name:
+        entry = pcs.lookup("", name)
+        if entry is None:
+            raise errors.APIError(403, errors.FORBIDDEN,
+                                  f'pods "{pod_name}" is forbidden: no PriorityClass with name '
+                                  f"{name} was found", {"name": pod_name, "kind": "pods"})
+        pc = entry.obj()
+        value, policy = int(pc.get("value", 0)), pc.get("preemptionPolicy", policy)
+    else:
+        for entry in pcs.cache.select(None, None):
+            pc = entry.obj()
+            if pc.get("globalDefault"):
+                name = entry.attrs.name
+                value, policy = int(pc.get("value", 0)), pc.get("preemptionPolicy", policy)
+                spec["priorityClassName"] = name
+                break
+    given = spec.get("priority")
+    if given is not None and given != value:
+        raise errors.APIError(
+            403, errors.FORBIDDEN,
+            f'pods "{pod_name}" is forbidden: the integer value of priority ({given}) must not be '
+            f"provided in pod spec; priority admission controller computed {value} from the "
+            "given PriorityClass name", {"name": pod_name, "kind": "pods"})
+    spec["priority"] = value
+    spec["preemptionPolicy"] = spec.get("preemptionPolicy") or policy
+
+
+async def node_restriction(
+    op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context
+) -> None:
+    node = ctx.user.node
+    if node is None:
+        return
+    info = store.info
+    name = _meta(obj).get("name", "")
+
+    def deny(why: str) -> errors.APIError:
+        return errors.APIError(403, errors.FORBIDDEN,
+                               f'{info.resource} "{name}" is forbidden: {why}',
+                               {"name": name, "kind": info.resource})
+
+    if info is NODES:
+        if name != node:
+            raise deny(f"node \"{node}\" is not allowed to modify node \"{name}\"")
+    elif info is LEASES:
+        if _meta(obj).get("namespace") != NODE_LEASE_NAMESPACE or name != node:
+            raise deny("can only access node lease with the same name as the requesting node")
+    elif info is PODS:
+        bound = (obj.get("spec") or {}).get("nodeName", "")
+        if op == "CREATE":
+            if MIRROR_POD_ANNOTATION not in (_meta(obj).get("annotations") or {}):
+                raise deny(f"pod does not have \"{MIRROR_POD_ANNOTATION}\" annotation, node "
+                           f"\"{node}\" can only create mirror pods")
+            if bound != node:
+                raise deny(f"node \"{node}\" can only create pods with spec.nodeName set to "
+                           "itself")
+        elif bound != node or (old is not None and (old.get("spec") or {}).get("nodeName") != node):
+            raise deny(f"node \"{node}\" can only {'delete' if op == 'DELETE' else 'update'} "
+                       "pods with spec.nodeName set to itself")
+    elif info is EVENTS:
+        return
+
+
+DEFAULT_PLUGINS = (namespace_lifecycle, default_toleration_seconds, priority, node_restriction)

@@ -1,0 +1,36 @@
+"""Events (pkg/registry/core/event): selectable by the object they are about and by
+reason, source and type; created on update (a recorder's patch of a series)."""
+
+from __future__ import annotations
+
+from pykubelet.controlplane.registry.resources import EVENTS
+from pykubelet.controlplane.registry.strategy import Obj, Strategy
+
+EVENT_TTL_S = 3600  # kube-apiserver's --event-ttl
+
+
+class EventStrategy(Strategy):
+    info = EVENTS
+    allow_create_on_update = True
+    selectable_fields = (
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+    )
+
+    def fields(self, obj: Obj) -> dict[str, str]:
+        io = obj.get("involvedObject") or {}
+        source = (obj.get("source") or {}).get("component", "")
+        return {
+            "involvedObject.kind": io.get("kind", ""),
+            "involvedObject.namespace": io.get("namespace", ""),
+            "involvedObject.name": io.get("name", ""),
+            "involvedObject.uid": io.get("uid", ""),
+            "involvedObject.apiVersion": io.get("apiVersion", ""),
+            "involvedObject.resourceVersion": io.get("resourceVersion", ""),
+            "involvedObject.fieldPath": io.get("fieldPath", ""),
+            "reason": obj.get("reason", ""),
+            "reportingComponent": obj.get("reportingComponent", ""),
+            "source": source,
+            "type": obj.get("type", ""),
+        }

@@ -1,0 +1,26 @@
+"""Leases (coordination.k8s.io/v1): node heartbeats in kube-node-lease and leader
+election; created on update, as client-go's lease lock does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykubelet.controlplane.registry.resources import LEASES
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, invalid
+
+
+class LeaseStrategy(Strategy):
+    info = LEASES
+    allow_create_on_update = True
+
+    def validate(self, obj: Obj) -> list[Any]:
+        errs = super().validate(obj)
+        spec = obj.get("spec") or {}
+        lds = spec.get("leaseDurationSeconds")
+        if lds is not None and (not isinstance(lds, int) or lds <= 0):
+            errs.append(invalid("spec.leaseDurationSeconds", lds, "must be greater than 0"))
+        lt = spec.get("leaseTransitions")
+        if lt is not None and (not isinstance(lt, int) or lt < 0):
+            errs.append(invalid("spec.leaseTransitions", lt,
+                                "must be greater than or equal to 0"))
+        return errs

@@ -1,0 +1,38 @@
+"""Namespaces (pkg/registry/core/namespace): a DNS-1123 label name, phase Active, the
+``kubernetes`` finalizer; deletion marks the namespace Terminating and the namespace
+controller removes its content, then the namespace."""
+
+from __future__ import annotations
+
+from pykubelet.controlplane.registry.resources import NAMESPACES
+from pykubelet.controlplane.registry.strategy import Obj, Strategy
+
+FINALIZER_KUBERNETES = "kubernetes"
+NAME_LABEL = "kubernetes.io/metadata.name"
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class NamespaceStrategy(Strategy):
+    info = NAMESPACES
+    name_rule = "label"
+    has_status = True
+    selectable_fields = ("status.phase",)
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        obj["spec"] = {"finalizers": [FINALIZER_KUBERNETES]}
+        obj["status"] = {"phase": "Active"}
+        _name_label(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        new["spec"] = dict(old.get("spec") or {})
+        _name_label(new)
+
+    def fields(self, obj: Obj) -> dict[str, str]:
+        return {"status.phase": (obj.get("status") or {}).get("phase", "")}
+
+
+def _name_label(obj: Obj) -> None:
+    """The apiserver labels every namespace with its own name (since 1.21)."""
+    meta = obj.setdefault("metadata", {})
+    meta.setdefault("labels", {})[NAME_LABEL] = meta.get("name", "")

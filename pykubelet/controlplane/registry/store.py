@@ -1,0 +1,541 @@
+"""The generic store: every verb of every resource, driven by the resource's strategy
+(apiserver's registry/generic/registry/store.go).
+
+Reads come from the watch cache. Writes go to the store as conditional writes on the
+revision they read (etcd's transactions, kube-apiserver's GuaranteedUpdate): an update
+without a resourceVersion retries on a conflict, one with a stale resourceVersion is a
+409. A write returns once the cache has seen it, so the writer reads its own write.
+
+Create: decode (strict, or dropping unknown fields with a warning), namespace from the
+URL, ``generateName``, the system fields (uid, creationTimestamp), the strategy's
+PrepareForCreate, admission, validation, then the store. Update and patch: the same over
+the current object, keeping what a client may not change. Delete: the strategy's grace
+period; a graceful delete or pending finalizers only stamp ``deletionTimestamp``, the
+object goes when the grace ends (a node confirms) or the last finalizer is removed.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime as dt
+import logging
+import random
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from pykubelet.api.errors import DecodeError
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.patch import PatchError, apply_patch
+from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
+from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
+from pykubelet.controlplane.registry.resources import ResourceInfo
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, now, rfc3339
+from pykubelet.controlplane.storage import (
+    ConflictError,
+    KeyExistsError,
+    NotFoundError,
+    Storage,
+    StorageError,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 16
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # apiserver's SimpleNameGenerator alphabet
+
+
+@dataclass(frozen=True)
+class User:
+    """Who is asking: the admin, a node (``system:node:<name>``) or the control plane."""
+
+    name: str
+    groups: tuple[str, ...] = ()
+
+    @property
+    def node(self) -> str | None:
+        prefix = "system:node:"
+        return self.name[len(prefix):] if self.name.startswith(prefix) else None
+
+    @property
+    def is_admin(self) -> bool:
+        return "system:masters" in self.groups
+
+
+SYSTEM_USER = User("system:apiserver", ("system:masters",))
+
+
+@dataclass
+class Context:
+    """One request's options."""
+
+    user: User = SYSTEM_USER
+    dry_run: bool = False
+    field_validation: str = STRICT
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DeleteOptions:
+    grace_period_seconds: int | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    dry_run: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Obj | None) -> DeleteOptions:
+        d = d or {}
+        pre = d.get("preconditions") or {}
+        grace = d.get("gracePeriodSeconds")
+        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)):
+            raise errors.bad_request("gracePeriodSeconds: expected an integer")
+        return cls(grace, pre.get("uid"), pre.get("resourceVersion"),
+                   "All" in (d.get("dryRun") or []))
+
+
+@dataclass
+class ListResult:
+    entries: list[Entry]
+    revision: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[None]]
+
+
+def encode(obj: Obj) -> bytes:
+    """Stored form: kind, apiVersion, metadata first; no resourceVersion (it is the
+    write's revision, added when served)."""
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    meta.pop("selfLink", None)
+    out: Obj = {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "metadata": meta}
+    for k, v in obj.items():
+        if k not in out:
+            out[k] = v
+    return orjson.dumps(out)
+
+
+def _meta(obj: Obj) -> Obj:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+class Registry:
+    """All resources' stores over one storage and one cache, and the admission chain."""
+
+    def __init__(self, storage: Storage, cacher: Cacher) -> None:
+        self.storage = storage
+        self.cacher = cacher
+        self.stores: dict[tuple[str, str], GenericStore] = {}
+        self.admission: list[AdmitFn] = []
+        self.continues: dict[str, tuple[float, list[Entry]]] = {}
+
+    def add(self, strategy: Strategy, ring_size: int | None = None) -> GenericStore:
+        cache = self.cacher.register(strategy.info.storage_prefix, strategy.attrs,
+                                     ring_size or 10_000)
+        for f in strategy.indexed_fields:
+            cache.add_index(f)
+        store = GenericStore(self, strategy, cache)
+        self.stores[(strategy.info.group, strategy.info.resource)] = store
+        return store
+
+    def store(self, info: ResourceInfo) -> GenericStore:
+        return self.stores[(info.group, info.resource)]
+
+    def by_resource(self, group: str, resource: str) -> GenericStore | None:
+        return self.stores.get((group, resource))
+
+
+class GenericStore:
+    """One resource's verbs."""
+
+    def __init__(self, registry: Registry, strategy: Strategy, cache: ResourceCache) -> None:
+        self.registry = registry
+        self.strategy = strategy
+        self.info = strategy.info
+        self.cache = cache
+
+    # ------------------------------------------------------------------ helpers
+    def _not_found(self, name: str) -> errors.APIError:
+        return errors.not_found(self.info.resource, self.info.group, name)
+
+    def _decode(self, body: Any, ctx: Context, strategy: Strategy) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request(
+                f"{self.info.kind} in version \"{self.info.version}\" cannot be handled as a "
+                f"{self.info.kind}: expected an object")
+        kind = body.get("kind") or self.info.kind
+        api_version = body.get("apiVersion") or self.info.group_version
+        if kind != self.info.kind or api_version != self.info.group_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({self.info.group_version})" if api_version != self.info.group_version
+                else f"{kind} in version \"{self.info.version}\" cannot be handled as a "
+                f"{self.info.kind}: no kind \"{kind}\" is registered")
+        body = dict(body)
+        body["kind"], body["apiVersion"] = kind, api_version
+        try:
+            obj, warnings = strategy.decode(body, ctx.field_validation)
+        except UnknownFieldsError as exc:
+            raise errors.bad_request(str(exc)) from None
+        except (DecodeError, ValueError) as exc:
+            raise errors.bad_request(
+                f"{self.info.kind} in version \"{self.info.version}\" cannot be handled as a "
+                f"{self.info.kind}: {exc}") from None
+        ctx.warnings.extend(warnings)
+        obj["kind"], obj["apiVersion"] = kind, api_version
+        return obj
+
+    def _invalid(self, obj: Obj, errs: list[Any]) -> errors.APIError:
+        name = _meta(obj).get("name") or _meta(obj).get("generateName", "")
+        return errors.invalid(self.info.kind, self.info.group, name,
+                              [errors.cause(e) for e in errs])
+
+    async def _admit(self, op: str, obj: Obj, old: Obj | None, ctx: Context) -> None:
+        for plugin in self.registry.admission:
+            await plugin(op, self, obj, old, ctx)
+
+    async def _committed(self, rev: int, key: str, fallback: bytes | None = None) -> Entry:
+        await self.registry.cacher.wait_for(rev)
+        entry = self.cache.entries.get(key)
+        if entry is None or entry.rev < rev:
+            # written, then changed or deleted again before we looked: answer what we wrote
+            for ev in reversed(self.cache.ring):
+                if ev.rev == rev:
+                    return ev.entry
+            raise errors.internal(f"object {key} at revision {rev} is not in the cache")
+        return entry
+
+    def namespaced_key(self, namespace: str, name: str) -> str:
+        return self.info.key(namespace, name)
+
+    # ------------------------------------------------------------------ reads
+    def get(self, namespace: str, name: str) -> Entry:
+        entry = self.cache.entries.get(self.info.key(namespace, name))
+        if entry is None:
+            raise self._not_found(name)
+        return entry
+
+    def lookup(self, namespace: str, name: str) -> Entry | None:
+        return self.cache.entries.get(self.info.key(namespace, name))
+
+    def list(
+        self,
+        namespace: str | None,
+        predicate: Callable[[Any], bool] | None = None,
+        index: tuple[str, str] | None = None,
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ListResult:
+        rev = self.registry.cacher.rev
+        if continue_token:
+            return self._continue(continue_token, limit)
+        entries = list(self.cache.select(namespace, predicate, index))
+        if limit and len(entries) > limit:
+            token = uuid.uuid4().hex
+            self.registry.continues[token] = (dt.datetime.now().timestamp(), entries)
+            self._expire_continues()
+            page = entries[:limit]
+            cont = _encode_continue(rev, page[-1].key, token)
+            return ListResult(page, rev, cont, len(entries) - limit)
+        return ListResult(entries, rev)
+
+    def _continue(self, token: str, limit: int) -> ListResult:
+        try:
+            data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            rev, start, snap = int(data["rv"]), str(data["start"]), str(data["snap"])
+        except (ValueError, KeyError, TypeError):
+            raise errors.bad_request("continue key is not valid: illegal base64 data") from None
+        held = self.registry.continues.get(snap)
+        if held is None:
+            raise errors.APIError(
+                410, errors.EXPIRED,
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter, or use the "
+                "continue token in this response to retrieve the remainder of the results. "
+                "Continuing with the provided token results in an inconsistent list - objects "
+                "that were created, modified, or deleted between the time the first chunk was "
+                "returned and now may show up in the list.")
+        entries = held[1]
+        idx = next((i for i, e in enumerate(entries) if e.key > start), len(entries))
+        rest = entries[idx:]
+        if limit and len(rest) > limit:
+            page = rest[:limit]
+            return ListResult(page, rev, _encode_continue(rev, page[-1].key, snap),
+                              len(rest) - limit)
+        self.registry.continues.pop(snap, None)
+        return ListResult(rest, rev)
+
+    def _expire_continues(self) -> None:
+        cutoff = dt.datetime.now().timestamp() - 300
+        for k, (t, _) in list(self.registry.continues.items()):
+            if t < cutoff:
+                del self.registry.continues[k]
+
+    # ------------------------------------------------------------------ create
+    async def create(
+        self, ctx: Context, namespace: str, body: Any, strategy: Strategy | None = None
+    ) -> Entry | Obj:
+        strat = strategy or self.strategy
+        obj = self._decode(body, ctx, strat)
+        meta = _meta(obj)
+        if self.info.namespaced:
+            if meta.get("namespace") and meta["namespace"] != namespace:
+                raise errors.bad_request("the namespace of the provided object does not match "
+                                         "the namespace sent on the request")
+            meta["namespace"] = namespace
+        if meta.get("resourceVersion"):
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                random.choice(_NAME_CHARS) for _ in range(5))
+        self._set_system_fields(meta)
+        strat.prepare_for_create(obj)
+        await self._admit("CREATE", obj, None, ctx)
+        errs = strat.validate(obj)
+        if errs:
+            raise self._invalid(obj, errs)
+        if ctx.dry_run:
+            return obj
+        key = self.info.key(namespace, meta["name"])
+        try:
+            kv = await self.registry.storage.create(key, encode(obj))
+        except KeyExistsError:
+            raise errors.already_exists(self.info.resource, self.info.group,
+                                        meta["name"]) from None
+        except StorageError as exc:
+            raise errors.internal(str(exc)) from None
+        return await self._committed(kv.mod_revision, key)
+
+    @staticmethod
+    def _set_system_fields(meta: Obj) -> None:
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = rfc3339(now())
+        for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
+                  "managedFields"):
+            meta.pop(f, None)
+
+    # ------------------------------------------------------------------ update / patch
+    async def update(
+        self, ctx: Context, namespace: str, name: str, body: Any,
+        strategy: Strategy | None = None,
+    ) -> Entry | Obj:
+        strat = strategy or self.strategy
+        obj = self._decode(body, ctx, strat)
+        meta = _meta(obj)
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match "
+                                     f"the name on the URL ({name})")
+        if self.info.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the "
+                                     "namespace sent on the request")
+        rv = str(meta.get("resourceVersion") or "")
+        key = self.info.key(namespace, name)
+        if self.cache.entries.get(key) is None:
+            if self.strategy.allow_create_on_update and strategy is None:
+                meta.pop("resourceVersion", None)
+                meta["name"] = name
+                return await self.create(ctx, namespace, obj)
+            raise self._not_found(name)
+        return await self._guaranteed_update(
+            ctx, namespace, name, lambda _old: copy.deepcopy(obj), strat, precondition=rv)
+
+    async def patch(
+        self, ctx: Context, namespace: str, name: str, patch_type: str, patch: Any,
+        strategy: Strategy | None = None,
+    ) -> Entry | Obj:
+        strat = strategy or self.strategy
+
+        def mutate(old: Obj) -> Obj:
+            try:
+                patched = apply_patch(patch_type, old, patch)
+            except PatchError as exc:
+                raise errors.bad_request(str(exc)) from None
+            return self._decode(patched, ctx, strat)
+
+        precondition = ""
+        if isinstance(patch, dict):
+            precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
+        return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
+                                             precondition=precondition)
+
+    async def guaranteed_update(
+        self, namespace: str, name: str, mutate: Callable[[Obj], Obj | None],
+        strategy: Strategy | None = None, ctx: Context | None = None,
+    ) -> Entry | Obj:
+        """For the control plane's own writers: re-read and retry until it applies.
+        ``mutate`` gets a copy of the current object; returning None leaves it as is."""
+        return await self._guaranteed_update(ctx or Context(), namespace, name, mutate,
+                                             strategy or self.strategy)
+
+    async def _guaranteed_update(
+        self,
+        ctx: Context,
+        namespace: str,
+        name: str,
+        mutate: Callable[[Obj], Obj | None],
+        strat: Strategy,
+        precondition: str = "",
+    ) -> Entry | Obj:
+        key = self.info.key(namespace, name)
+        for _attempt in range(MAX_RETRIES):
+            cur = self.cache.entries.get(key)
+            if cur is None:
+                raise self._not_found(name)
+            if precondition and precondition != str(cur.rev):
+                raise errors.conflict(self.info.resource, self.info.group, name)
+            old = cur.obj()
+            new = mutate(copy.deepcopy(old))
+            if new is None:
+                return cur
+            nm, om = _meta(new), _meta(old)
+            if nm.get("uid") and nm["uid"] != om.get("uid"):
+                raise errors.conflict(self.info.resource, self.info.group, name,
+                                      f"Precondition failed: UID in precondition: "
+                                      f"{nm.get('uid')}, UID in object meta: {om.get('uid')}")
+            # what a client never changes (BeforeUpdate's system fields)
+            for f in ("uid", "creationTimestamp", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "generation"):
+                if f in om:
+                    nm[f] = copy.deepcopy(om[f])
+                else:
+                    nm.pop(f, None)
+            nm["name"] = name
+            if self.info.namespaced:
+                nm["namespace"] = namespace
+            nm.pop("managedFields", None)
+            strat.prepare_for_update(new, old)
+            await self._admit("UPDATE", new, old, ctx)
+            errs = strat.validate_update(new, old)
+            if errs:
+                raise self._invalid(new, errs)
+            if ctx.dry_run:
+                _meta(new)["resourceVersion"] = str(cur.rev)
+                return new
+            data = encode(new)
+            if data == encode(old):
+                return cur
+            finalize = bool(nm.get("deletionTimestamp")) and not nm.get("finalizers") and (
+                not self._pending_finalizers(new))
+            try:
+                if finalize and (om.get("finalizers") or self._pending_finalizers(old)):
+                    kv = await self.registry.storage.delete(key, cur.rev)
+                else:
+                    kv = await self.registry.storage.update(key, data, cur.rev)
+            except ConflictError:
+                if precondition:
+                    raise errors.conflict(self.info.resource, self.info.group, name) from None
+                continue
+            except NotFoundError:
+                raise self._not_found(name) from None
+            except StorageError as exc:
+                raise errors.internal(str(exc)) from None
+            return await self._committed(kv.mod_revision, key)
+        raise errors.conflict(self.info.resource, self.info.group, name,
+                              "too many concurrent updates; please try again")
+
+    def _pending_finalizers(self, obj: Obj) -> bool:
+        """Finalizers other than metadata.finalizers (a namespace's spec.finalizers)."""
+        return bool(self.info.resource == "namespaces" and (obj.get("spec") or {}).get(
+            "finalizers"))
+
+    # ------------------------------------------------------------------ delete
+    async def delete(
+        self, ctx: Context, namespace: str, name: str, options: DeleteOptions,
+    ) -> tuple[Entry | Obj, bool]:
+        """Delete (or start deleting) an object: (its last state, deleted now?)."""
+        key = self.info.key(namespace, name)
+        for _attempt in range(MAX_RETRIES):
+            cur = self.cache.entries.get(key)
+            if cur is None:
+                raise self._not_found(name)
+            old = cur.obj()
+            om = _meta(old)
+            if options.uid is not None and options.uid != om.get("uid"):
+                raise errors.conflict(self.info.resource, self.info.group, name,
+                                      f"Precondition failed: UID in precondition: {options.uid}, "
+                                      f"UID in object meta: {om.get('uid')}")
+            if options.resource_version is not None and options.resource_version != str(cur.rev):
+                raise errors.conflict(
+                    self.info.resource, self.info.group, name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{options.resource_version}, ResourceVersion in meta: {cur.rev}")
+            await self._admit("DELETE", old, None, ctx)
+            grace = self.strategy.grace_period(old, options.grace_period_seconds)
+            finalizers = bool(om.get("finalizers")) or self._pending_finalizers(old)
+            new: Obj | None = None
+            t = now()
+            if om.get("deletionTimestamp"):
+                if not finalizers and grace == 0:
+                    new = None  # delete now
+                else:
+                    current = om["deletionTimestamp"]
+                    wanted = rfc3339(t + dt.timedelta(seconds=grace))
+                    if wanted < current and grace < (om.get("deletionGracePeriodSeconds") or 0):
+                        new = copy.deepcopy(old)
+                        _meta(new)["deletionTimestamp"] = wanted
+                        _meta(new)["deletionGracePeriodSeconds"] = grace
+                    else:
+                        return cur, False
+            elif grace > 0 or finalizers:
+                new = copy.deepcopy(old)
+                nm = _meta(new)
+                nm["deletionTimestamp"] = rfc3339(t + dt.timedelta(seconds=grace))
+                nm["deletionGracePeriodSeconds"] = grace
+                if self.info.resource == "namespaces":
+                    new.setdefault("status", {})["phase"] = "Terminating"
+            if ctx.dry_run or options.dry_run:
+                return (new if new is not None else old), new is None
+            try:
+                if new is not None:
+                    kv = await self.registry.storage.update(key, encode(new), cur.rev)
+                    return await self._committed(kv.mod_revision, key), False
+                kv = await self.registry.storage.delete(key, cur.rev)
+            except ConflictError:
+                continue
+            except NotFoundError:
+                raise self._not_found(name) from None
+            except StorageError as exc:
+                raise errors.internal(str(exc)) from None
+            await self.registry.cacher.wait_for(kv.mod_revision)
+            for ev in reversed(self.cache.ring):
+                if ev.rev == kv.mod_revision:
+                    return ev.entry, True
+            return old, True
+        raise errors.conflict(self.info.resource, self.info.group, name,
+                              "too many concurrent updates; please try again")
+
+    async def delete_collection(
+        self, ctx: Context, namespace: str | None, predicate: Callable[[Any], bool] | None,
+        options: DeleteOptions,
+    ) -> list[Entry | Obj]:
+        out: list[Entry | Obj] = []
+        for entry in list(self.cache.select(namespace, predicate)):
+            try:
+                obj, _ = await self.delete(ctx, entry.attrs.namespace, entry.attrs.name, options)
+            except errors.APIError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            out.append(obj)
+        return out
+
+    def events_since(self, rev: int) -> list[Any]:
+        try:
+            return self.cache.events_since(rev)
+        except TooOldError as exc:
+            raise errors.expired(str(exc)) from None
+
+
+def _encode_continue(rev: int, start: str, snap: str) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": start, "snap": snap})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")

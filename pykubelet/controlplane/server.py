@@ -1,0 +1,260 @@
+"""The control plane process: store, watch cache, registry, the HTTPS API and the
+controllers, on one asyncio loop (``pykubelet control-plane``, or a thread of
+``pykubelet run`` on the control node).
+
+Start-up order: certificates and tokens, the store (repairing what a crash left), the
+watch cache loaded from it, the namespaces and priority classes every cluster has, the
+API listening, the admin kubeconfig written, then the controllers and the scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.app import APIServer
+from pykubelet.controlplane.apiserver.openapi import OpenAPI
+from pykubelet.controlplane.cacher import Cacher
+from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
+from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
+from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
+from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.events import EventStrategy
+from pykubelet.controlplane.registry.leases import LeaseStrategy
+from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES, NamespaceStrategy
+from pykubelet.controlplane.registry.nodes import NodeStrategy
+from pykubelet.controlplane.registry.pdbs import PDBStrategy
+from pykubelet.controlplane.registry.pods import PodStrategy
+from pykubelet.controlplane.registry.priorityclasses import (
+    SYSTEM_CLASSES,
+    PriorityClassStrategy,
+    system_class,
+)
+from pykubelet.controlplane.registry.resources import NAMESPACES, PRIORITY_CLASSES
+from pykubelet.controlplane.registry.store import Context, Registry
+from pykubelet.controlplane.storage.sqlite import SQLiteStorage
+
+log = logging.getLogger(__name__)
+
+Controller = Callable[["ControlPlane"], Awaitable[None]]
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"listen: expected ADDR:PORT, got {listen!r}")
+    return host.strip("[]"), int(port)
+
+
+@dataclass
+class Options:
+    """What a control plane may be told (the rest has upstream's defaults)."""
+
+    root: Path
+    listen: str = "0.0.0.0:6443"
+    store_path: Path | None = None
+    kubeconfig: Path | None = None
+    advertise_address: str = ""
+    durable: bool = True
+    bookmark_interval: float = 60.0
+    node_monitor_grace_period: float = 40.0
+    node_monitor_period: float = 5.0
+    scheduler: bool = True
+    controllers: bool = True
+    extra_sans: list[str] = field(default_factory=list)
+
+
+class ControlPlane:
+    """One control plane: build it, ``await start()``, ``await stop()``."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.root = options.root
+        self.pki = PKI(self.root)
+        self.tokens: Tokens | None = None
+        self.storage = SQLiteStorage(options.store_path or self.root / "store.db",
+                                     durable=options.durable)
+        self.cacher = Cacher(self.storage)
+        self.registry = Registry(self.storage, self.cacher)
+        for strategy in (PodStrategy(), NodeStrategy(), NamespaceStrategy(), EventStrategy(),
+                         ConfigMapStrategy(), SecretStrategy(), LeaseStrategy(),
+                         PriorityClassStrategy(), PDBStrategy()):
+            self.registry.add(strategy)
+        self.registry.admission = list(DEFAULT_PLUGINS)
+        self.api: APIServer | None = None
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.controllers: list[Controller] = []
+        self.port = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.serving = asyncio.Event()
+        self.ca_hash = ""
+
+    # ------------------------------------------------------------------ addresses
+    def advertise_address(self) -> str:
+        host, _ = split_listen(self.options.listen)
+        if self.options.advertise_address:
+            return self.options.advertise_address
+        if host not in ("0.0.0.0", "::", ""):
+            return host
+        addrs = [a for a in host_addresses() if not a.startswith("127.")]
+        return addrs[0] if addrs else "127.0.0.1"
+
+    @property
+    def server_url(self) -> str:
+        return f"https://{self.advertise_address()}:{self.port}"
+
+    @property
+    def local_url(self) -> str:
+        host, _ = split_listen(self.options.listen)
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        return f"https://{host}:{self.port}"
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        host, _ = split_listen(self.options.listen)
+        ips = {"127.0.0.1", *host_addresses(), *(a for a in self.options.extra_sans
+                                                  if a[:1].isdigit())}
+        if host not in ("0.0.0.0", "::", ""):
+            ips.add(host)
+        if self.options.advertise_address:
+            ips.add(self.options.advertise_address)
+        dns = {"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+               "kubernetes.default.svc.cluster.local", socket.gethostname().lower(),
+               *(a for a in self.options.extra_sans if not a[:1].isdigit())}
+        paths = self.pki.issue("apiserver", "kube-apiserver", dns=sorted(dns), ips=sorted(ips))
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(paths.cert, paths.key)
+        return ctx
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.pki.ensure_ca()
+        self.ca_hash = ca_cert_hash(self.pki.ca_pem)
+        self.tokens = Tokens(self.root / "tokens.json")
+        await self.storage.start()
+        await self.cacher.start()
+        await self._bootstrap_objects()
+        host, port = split_listen(self.options.listen)
+        self.api = APIServer(
+            self.registry,
+            self.tokens.identify,
+            server_address=f"{self.advertise_address()}:{port}",
+            ca_pem=self.pki.ca_pem,
+            openapi=OpenAPI(),
+            bookmark_interval=self.options.bookmark_interval,
+            join_handler=self._join,
+        )
+        self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, ssl_context=self._ssl_context(),
+                           reuse_address=True, backlog=1024)
+        await site.start()
+        self.port = port or _bound_port(site)
+        self._write_kubeconfig()
+        for controller in self.controllers:
+            self._tasks.append(asyncio.create_task(self._guard(controller),
+                                                   name=controller.__name__))
+        self.serving.set()
+        log.info("control plane serving on %s (store %s, revision %d)", self.local_url,
+                 self.storage.path, self.cacher.rev)
+
+    async def _guard(self, controller: Controller) -> None:
+        """Run a controller; one that fails is logged and started again."""
+        while True:
+            try:
+                await controller(self)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("controller %s failed; restarting it", controller.__name__)
+                await asyncio.sleep(1.0)
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        await self.cacher.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await self.storage.close()
+
+    async def _bootstrap_objects(self) -> None:
+        """The namespaces and priority classes every cluster has."""
+        ctx = Context()
+        ns_store = self.registry.store(NAMESPACES)
+        for name in SYSTEM_NAMESPACES:
+            if ns_store.lookup("", name) is None:
+                with contextlib.suppress(errors.APIError):
+                    await ns_store.create(ctx, "", {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": name}})
+        pc_store = self.registry.store(PRIORITY_CLASSES)
+        for name in SYSTEM_CLASSES:
+            if pc_store.lookup("", name) is None:
+                with contextlib.suppress(errors.APIError):
+                    await pc_store.create(ctx, "", system_class(name))
+
+    async def _join(self, node: str) -> dict[str, Any]:
+        assert self.tokens is not None
+        return {"nodeName": node, "token": self.tokens.node_token(node)}
+
+    # ------------------------------------------------------------------ outputs
+    def _write_kubeconfig(self) -> None:
+        assert self.tokens is not None
+        out = self.options.kubeconfig or self.root / "admin.kubeconfig"
+        config = admin_kubeconfig(self.local_url, self.pki.ca_pem, self.tokens.admin)
+        write_kubeconfig(out, config)
+        self.kubeconfig_path = out
+
+    def join_command(self) -> str:
+        assert self.tokens is not None
+        return (f"pykubelet join --server {self.server_url} --token {self.tokens.join} "
+                f"--ca-cert-hash {self.ca_hash}")
+
+
+def _bound_port(site: web.TCPSite) -> int:
+    server = site._server  # noqa: SLF001 - aiohttp keeps the listening socket here
+    assert server is not None
+    sockets = getattr(server, "sockets", None) or []
+    return int(sockets[0].getsockname()[1]) if sockets else 0
+
+
+class ControlPlaneThread:
+    """A control plane on its own event loop thread (inside ``pykubelet run``)."""
+
+    def __init__(self, options: Options) -> None:
+        self.cp = ControlPlane(options)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="control-plane",
+                                        daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self, timeout: float = 60.0) -> None:
+        self._thread.start()
+        fut = asyncio.run_coroutine_threadsafe(self.cp.start(), self.loop)
+        fut.result(timeout)
+
+    def stop(self) -> None:
+        fut = asyncio.run_coroutine_threadsafe(self.cp.stop(), self.loop)
+        with contextlib.suppress(Exception):
+            fut.result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
