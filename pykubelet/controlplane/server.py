@@ -25,6 +25,8 @@ from aiohttp import web
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
+from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
+from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.cacher import Cacher
 from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
@@ -100,6 +102,7 @@ class ControlPlane:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.serving = asyncio.Event()
         self.ca_hash = ""
+        self.scheduler: Any = None  # the SchedulerRunner, once its controller runs
 
     # ------------------------------------------------------------------ addresses
     def advertise_address(self) -> str:
@@ -138,6 +141,15 @@ class ControlPlane:
         ctx.load_cert_chain(paths.cert, paths.key)
         return ctx
 
+    def _kubelet_client_context(self) -> ssl.SSLContext:
+        """What the API server shows nodes' servers, and how it checks theirs."""
+        paths = self.pki.issue("apiserver-kubelet-client", "kube-apiserver-kubelet-client",
+                               server=False, client=True, organization="kubeadm:cluster-admins")
+        ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert_path))
+        ctx.check_hostname = False  # nodes are reached by address; the CA vouches for them
+        ctx.load_cert_chain(paths.cert, paths.key)
+        return ctx
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -157,6 +169,8 @@ class ControlPlane:
             openapi=OpenAPI(),
             bookmark_interval=self.options.bookmark_interval,
             join_handler=self._join,
+            subresources=dict(SUBRESOURCES),
+            node_proxy=NodeProxy(self.registry, self._kubelet_client_context()),
         )
         self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -192,6 +206,8 @@ class ControlPlane:
                 await t
         self._tasks.clear()
         await self.cacher.stop()
+        if self.api is not None and self.api.node_proxy is not None:
+            await self.api.node_proxy.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -97,17 +97,18 @@ class APIServer:
     subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
     join_handler: Callable[[str], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
+    node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
     observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
         r = app.router
-        r.add_get("/version", self._version)
-        r.add_get("/healthz", self._health)
-        r.add_get("/livez", self._health)
-        r.add_get("/readyz", self._readyz)
-        r.add_get("/cacerts", self._cacerts)
+        for path, fn in (("/version", self._version), ("/healthz", self._health),
+                         ("/livez", self._health), ("/readyz", self._readyz),
+                         ("/cacerts", self._cacerts)):
+            r.add_get(path, fn)
+            r.add_get(path + "/", fn)  # the Python client asks for /version/
         r.add_post("/bootstrap/node", self._bootstrap)
         r.add_get("/openapi/v2", self._openapi_v2)
         r.add_get("/openapi/v3", self._openapi_v3_index)

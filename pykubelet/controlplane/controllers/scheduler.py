@@ -1,0 +1,270 @@
+"""The scheduler loop: pysched's EmbeddedScheduler fed from the watch cache the way
+kube-scheduler's informers feed it (seed 003: eventhandlers.go), binding through
+``pods/binding``.
+
+Informer side (on the API's event loop): every change to a node, pod, PodDisruptionBudget
+or namespace is handed, as it happens, to one feeder thread that decodes it into
+pysched's objects and calls the scheduler's handlers: assigned, non-terminal pods go into
+the scheduler's cache, unassigned pods of its scheduler names into its queue, node and
+pod changes move unschedulable pods back (the scheduler does that part). The handlers
+never block the API.
+
+Scheduler side (pysched's threads): a binding is the binding subresource's write, done on
+the loop and waited for (a failed bind makes pysched retry the pod); a failed attempt
+writes ``PodScheduled=False`` with kube-scheduler's reason and message and records a
+``FailedScheduling`` event; preemption sets ``nominatedNodeName`` and deletes victims with
+their own grace period, recording ``Preempted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.subresources import bind_pod, set_condition
+from pykubelet.controlplane.cacher import DELETED, CachedEvent, Entry, ResourceCache
+from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PDBS, PODS
+from pykubelet.controlplane.registry.store import Context, DeleteOptions
+from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.server import ControlPlane
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_NAME = "default-scheduler"
+TERMINAL = ("Succeeded", "Failed")
+BIND_TIMEOUT_S = 30.0
+
+
+def _terminal_or_deleted(obj: dict[str, Any] | None) -> bool:
+    return obj is None or (obj.get("status") or {}).get("phase") in TERMINAL
+
+
+class SchedulerRunner:
+    """kube-scheduler inside the control plane."""
+
+    def __init__(self, cp: ControlPlane) -> None:
+        from pysched.api import EmbeddedScheduler
+
+        self.cp = cp
+        self.loop = asyncio.get_running_loop()
+        self.registry = cp.registry
+        self.recorder = EventRecorder(cp.registry, SCHEDULER_NAME)
+        self.scheduler = EmbeddedScheduler(self, status_writer=self, async_binding=True)
+        self.events: queue.SimpleQueue[tuple[str, CachedEvent | Entry | None] | None] = (
+            queue.SimpleQueue())
+        self._feeder = threading.Thread(target=self._feed, name="scheduler-informer",
+                                        daemon=True)
+        self.synced = threading.Event()
+
+    # ------------------------------------------------------------------ informers
+    def start(self) -> None:
+        watched = {NODES.storage_prefix: "node", PODS.storage_prefix: "pod",
+                   PDBS.storage_prefix: "pdb", NAMESPACES.storage_prefix: "namespace"}
+        self._kinds = watched
+        # the initial list, in an order that lets pods find their nodes
+        for prefix in (NAMESPACES.storage_prefix, NODES.storage_prefix,
+                       PDBS.storage_prefix, PODS.storage_prefix):
+            cache = self.registry.cacher.resources[prefix]
+            for entry in cache.select(None, None):
+                self.events.put((watched[prefix], entry))
+        self.events.put(("synced", None))
+        self.registry.cacher.listeners.append(self._on_event)
+        self._feeder.start()
+        self.scheduler.start()
+
+    def stop(self) -> None:
+        if self._on_event in self.registry.cacher.listeners:
+            self.registry.cacher.listeners.remove(self._on_event)
+        self.events.put(None)
+        self.scheduler.stop()
+        self._feeder.join(5)
+
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        kind = self._kinds.get(cache.prefix)
+        if kind is not None:
+            self.events.put((kind, ev))
+
+    def _feed(self) -> None:
+        from pysched.objects import from_dict
+
+        while True:
+            item = self.events.get()
+            if item is None:
+                return
+            kind, what = item
+            if kind == "synced":
+                self.synced.set()
+                continue
+            try:
+                if what is None:
+                    continue
+                if isinstance(what, Entry):
+                    self._apply(kind, None, what.obj(), from_dict)
+                else:
+                    new = None if what.type == DELETED else what.entry.obj()
+                    old = what.prev.obj() if what.prev is not None else None
+                    self._apply(kind, old, new, from_dict)
+            except Exception:
+                log.exception("scheduler informer: cannot apply a %s event", kind)
+
+    def _apply(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None,
+               decode: Any) -> None:
+        s = self.scheduler
+        if kind == "namespace":
+            obj = new or old
+            assert obj is not None
+            meta = obj.get("metadata") or {}
+            s.on_namespace(meta.get("name", ""), meta.get("labels") or {}, deleted=new is None)
+        elif kind == "pdb":
+            obj = new or old
+            assert obj is not None
+            s.on_pdb(decode(obj), deleted=new is None)
+        elif kind == "node":
+            if new is None:
+                s.on_node_delete(decode(old))
+            elif old is None:
+                s.on_node_add(decode(new))
+            else:
+                s.on_node_update(decode(old), decode(new))
+        elif kind == "pod":
+            # terminal pods leave the scheduler (their resources are free), as upstream's
+            # informer filters do
+            gone_old = _terminal_or_deleted(old)
+            gone_new = _terminal_or_deleted(new)
+            if gone_new:
+                if not gone_old:
+                    s.on_pod_delete(decode(old))
+            elif gone_old:
+                s.on_pod_add(decode(new))
+            else:
+                s.on_pod_update(decode(old), decode(new))
+
+    # ------------------------------------------------------------------ from pysched's threads
+    def _run(self, coro: Coroutine[Any, Any, Any], wait: bool = False) -> Any:
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        if wait:
+            return fut.result(BIND_TIMEOUT_S)
+        fut.add_done_callback(_log_failure)
+        return None
+
+    def bind(self, pod: Any, node_name: str) -> None:
+        """Binder: raises when the binding fails (pysched then retries the pod)."""
+        self._run(self._bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
+                             node_name), wait=True)
+
+    async def _bind(self, ns: str, name: str, uid: str, node: str) -> None:
+        store = self.registry.store(PODS)
+        entry = store.lookup(ns, name)
+        if entry is None or (uid and entry.obj().get("metadata", {}).get("uid") != uid):
+            raise errors.not_found("pods", "", name)
+        result = await bind_pod(store, ns, name, node, {}, Context())
+        obj = result.obj() if isinstance(result, Entry) else result
+        await self.recorder.event(obj, NORMAL, "Scheduled",
+                                  f"Successfully assigned {ns}/{name} to {node}")
+
+    def set_pod_condition(self, pod: Any, reason: str, message: str) -> None:
+        self._run(self._unschedulable(pod.metadata.namespace, pod.metadata.name,
+                                      pod.metadata.uid, reason, message))
+
+    async def _unschedulable(self, ns: str, name: str, uid: str, reason: str,
+                             message: str) -> None:
+        store = self.registry.store(PODS)
+
+        def mark(pod: dict[str, Any]) -> dict[str, Any] | None:
+            meta = pod.get("metadata") or {}
+            if meta.get("uid") != uid or (pod.get("spec") or {}).get("nodeName"):
+                return None
+            status = pod.setdefault("status", {})
+            set_condition(status, {"type": "PodScheduled", "status": "False",
+                                   "lastProbeTime": None,
+                                   "lastTransitionTime": rfc3339(now()),
+                                   "reason": reason, "message": message})
+            return pod
+
+        try:
+            result = await store.guaranteed_update(ns, name, mark, StatusStrategy(store.strategy))
+        except errors.APIError as exc:
+            if exc.code == 404:
+                return
+            raise
+        obj = result.obj() if isinstance(result, Entry) else result
+        await self.recorder.event(obj, WARNING, "FailedScheduling", message)
+
+    def set_nominated_node_name(self, pod: Any, node_name: str) -> None:
+        self._run(self._nominate(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
+                                 node_name))
+
+    async def _nominate(self, ns: str, name: str, uid: str, node: str) -> None:
+        store = self.registry.store(PODS)
+
+        def nominate(pod: dict[str, Any]) -> dict[str, Any] | None:
+            if (pod.get("metadata") or {}).get("uid") != uid:
+                return None
+            status = pod.setdefault("status", {})
+            if node:
+                status["nominatedNodeName"] = node
+            else:
+                status.pop("nominatedNodeName", None)
+            return pod
+
+        try:
+            await store.guaranteed_update(ns, name, nominate, StatusStrategy(store.strategy))
+        except errors.APIError as exc:
+            if exc.code != 404:
+                raise
+
+    def evict(self, victim: Any, preemptor: Any, node_name: str) -> None:
+        self._run(self._preempt(victim.metadata.namespace, victim.metadata.name,
+                                victim.metadata.uid, preemptor.metadata.uid, node_name))
+
+    async def _preempt(self, ns: str, name: str, uid: str, preemptor_uid: str, node: str
+                       ) -> None:
+        store = self.registry.store(PODS)
+        entry = store.lookup(ns, name)
+        if entry is None:
+            return
+        pod = entry.obj()
+        if (pod.get("metadata") or {}).get("uid") != uid:
+            return
+
+        def target(p: dict[str, Any]) -> dict[str, Any]:
+            set_condition(p.setdefault("status", {}), {
+                "type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                "lastTransitionTime": rfc3339(now()), "reason": "PreemptionByScheduler",
+                "message": f"{SCHEDULER_NAME}: preempting to accommodate a higher priority pod"})
+            return p
+
+        try:
+            await store.guaranteed_update(ns, name, target, StatusStrategy(store.strategy))
+            await store.delete(Context(), ns, name, DeleteOptions())
+        except errors.APIError as exc:
+            if exc.code != 404:
+                raise
+            return
+        await self.recorder.event(pod, NORMAL, "Preempted",
+                                  f"Preempted by pod {preemptor_uid} on node {node}")
+
+
+def _log_failure(fut: Any) -> None:
+    exc = fut.exception()
+    if exc is not None:
+        log.warning("scheduler write failed: %s", exc)
+
+
+async def run_scheduler(cp: ControlPlane) -> None:
+    """The controller: start the runner and keep it until cancelled."""
+    runner = SchedulerRunner(cp)
+    cp.scheduler = runner
+    runner.start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await asyncio.to_thread(runner.stop)
