@@ -4,7 +4,7 @@ reason, source and type; created on update (a recorder's patch of a series)."""
 from __future__ import annotations
 
 from pykubelet.controlplane.registry.resources import EVENTS
-from pykubelet.controlplane.registry.strategy import Obj, Strategy
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time
 
 EVENT_TTL_S = 3600  # kube-apiserver's --event-ttl
 
@@ -17,6 +17,19 @@ class EventStrategy(Strategy):
         "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
         "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
     )
+
+    def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:
+        obj, warnings = super().decode(body, unknown)
+        for f in ("firstTimestamp", "lastTimestamp"):
+            if obj.get(f) is not None:
+                obj[f] = canonical_time(obj[f], f)
+        if obj.get("eventTime") is not None:
+            obj["eventTime"] = canonical_time(obj["eventTime"], "eventTime", micro=True)
+        series = obj.get("series") or {}
+        if series.get("lastObservedTime") is not None:
+            series["lastObservedTime"] = canonical_time(series["lastObservedTime"],
+                                                        "series.lastObservedTime", micro=True)
+        return obj, warnings
 
     def fields(self, obj: Obj) -> dict[str, str]:
         io = obj.get("involvedObject") or {}

@@ -40,6 +40,22 @@ def parse_time(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def canonical_time(value: object, path: str, micro: bool = False) -> str | None:
+    """A metav1.Time (or MicroTime) as the API writes it back: UTC, ``Z``, seconds (or
+    exactly six fractional digits). Clients send any RFC 3339 form."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{path}: expected an RFC 3339 time string")
+    try:
+        t = parse_time(value)
+    except ValueError:
+        raise ValueError(f'{path}: parsing time "{value}" as RFC 3339 failed') from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return micro_time(t) if micro else rfc3339(t)
+
+
 # ---------------------------------------------------------------------------- meta rules
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"

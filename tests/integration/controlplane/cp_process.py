@@ -1,0 +1,179 @@
+"""A real control plane process for tests (``pykubelet control-plane`` on a loopback
+port under a temporary root), and the real kubectl pointed at it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KUBECTL = "kubectl"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ControlPlaneProcess:
+    root: Path
+    port: int = 0
+    extra_args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.root / "admin.kubeconfig"
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.root.parent / f"{self.root.name}.log"
+
+    def start(self, timeout: float = 30.0) -> None:
+        if not self.port:
+            self.port = free_port()
+        if self.kubeconfig.exists():
+            self.kubeconfig.unlink()
+        cmd = [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root",
+               str(self.root), "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
+        out = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child
+        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        end = time.monotonic() + timeout
+        while not self.kubeconfig.exists():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"control plane exited {self.proc.returncode}:\n"
+                                   + self.log_path.read_text()[-3000:])
+            if time.monotonic() > end:
+                self.stop()
+                raise RuntimeError("control plane did not serve in time:\n"
+                                   + self.log_path.read_text()[-3000:])
+            time.sleep(0.05)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def kubectl(self, *args: str, input: str | None = None, timeout: float = 60,
+                check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
+                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"))
+        res = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True,
+                             env=env, timeout=timeout)
+        if check and res.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({res.returncode}):\n"
+                                 f"{res.stdout}\n{res.stderr}")
+        return res
+
+    def kubectl_bg(self, *args: str) -> subprocess.Popen[str]:
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
+                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"))
+        return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1, what: str = "") -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+class FakeNode:
+    """A Node object kept alive by renewing its Lease, as a kubelet would (no pods run)."""
+
+    def __init__(self, cp: ControlPlaneProcess, name: str, cpu: str = "4",
+                 memory: str = "8Gi", labels: dict[str, str] | None = None,
+                 taints: list[dict[str, str]] | None = None) -> None:
+        import threading
+
+        from kubernetes import client, config
+
+        self.name = name
+        self.api = config.new_client_from_config(str(cp.kubeconfig))
+        self.core = client.CoreV1Api(self.api)
+        self.coord = client.CoordinationV1Api(self.api)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        body = {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "kubernetes.io/os": "linux",
+                                                  **(labels or {})}},
+            "spec": {"taints": taints or []},
+            "status": {
+                "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
+                "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                "message": "kubelet is posting ready status",
+                                "lastHeartbeatTime": now, "lastTransitionTime": now}],
+                "addresses": [{"type": "InternalIP", "address": "10.250.0.9"},
+                              {"type": "Hostname", "address": name}],
+                "nodeInfo": {"machineID": "m", "systemUUID": "s", "bootID": "b",
+                             "kernelVersion": "6.1", "osImage": "Debian GNU/Linux 12",
+                             "containerRuntimeVersion": "pykubelet://0.1.0",
+                             "kubeletVersion": "v1.32.0", "kubeProxyVersion": "",
+                             "operatingSystem": "linux", "architecture": "amd64"},
+            },
+        }
+        self.core.create_node(body)
+        self._stop = threading.Event()
+        self.renew()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def renew(self) -> None:
+        from kubernetes import client
+
+        t = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": "kube-node-lease"},
+                "spec": {"holderIdentity": self.name, "leaseDurationSeconds": 40,
+                         "renewTime": t}}
+        try:
+            self.coord.replace_namespaced_lease(self.name, "kube-node-lease", body)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                self.renew()
+            except Exception:  # the control plane may be restarting
+                pass
+
+    def stop_heartbeat(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def delete(self) -> None:
+        self.stop_heartbeat()
+        try:
+            self.core.delete_node(self.name)
+        except Exception:
+            pass
