@@ -25,11 +25,13 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
 @click.option("--advertise-address", default="", help="the address nodes reach the API on")
 @click.option("--node-monitor-grace-period", type=float, default=40.0, show_default=True,
               help="seconds without a node lease before the node is NotReady (Unknown)")
+@click.option("--default-watch-cache-size", type=click.IntRange(min=1), default=10_000,
+              show_default=True, help="events kept per resource for resuming watches")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
                   advertise_address: str, node_monitor_grace_period: float,
-                  verbose: bool) -> None:
+                  default_watch_cache_size: int, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -46,7 +48,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     options = Options(root=Path(root), listen=listen,
                       kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       advertise_address=advertise_address,
-                      node_monitor_grace_period=node_monitor_grace_period)
+                      node_monitor_grace_period=node_monitor_grace_period,
+                      watch_cache_size=default_watch_cache_size)
     cp = ControlPlane(options)
     cp.controllers = default_controllers()
 

@@ -72,6 +72,7 @@ class Options:
     bookmark_interval: float = 60.0
     node_monitor_grace_period: float = 40.0
     node_monitor_period: float = 5.0
+    watch_cache_size: int = 10_000
     scheduler: bool = True
     controllers: bool = True
     extra_sans: list[str] = field(default_factory=list)
@@ -92,7 +93,7 @@ class ControlPlane:
         for strategy in (PodStrategy(), NodeStrategy(), NamespaceStrategy(), EventStrategy(),
                          ConfigMapStrategy(), SecretStrategy(), LeaseStrategy(),
                          PriorityClassStrategy(), PDBStrategy()):
-            self.registry.add(strategy)
+            self.registry.add(strategy, options.watch_cache_size)
         self.registry.admission = list(DEFAULT_PLUGINS)
         self.api: APIServer | None = None
         self._runner: web.AppRunner | None = None

@@ -228,6 +228,10 @@ class APIServer:
         except ValueError:
             raise errors.bad_request(f"invalid watch parameter {q.get('watch')!r}") from None
         info = parse_request_info(request.method, request.path, watch)
+        if request.path.rstrip("/") == "/api":
+            return await self._api_root(request)
+        if request.path.rstrip("/") == "/apis":
+            return await self._apis_root(request)
         user = self.user(request)
         if not info.is_resource_request:
             return self._discovery(request, info)

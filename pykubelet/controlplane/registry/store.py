@@ -195,6 +195,13 @@ class GenericStore:
         obj["kind"], obj["apiVersion"] = kind, api_version
         return obj
 
+    def _check_namespace(self, body: Any, namespace: str) -> None:
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        given = meta.get("namespace") if isinstance(meta, dict) else None
+        if self.info.namespaced and given and given != namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the "
+                                     "namespace sent on the request")
+
     def _invalid(self, obj: Obj, errs: list[Any]) -> errors.APIError:
         name = _meta(obj).get("name") or _meta(obj).get("generateName", "")
         return errors.invalid(self.info.kind, self.info.group, name,
@@ -286,12 +293,10 @@ class GenericStore:
         self, ctx: Context, namespace: str, body: Any, strategy: Strategy | None = None
     ) -> Entry | Obj:
         strat = strategy or self.strategy
+        self._check_namespace(body, namespace)
         obj = self._decode(body, ctx, strat)
         meta = _meta(obj)
         if self.info.namespaced:
-            if meta.get("namespace") and meta["namespace"] != namespace:
-                raise errors.bad_request("the namespace of the provided object does not match "
-                                         "the namespace sent on the request")
             meta["namespace"] = namespace
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
@@ -330,14 +335,12 @@ class GenericStore:
         strategy: Strategy | None = None,
     ) -> Entry | Obj:
         strat = strategy or self.strategy
+        self._check_namespace(body, namespace)
         obj = self._decode(body, ctx, strat)
         meta = _meta(obj)
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match "
                                      f"the name on the URL ({name})")
-        if self.info.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
-            raise errors.bad_request("the namespace of the provided object does not match the "
-                                     "namespace sent on the request")
         rv = str(meta.get("resourceVersion") or "")
         key = self.info.key(namespace, name)
         if self.cache.entries.get(key) is None:
