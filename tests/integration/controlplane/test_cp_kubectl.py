@@ -177,11 +177,12 @@ def test_describe_pod_and_node(cp: ControlPlaneProcess, ns: str,
     assert "QoS Class: Burstable" in pod
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in pod
     assert "Normal Scheduled" in pod and "default-scheduler Successfully assigned" in pod
-    node = " ".join(cp.kubectl("describe", "node", "kc-n1").stdout.split())
-    assert "Name: kc-n1" in node
+    where = cp.kubectl("get", "pod", "d1", "-n", ns, "-o", "jsonpath={.spec.nodeName}").stdout
+    node = " ".join(cp.kubectl("describe", "node", where).stdout.split())
+    assert f"Name: {where}" in node
     assert "Ready True" in node and "KubeletReady" in node
-    assert "HolderIdentity: kc-n1" in node  # the lease is shown
-    assert "Non-terminated Pods: (" in node and "d1" in node
+    assert f"HolderIdentity: {where}" in node  # the lease is shown
+    assert "Non-terminated Pods: (" in node and f"{ns} d1" in node
 
 
 def test_delete_grace_force_and_wait(cp: ControlPlaneProcess, ns: str,
