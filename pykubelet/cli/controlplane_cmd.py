@@ -27,11 +27,13 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="seconds without a node lease before the node is NotReady (Unknown)")
 @click.option("--default-watch-cache-size", type=click.IntRange(min=1), default=10_000,
               show_default=True, help="events kept per resource for resuming watches")
+@click.option("--pod-gc-period", type=float, default=20.0, show_default=True,
+              help="seconds between pod garbage collections")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
                   advertise_address: str, node_monitor_grace_period: float,
-                  default_watch_cache_size: int, verbose: bool) -> None:
+                  default_watch_cache_size: int, pod_gc_period: float, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -49,7 +51,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       advertise_address=advertise_address,
                       node_monitor_grace_period=node_monitor_grace_period,
-                      watch_cache_size=default_watch_cache_size)
+                      watch_cache_size=default_watch_cache_size,
+                      pod_gc_period=pod_gc_period)
     cp = ControlPlane(options)
     cp.controllers = default_controllers()
 
@@ -65,7 +68,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
             raise click.ClickException(f"cannot serve on {listen}: {exc.strerror or exc}")
         click.echo(f"control plane serving on {cp.local_url}; admin kubeconfig: "
                    f"{cp.kubeconfig_path}", err=True)
-        click.echo(f"join other nodes with: {cp.join_command()}", err=True)
+        # the token itself never goes to a log: it is printed on request only
+        click.echo(f"join other nodes with the output of: pykubelet control-plane --root {root} "
+                   "join-command", err=True)
         await stop.wait()
         await cp.stop()
 
@@ -86,5 +91,9 @@ def join_command(ctx: click.Context) -> None:
     pki = PKI(root)
     if not pki.ca_cert_path.exists() or not (root / "tokens.json").exists():
         raise click.ClickException(f"{root}: no control plane state here (start it first)")
+    from pykubelet.controlplane.server import join_command as render
+
     tokens = Tokens(root / "tokens.json")
-    click.echo(f"--token {tokens.join} --ca-cert-hash {ca_cert_hash(pki.ca_pem)}")
+    server_file = root / "server"
+    server = server_file.read_text().strip() if server_file.exists() else "https://ADDRESS:6443"
+    click.echo(render(server, tokens.join, ca_cert_hash(pki.ca_pem)))

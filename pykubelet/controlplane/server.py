@@ -72,6 +72,7 @@ class Options:
     bookmark_interval: float = 60.0
     node_monitor_grace_period: float = 40.0
     node_monitor_period: float = 5.0
+    pod_gc_period: float = 20.0
     watch_cache_size: int = 10_000
     scheduler: bool = True
     controllers: bool = True
@@ -240,11 +241,17 @@ class ControlPlane:
         config = admin_kubeconfig(self.local_url, self.pki.ca_pem, self.tokens.admin)
         write_kubeconfig(out, config)
         self.kubeconfig_path = out
+        (self.root / "server").write_text(self.server_url + "\n")
 
     def join_command(self) -> str:
         assert self.tokens is not None
-        return (f"pykubelet join --server {self.server_url} --token {self.tokens.join} "
-                f"--ca-cert-hash {self.ca_hash}")
+        return join_command(self.server_url, self.tokens.join, self.ca_hash)
+
+
+def join_command(server: str, token: str, ca_hash: str) -> str:
+    """What a node needs to join: the server, the join token, the CA's hash (the node
+    config's ``server``, ``token`` and ``caCertHash``)."""
+    return f"--server {server} --token {token} --ca-cert-hash {ca_hash}"
 
 
 def _bound_port(site: web.TCPSite) -> int:
