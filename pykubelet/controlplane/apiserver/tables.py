@@ -140,6 +140,7 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
     initializing = False
     init_statuses = status.get("initContainerStatuses") or []
     n_init = len(spec.get("initContainers") or [])
+    sidecar_restarts = 0
     for i, cs in enumerate(init_statuses):
         restarts += int(cs.get("restartCount") or 0)
         if cs.get("restartCount"):
@@ -148,6 +149,8 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
         term = state.get("terminated")
         waiting = state.get("waiting")
         is_sidecar = _restartable(init_specs.get(cs.get("name"), {}))
+        if is_sidecar and cs.get("started"):
+            sidecar_restarts += int(cs.get("restartCount") or 0)
         if term is not None and term.get("exitCode") == 0:
             continue
         if is_sidecar and cs.get("started"):
@@ -161,7 +164,8 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
                 reason = f"Init:Signal:{term['signal']}"
             else:
                 reason = f"Init:ExitCode:{term.get('exitCode', 0)}"
-        elif waiting and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+        elif waiting is not None and waiting.get("reason") and (
+                waiting.get("reason") != "PodInitializing"):
             reason = f"Init:{waiting['reason']}"
         else:
             reason = f"Init:{i}/{n_init}"
@@ -170,11 +174,7 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
     initialized = any(c.get("type") == "Initialized" and c.get("status") == "True"
                       for c in status.get("conditions") or [])
     if not initializing or initialized:
-        restarts = 0
-        for cs in init_statuses:
-            restarts += int(cs.get("restartCount") or 0)
-            if cs.get("restartCount"):
-                note_restart(cs)
+        restarts = sidecar_restarts
         has_running = False
         for cs in reversed(status.get("containerStatuses") or []):
             restarts += int(cs.get("restartCount") or 0)
@@ -182,18 +182,16 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
                 note_restart(cs)
             state = cs.get("state") or {}
             waiting, term = state.get("waiting"), state.get("terminated")
-            if waiting and waiting.get("reason"):
+            if waiting is not None and waiting.get("reason"):
                 reason = waiting["reason"]
-            elif term and term.get("reason"):
+            elif term is not None and term.get("reason"):
                 reason = term["reason"]
-            elif term:
+            elif term is not None:
                 reason = (f"Signal:{term['signal']}" if term.get("signal")
                           else f"ExitCode:{term.get('exitCode', 0)}")
-            elif state.get("running") and cs.get("ready"):
+            elif state.get("running") is not None and cs.get("ready"):
                 has_running = True
                 ready += 1
-            elif state.get("running"):
-                has_running = True
         if reason == "Completed" and has_running:
             ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True"
                              for c in status.get("conditions") or [])
