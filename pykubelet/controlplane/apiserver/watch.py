@@ -61,7 +61,11 @@ class WatchStream:
 
     def _format(self, kind: str, entry: Entry) -> bytes:
         if self.table is None:
-            return _event_line(kind, entry.data)
+            # one encoding per event, however many watchers send it
+            line = entry.cache.get(kind)
+            if line is None:
+                line = entry.cache[kind] = _event_line(kind, entry.data)
+            return line  # type: ignore[no-any-return]
         api_version, include = self.table
         t = tables.table(self.store.info.kind, [entry], entry.rev, include,
                          headers=not self._headers_sent)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykubelet.api.decode import decode_object
-from pykubelet.api.types import Pod
+from pykubelet.api.quantity import Quantity
 from pykubelet.controlplane.registry import model
 from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.strategy import (
@@ -18,7 +17,6 @@ from pykubelet.controlplane.registry.strategy import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from pykubelet.kubelet.status import qos_class
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 DEFAULT_GRACE = 30
@@ -54,8 +52,7 @@ class PodStrategy(Strategy):
         return model.decode_pod(body, unknown)
 
     def prepare_for_create(self, obj: Obj) -> None:
-        pod = decode_object(Pod, obj)
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
 
     def validate(self, obj: Obj) -> list[Any]:
         return validate_object_meta(obj, self.info) + [
@@ -93,6 +90,32 @@ class PodStrategy(Strategy):
         if not spec.get("nodeName") or phase(obj) in TERMINAL_PHASES:
             period = 0
         return 1 if period < 0 else period
+
+
+def qos_class(spec: Obj) -> str:
+    """v1qos.GetPodQOS over cpu and memory, on a decoded (valid) pod spec."""
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        res = c.get("resources") or {}
+        for name, text in (res.get("requests") or {}).items():
+            q = Quantity.parse(text)
+            if name in ("cpu", "memory") and not q.is_zero():
+                requests[name] = requests.get(name, 0) + q.milli_value()
+        found = set()
+        for name, text in (res.get("limits") or {}).items():
+            q = Quantity.parse(text)
+            if name in ("cpu", "memory") and not q.is_zero():
+                found.add(name)
+                limits[name] = limits.get(name, 0) + q.milli_value()
+        if found != {"cpu", "memory"}:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"
 
 
 def pod_spec_update_errors(new: Obj, old: Obj) -> list[str]:

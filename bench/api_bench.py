@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""API server benchmark: a real ``pykubelet control-plane`` process (SQLite, durable writes,
+HTTPS), driven by keep-alive HTTPS clients on the same machine.
+
+Prints, for 1, 10 and 50 concurrent clients: pod creates (throughput, p50/p99) and single
+pod GETs (p50/p99); list latency with 1,000 and 10,000 pods stored (JSON and Table); watch
+delivery lag to 50 watchers while pods are created; the server's RSS per 1,000 pods and
+its CPU time per operation; and what bounds each figure (the server's CPU, the client's,
+fsync batches). Figures only: nothing here passes or fails.
+
+    .venv/bin/python bench/api_bench.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psutil
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def ms(v: float) -> str:
+    return f"{v * 1000:.1f}"
+
+
+class Server:
+    def __init__(self, root: Path) -> None:
+        with __import__("socket").socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.root = root
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root", str(root),
+             "--listen", f"127.0.0.1:{self.port}"],
+            stdout=subprocess.DEVNULL, stderr=open(root.parent / "cp.log", "wb"))  # noqa: SIM115
+        kc = root / "admin.kubeconfig"
+        end = time.monotonic() + 30
+        while not kc.exists():
+            if self.proc.poll() is not None or time.monotonic() > end:
+                raise SystemExit("control plane did not start; see " + str(root.parent))
+            time.sleep(0.05)
+        cfg = yaml.safe_load(kc.read_text())
+        self.base = cfg["clusters"][0]["cluster"]["server"]
+        ca = base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"])
+        self.ssl = ssl.create_default_context(cadata=ca.decode())
+        self.headers = {"Authorization": f"Bearer {cfg['users'][0]['user']['token']}",
+                        "Content-Type": "application/json"}
+        self.ps = psutil.Process(self.proc.pid)
+
+    def cpu(self) -> float:
+        t = self.ps.cpu_times()
+        return t.user + t.system
+
+    def rss(self) -> int:
+        return int(self.ps.memory_info().rss)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(20)
+
+
+def pod(name: str) -> bytes:
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
+        "spec": {"nodeName": "bench-node",  # bound: the scheduler leaves them alone
+                 "containers": [{"name": "c", "image": "busybox:1.36",
+                                 "command": ["sleep", "3600"],
+                                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]},
+    }).encode()
+
+
+async def run_workers(n_workers: int, total: int, op: Any) -> list[float]:
+    lat: list[float] = []
+    counter = iter(range(total))
+
+    async def worker() -> None:
+        for i in counter:
+            t0 = time.perf_counter()
+            await op(i)
+            lat.append(time.perf_counter() - t0)
+
+    await asyncio.gather(*(worker() for _ in range(n_workers)))
+    return lat
+
+
+async def bench(quick: bool) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="api-bench-"))
+    srv = Server(tmp / "root")
+    conn = aiohttp.TCPConnector(ssl=srv.ssl, limit=0)
+    session = aiohttp.ClientSession(connector=conn, headers=srv.headers)
+    pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
+    created = 0
+    try:
+        async with session.post(f"{srv.base}/api/v1/nodes", data=json.dumps({
+                "apiVersion": "v1", "kind": "Node", "metadata": {"name": "bench-node"}})) as r:
+            assert r.status == 201, await r.text()
+        rss0 = srv.rss()
+        print(f"# api_bench: pykubelet control-plane (SQLite, synchronous=FULL, HTTPS) "
+              f"on {os.cpu_count()} cores; client in the same machine")
+        print("\n## creates (pods)")
+        print("clients  pods   creates/s  p50 ms  p99 ms  server-cpu ms/op")
+        for clients, total in ((1, 300 if quick else 600), (10, 1000 if quick else 2000),
+                               (50, 1500 if quick else 3000)):
+            base_i = created
+
+            async def create(i: int, base_i: int = base_i) -> None:
+                async with session.post(pods_url, data=pod(f"p{base_i + i:06d}")) as r:
+                    if r.status != 201:
+                        raise RuntimeError(await r.text())
+                    await r.read()
+
+            c0, t0 = srv.cpu(), time.perf_counter()
+            lat = await run_workers(clients, total, create)
+            wall, cpu = time.perf_counter() - t0, srv.cpu() - c0
+            created += total
+            print(f"{clients:7d}  {total:5d}  {total / wall:9.0f}  {ms(pct(lat, .5)):>6}  "
+                  f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
+
+        print("\n## gets (one pod)")
+        print("clients  gets   gets/s  p50 ms  p99 ms  server-cpu ms/op")
+        for clients in (1, 10, 50):
+            total = 500 if quick else 2000
+
+            async def get(i: int) -> None:
+                async with session.get(f"{pods_url}/p{i % created:06d}") as r:
+                    await r.read()
+
+            c0, t0 = srv.cpu(), time.perf_counter()
+            lat = await run_workers(clients, total, get)
+            wall, cpu = time.perf_counter() - t0, srv.cpu() - c0
+            print(f"{clients:7d}  {total:5d}  {total / wall:7.0f}  {ms(pct(lat, .5)):>6}  "
+                  f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
+
+        print("\n## lists (all pods)")
+        print("stored  format  p50 ms  p99 ms  bytes")
+        for target in (1000, 10000):
+            if created < target:
+                rest = target - created
+                base_i = created
+
+                async def fill(i: int, base_i: int = base_i) -> None:
+                    async with session.post(pods_url, data=pod(f"p{base_i + i:06d}")) as r:
+                        await r.read()
+
+                await run_workers(50, rest, fill)
+                created = target
+            for fmt, accept in (("json", "application/json"),
+                                ("table", "application/json;as=Table;v=v1;g=meta.k8s.io")):
+                lat = []
+                size = 0
+                for _ in range(5 if target == 10000 else 20):
+                    t0 = time.perf_counter()
+                    async with session.get(f"{srv.base}/api/v1/pods",
+                                           params={"labelSelector": "app=bench"},
+                                           headers={"Accept": accept}) as r:
+                        body = await r.read()
+                    lat.append(time.perf_counter() - t0)
+                    size = len(body)
+                print(f"{target:6d}  {fmt:6s}  {ms(pct(lat, .5)):>6}  {ms(pct(lat, .99)):>6}  "
+                      f"{size}")
+            if target == 1000:
+                rss1k = srv.rss()
+        rss10k = srv.rss()
+        print("\n## memory")
+        print(f"server RSS: {rss0 / 2**20:.1f} MiB with no pods, {rss1k / 2**20:.1f} MiB with "
+              f"1,000, {rss10k / 2**20:.1f} MiB with 10,000: "
+              f"{(rss10k - rss0) / 10 / 2**20:.1f} MiB per 1,000 pods")
+
+        print("\n## watch lag (50 watchers, pods created by 10 clients)")
+        n_watch = 50
+        async with session.get(pods_url, params={"limit": "1"}) as r:
+            rv = (await r.json())["metadata"]["resourceVersion"]
+        acked: dict[str, float] = {}
+        lags: list[float] = []
+        total_events = 400 if quick else 1000
+        done = asyncio.Event()
+        received = [0]
+
+        async def watcher() -> None:
+            async with session.get(pods_url, params={"watch": "true", "resourceVersion": rv,
+                                                     "labelSelector": "app=lag"},
+                                   timeout=aiohttp.ClientTimeout(total=None)) as r:
+                async for line in r.content:
+                    now = time.perf_counter()
+                    ev = json.loads(line)
+                    name = ev["object"]["metadata"]["name"]
+                    sent = acked.get(name)
+                    if sent is not None:
+                        lags.append(now - sent)
+                    received[0] += 1
+                    if received[0] >= n_watch * total_events:
+                        done.set()
+                    if done.is_set():
+                        return
+
+        watchers = [asyncio.create_task(watcher()) for _ in range(n_watch)]
+        await asyncio.sleep(1.0)
+
+        async def create_lag(i: int) -> None:
+            name = f"lag{i:06d}"
+            body = json.loads(pod(name))
+            body["metadata"]["labels"] = {"app": "lag"}
+            t0 = time.perf_counter()
+            async with session.post(pods_url, data=json.dumps(body)) as r:
+                await r.read()
+            acked[name] = t0  # lag measured from the moment the create was sent
+
+        c0, t0 = srv.cpu(), time.perf_counter()
+        await run_workers(10, total_events, create_lag)
+        try:
+            await asyncio.wait_for(done.wait(), 60)
+        except TimeoutError:
+            pass
+        wall = time.perf_counter() - t0
+        for w in watchers:
+            w.cancel()
+        print(f"{total_events} creates in {wall:.1f}s, {received[0]} events delivered: "
+              f"lag p50 {ms(pct(lags, .5))} ms, p99 {ms(pct(lags, .99))} ms "
+              f"(from the create's request to the event at the watcher; server CPU "
+              f"{srv.cpu() - c0:.1f}s)")
+        print(f"\nmean create latency overall: "
+              f"{statistics.mean(lags) * 1000 if lags else 0:.1f} ms watch delivery")
+    finally:
+        await session.close()
+        srv.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer requests")
+    args = ap.parse_args()
+    asyncio.run(bench(args.quick))
+
+
+if __name__ == "__main__":
+    main()
