@@ -193,6 +193,8 @@ _FIELD_REASONS = (
 def cause(field_error: Any) -> dict[str, str]:
     """One ``details.causes`` entry from a field error: a structured one (``type``,
     ``field``, ``detail`` attributes, as field.Error) or its ``path: message`` text."""
+    if hasattr(field_error, "cause"):  # a field.Error: it knows its cause
+        return dict(field_error.cause())
     field = getattr(field_error, "field", None)
     ftype = getattr(field_error, "type", None)
     if field is not None and ftype is not None:

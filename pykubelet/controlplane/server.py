@@ -173,6 +173,7 @@ class ControlPlane:
             join_handler=self._join,
             subresources=dict(SUBRESOURCES),
             node_proxy=NodeProxy(self.registry, self._kubelet_client_context()),
+            decisions=self._decision,
         )
         self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -229,6 +230,12 @@ class ControlPlane:
             if pc_store.lookup("", name) is None:
                 with contextlib.suppress(errors.APIError):
                     await pc_store.create(ctx, "", system_class(name))
+
+    def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The scheduler's last decision for a pod (pysched's decision log)."""
+        sched = getattr(self.scheduler, "scheduler", None)
+        last = getattr(sched, "last_decision", None)
+        return last(namespace, name) if last is not None else None
 
     async def _join(self, node: str) -> dict[str, Any]:
         assert self.tokens is not None

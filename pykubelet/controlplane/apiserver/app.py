@@ -98,6 +98,7 @@ class APIServer:
     join_handler: Callable[[str], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
     node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
+    decisions: Callable[[str, str], dict[str, Any] | None] | None = None
     observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ the app

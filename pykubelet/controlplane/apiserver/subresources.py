@@ -225,7 +225,23 @@ async def log(server: APIServer, request: web.Request, info: RequestInfo,
                                                   container)
 
 
+async def scheduling(server: APIServer, request: web.Request, info: RequestInfo,
+                     store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """GET pods/NAME/scheduling: the scheduler's last decision for the pod."""
+    store.get(info.namespace, info.name)
+    decision = server.decisions(info.namespace, info.name) if server.decisions else None
+    if decision is None:
+        raise errors.APIError(
+            404, errors.NOT_FOUND,
+            f'no scheduling decision is recorded for pod "{info.name}" (not tried yet, or '
+            "bound long ago)", {"name": info.name, "kind": "pods"})
+    return _json({"kind": "PodSchedulingDecision", "apiVersion": "scheduling.pykube.io/v1alpha1",
+                  "metadata": {"name": info.name, "namespace": info.namespace},
+                  "decision": decision})
+
+
 SUBRESOURCES = {
+    ("pods", "scheduling"): scheduling,
     ("pods", "binding"): binding,
     ("pods", "eviction"): eviction,
     ("pods", "log"): log,

@@ -65,6 +65,9 @@ PODS = ResourceInfo(
         Subresource("exec", "PodExecOptions", ("create", "get")),
         Subresource("log", "Pod", ("get",)),
         Subresource("portforward", "PodPortForwardOptions", ("create", "get")),
+        # ours: the scheduler's last decision for the pod (why it is where it is, or Pending)
+        Subresource("scheduling", "PodSchedulingDecision", ("get",), "scheduling.pykube.io",
+                    "v1alpha1"),
         _status("Pod"),
     ),
 )
