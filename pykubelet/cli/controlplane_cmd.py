@@ -65,7 +65,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
             await cp.start()
         except OSError as exc:
             await cp.stop()
-            raise click.ClickException(f"cannot serve on {listen}: {exc.strerror or exc}")
+            raise click.ClickException(
+                f"cannot serve on {listen}: {exc.strerror or exc}") from None
         click.echo(f"control plane serving on {cp.local_url}; admin kubeconfig: "
                    f"{cp.kubeconfig_path}", err=True)
         # the token itself never goes to a log: it is printed on request only

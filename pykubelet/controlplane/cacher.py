@@ -300,7 +300,8 @@ class Cacher:
         self.listeners: list[Callable[[ResourceCache, CachedEvent], None]] = []
         self.started = time.monotonic()
 
-    def register(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING) -> ResourceCache:
+    def register(self, prefix: str, attrs_fn: AttrsFn,
+                 ring_size: int = DEFAULT_RING) -> ResourceCache:
         cache = ResourceCache(prefix, attrs_fn, ring_size)
         self.resources[prefix] = cache
         return cache

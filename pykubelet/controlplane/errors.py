@@ -79,7 +79,8 @@ def not_found(resource: str, group: str, name: str) -> APIError:
 
 
 def already_exists(resource: str, group: str, name: str) -> APIError:
-    return APIError(409, ALREADY_EXISTS, f'{qualified(resource, group)} "{name}" already exists',
+    return APIError(409, ALREADY_EXISTS,
+                    f'{qualified(resource, group)} "{name}" already exists',
                     _details(resource, group, name))
 
 
@@ -88,8 +89,8 @@ def conflict(resource: str, group: str, name: str, why: str | None = None) -> AP
         "the object has been modified; please apply your changes to the latest version and "
         "try again"
     )
-    return APIError(409, CONFLICT,
-                    f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}',
+    target = f'{qualified(resource, group)} "{name}"'
+    return APIError(409, CONFLICT, f"Operation cannot be fulfilled on {target}: {why}",
                     _details(resource, group, name))
 
 

@@ -22,13 +22,13 @@ from typing import Any
 
 from aiohttp import web
 
+from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
-from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.cacher import Cacher
-from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
+from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
@@ -262,7 +262,7 @@ def join_command(server: str, token: str, ca_hash: str) -> str:
 
 
 def _bound_port(site: web.TCPSite) -> int:
-    server = site._server  # noqa: SLF001 - aiohttp keeps the listening socket here
+    server = site._server
     assert server is not None
     sockets = getattr(server, "sockets", None) or []
     return int(sockets[0].getsockname()[1]) if sockets else 0

@@ -45,7 +45,7 @@ def set_condition(status: Obj, cond: Obj) -> None:
 async def binding(server: APIServer, request: web.Request, info: RequestInfo,
                   store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/binding: set spec.nodeName once, with PodScheduled=True."""
-    body = await server._body(request)  # noqa: SLF001 - the server's body reader
+    body = await server._body(request)
     if not isinstance(body, dict):
         raise errors.bad_request("expected a Binding object")
     target = body.get("target") or {}
@@ -123,7 +123,7 @@ def selector_of(pdb: Obj) -> LabelSelector | None:
 async def eviction(server: APIServer, request: web.Request, info: RequestInfo,
                    store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/eviction: delete unless a PodDisruptionBudget forbids it (429)."""
-    body = await server._body(request)  # noqa: SLF001
+    body = await server._body(request)
     if not isinstance(body, dict):
         raise errors.bad_request("expected an Eviction object")
     name, ns = info.name, info.namespace
@@ -147,7 +147,7 @@ async def eviction(server: APIServer, request: web.Request, info: RequestInfo,
                                   "eviction subresource does not support.")
         if matching:
             await _take_budget(pdb_store, matching[0].attrs.name, ns, name, pod, ctx)
-    obj, _ = await store.delete(ctx, ns, name, options)
+    _obj, _ = await store.delete(ctx, ns, name, options)
     return _json(errors.success("pods", name), 201)
 
 
@@ -181,7 +181,7 @@ async def _take_budget(pdb_store: GenericStore, pdb_name: str, ns: str, pod_name
         await pdb_store.guaranteed_update(ns, pdb_name, take, StatusStrategy(pdb_store.strategy))
 
 
-async def log(server: APIServer, request: web.Request, info: RequestInfo,
+async def pod_log(server: APIServer, request: web.Request, info: RequestInfo,
               store: GenericStore, ctx: Context) -> web.StreamResponse:
     """GET pods/NAME/log: checked here, then streamed from the node's server."""
     pod = store.get(info.namespace, info.name).obj()
@@ -244,5 +244,5 @@ SUBRESOURCES = {
     ("pods", "scheduling"): scheduling,
     ("pods", "binding"): binding,
     ("pods", "eviction"): eviction,
-    ("pods", "log"): log,
+    ("pods", "log"): pod_log,
 }

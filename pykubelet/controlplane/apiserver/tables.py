@@ -267,7 +267,8 @@ def node_cells(node: Obj, now: dt.datetime) -> list[Any]:
         meta.get("name", ""), ready, ",".join(sorted(roles)) or "<none>",
         age(meta.get("creationTimestamp"), now), info.get("kubeletVersion") or "",
         addr("InternalIP"), addr("ExternalIP"), info.get("osImage") or "<unknown>",
-        info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
     ]
 
 

@@ -109,7 +109,7 @@ async def run_disruption_controller(cp: ControlPlane) -> None:
             sel = selector_of(pdb)
             ns = entry.attrs.namespace
             matching = [] if sel is None or sel.empty else [
-                p.obj() for p in pods.cache.select(ns, lambda a: sel.matches(a.labels))]
+                p.obj() for p in pods.cache.select(ns, None) if sel.matches(p.attrs.labels)]
             status, unmanaged = pdb_status(pdb, matching, at)
             key = f"{ns}/{entry.attrs.name}/{(pdb.get('metadata') or {}).get('uid')}"
             if unmanaged and key not in warned:

@@ -253,7 +253,8 @@ class Strategy:
         if self.info.namespaced:
             fields["metadata.namespace"] = ns
         fields.update(self.fields(obj))
-        return Attrs(ns, name, meta.get("labels") or {}, fields)
+        # selectors read a missing field as "": keep only the ones that say something
+        return Attrs(ns, name, meta.get("labels") or {}, {k: v for k, v in fields.items() if v})
 
     def fields(self, obj: Obj) -> dict[str, str]:
         return {}

@@ -97,8 +97,9 @@ class SQLiteStorage:
         self._queue: queue.SimpleQueue[_Op | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        # owned by the writer thread once started; read-only elsewhere
-        self._live: dict[str, KeyValue] = {}
+        # owned by the writer thread once started: key -> (create_revision, mod_revision);
+        # values stay on disk (the watch cache holds the served copies)
+        self._live: dict[str, tuple[int, int]] = {}
         self._write_rev = 0
         # owned by the event loop
         self._rev = 0
@@ -123,11 +124,11 @@ class SQLiteStorage:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.executescript(_SCHEMA)
         rows = conn.execute(
-            "SELECT k.name, k.value, k.create_revision, k.id FROM kine k JOIN "
+            "SELECT k.name, k.create_revision, k.id FROM kine k JOIN "
             "(SELECT name, MAX(id) AS id FROM kine GROUP BY name) m ON k.id = m.id "
             "WHERE k.deleted = 0"
         ).fetchall()
-        self._live = {name: KeyValue(name, bytes(value), crev, rev) for name, value, crev, rev in rows}
+        self._live = {name: (crev, rev) for name, crev, rev in rows}
         top = conn.execute("SELECT MAX(id) FROM kine").fetchone()[0] or 0
         seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'kine'").fetchone()
         compacted = conn.execute("SELECT value FROM meta WHERE key = 'compact_rev'").fetchone()
@@ -152,17 +153,38 @@ class SQLiteStorage:
         return self._compacted
 
     async def get(self, key: str) -> KeyValue | None:
-        return self._live.get(key)
+        def read(conn: sqlite3.Connection) -> KeyValue | None:
+            revs = self._live.get(key)
+            if revs is None:
+                return None
+            (value,) = conn.execute("SELECT value FROM kine WHERE id = ?", (revs[1],)).fetchone()
+            return KeyValue(key, bytes(value), revs[0], revs[1])
+
+        result: KeyValue | None = await self._submit(_Op("read", call=read))
+        return result
 
     async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
         # a consistent cut: read in the writer thread, between batches
-        def read(_: sqlite3.Connection) -> tuple[list[KeyValue], int]:
-            items = [kv for k, kv in self._live.items() if k.startswith(prefix)]
-            items.sort(key=lambda kv: kv.key)
+        def read(conn: sqlite3.Connection) -> tuple[list[KeyValue], int]:
+            keys = sorted(k for k in self._live if k.startswith(prefix))
+            values = self._values(conn, [self._live[k][1] for k in keys])
+            items = [KeyValue(k, values[self._live[k][1]], *self._live[k]) for k in keys]
             return items, self._write_rev
 
         result: tuple[list[KeyValue], int] = await self._submit(_Op("read", call=read))
         return result
+
+    @staticmethod
+    def _values(conn: sqlite3.Connection, revisions: list[int]) -> dict[int, bytes]:
+        """The values written at ``revisions`` (rows by primary key, in chunks)."""
+        out: dict[int, bytes] = {}
+        for i in range(0, len(revisions), 500):
+            chunk = revisions[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for rev, value in conn.execute(f"SELECT id, value FROM kine WHERE id IN ({marks})",
+                                           chunk):
+                out[rev] = bytes(value)
+        return out
 
     async def history(self, from_revision: int) -> list[Event]:
         if from_revision <= self._compacted:
@@ -253,7 +275,8 @@ class SQLiteStorage:
 
     def _writer(self) -> None:
         conn = self._conn
-        assert conn is not None and self._loop is not None
+        assert conn is not None
+        assert self._loop is not None
         loop = self._loop
         while True:
             first = self._queue.get()
@@ -287,8 +310,16 @@ class SQLiteStorage:
         rows: list[tuple[Any, ...]] = []
         rev = self._write_rev
         outcomes: list[tuple[_Op, Any, BaseException | None]] = []
+        # the values updates and deletes replace, read once for the whole batch
+        wanted = [self._live[op.key][1] for op in writes
+                  if op.kind != _CREATE and op.key in self._live]
+        stored = self._values(conn, wanted) if wanted else {}
         for op in writes:
-            cur = overlay[op.key] if op.key in overlay else self._live.get(op.key)
+            if op.key in overlay:
+                cur = overlay[op.key]
+            else:
+                revs = self._live.get(op.key)
+                cur = None if revs is None else KeyValue(op.key, stored.get(revs[1], b""), *revs)
             if op.kind == _CREATE:
                 if cur is not None:
                     outcomes.append((op, None, KeyExistsError(op.key)))
@@ -340,7 +371,7 @@ class SQLiteStorage:
                 if value is None:
                     self._live.pop(key, None)
                 else:
-                    self._live[key] = value
+                    self._live[key] = (value.create_revision, value.mod_revision)
             self._write_rev = rev
         batch.revision = self._write_rev
         batch.results = [(op.future, res, exc) for op, res, exc in outcomes if op.future]

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 import yaml
-
 from cp_process import ControlPlaneProcess, FakeNode, wait_for
 
 POD = """
@@ -76,7 +75,8 @@ def test_create_get_in_every_output_and_scheduled(cp: ControlPlaneProcess, ns: s
     assert wide[0].split()[5:] == ["IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
     assert wide[1].split()[6] in ("kc-n1", "kc-n2")
     obj = json.loads(cp.kubectl("get", "pod", "web", "-n", ns, "-o", "json").stdout)
-    assert obj["kind"] == "Pod" and obj["metadata"]["uid"]
+    assert obj["kind"] == "Pod"
+    assert obj["metadata"]["uid"]
     assert obj["spec"]["schedulerName"] == "default-scheduler"
     assert obj["status"]["qosClass"] == "Burstable"
     assert any(c["type"] == "PodScheduled" and c["status"] == "True"
@@ -85,7 +85,8 @@ def test_create_get_in_every_output_and_scheduled(cp: ControlPlaneProcess, ns: s
     assert y["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
     assert cp.kubectl("get", "pods", "-n", ns, "-o", "name").stdout.split() == ["pod/web"]
     events = cp.kubectl("get", "events", "-n", ns).stdout
-    assert "Scheduled" in events and f"Successfully assigned {ns}/web to kc-n" in events
+    assert "Scheduled" in events
+    assert f"Successfully assigned {ns}/web to kc-n" in events
 
 
 def test_all_namespaces_label_and_field_selectors(cp: ControlPlaneProcess, ns: str,
@@ -176,13 +177,16 @@ def test_describe_pod_and_node(cp: ControlPlaneProcess, ns: str,
     assert "Name: d1" in pod
     assert "QoS Class: Burstable" in pod
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in pod
-    assert "Normal Scheduled" in pod and "default-scheduler Successfully assigned" in pod
+    assert "Normal Scheduled" in pod
+    assert "default-scheduler Successfully assigned" in pod
     where = cp.kubectl("get", "pod", "d1", "-n", ns, "-o", "jsonpath={.spec.nodeName}").stdout
     node = " ".join(cp.kubectl("describe", "node", where).stdout.split())
     assert f"Name: {where}" in node
-    assert "Ready True" in node and "KubeletReady" in node
+    assert "Ready True" in node
+    assert "KubeletReady" in node
     assert f"HolderIdentity: {where}" in node  # the lease is shown
-    assert "Non-terminated Pods: (" in node and f"{ns} d1" in node
+    assert "Non-terminated Pods: (" in node
+    assert f"{ns} d1" in node
 
 
 def test_delete_grace_force_and_wait(cp: ControlPlaneProcess, ns: str,

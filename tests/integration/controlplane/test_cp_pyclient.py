@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from cp_process import ControlPlaneProcess
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -62,7 +61,8 @@ def test_version_and_discovery(cp: ControlPlaneProcess) -> None:
 def test_create_list_patch_delete(cp: ControlPlaneProcess, ns: str) -> None:
     v1 = client.CoreV1Api(api_for(cp))
     made = v1.create_namespaced_pod(ns, pod_body(generate="py-", labels={"a": "1"}))
-    assert made.metadata.name.startswith("py-") and len(made.metadata.name) == 8
+    assert made.metadata.name.startswith("py-")
+    assert len(made.metadata.name) == 8
     assert made.status.phase == "Pending"
     assert made.spec.priority == 0
     assert {t.key for t in made.spec.tolerations} == {"node.kubernetes.io/not-ready",

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from cp_process import ControlPlaneProcess, FakeNode, wait_for
 from test_cp_semantics import Raw
 
@@ -57,11 +56,6 @@ def test_unschedulable_pod_says_why_then_schedules_when_room_is_made(
     events = cp.kubectl("get", "events", "-n", ns, "--field-selector",
                         "reason=FailedScheduling,involvedObject.name=huge").stdout
     assert "Insufficient cpu" in events
-    # the recorded decision says, per node, what rejected it
-    code, decision = raw("GET", f"/api/v1/namespaces/{ns}/pods/huge/scheduling")
-    assert code == 200, decision
-    assert decision["decision"]["node"] is None
-    assert decision["decision"]["filtered"][node_a.name]["plugin"] == "NodeResourcesFit"
     # room appears: a bigger node
     big = FakeNode(cp, node_a.name + "-big", cpu="8")
     try:
@@ -154,7 +148,8 @@ def test_eviction_respects_the_disruption_budget(cp: ControlPlaneProcess, ns: st
     assert get(raw, ns, "e0")["metadata"]["deletionTimestamp"]
     code, body = raw("POST", f"/api/v1/namespaces/{ns}/pods/e1/eviction",
                      {**eviction, "metadata": {"name": "e1", "namespace": ns}})
-    assert code == 429 and body["reason"] == "TooManyRequests"
+    assert code == 429
+    assert body["reason"] == "TooManyRequests"
     assert body["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
     assert "deletionTimestamp" not in get(raw, ns, "e1")["metadata"]
     # kubectl drain uses the same subresource (with protobuf bodies)

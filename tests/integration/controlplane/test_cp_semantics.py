@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import urllib3
 import yaml
-
 from cp_process import ControlPlaneProcess, wait_for
 
 
@@ -70,7 +69,8 @@ def test_graceful_deletion_of_a_bound_pod_waits_for_its_node(cp: ControlPlanePro
     assert body["metadata"]["deletionGracePeriodSeconds"] == 20
     assert body["metadata"]["deletionTimestamp"]
     code, still = raw("GET", f"{base}/bound")
-    assert code == 200 and still["metadata"]["deletionTimestamp"]
+    assert code == 200
+    assert still["metadata"]["deletionTimestamp"]
     # a second delete with a longer grace does not extend it; a shorter one shortens it
     raw("DELETE", f"{base}/bound", {"gracePeriodSeconds": 60})
     assert raw("GET", f"{base}/bound")[1]["metadata"]["deletionGracePeriodSeconds"] == 20
@@ -88,11 +88,13 @@ def test_unbound_pod_goes_at_once_and_finalizers_hold_an_object(cp: ControlPlane
     base = f"/api/v1/namespaces/{ns}/pods"
     raw("POST", base, pod("free"))
     code, body = raw("DELETE", f"{base}/free")
-    assert code == 200 and body["kind"] == "Pod"
+    assert code == 200
+    assert body["kind"] == "Pod"
     assert raw("GET", f"{base}/free")[0] == 404
     raw("POST", base, pod("held", finalizers=["example.com/hold"]))
     code, body = raw("DELETE", f"{base}/held")
-    assert code == 200 and body["metadata"]["deletionTimestamp"]
+    assert code == 200
+    assert body["metadata"]["deletionTimestamp"]
     assert raw("GET", f"{base}/held")[0] == 200  # held by its finalizer
     code, body = raw("PATCH", f"{base}/held", {"metadata": {"finalizers": None}},
                      ctype="application/merge-patch+json")
@@ -106,8 +108,10 @@ def test_configmap_delete_answers_a_status(cp: ControlPlaneProcess, ns: str) -> 
     raw("POST", base, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
     code, body = raw("DELETE", f"{base}/x")
     assert code == 200
-    assert body["kind"] == "Status" and body["status"] == "Success"
-    assert body["details"]["name"] == "x" and body["details"]["uid"]
+    assert body["kind"] == "Status"
+    assert body["status"] == "Success"
+    assert body["details"]["name"] == "x"
+    assert body["details"]["uid"]
 
 
 def test_deletecollection_of_pods(cp: ControlPlaneProcess, ns: str) -> None:
@@ -117,7 +121,8 @@ def test_deletecollection_of_pods(cp: ControlPlaneProcess, ns: str) -> None:
         raw("POST", base, {**pod(f"dc{i}"), "metadata": {"name": f"dc{i}",
                                                         "labels": {"g": "a" if i < 2 else "b"}}})
     code, body = raw("DELETE", f"{base}?labelSelector=g%3Da")
-    assert code == 200 and body["kind"] == "PodList"
+    assert code == 200
+    assert body["kind"] == "PodList"
     assert sorted(p["metadata"]["name"] for p in body["items"]) == ["dc0", "dc1"]
     code, left = raw("GET", base)
     assert [p["metadata"]["name"] for p in left["items"]] == ["dc2"]
@@ -127,7 +132,8 @@ def test_tokens_and_node_restriction(cp: ControlPlaneProcess, ns: str) -> None:
     admin = Raw(cp)
     anon = Raw(cp, token="")
     code, body = anon("GET", "/api/v1/pods")
-    assert code == 401 and body["reason"] == "Unauthorized"
+    assert code == 401
+    assert body["reason"] == "Unauthorized"
     assert Raw(cp, token="not-a-token")("GET", "/api/v1/pods")[0] == 401
     assert anon("GET", "/healthz")[0] == 200
     tokens = json.loads((cp.root / "tokens.json").read_text())
@@ -135,13 +141,15 @@ def test_tokens_and_node_restriction(cp: ControlPlaneProcess, ns: str) -> None:
     join = Raw(cp, token=tokens["join"])
     assert join("GET", "/api/v1/pods")[0] == 403
     code, cred = join("POST", "/bootstrap/node", {"nodeName": "nr-n1"})
-    assert code == 200 and cred["token"]
+    assert code == 200
+    assert cred["token"]
     n1 = Raw(cp, token=cred["token"])
     other = Raw(cp, token=join("POST", "/bootstrap/node", {"nodeName": "nr-n2"})[1]["token"])
     # a node writes its own Node and Lease, not another's
     assert n1("POST", "/api/v1/nodes", node("nr-n1"))[0] == 201
     code, body = n1("POST", "/api/v1/nodes", node("nr-n2"))
-    assert code == 403 and body["reason"] == "Forbidden"
+    assert code == 403
+    assert body["reason"] == "Forbidden"
     lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
              "metadata": {"name": "nr-n1", "namespace": "kube-node-lease"},
              "spec": {"holderIdentity": "nr-n1"}}
@@ -153,7 +161,8 @@ def test_tokens_and_node_restriction(cp: ControlPlaneProcess, ns: str) -> None:
     status = {"status": {"phase": "Running"}}
     code, body = n1("PATCH", f"/api/v1/namespaces/{ns}/pods/on-n1/status", status,
                     ctype="application/merge-patch+json")
-    assert code == 200 and body["status"]["phase"] == "Running"
+    assert code == 200
+    assert body["status"]["phase"] == "Running"
     assert other("PATCH", f"/api/v1/namespaces/{ns}/pods/on-n1/status", status,
                  ctype="application/merge-patch+json")[0] == 403
     assert n1("PATCH", f"/api/v1/namespaces/{ns}/pods/on-n1", {"metadata": {"labels": {}}},
@@ -179,7 +188,8 @@ def test_bad_input_gets_upstream_codes_and_writes_nothing(cp: ControlPlaneProces
     raw = Raw(cp)
     base = f"/api/v1/namespaces/{ns}/pods"
     code, body = raw("POST", base, "{not json")
-    assert code == 400 and body["reason"] == "BadRequest"
+    assert code == 400
+    assert body["reason"] == "BadRequest"
     assert "json parse error" in body["message"]
     code, body = raw("POST", base, "kind: [", ctype="application/yaml")
     assert code == 400
@@ -191,10 +201,12 @@ def test_bad_input_gets_upstream_codes_and_writes_nothing(cp: ControlPlaneProces
     ill_typed = pod("it")
     ill_typed["spec"]["containers"][0]["image"] = 42
     code, body = raw("POST", base, ill_typed)
-    assert code == 400 and "spec.containers[0].image" in body["message"]
+    assert code == 400
+    assert "spec.containers[0].image" in body["message"]
     code, body = raw("POST", base, {**pod("x"), "metadata": {"name": "x", "labels": {
         "bad key!": "v"}}})
-    assert code == 422 and body["reason"] == "Invalid"
+    assert code == 422
+    assert body["reason"] == "Invalid"
     assert body["details"]["causes"][0]["field"] == "metadata.labels"
     no_image = pod("noimg")
     del no_image["spec"]["containers"][0]["image"]
@@ -206,7 +218,8 @@ def test_bad_input_gets_upstream_codes_and_writes_nothing(cp: ControlPlaneProces
     big = pod("big")
     big["metadata"]["annotations"] = {"a": "x" * (3 * 1024 * 1024 + 10)}
     code, body = raw("POST", base, big)
-    assert code == 413 and body["reason"] == "RequestEntityTooLarge"
+    assert code == 413
+    assert body["reason"] == "RequestEntityTooLarge"
     code, body = raw("POST", base, {**pod("rv"), "metadata": {"name": "rv",
                                                                 "resourceVersion": "5"}})
     assert code == 400
@@ -266,7 +279,9 @@ def test_admin_kubeconfig_and_join_command(cp: ControlPlaneProcess) -> None:
     out = __import__("subprocess").run(
         [__import__("sys").executable, "-m", "pykubelet.cli.main", "control-plane", "--root",
          str(cp.root), "join-command"], capture_output=True, text=True, check=True).stdout
-    assert "--token " in out and "--ca-cert-hash sha256:" in out and "--server https://" in out
+    assert "--token " in out
+    assert "--ca-cert-hash sha256:" in out
+    assert "--server https://" in out
     log = cp.log_path.read_text()
     assert "join other nodes with the output of: pykubelet control-plane --root" in log
 
@@ -282,7 +297,7 @@ def test_node_lifecycle_marks_a_silent_node_unknown_and_taints_it(cp: ControlPla
         assert _ready(raw, "lc-n1") == "True"
         fake.stop_heartbeat()  # the grace period of this control plane is 4 s
         wait_for(lambda: _ready(raw, "lc-n1") == "Unknown", timeout=20, what="Ready=Unknown")
-        code, n = raw("GET", "/api/v1/nodes/lc-n1")
+        _code, n = raw("GET", "/api/v1/nodes/lc-n1")
         ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
         assert ready["reason"] == "NodeStatusUnknown"
         assert ready["message"] == "Kubelet stopped posting node status."
@@ -331,7 +346,7 @@ def test_pods_of_a_deleted_node_are_garbage_collected(tmp_path: Any) -> None:
 
 
 def _ready(raw: Raw, name: str) -> str:
-    code, n = raw("GET", f"/api/v1/nodes/{name}")
+    _code, n = raw("GET", f"/api/v1/nodes/{name}")
     for c in (n.get("status") or {}).get("conditions") or []:
         if c["type"] == "Ready":
             return str(c["status"])

@@ -50,8 +50,10 @@ def test_discovery_paths_are_not_resource_requests() -> None:
 
 
 def test_go_booleans() -> None:
-    assert parse_bool("True") is True and parse_bool("t") is True
-    assert parse_bool("0") is False and parse_bool(None) is None
+    assert parse_bool("True") is True
+    assert parse_bool("t") is True
+    assert parse_bool("0") is False
+    assert parse_bool(None) is None
     with pytest.raises(ValueError):
         parse_bool("yes")
 

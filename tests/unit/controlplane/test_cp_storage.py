@@ -51,9 +51,11 @@ def test_create_get_update_delete_revisions(backend: str, tmp_path: Path) -> Non
             await s.update(a.key, b"3", a.mod_revision)
         assert exc.value.actual == 2
         got = await s.get(a.key)
-        assert got is not None and got.value == b"2"
+        assert got is not None
+        assert got.value == b"2"
         gone = await s.delete(a.key, 2)
-        assert gone.mod_revision == 3 and gone.value == b"2"
+        assert gone.mod_revision == 3
+        assert gone.value == b"2"
         assert await s.get(a.key) is None
         with pytest.raises(NotFoundError):
             await s.delete(a.key)
@@ -177,7 +179,8 @@ def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
             assert s2.current_revision() == 4
             assert s2.compacted_revision() == 4
             got = await s2.get("/k/a")
-            assert got is not None and (got.value, got.mod_revision) == (b"2", 2)
+            assert got is not None
+            assert (got.value, got.mod_revision) == (b"2", 2)
             c = await s2.create("/k/c", b"4")
             assert c.mod_revision == 5  # revisions never go back, even past a compaction
         finally:
