@@ -185,12 +185,7 @@ class Informer:
                     self.store[k] = obj
                 if rv:
                     self.resource_version = rv
-            if kind == "ADDED":
-                if old is None:
-                    self._call(self.on_add, obj)
-                else:
-                    self._call(self.on_update, old, obj)
-            elif kind == "MODIFIED":
+            if kind == "ADDED" or kind == "MODIFIED":
                 if old is None:
                     self._call(self.on_add, obj)
                 else:

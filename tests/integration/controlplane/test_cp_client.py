@@ -7,8 +7,8 @@ import threading
 from typing import Any
 
 import pytest
-
 from cp_process import ControlPlaneProcess, wait_for
+
 from pykubelet.client.informer import Informer
 from pykubelet.client.rest import CONFIGMAPS, RESTClient, StatusError
 
@@ -27,7 +27,8 @@ def test_client_verbs_and_status_errors(cp: ControlPlaneProcess, ns: str) -> Non
     assert [i["metadata"]["name"] for i in c.list(CONFIGMAPS, ns)["items"]] == ["a"]
     with pytest.raises(StatusError) as exc:
         c.create(CONFIGMAPS, cm("a"), ns)
-    assert exc.value.reason == "AlreadyExists" and exc.value.code == 409
+    assert exc.value.reason == "AlreadyExists"
+    assert exc.value.code == 409
     c.delete(CONFIGMAPS, "a", ns)
     with pytest.raises(StatusError) as exc:
         c.get(CONFIGMAPS, "a", ns)
