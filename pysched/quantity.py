@@ -6,6 +6,7 @@ Value(); we keep the exact rational and do the same.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -40,6 +41,12 @@ def parse_quantity(value: str | int | float) -> Fraction:
         return Fraction(str(value))
     if not isinstance(value, str):
         raise QuantityError(f"quantity must be a string or number, not {type(value).__name__}")
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Fraction:
+    """Cached: a cluster's lists repeat the same few quantities ("4", "32Gi", "110")."""
     m = _RE.match(value.strip())
     if not m or value.strip() == "":
         raise QuantityError(f"quantities must match the regular expression, got {value!r}")
@@ -56,9 +63,23 @@ def parse_quantity(value: str | int | float) -> Fraction:
 
 def milli_value(value: str | int | float) -> int:
     """Quantity.MilliValue(): thousandths, rounded up."""
+    if type(value) is str:
+        return _milli_text(value)
     return math.ceil(parse_quantity(value) * 1000)
 
 
 def int_value(value: str | int | float) -> int:
     """Quantity.Value(): whole units, rounded up."""
+    if type(value) is str:
+        return _int_text(value)
     return math.ceil(parse_quantity(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _milli_text(value: str) -> int:
+    return math.ceil(_parse_text(value) * 1000)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_text(value: str) -> int:
+    return math.ceil(_parse_text(value))

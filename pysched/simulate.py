@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pysched.api import EmbeddedScheduler
+from pysched.apimachinery.manifest import SyntaxProblem, parse_document
 from pysched.diagnosis import Diagnosis
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
@@ -61,8 +60,8 @@ def load_inputs(path: str | Path) -> Inputs:
     except OSError as err:
         raise SimulateError(f"{path}: {err.strerror or err}") from None
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        doc = parse_document(text)
+    except SyntaxProblem as err:
         raise SimulateError(f"{path}: not YAML or JSON: {err}") from None
     return parse_inputs(doc)
 

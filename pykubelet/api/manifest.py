@@ -10,23 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import APIError, DecodeError
 from pykubelet.api.types import Pod
 from pykubelet.api.validation import validate_pod
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that leaves timestamps as strings (metadata.creationTimestamp)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+from pysched.apimachinery.manifest import SyntaxProblem, parse_documents
 
 
 class ManifestError(APIError):
@@ -37,8 +26,8 @@ def load_documents(text: str, source: str = "") -> list[Any]:
     """Parse YAML/JSON text into its non-empty documents (a List expands to its items)."""
     where = f"{source}: " if source else ""
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except yaml.YAMLError as exc:
+        docs = parse_documents(text)
+    except SyntaxProblem as exc:
         raise ManifestError(f"{where}invalid YAML: {exc}") from None
     out: list[Any] = []
     for doc in docs:

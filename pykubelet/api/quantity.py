@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from pysched.apimachinery.errors import DecodeError
+
 # one parser for the whole project: the scheduler's (pysched is pure and below us)
 from pysched.quantity import parse_quantity as exact_quantity
 
@@ -37,6 +39,17 @@ class Quantity:
         except ValueError as exc:
             raise QuantityError(f'invalid quantity "{text}"') from exc
         return cls(text=text, exact=exact)
+
+    @classmethod
+    def __k8s_decode__(cls, value: object) -> Quantity:
+        """The walker's converter (pysched.apimachinery.codec)."""
+        try:
+            return cls.parse(value)
+        except QuantityError as exc:
+            raise DecodeError("", str(exc)) from None
+
+    def __k8s_encode__(self) -> str:
+        return self.text
 
     @classmethod
     def from_milli(cls, milli: int) -> Quantity:

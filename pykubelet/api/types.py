@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pykubelet.api.quantity import Quantity
+from pysched.apimachinery.codec import UNMODELLED
 
 # IntOrString (probe ports, ...): Python's union says it exactly.
 IntOrString = int | str
@@ -78,16 +79,21 @@ DNS_POLICIES = (DNS_CLUSTER_FIRST, DNS_CLUSTER_FIRST_WITH_HOST_NET, DNS_DEFAULT,
 
 @dataclass(kw_only=True)
 class OwnerReference:
+    __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"
+
     api_version: str = field(default="", metadata=KEEP)
     kind: str = field(default="", metadata=KEEP)
     name: str = field(default="", metadata=KEEP)
     uid: str = field(default="", metadata=KEEP)
     controller: bool | None = None
     block_owner_deletion: bool | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ObjectMeta:
+    __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
     name: str = ""
     generate_name: str = ""
     namespace: str = ""
@@ -104,6 +110,7 @@ class ObjectMeta:
     # Carried by `kubectl get -o yaml` output; kept opaque so such output re-applies.
     managed_fields: list[Any] = field(default_factory=list)
     self_link: str = ""
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- containers
@@ -111,15 +118,21 @@ class ObjectMeta:
 
 @dataclass(kw_only=True)
 class ObjectFieldSelector:
+    __k8s__ = "io.k8s.api.core.v1.ObjectFieldSelector"
+
     api_version: str = ""
     field_path: str = ""
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ResourceFieldSelector:
+    __k8s__ = "io.k8s.api.core.v1.ResourceFieldSelector"
+
     container_name: str = ""
     resource: str = ""
     divisor: Quantity | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
@@ -127,84 +140,120 @@ class KeySelector:
     """ConfigMapKeySelector / SecretKeySelector: decoded so manifests load; the node
     agent does not resolve them (no configmaps or secrets on a standalone node)."""
 
+    __k8s__ = "io.k8s.api.core.v1.ConfigMapKeySelector"
+
+
     name: str = ""
     key: str = ""
     optional: bool | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class EnvVarSource:
+    __k8s__ = "io.k8s.api.core.v1.EnvVarSource"
+
     field_ref: ObjectFieldSelector | None = None
     resource_field_ref: ResourceFieldSelector | None = None
     config_map_key_ref: KeySelector | None = None
     secret_key_ref: KeySelector | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class EnvVar:
+    __k8s__ = "io.k8s.api.core.v1.EnvVar"
+
     name: str = field(default="", metadata=KEEP)
     value: str = ""
     value_from: EnvVarSource | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ContainerPort:
+    __k8s__ = "io.k8s.api.core.v1.ContainerPort"
+
     name: str = ""
     host_port: int = 0
     container_port: int = 0
     protocol: str = ""
     host_ip: str = field(default="", metadata=wire("hostIP"))
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ResourceRequirements:
+    __k8s__ = "io.k8s.api.core.v1.ResourceRequirements"
+
     limits: ResourceList = field(default_factory=dict)
     requests: ResourceList = field(default_factory=dict)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class VolumeMount:
+    __k8s__ = "io.k8s.api.core.v1.VolumeMount"
+
     name: str = field(default="", metadata=KEEP)
     read_only: bool = False
     mount_path: str = field(default="", metadata=KEEP)
     sub_path: str = ""
     mount_propagation: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ExecAction:
+    __k8s__ = "io.k8s.api.core.v1.ExecAction"
+
     command: list[str] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class HTTPHeader:
+    __k8s__ = "io.k8s.api.core.v1.HTTPHeader"
+
     name: str = field(default="", metadata=KEEP)
     value: str = field(default="", metadata=KEEP)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class HTTPGetAction:
+    __k8s__ = "io.k8s.api.core.v1.HTTPGetAction"
+
     path: str = ""
     port: IntOrString = field(default=0, metadata=KEEP)
     host: str = ""
     scheme: str = ""
     http_headers: list[HTTPHeader] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class TCPSocketAction:
+    __k8s__ = "io.k8s.api.core.v1.TCPSocketAction"
+
     port: IntOrString = field(default=0, metadata=KEEP)
     host: str = ""
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class GRPCAction:
+    __k8s__ = "io.k8s.api.core.v1.GRPCAction"
+
     port: int = field(default=0, metadata=KEEP)
     service: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Probe:
+    __k8s__ = "io.k8s.api.core.v1.Probe"
+
     exec: ExecAction | None = None
     http_get: HTTPGetAction | None = None
     tcp_socket: TCPSocketAction | None = None
@@ -215,35 +264,50 @@ class Probe:
     success_threshold: int = 0
     failure_threshold: int = 0
     termination_grace_period_seconds: int | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class SleepAction:
+    __k8s__ = "io.k8s.api.core.v1.SleepAction"
+
     seconds: int = field(default=0, metadata=KEEP)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class LifecycleHandler:
+    __k8s__ = "io.k8s.api.core.v1.LifecycleHandler"
+
     exec: ExecAction | None = None
     http_get: HTTPGetAction | None = None
     tcp_socket: TCPSocketAction | None = None
     sleep: SleepAction | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Lifecycle:
+    __k8s__ = "io.k8s.api.core.v1.Lifecycle"
+
     post_start: LifecycleHandler | None = None
     pre_stop: LifecycleHandler | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Capabilities:
+    __k8s__ = "io.k8s.api.core.v1.Capabilities"
+
     add: list[str] = field(default_factory=list)
     drop: list[str] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class SecurityContext:
+    __k8s__ = "io.k8s.api.core.v1.SecurityContext"
+
     capabilities: Capabilities | None = None
     privileged: bool | None = None
     run_as_user: int | None = None
@@ -251,10 +315,13 @@ class SecurityContext:
     run_as_non_root: bool | None = None
     read_only_root_filesystem: bool | None = None
     allow_privilege_escalation: bool | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Container:
+    __k8s__ = "io.k8s.api.core.v1.Container"
+
     name: str = field(default="", metadata=KEEP)
     image: str = ""
     command: list[str] = field(default_factory=list)
@@ -277,6 +344,7 @@ class Container:
     tty: bool = False
     # "Always" makes an init container a sidecar (a restartable init container).
     restart_policy: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- pod spec
@@ -284,69 +352,98 @@ class Container:
 
 @dataclass(kw_only=True)
 class EmptyDirVolumeSource:
+    __k8s__ = "io.k8s.api.core.v1.EmptyDirVolumeSource"
+
     medium: str = ""
     size_limit: Quantity | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class HostPathVolumeSource:
+    __k8s__ = "io.k8s.api.core.v1.HostPathVolumeSource"
+
     path: str = field(default="", metadata=KEEP)
     type: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Volume:
+    __k8s__ = "io.k8s.api.core.v1.Volume"
+
     name: str = field(default="", metadata=KEEP)
     empty_dir: EmptyDirVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Toleration:
+    __k8s__ = "io.k8s.api.core.v1.Toleration"
+
     key: str = ""
     operator: str = ""
     value: str = ""
     effect: str = ""
     toleration_seconds: int | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Sysctl:
+    __k8s__ = "io.k8s.api.core.v1.Sysctl"
+
     name: str = field(default="", metadata=KEEP)
     value: str = field(default="", metadata=KEEP)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodSecurityContext:
+    __k8s__ = "io.k8s.api.core.v1.PodSecurityContext"
+
     run_as_user: int | None = None
     run_as_group: int | None = None
     run_as_non_root: bool | None = None
     supplemental_groups: list[int] = field(default_factory=list)
     fs_group: int | None = None
     sysctls: list[Sysctl] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class HostAlias:
+    __k8s__ = "io.k8s.api.core.v1.HostAlias"
+
     ip: str = field(default="", metadata=KEEP)
     hostnames: list[str] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodDNSConfigOption:
+    __k8s__ = "io.k8s.api.core.v1.PodDNSConfigOption"
+
     name: str = ""
     value: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodDNSConfig:
+    __k8s__ = "io.k8s.api.core.v1.PodDNSConfig"
+
     nameservers: list[str] = field(default_factory=list)
     searches: list[str] = field(default_factory=list)
     options: list[PodDNSConfigOption] = field(default_factory=list)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodSpec:
+    __k8s__ = "io.k8s.api.core.v1.PodSpec"
+
     volumes: list[Volume] = field(default_factory=list)
     init_containers: list[Container] = field(default_factory=list)
     containers: list[Container] = field(default_factory=list, metadata=KEEP)
@@ -366,7 +463,6 @@ class PodSpec:
     hostname: str = ""
     subdomain: str = ""
     # Scheduling fields the node does not act on but ordinary manifests carry.
-    affinity: dict[str, Any] | None = None
     scheduler_name: str = ""
     tolerations: list[Toleration] = field(default_factory=list)
     host_aliases: list[HostAlias] = field(default_factory=list)
@@ -376,6 +472,7 @@ class PodSpec:
     preemption_policy: str | None = None
     enable_service_links: bool | None = None
     overhead: ResourceList = field(default_factory=dict)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- status
@@ -383,17 +480,25 @@ class PodSpec:
 
 @dataclass(kw_only=True)
 class ContainerStateWaiting:
+    __k8s__ = "io.k8s.api.core.v1.ContainerStateWaiting"
+
     reason: str = ""
     message: str = ""
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ContainerStateRunning:
+    __k8s__ = "io.k8s.api.core.v1.ContainerStateRunning"
+
     started_at: str | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ContainerStateTerminated:
+    __k8s__ = "io.k8s.api.core.v1.ContainerStateTerminated"
+
     exit_code: int = field(default=0, metadata=KEEP)
     signal: int = 0
     reason: str = ""
@@ -401,19 +506,26 @@ class ContainerStateTerminated:
     started_at: str | None = None
     finished_at: str | None = None
     container_id: str = field(default="", metadata=wire("containerID"))
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ContainerState:
     """At most one of the three is set; none set means Waiting with no reason."""
 
+    __k8s__ = "io.k8s.api.core.v1.ContainerState"
+
+
     waiting: ContainerStateWaiting | None = None
     running: ContainerStateRunning | None = None
     terminated: ContainerStateTerminated | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class ContainerStatus:
+    __k8s__ = "io.k8s.api.core.v1.ContainerStatus"
+
     name: str = field(default="", metadata=KEEP)
     state: ContainerState = field(default_factory=ContainerState, metadata=KEEP)
     last_state: ContainerState = field(default_factory=ContainerState, metadata=KEEP)
@@ -423,10 +535,13 @@ class ContainerStatus:
     image_id: str = field(default="", metadata=wire("imageID", keep=True))
     container_id: str = field(default="", metadata=wire("containerID"))
     started: bool | None = None
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodCondition:
+    __k8s__ = "io.k8s.api.core.v1.PodCondition"
+
     type: str = field(default="", metadata=KEEP)
     status: str = field(default="", metadata=KEEP)
     observed_generation: int | None = None
@@ -434,20 +549,29 @@ class PodCondition:
     last_transition_time: str | None = None
     reason: str = ""
     message: str = ""
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodIP:
+    __k8s__ = "io.k8s.api.core.v1.PodIP"
+
     ip: str = field(default="", metadata=wire("ip"))
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class HostIP:
+    __k8s__ = "io.k8s.api.core.v1.HostIP"
+
     ip: str = field(default="", metadata=wire("ip"))
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class PodStatus:
+    __k8s__ = "io.k8s.api.core.v1.PodStatus"
+
     phase: str = ""
     conditions: list[PodCondition] = field(default_factory=list)
     message: str = ""
@@ -461,15 +585,19 @@ class PodStatus:
     init_container_statuses: list[ContainerStatus] = field(default_factory=list)
     container_statuses: list[ContainerStatus] = field(default_factory=list)
     qos_class: str = field(default="", metadata=wire("qosClass"))
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
 class Pod:
+    __k8s__ = "io.k8s.api.core.v1.Pod"
+
     api_version: str = field(default="v1", metadata=KEEP)
     kind: str = field(default="Pod", metadata=KEEP)
     metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
     spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
     status: PodStatus = field(default_factory=PodStatus)
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
     @property
     def name(self) -> str:

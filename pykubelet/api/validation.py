@@ -156,7 +156,9 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
             if vol.name in volumes:
                 errs.append(duplicate(f"{path}.name", vol.name))
             volumes.add(vol.name)
+        # every volume source upstream has (emptyDir, hostPath, and the unmodelled ones)
         sources = [s for s in ("emptyDir", "hostPath") if getattr(vol, _snake(s)) is not None]
+        sources += list(vol.unmodelled)
         if len(sources) == 0:
             errs.append(required(path, "must specify a volume type"))
         elif len(sources) > 1:

@@ -105,7 +105,7 @@ BAD_TABLE = [
         "spec.containers[0].livenessProbe.httpGet.port: expected an integer or a string, got array",
     ),
     (["metadata", "labels", "app"], 1, "metadata.labels.app: expected string, got number"),
-    (["spec", "volumes", 0, "nfs"], {}, "spec.volumes[0].nfs: unknown field"),
+    (["spec", "volumes", 0, "nfsv5"], {}, "spec.volumes[0].nfsv5: unknown field"),
     (["spec"], [], "spec: expected an object, got array"),
     (["kind"], "Deployment", "kind: expected \"Pod\", got 'Deployment'"),
 ]

@@ -1,0 +1,775 @@
+"""The walker: Kubernetes JSON into typed dataclasses and back, strict in one way for everyone.
+
+A model is a dataclass whose attributes are snake_case and whose wire names are camelCase
+(`restart_policy` <-> `restartPolicy`, or the field's `json` metadata, `pod_ip` <-> `podIP`).
+A class names the upstream type it views with a class attribute, `__k8s__ =
+"io.k8s.api.core.v1.PodSpec"`; upstream's schema of that type (definitions.json, generated
+from Kubernetes' OpenAPI) then says which other fields exist. A field upstream has and the
+class does not model is still checked against that schema, then either kept verbatim in the
+class's `unmodelled()` bucket (pykubelet.api's complete model: nothing is lost on the way back
+out) or dropped (pysched's slim view). A key upstream does not have is an error naming its path
+(`spec.containers[0].foo: unknown field`), as is a value of the wrong type
+(`spec.containers[0].resources.limits.cpu: invalid quantity "abc"`). JSON null means unset, as
+Go's decoder reads it.
+
+Speed: each class is compiled once into a plan (a dict from wire name to a ready decoder), and
+paths are only built when something fails: a failure travels up as an exception that each
+level stamps with its segment, so a clean document pays nothing for error reporting.
+
+Encoding follows Go's omitempty (see pykubelet/api/types.py): an Optional field is left out
+when None, a plain one when it holds its zero value unless marked `keep`.
+
+Field metadata understood here:
+  json=<name>      the wire name when it is not the camelCase of the attribute
+  keep=True        always encode, even when zero (fields Go prints without omitempty)
+  decode=/encode=  a converter for this field instead of the one its type implies
+  choice=(...)     an enumerated string; `default` replaces "" before the check
+  required=True    the key must be present and not null (or a str: the problem to report)
+  unmodelled=True  the bucket of upstream fields the class does not model (UNMODELLED)
+A type may carry its own converters: a classmethod `__k8s_decode__(value)` and a method
+`__k8s_encode__()` (pykubelet.api.Quantity does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any, TypeVar
+
+from pysched.apimachinery.errors import DecodeError, UnknownFieldError
+from pysched.quantity import QuantityError, parse_quantity
+
+T = TypeVar("T")
+Decoder = Callable[[Any], Any]
+Encoder = Callable[[Any], Any]
+
+_PRIMITIVE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+# --------------------------------------------------------------------------- field helpers
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+# Metadata of the bucket holding, verbatim, the upstream fields a class does not model:
+#     unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
+UNMODELLED: dict[str, Any] = {"unmodelled": True}
+
+
+def choice(
+    allowed: tuple[str, ...], default: str = "", **meta: Any
+) -> dict[str, Any]:
+    """Metadata of an enumerated string: "" takes `default`, anything else must be allowed."""
+    return {"choice": allowed, "default": default, **meta}
+
+
+# --------------------------------------------------------------------------- failures
+
+
+class _Fail(Exception):
+    """A decode failure travelling up; each level adds the segment it was decoding."""
+
+    __slots__ = ("problem", "segments", "unknown")
+
+    def __init__(self, problem: str, *, unknown: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.segments: list[str] = []
+        self.unknown = unknown
+
+    def at(self, segment: str) -> _Fail:
+        self.segments.append(segment)
+        return self
+
+    def path(self, base: str = "") -> str:
+        out = base
+        for seg in reversed(self.segments):
+            if seg.startswith("["):
+                out += seg
+            elif seg:
+                out = f"{out}.{seg}" if out else seg
+        return out
+
+    def error(self, base: str = "") -> DecodeError:
+        if self.unknown:
+            return UnknownFieldError(self.path(base))
+        return DecodeError(self.path(base), self.problem)
+
+
+def describe(value: Any) -> str:
+    """The JSON type of a value, as the errors name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _from_decode_error(exc: DecodeError) -> _Fail:
+    fail = _Fail(exc.problem, unknown=isinstance(exc, UnknownFieldError))
+    if exc.path:
+        fail.segments.append(exc.path)
+    return fail
+
+
+# --------------------------------------------------------------------------- upstream schema
+
+
+@functools.cache
+def definitions() -> dict[str, Any]:
+    """Upstream's schema of every served type, by definition name (see definitions.json)."""
+    text = resources.files("pysched.apimachinery").joinpath("definitions.json").read_text()
+    schemas: dict[str, Any] = json.loads(text)["schemas"]
+    return schemas
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+class _SchemaChecks:
+    """Decoders built from upstream's schema for values no typed class models."""
+
+    def __init__(self) -> None:
+        self._objects: dict[str, Decoder] = {}
+
+    def for_node(self, node: Mapping[str, Any]) -> Decoder:
+        if "$ref" in node:
+            return self.for_type(_ref_name(node["$ref"]))
+        fmt = node.get("format")
+        if fmt == "int-or-string":
+            return _decode_int_or_string
+        if fmt == "quantity":
+            return _check_quantity
+        kind = node.get("type")
+        if kind == "string":
+            return _PRIMITIVE_DECODERS[str]
+        if kind == "integer":
+            return _PRIMITIVE_DECODERS[int]
+        if kind == "number":
+            return _PRIMITIVE_DECODERS[float]
+        if kind == "boolean":
+            return _PRIMITIVE_DECODERS[bool]
+        if kind == "array":
+            return _list_decoder(self.for_node(node.get("items", {})))
+        if kind == "object" and isinstance(node.get("additionalProperties"), Mapping):
+            return _dict_decoder(self.for_node(node["additionalProperties"]))
+        if kind == "object" and "properties" in node:
+            return self._object(node)
+        if kind == "object":
+            return _decode_any_object
+        return _identity  # no type: anything (RawExtension and the like)
+
+    def for_type(self, name: str) -> Decoder:
+        found = self._objects.get(name)
+        if found is None:
+            # Recursive types (JSONSchemaProps) refer to themselves: resolve lazily.
+            self._objects[name] = lambda v: self._objects[name](v)
+            found = self.for_node(definitions()[name])
+            self._objects[name] = found
+        return found
+
+    def _object(self, node: Mapping[str, Any]) -> Decoder:
+        props = {name: self.for_node(sub) for name, sub in node.get("properties", {}).items()}
+
+        def decode(value: Any) -> Any:
+            if type(value) is not dict:
+                if isinstance(value, Mapping):
+                    value = dict(value)
+                else:
+                    raise _Fail(f"expected an object, got {describe(value)}")
+            out = {}
+            for k, v in value.items():
+                dec = props.get(k)
+                if dec is None:
+                    raise _Fail("unknown field", unknown=True).at(str(k))
+                if v is None:
+                    continue
+                try:
+                    out[k] = dec(v)
+                except _Fail as fail:
+                    raise fail.at(k) from None
+            return out
+
+        return decode
+
+    def fields_of(self, name: str) -> dict[str, Decoder]:
+        node = definitions()[name]
+        return {wire: self.for_node(sub) for wire, sub in node.get("properties", {}).items()}
+
+
+_SCHEMA = _SchemaChecks()
+
+
+# --------------------------------------------------------------------------- leaf decoders
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _decode_any_object(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return value
+    raise _Fail(f"expected an object, got {describe(value)}")
+
+
+def _make_primitive(tp: type) -> Decoder:
+    name = _PRIMITIVE_NAMES[tp]
+    if tp is str:
+
+        def dec_str(value: Any) -> Any:
+            if type(value) is str:
+                return value
+            raise _Fail(f"expected {name}, got {describe(value)}")
+
+        return dec_str
+    if tp is bool:
+
+        def dec_bool(value: Any) -> Any:
+            if type(value) is bool:
+                return value
+            raise _Fail(f"expected {name}, got {describe(value)}")
+
+        return dec_bool
+    if tp is int:
+
+        def dec_int(value: Any) -> Any:
+            if type(value) is int:
+                return value
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise _Fail(f"expected {name}, got {describe(value)}")
+
+        return dec_int
+
+    def dec_float(value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise _Fail(f"expected {name}, got {describe(value)}")
+
+    return dec_float
+
+
+_PRIMITIVE_DECODERS: dict[type, Decoder] = {tp: _make_primitive(tp) for tp in _PRIMITIVE_NAMES}
+
+
+def _decode_int_or_string(value: Any) -> Any:
+    if type(value) is str or type(value) is int:
+        return value
+    raise _Fail(f"expected an integer or a string, got {describe(value)}")
+
+
+def _check_quantity(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _Fail(f"invalid quantity {value!r}")
+    try:
+        parse_quantity(value)
+    except QuantityError:
+        raise _Fail(f'invalid quantity "{value}"') from None
+    return value
+
+
+def _list_decoder(item: Decoder) -> Decoder:
+    def dec_list(value: Any) -> Any:
+        if type(value) is not list:
+            if value is None:
+                return []
+            if not isinstance(value, tuple):
+                raise _Fail(f"expected an array, got {describe(value)}")
+        try:
+            return [item(x) for x in value]
+        except _Fail:
+            pass
+        for i, x in enumerate(value):  # again, slowly, to say which item failed
+            try:
+                item(x)
+            except _Fail as fail:
+                raise fail.at(f"[{i}]") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return dec_list
+
+
+def _dict_decoder(item: Decoder) -> Decoder:
+    def dec_dict(value: Any) -> Any:
+        if type(value) is not dict:
+            if value is None:
+                return {}
+            if not isinstance(value, Mapping):
+                raise _Fail(f"expected an object, got {describe(value)}")
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _Fail(f"expected string keys, got {k!r}")
+            try:
+                out[k] = item(v)
+            except _Fail as fail:
+                raise fail.at(k) from None
+        return out
+
+    return dec_dict
+
+
+def _str_dict(value: Any) -> Any:
+    """dict[str, str], the commonest map (labels, annotations, selectors): one loop."""
+    if type(value) is not dict:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise _Fail(f"expected an object, got {describe(value)}")
+    for k, v in value.items():
+        if type(v) is not str or type(k) is not str:
+            if type(k) is not str:
+                raise _Fail(f"expected string keys, got {k!r}")
+            raise _Fail(f"expected string, got {describe(v)}").at(k)
+    return dict(value)
+
+
+def _str_list(value: Any) -> Any:
+    if type(value) is not list:
+        if value is None:
+            return []
+        if not isinstance(value, tuple):
+            raise _Fail(f"expected an array, got {describe(value)}")
+    for i, v in enumerate(value):
+        if type(v) is not str:
+            raise _Fail(f"expected string, got {describe(v)}").at(f"[{i}]")
+    return list(value)
+
+
+def _choice_decoder(allowed: tuple[str, ...], default: str) -> Decoder:
+    allowed_set = frozenset(allowed)
+
+    def dec_choice(value: Any) -> Any:
+        if type(value) is not str:
+            raise _Fail(f"expected string, got {describe(value)}")
+        value = value or default
+        if value not in allowed_set:
+            raise _Fail(f"unsupported value {value!r}: expected one of {list(allowed)}")
+        return value
+
+    return dec_choice
+
+
+def _custom_decoder(fn: Callable[[Any], Any]) -> Decoder:
+    def dec_custom(value: Any) -> Any:
+        try:
+            return fn(value)
+        except DecodeError as exc:
+            raise _from_decode_error(exc) from None
+
+    return dec_custom
+
+
+# --------------------------------------------------------------------------- type -> decoder
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _decoder_for(tp: Any) -> Decoder:
+    if tp is Any:
+        return _identity
+    if _is_union(tp):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return _decoder_for(args[0])
+        if set(args) == {int, str}:
+            return _decode_int_or_string
+        raise TypeError(f"unsupported union {tp}")  # pragma: no cover - a model bug
+    if tp in _PRIMITIVE_DECODERS:
+        return _PRIMITIVE_DECODERS[tp]
+    own = getattr(tp, "__k8s_decode__", None)
+    if own is not None:
+        return _custom_decoder(own)
+    origin = typing.get_origin(tp)
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if item_tp is str:
+            return _str_list
+        return _list_decoder(_decoder_for(item_tp))
+    if origin is dict:
+        _key_tp, item_tp = typing.get_args(tp)
+        if item_tp is str:
+            return _str_dict
+        return _dict_decoder(_decoder_for(item_tp))
+    if dataclasses.is_dataclass(tp):
+        return _LazyPlan(tp)
+    raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
+
+
+class _LazyPlan:
+    """A nested class's decoder, compiled on first use (classes may refer to each other)."""
+
+    __slots__ = ("cls", "fn")
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.fn: Decoder | None = None
+
+    def __call__(self, value: Any) -> Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = plan(self.cls).decode
+        return fn(value)
+
+
+# --------------------------------------------------------------------------- plans
+
+
+@dataclasses.dataclass(slots=True)
+class FieldPlan:
+    attr: str
+    wire: str
+    decode: Decoder
+    encode: Encoder | None
+    keep: bool
+    optional: bool
+    type: Any
+
+
+class Plan:
+    """How one class is read and written; built once per class by plan()."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.upstream: str | None = getattr(cls, "__k8s__", None)
+        hints = typing.get_type_hints(cls)
+        fields: list[FieldPlan] = []
+        self.bucket: str | None = None
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("unmodelled"):
+                self.bucket = f.name
+                continue
+            tp = hints[f.name]
+            meta = f.metadata
+            if "decode" in meta:
+                dec: Decoder = _custom_decoder(meta["decode"])
+            elif "choice" in meta:
+                dec = _choice_decoder(meta["choice"], meta.get("default", ""))
+            else:
+                dec = _decoder_for(tp)
+            fields.append(
+                FieldPlan(
+                    attr=f.name,
+                    wire=meta.get("json", camel(f.name)),
+                    decode=dec,
+                    encode=meta.get("encode") or _encoder_for(tp),
+                    keep=bool(meta.get("keep")),
+                    optional=_is_union(tp) and type(None) in typing.get_args(tp),
+                    type=tp,
+                )
+            )
+        self.fields = tuple(fields)
+        # Fields that must be present and not null, and enumerations whose default (taken when
+        # the field is absent) is not an allowed value: both checked once the keys are read.
+        self.required: list[tuple[str, str]] = []
+        self.absent_choices: list[tuple[str, str, str]] = []
+        for f in dataclasses.fields(cls):
+            wire_name = f.metadata.get("json", camel(f.name))
+            need = f.metadata.get("required")
+            if need:
+                self.required.append((wire_name, need if isinstance(need, str) else "required"))
+            allowed = f.metadata.get("choice")
+            if allowed is not None and f.default not in allowed and f.default is not None:
+                detail = f"unsupported value {f.default!r}: expected one of {list(allowed)}"
+                self.absent_choices.append((wire_name, f.name, detail))
+        self.by_wire = {f.wire: f for f in fields}
+        # Upstream fields this class does not model: checked by upstream's schema.
+        self.others: dict[str, Decoder] = {}
+        if self.upstream is not None:
+            self.others = {
+                wire: dec
+                for wire, dec in _SCHEMA.fields_of(self.upstream).items()
+                if wire not in self.by_wire
+            }
+        post = getattr(cls, "__post_decode__", None)
+        self.post: Callable[[Any], None] | None = post
+
+    def decode(self, value: Any) -> Any:
+        if type(value) is not dict:
+            if value is None:
+                value = {}
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            else:
+                raise _Fail(f"expected an object, got {describe(value)}")
+        by_wire = self.by_wire
+        kwargs: dict[str, Any] = {}
+        extra: dict[str, Any] | None = None
+        for k, v in value.items():
+            f = by_wire.get(k)
+            if f is None:
+                other = self.others.get(k)
+                if other is None:
+                    if type(k) is not str:
+                        raise _Fail(f"expected string keys, got {k!r}")
+                    raise _Fail("unknown field", unknown=True).at(k)
+                if v is None:
+                    continue
+                try:
+                    checked = other(v)
+                except _Fail as fail:
+                    raise fail.at(k) from None
+                if self.bucket is not None:
+                    if extra is None:
+                        extra = {}
+                    extra[k] = checked
+                continue
+            if v is None:
+                if f.optional:
+                    kwargs[f.attr] = None
+                continue  # null on a plain field: its default, as Go leaves it
+            try:
+                kwargs[f.attr] = f.decode(v)
+            except _Fail as fail:
+                raise fail.at(k) from None
+        if extra is not None:
+            kwargs[self.bucket] = extra  # type: ignore[index]
+        for wire_name, problem in self.required:
+            if value.get(wire_name) is None:
+                raise _Fail(problem).at(wire_name)
+        for wire_name, attr, problem in self.absent_choices:
+            if attr not in kwargs:
+                raise _Fail(problem).at(wire_name)
+        obj = self.cls(**kwargs)
+        if self.post is not None:
+            try:
+                self.post(obj)
+            except DecodeError as exc:
+                raise _from_decode_error(exc) from None
+        return obj
+
+    def encode(self, obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in self.fields:
+            value = getattr(obj, f.attr)
+            if value is None:
+                continue
+            encoded = f.encode(value) if f.encode is not None else value
+            if not f.keep and not f.optional and _is_zero(encoded):
+                continue
+            out[f.wire] = encoded
+        if self.bucket is not None:
+            extra = getattr(obj, self.bucket)
+            if extra:
+                out.update(extra)
+        return out
+
+    def unknown_paths(self, value: Any, path: str, out: list[str]) -> None:
+        """Every key under `value` that neither this class nor upstream knows."""
+        if not isinstance(value, Mapping):
+            return
+        for k, v in value.items():
+            sub = f"{path}.{k}" if path else str(k)
+            f = self.by_wire.get(k)
+            if f is not None:
+                _unknown_in_type(f.type, v, sub, out)
+            elif k in self.others:
+                _unknown_in_schema(self.upstream, k, v, sub, out)
+            else:
+                out.append(sub)
+
+
+@functools.cache
+def plan(cls: type) -> Plan:
+    return Plan(cls)
+
+
+# --------------------------------------------------------------------------- encoders
+
+
+def _is_zero(value: Any) -> bool:
+    return value in ("", 0, False, None) or value == [] or value == {}
+
+
+def _encoder_for(tp: Any) -> Encoder | None:
+    """None means the decoded value is already plain JSON."""
+    if tp is Any or tp in _PRIMITIVE_DECODERS:
+        return None
+    if _is_union(tp):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _encoder_for(args[0]) if len(args) == 1 else None
+    if hasattr(tp, "__k8s_encode__"):
+        return _encode_own
+    origin = typing.get_origin(tp)
+    if origin is list:
+        item = _encoder_for(typing.get_args(tp)[0])
+        return None if item is None else functools.partial(_encode_list, item)
+    if origin is dict:
+        item = _encoder_for(typing.get_args(tp)[1])
+        return None if item is None else functools.partial(_encode_dict, item)
+    if dataclasses.is_dataclass(tp):
+        return encode
+    return None
+
+
+def _encode_own(value: Any) -> Any:
+    return value.__k8s_encode__()
+
+
+def _encode_list(item: Encoder, value: list[Any]) -> list[Any]:
+    return [item(x) for x in value]
+
+
+def _encode_dict(item: Encoder, value: dict[str, Any]) -> dict[str, Any]:
+    return {k: item(v) for k, v in value.items()}
+
+
+# --------------------------------------------------------------------------- unknown fields
+
+
+def _unknown_in_type(tp: Any, value: Any, path: str, out: list[str]) -> None:
+    if value is None:
+        return
+    if _is_union(tp):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            _unknown_in_type(args[0], value, path, out)
+        return
+    origin = typing.get_origin(tp)
+    if origin is list and isinstance(value, list):
+        for i, item in enumerate(value):
+            _unknown_in_type(typing.get_args(tp)[0], item, f"{path}[{i}]", out)
+    elif origin is dict and isinstance(value, Mapping):
+        for k, item in value.items():
+            _unknown_in_type(typing.get_args(tp)[1], item, f"{path}.{k}", out)
+    elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        plan(tp).unknown_paths(value, path, out)
+
+
+def _unknown_in_node(node: Mapping[str, Any], value: Any, path: str, out: list[str]) -> None:
+    if value is None:
+        return
+    if "$ref" in node:
+        node = definitions()[_ref_name(node["$ref"])]
+    kind = node.get("type")
+    if kind == "array" and isinstance(value, list):
+        for i, item in enumerate(value):
+            _unknown_in_node(node.get("items", {}), item, f"{path}[{i}]", out)
+    elif kind == "object" and isinstance(value, Mapping):
+        if isinstance(node.get("additionalProperties"), Mapping):
+            for k, item in value.items():
+                _unknown_in_node(node["additionalProperties"], item, f"{path}.{k}", out)
+        elif "properties" in node:
+            props = node["properties"]
+            for k, item in value.items():
+                if k in props:
+                    _unknown_in_node(props[k], item, f"{path}.{k}", out)
+                else:
+                    out.append(f"{path}.{k}")
+
+
+def _unknown_in_schema(
+    type_name: str | None, wire: str, value: Any, path: str, out: list[str]
+) -> None:
+    if type_name is None:
+        return
+    _unknown_in_node(definitions()[type_name]["properties"][wire], value, path, out)
+
+
+def _without(value: Any, path: list[str | int]) -> Any:
+    """A copy of `value` with the key at `path` removed."""
+    head, rest = path[0], path[1:]
+    if isinstance(value, Mapping):
+        copy = dict(value)
+        if not rest:
+            copy.pop(head, None)  # type: ignore[call-overload]
+        elif head in copy:
+            copy[head] = _without(copy[head], rest)  # type: ignore[index]
+        return copy
+    if isinstance(value, list) and isinstance(head, int):
+        copy_list = list(value)
+        copy_list[head] = _without(copy_list[head], rest)
+        return copy_list
+    return value
+
+
+def _split(path: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for dotted in path.split("."):
+        name, *indices = dotted.split("[")
+        if name:
+            parts.append(name)
+        parts.extend(int(i.rstrip("]")) for i in indices)
+    return parts
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def decode(
+    cls: type[T], value: Any, path: str = "", *, unknown: list[str] | None = None
+) -> T:
+    """Decode `value` into `cls`; raises DecodeError naming the field.
+
+    With `unknown` (a list), unknown fields are not errors: their paths are appended to it
+    and they are dropped (the API's fieldValidation=Warn/Ignore). Type errors still raise.
+    """
+    p = plan(cls)
+    try:
+        return p.decode(value)  # type: ignore[no-any-return]
+    except _Fail as fail:
+        if not (fail.unknown and unknown is not None):
+            raise fail.error(path) from None
+    found: list[str] = []
+    p.unknown_paths(value, "", found)
+    pruned = value
+    for rel in found:
+        pruned = _without(pruned, _split(rel))
+    unknown.extend(f"{path}.{rel}" if path else rel for rel in found)
+    try:
+        return p.decode(pruned)  # type: ignore[no-any-return]
+    except _Fail as fail:
+        raise fail.error(path) from None
+
+
+def decode_value(tp: Any, value: Any, path: str = "") -> Any:
+    """Decode `value` as the type `tp` (a dataclass, list[...], dict[...], a primitive)."""
+    try:
+        return _decoder_for(tp)(value)
+    except _Fail as fail:
+        raise fail.error(path) from None
+
+
+def unknown_fields(cls: type, value: Any, path: str = "") -> list[str]:
+    """The paths of every field in `value` that `cls` (and upstream) does not have."""
+    out: list[str] = []
+    plan(cls).unknown_paths(value, path, out)
+    return out
+
+
+def encode(obj: Any) -> Any:
+    """A model (or list/dict of them) as plain camelCase JSON data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return plan(type(obj)).encode(obj)
+    if hasattr(obj, "__k8s_encode__"):
+        return obj.__k8s_encode__()
+    if isinstance(obj, list | tuple):
+        return [encode(item) for item in obj]
+    if isinstance(obj, Mapping):
+        return {key: encode(item) for key, item in obj.items()}
+    return obj
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
