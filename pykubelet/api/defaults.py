@@ -107,7 +107,8 @@ def set_defaults_pod(pod: Pod) -> Pod:
     if spec.enable_service_links is None:
         spec.enable_service_links = True
     for volume in spec.volumes:
-        if volume.empty_dir is None and volume.host_path is None:
+        # SetDefaults_Volume: a volume naming no source at all is an emptyDir
+        if volume.empty_dir is None and volume.host_path is None and not volume.unmodelled:
             volume.empty_dir = EmptyDirVolumeSource()
         if volume.host_path is not None and volume.host_path.type is None:
             volume.host_path.type = ""
