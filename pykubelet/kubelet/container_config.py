@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.api.qos import container_oom_score_adj
+from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.labels import new_container_annotations, new_container_labels
-from pykubelet.kubelet.sandbox_config import namespace_options, own_oom_score_adj
-from pykubelet.kubelet.status import qos_class as status_qos_class
+from pykubelet.kubelet.sandbox_config import namespace_options
+from pykubelet.oom import own_oom_score_adj
 
 CPU_PERIOD = 100_000
 MIN_SHARES = 2
@@ -31,9 +33,6 @@ DEFAULT_MASKED_PATHS = [
 DEFAULT_READONLY_PATHS = [
     "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 ]
-
-GUARANTEED_OOM_SCORE_ADJ = -997
-BESTEFFORT_OOM_SCORE_ADJ = 1000
 
 
 class ContainerConfigError(Exception):
@@ -132,27 +131,9 @@ def make_environment(
     return [(k, env[k]) for k in order]
 
 
-def qos_class(pod: Pod) -> str:
-    """Guaranteed / Burstable / BestEffort: the one v1qos.GetPodQOS of the status rules."""
-    return status_qos_class(pod)
-
-
 def oom_score_adj(pod: Pod, container: Container, memory_capacity: int) -> int:
     """kubelet's GetContainerOOMScoreAdjust, never below this daemon's own value."""
-    qos = qos_class(pod)
-    if qos == "Guaranteed":
-        value = GUARANTEED_OOM_SCORE_ADJ
-    elif qos == "BestEffort":
-        value = BESTEFFORT_OOM_SCORE_ADJ
-    else:
-        req = container.resources.requests.get("memory")
-        mem = req.value() if req is not None else 0
-        value = 1000 - (1000 * mem) // max(1, memory_capacity)
-        # a burstable container always scores above a guaranteed one (1000 + -997)
-        value = max(1000 + GUARANTEED_OOM_SCORE_ADJ, value)
-        if value == BESTEFFORT_OOM_SCORE_ADJ:
-            value = 999
-    return max(value, own_oom_score_adj())
+    return max(container_oom_score_adj(pod, container, memory_capacity), own_oom_score_adj())
 
 
 def linux_resources(

@@ -15,8 +15,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from pykubelet.api.qos import qos_class
 from pykubelet.api.types import Container, Pod, is_restartable_init_container
-from pykubelet.kubelet.container_config import CPU_PERIOD, MIN_QUOTA, MIN_SHARES, qos_class
+from pykubelet.kubelet.container_config import CPU_PERIOD, MIN_QUOTA, MIN_SHARES
 from pykubelet.kubelet.sandbox_config import CGROUP_ROOT, pod_cgroup_parent
 
 log = logging.getLogger(__name__)

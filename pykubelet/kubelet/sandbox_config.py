@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.api.qos import qos_class
 from pykubelet.api.types import DNS_NONE, Container, Pod
 from pykubelet.kubelet.labels import new_pod_annotations, new_pod_labels
 
@@ -84,14 +85,6 @@ def _dns_config(pod: Pod) -> pb.DNSConfig | None:
     return dns
 
 
-def own_oom_score_adj() -> int:
-    """This process's oom_score_adj: nothing may ask for less (no CAP_SYS_RESOURCE)."""
-    try:
-        return int(Path("/proc/self/oom_score_adj").read_text().strip())
-    except (OSError, ValueError):
-        return 0
-
-
 def _limit_bytes(c: Container) -> int:
     q = c.resources.limits.get("memory")
     return q.value() if q is not None else 0
@@ -107,8 +100,6 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 def pod_cgroup_parent(pod: Pod) -> str:
     """kubelet's pod cgroup (cgroupfs driver, cgroupsPerQOS): /kubepods[/<qos>]/pod<uid>."""
-    from pykubelet.kubelet.container_config import qos_class
-
     qos = qos_class(pod)
     if qos == "Guaranteed":
         return f"/kubepods/pod{pod.uid}"

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import (
     CONDITION_FALSE,
     CONDITION_TRUE,
@@ -94,29 +95,6 @@ def _time_or_none(ts: float) -> str | None:
 
 def is_static_pod(pod: Pod) -> bool:
     return pod.metadata.annotations.get(CONFIG_SOURCE_ANNOTATION, "api") != "api"
-
-
-def qos_class(pod: Pod) -> str:
-    """v1qos.GetPodQOS over cpu and memory."""
-    requests: dict[str, int] = {}
-    limits: dict[str, int] = {}
-    guaranteed = True
-    for c in (*pod.spec.init_containers, *pod.spec.containers):
-        for name, q in c.resources.requests.items():
-            if name in ("cpu", "memory") and not q.is_zero():
-                requests[name] = requests.get(name, 0) + q.milli_value()
-        found = set()
-        for name, q in c.resources.limits.items():
-            if name in ("cpu", "memory") and not q.is_zero():
-                found.add(name)
-                limits[name] = limits.get(name, 0) + q.milli_value()
-        if found != {"cpu", "memory"}:
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and requests == limits:
-        return "Guaranteed"
-    return "Burstable"
 
 
 def sort_pod_ips(ips: Sequence[str], node_ipv6: bool = False) -> list[str]:

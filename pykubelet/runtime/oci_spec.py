@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pykubelet.oom import own_oom_score_adj as own_oom_score_adj
 from pykubelet.runtime import seccomp
 from pykubelet.runtime.container_config import (
     NS_CONTAINER,
@@ -424,13 +425,6 @@ def host_devices(root: str = "/dev") -> list[dict[str, Any]]:
                         "minor": os.minor(st.st_rdev), "fileMode": stat.S_IMODE(st.st_mode),
                         "uid": st.st_uid, "gid": st.st_gid})
     return out
-
-
-def own_oom_score_adj() -> int:
-    try:
-        return int(Path("/proc/self/oom_score_adj").read_text())
-    except (OSError, ValueError):
-        return 0
 
 
 def build_spec(

@@ -75,3 +75,101 @@ def test_api_types_do_no_io() -> None:
         if bad:
             offenders[str(p.relative_to(REPO))] = bad
     assert offenders == {}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(REPO).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the project modules it imports (at any depth: a function's import counts)."""
+    paths = [p for package in ("pycni", "pysched", "pykubelet") for p in modules_of(package)]
+    names = {_module_name(p) for p in paths}
+    graph: dict[str, set[str]] = {}
+    for p in paths:
+        tree = ast.parse(p.read_text(), filename=str(p))
+        edges: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    edges.add(sub if sub in names else node.module)
+        me = _module_name(p)
+        graph[me] = {e for e in edges if e in names and e != me}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles() -> None:
+    """No two modules import each other, even through a function-level import."""
+    assert _cycles(_import_graph()) == []
+
+
+def test_kubelet_never_imports_the_runtime() -> None:
+    """The kubelet talks to any runtime over CRI only (ours or containerd)."""
+    graph = _import_graph()
+    offenders = {
+        m: sorted(e for e in edges if e.startswith("pykubelet.runtime"))
+        for m, edges in graph.items()
+        if m.startswith("pykubelet.kubelet")
+    }
+    assert {m: e for m, e in offenders.items() if e} == {}
+
+
+def test_the_ground_floor_stands_on_nothing_above_it() -> None:
+    """pysched.apimachinery (the shared walker and field errors) imports only itself and the
+    quantity parser; pykubelet.api imports only itself and that ground floor."""
+    graph = _import_graph()
+    ground = ("pysched.apimachinery", "pysched.quantity")
+    offenders = {}
+    for m, edges in graph.items():
+        if m.startswith("pysched.apimachinery"):
+            allowed: tuple[str, ...] = ground
+        elif m.startswith("pykubelet.api"):
+            allowed = (*ground, "pykubelet.api")
+        else:
+            continue
+        bad = sorted(e for e in edges if not e.startswith(allowed))
+        if bad:
+            offenders[m] = bad
+    assert offenders == {}

@@ -192,7 +192,7 @@ def test_pod_resource_config():
 def test_oom_score_adj_by_qos(resources, want):
     """GetContainerOOMScoreAdjust, clamped to our own value (no CAP_SYS_RESOURCE here)."""
     from pykubelet.kubelet.container_config import oom_score_adj
-    from pykubelet.kubelet.sandbox_config import own_oom_score_adj
+    from pykubelet.oom import own_oom_score_adj
 
     pod = make_pod(containers=[{"name": "a", "image": "b:1", "resources": resources}])
     got = oom_score_adj(pod, pod.spec.containers[0], memory_capacity=4 << 30)
