@@ -412,7 +412,7 @@ def _decoder_for(tp: Any) -> Decoder:
         if item_tp is str:
             return _str_dict
         return _dict_decoder(_decoder_for(item_tp))
-    if dataclasses.is_dataclass(tp):
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return _LazyPlan(tp)
     raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
 
@@ -590,9 +590,15 @@ class Plan:
                 out.append(sub)
 
 
-@functools.cache
+_PLANS: dict[type, Plan] = {}
+
+
 def plan(cls: type) -> Plan:
-    return Plan(cls)
+    """The class's plan, built on first use."""
+    found = _PLANS.get(cls)
+    if found is None:
+        found = _PLANS[cls] = Plan(cls)
+    return found
 
 
 # --------------------------------------------------------------------------- encoders
@@ -693,9 +699,9 @@ def _without(value: Any, path: list[str | int]) -> Any:
     if isinstance(value, Mapping):
         copy = dict(value)
         if not rest:
-            copy.pop(head, None)  # type: ignore[call-overload]
+            copy.pop(head, None)
         elif head in copy:
-            copy[head] = _without(copy[head], rest)  # type: ignore[index]
+            copy[head] = _without(copy[head], rest)
         return copy
     if isinstance(value, list) and isinstance(head, int):
         copy_list = list(value)
