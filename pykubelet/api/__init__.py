@@ -1,6 +1,15 @@
-"""Kubernetes v1 API objects as the node reads and writes them: pure data, no I/O.
+"""Kubernetes API objects as the node and the API server read and write them: pure data and
+rules, no I/O.
 
-`types` holds the dataclasses (snake_case attributes, Kubernetes camelCase on the
-wire), `decode` turns dicts into them strictly and back, `defaults` applies the API
-server's defaulting, `validation` its checks, and `manifest` reads YAML documents.
+  types            the Pod (and ObjectMeta) as dataclasses: snake_case here, camelCase on the wire
+  objects          the other served kinds: Node, Namespace, Event, ConfigMap, Secret, Binding,
+                   Lease, PriorityClass, PodDisruptionBudget, Eviction, DeleteOptions, Status
+  decode           strict decoding (the ground floor's walker) and Go-omitempty encoding
+  defaults         the API server's defaulting
+  validation       the Pod's checks on create and update (upstream's field errors)
+  meta_validation  ObjectMeta, label selector and int-or-percent rules every kind shares
+  object_validation  the other kinds' checks on create and update
+  qos              QoS class and the oom-score rule
+  kinds            one descriptor per served kind: the API server's door into all of the above
+  manifest         YAML/JSON manifests of Pods, as a node reads its static pods
 """

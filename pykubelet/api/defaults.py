@@ -1,11 +1,23 @@
-"""The defaults the API server fills in (pkg/apis/core/v1/defaults.go), so a pod the
-node reads from a manifest looks as it would after `kubectl apply`.
+"""The defaults the API server fills in (pkg/apis/core/v1/defaults.go and the other groups'),
+so an object read from a manifest looks as it would after `kubectl apply`.
 
 Defaulting mutates in place and is idempotent; it never fails (validation does).
 """
 
 from __future__ import annotations
 
+import base64
+
+from pykubelet.api.objects import (
+    FINALIZER_KUBERNETES,
+    NAMESPACE_ACTIVE,
+    PREEMPT_LOWER_PRIORITY,
+    SECRET_TYPE_OPAQUE,
+    Namespace,
+    Node,
+    PriorityClass,
+    Secret,
+)
 from pykubelet.api.types import (
     DNS_CLUSTER_FIRST,
     PULL_ALWAYS,
@@ -115,3 +127,46 @@ def set_defaults_pod(pod: Pod) -> Pod:
     for container in (*spec.init_containers, *spec.containers):
         set_defaults_container(container, spec.host_network)
     return pod
+
+
+# --------------------------------------------------------------------------- other kinds
+
+# The label every namespace carries with its own name (v1.LabelMetadataName).
+LABEL_METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+def set_defaults_node(node: Node) -> Node:
+    """SetDefaults_NodeStatus: allocatable is the capacity unless reported."""
+    if not node.status.allocatable and node.status.capacity:
+        node.status.allocatable = dict(node.status.capacity)
+    return node
+
+
+def set_defaults_namespace(ns: Namespace) -> Namespace:
+    """SetDefaults_Namespace and _NamespaceStatus, plus the namespace strategy's create step:
+    the name label, phase Active, and the `kubernetes` finalizer."""
+    if ns.metadata.name:
+        ns.metadata.labels[LABEL_METADATA_NAME] = ns.metadata.name
+    if not ns.status.phase:
+        ns.status.phase = NAMESPACE_ACTIVE
+    if FINALIZER_KUBERNETES not in ns.spec.finalizers:
+        ns.spec.finalizers.append(FINALIZER_KUBERNETES)
+    return ns
+
+
+def set_defaults_secret(secret: Secret) -> Secret:
+    """SetDefaults_Secret (type Opaque) and the v1 conversion of stringData: each value is
+    written, base64-encoded, over data's, and stringData is never stored."""
+    if not secret.type:
+        secret.type = SECRET_TYPE_OPAQUE
+    for key, value in secret.string_data.items():
+        secret.data[key] = base64.b64encode(value.encode()).decode()
+    secret.string_data = {}
+    return secret
+
+
+def set_defaults_priority_class(pc: PriorityClass) -> PriorityClass:
+    """SetDefaults_PriorityClass: preemptionPolicy PreemptLowerPriority."""
+    if pc.preemption_policy is None:
+        pc.preemption_policy = PREEMPT_LOWER_PRIORITY
+    return pc

@@ -74,11 +74,23 @@ DNS_NONE = "None"
 DNS_POLICIES = (DNS_CLUSTER_FIRST, DNS_CLUSTER_FIRST_WITH_HOST_NET, DNS_DEFAULT, DNS_NONE)
 
 
+# --------------------------------------------------------------------------- models
+
+
+@dataclass(kw_only=True)
+class Model:
+    """Base of every model: `unmodelled` keeps, verbatim and checked against upstream's
+    schema, the fields upstream has and a class does not type (see codec.py), so an object
+    goes back out with everything it came in with."""
+
+    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
+
+
 # --------------------------------------------------------------------------- metadata
 
 
 @dataclass(kw_only=True)
-class OwnerReference:
+class OwnerReference(Model):
     __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"
 
     api_version: str = field(default="", metadata=KEEP)
@@ -87,11 +99,10 @@ class OwnerReference:
     uid: str = field(default="", metadata=KEEP)
     controller: bool | None = None
     block_owner_deletion: bool | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ObjectMeta:
+class ObjectMeta(Model):
     __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
     name: str = ""
@@ -110,33 +121,30 @@ class ObjectMeta:
     # Carried by `kubectl get -o yaml` output; kept opaque so such output re-applies.
     managed_fields: list[Any] = field(default_factory=list)
     self_link: str = ""
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- containers
 
 
 @dataclass(kw_only=True)
-class ObjectFieldSelector:
+class ObjectFieldSelector(Model):
     __k8s__ = "io.k8s.api.core.v1.ObjectFieldSelector"
 
     api_version: str = ""
     field_path: str = ""
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ResourceFieldSelector:
+class ResourceFieldSelector(Model):
     __k8s__ = "io.k8s.api.core.v1.ResourceFieldSelector"
 
     container_name: str = ""
     resource: str = ""
     divisor: Quantity | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class KeySelector:
+class KeySelector(Model):
     """ConfigMapKeySelector / SecretKeySelector: decoded so manifests load; the node
     agent does not resolve them (no configmaps or secrets on a standalone node)."""
 
@@ -146,32 +154,29 @@ class KeySelector:
     name: str = ""
     key: str = ""
     optional: bool | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class EnvVarSource:
+class EnvVarSource(Model):
     __k8s__ = "io.k8s.api.core.v1.EnvVarSource"
 
     field_ref: ObjectFieldSelector | None = None
     resource_field_ref: ResourceFieldSelector | None = None
     config_map_key_ref: KeySelector | None = None
     secret_key_ref: KeySelector | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class EnvVar:
+class EnvVar(Model):
     __k8s__ = "io.k8s.api.core.v1.EnvVar"
 
     name: str = field(default="", metadata=KEEP)
     value: str = ""
     value_from: EnvVarSource | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ContainerPort:
+class ContainerPort(Model):
     __k8s__ = "io.k8s.api.core.v1.ContainerPort"
 
     name: str = ""
@@ -179,20 +184,18 @@ class ContainerPort:
     container_port: int = 0
     protocol: str = ""
     host_ip: str = field(default="", metadata=wire("hostIP"))
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ResourceRequirements:
+class ResourceRequirements(Model):
     __k8s__ = "io.k8s.api.core.v1.ResourceRequirements"
 
     limits: ResourceList = field(default_factory=dict)
     requests: ResourceList = field(default_factory=dict)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class VolumeMount:
+class VolumeMount(Model):
     __k8s__ = "io.k8s.api.core.v1.VolumeMount"
 
     name: str = field(default="", metadata=KEEP)
@@ -200,28 +203,25 @@ class VolumeMount:
     mount_path: str = field(default="", metadata=KEEP)
     sub_path: str = ""
     mount_propagation: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ExecAction:
+class ExecAction(Model):
     __k8s__ = "io.k8s.api.core.v1.ExecAction"
 
     command: list[str] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class HTTPHeader:
+class HTTPHeader(Model):
     __k8s__ = "io.k8s.api.core.v1.HTTPHeader"
 
     name: str = field(default="", metadata=KEEP)
     value: str = field(default="", metadata=KEEP)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class HTTPGetAction:
+class HTTPGetAction(Model):
     __k8s__ = "io.k8s.api.core.v1.HTTPGetAction"
 
     path: str = ""
@@ -229,29 +229,26 @@ class HTTPGetAction:
     host: str = ""
     scheme: str = ""
     http_headers: list[HTTPHeader] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class TCPSocketAction:
+class TCPSocketAction(Model):
     __k8s__ = "io.k8s.api.core.v1.TCPSocketAction"
 
     port: IntOrString = field(default=0, metadata=KEEP)
     host: str = ""
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class GRPCAction:
+class GRPCAction(Model):
     __k8s__ = "io.k8s.api.core.v1.GRPCAction"
 
     port: int = field(default=0, metadata=KEEP)
     service: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Probe:
+class Probe(Model):
     __k8s__ = "io.k8s.api.core.v1.Probe"
 
     exec: ExecAction | None = None
@@ -264,48 +261,43 @@ class Probe:
     success_threshold: int = 0
     failure_threshold: int = 0
     termination_grace_period_seconds: int | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class SleepAction:
+class SleepAction(Model):
     __k8s__ = "io.k8s.api.core.v1.SleepAction"
 
     seconds: int = field(default=0, metadata=KEEP)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class LifecycleHandler:
+class LifecycleHandler(Model):
     __k8s__ = "io.k8s.api.core.v1.LifecycleHandler"
 
     exec: ExecAction | None = None
     http_get: HTTPGetAction | None = None
     tcp_socket: TCPSocketAction | None = None
     sleep: SleepAction | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Lifecycle:
+class Lifecycle(Model):
     __k8s__ = "io.k8s.api.core.v1.Lifecycle"
 
     post_start: LifecycleHandler | None = None
     pre_stop: LifecycleHandler | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Capabilities:
+class Capabilities(Model):
     __k8s__ = "io.k8s.api.core.v1.Capabilities"
 
     add: list[str] = field(default_factory=list)
     drop: list[str] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class SecurityContext:
+class SecurityContext(Model):
     __k8s__ = "io.k8s.api.core.v1.SecurityContext"
 
     capabilities: Capabilities | None = None
@@ -315,11 +307,10 @@ class SecurityContext:
     run_as_non_root: bool | None = None
     read_only_root_filesystem: bool | None = None
     allow_privilege_escalation: bool | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Container:
+class Container(Model):
     __k8s__ = "io.k8s.api.core.v1.Container"
 
     name: str = field(default="", metadata=KEEP)
@@ -344,42 +335,38 @@ class Container:
     tty: bool = False
     # "Always" makes an init container a sidecar (a restartable init container).
     restart_policy: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- pod spec
 
 
 @dataclass(kw_only=True)
-class EmptyDirVolumeSource:
+class EmptyDirVolumeSource(Model):
     __k8s__ = "io.k8s.api.core.v1.EmptyDirVolumeSource"
 
     medium: str = ""
     size_limit: Quantity | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class HostPathVolumeSource:
+class HostPathVolumeSource(Model):
     __k8s__ = "io.k8s.api.core.v1.HostPathVolumeSource"
 
     path: str = field(default="", metadata=KEEP)
     type: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Volume:
+class Volume(Model):
     __k8s__ = "io.k8s.api.core.v1.Volume"
 
     name: str = field(default="", metadata=KEEP)
     empty_dir: EmptyDirVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Toleration:
+class Toleration(Model):
     __k8s__ = "io.k8s.api.core.v1.Toleration"
 
     key: str = ""
@@ -387,20 +374,18 @@ class Toleration:
     value: str = ""
     effect: str = ""
     toleration_seconds: int | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Sysctl:
+class Sysctl(Model):
     __k8s__ = "io.k8s.api.core.v1.Sysctl"
 
     name: str = field(default="", metadata=KEEP)
     value: str = field(default="", metadata=KEEP)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodSecurityContext:
+class PodSecurityContext(Model):
     __k8s__ = "io.k8s.api.core.v1.PodSecurityContext"
 
     run_as_user: int | None = None
@@ -409,39 +394,35 @@ class PodSecurityContext:
     supplemental_groups: list[int] = field(default_factory=list)
     fs_group: int | None = None
     sysctls: list[Sysctl] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class HostAlias:
+class HostAlias(Model):
     __k8s__ = "io.k8s.api.core.v1.HostAlias"
 
     ip: str = field(default="", metadata=KEEP)
     hostnames: list[str] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodDNSConfigOption:
+class PodDNSConfigOption(Model):
     __k8s__ = "io.k8s.api.core.v1.PodDNSConfigOption"
 
     name: str = ""
     value: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodDNSConfig:
+class PodDNSConfig(Model):
     __k8s__ = "io.k8s.api.core.v1.PodDNSConfig"
 
     nameservers: list[str] = field(default_factory=list)
     searches: list[str] = field(default_factory=list)
     options: list[PodDNSConfigOption] = field(default_factory=list)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodSpec:
+class PodSpec(Model):
     __k8s__ = "io.k8s.api.core.v1.PodSpec"
 
     volumes: list[Volume] = field(default_factory=list)
@@ -472,31 +453,28 @@ class PodSpec:
     preemption_policy: str | None = None
     enable_service_links: bool | None = None
     overhead: ResourceList = field(default_factory=dict)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 # --------------------------------------------------------------------------- status
 
 
 @dataclass(kw_only=True)
-class ContainerStateWaiting:
+class ContainerStateWaiting(Model):
     __k8s__ = "io.k8s.api.core.v1.ContainerStateWaiting"
 
     reason: str = ""
     message: str = ""
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ContainerStateRunning:
+class ContainerStateRunning(Model):
     __k8s__ = "io.k8s.api.core.v1.ContainerStateRunning"
 
     started_at: str | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ContainerStateTerminated:
+class ContainerStateTerminated(Model):
     __k8s__ = "io.k8s.api.core.v1.ContainerStateTerminated"
 
     exit_code: int = field(default=0, metadata=KEEP)
@@ -506,11 +484,10 @@ class ContainerStateTerminated:
     started_at: str | None = None
     finished_at: str | None = None
     container_id: str = field(default="", metadata=wire("containerID"))
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ContainerState:
+class ContainerState(Model):
     """At most one of the three is set; none set means Waiting with no reason."""
 
     __k8s__ = "io.k8s.api.core.v1.ContainerState"
@@ -519,11 +496,10 @@ class ContainerState:
     waiting: ContainerStateWaiting | None = None
     running: ContainerStateRunning | None = None
     terminated: ContainerStateTerminated | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class ContainerStatus:
+class ContainerStatus(Model):
     __k8s__ = "io.k8s.api.core.v1.ContainerStatus"
 
     name: str = field(default="", metadata=KEEP)
@@ -535,11 +511,10 @@ class ContainerStatus:
     image_id: str = field(default="", metadata=wire("imageID", keep=True))
     container_id: str = field(default="", metadata=wire("containerID"))
     started: bool | None = None
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodCondition:
+class PodCondition(Model):
     __k8s__ = "io.k8s.api.core.v1.PodCondition"
 
     type: str = field(default="", metadata=KEEP)
@@ -549,27 +524,24 @@ class PodCondition:
     last_transition_time: str | None = None
     reason: str = ""
     message: str = ""
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodIP:
+class PodIP(Model):
     __k8s__ = "io.k8s.api.core.v1.PodIP"
 
     ip: str = field(default="", metadata=wire("ip"))
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class HostIP:
+class HostIP(Model):
     __k8s__ = "io.k8s.api.core.v1.HostIP"
 
     ip: str = field(default="", metadata=wire("ip"))
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class PodStatus:
+class PodStatus(Model):
     __k8s__ = "io.k8s.api.core.v1.PodStatus"
 
     phase: str = ""
@@ -585,11 +557,10 @@ class PodStatus:
     init_container_statuses: list[ContainerStatus] = field(default_factory=list)
     container_statuses: list[ContainerStatus] = field(default_factory=list)
     qos_class: str = field(default="", metadata=wire("qosClass"))
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
 
 @dataclass(kw_only=True)
-class Pod:
+class Pod(Model):
     __k8s__ = "io.k8s.api.core.v1.Pod"
 
     api_version: str = field(default="v1", metadata=KEEP)
@@ -597,7 +568,6 @@ class Pod:
     metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
     spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
     status: PodStatus = field(default_factory=PodStatus)
-    unmodelled: dict[str, Any] = field(default_factory=dict, repr=False, metadata=UNMODELLED)
 
     @property
     def name(self) -> str:

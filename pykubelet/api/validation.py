@@ -9,9 +9,15 @@ one ValidationError (the API server's 422 Invalid with one cause each).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import re
+from typing import Any
 
+from pykubelet.api.decode import encode
 from pykubelet.api.errors import FieldError, ValidationError
+from pykubelet.api.meta_validation import validate_object_meta, validate_object_meta_update
 from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import (
     CONTAINER_RESTART_POLICIES,
@@ -24,6 +30,7 @@ from pykubelet.api.types import (
     IntOrString,
     Pod,
     Probe,
+    Toleration,
     is_restartable_init_container,
 )
 from pysched.apimachinery.field import (
@@ -34,26 +41,17 @@ from pysched.apimachinery.field import (
     not_supported,
     required,
 )
+from pysched.apimachinery.validation import (
+    is_dns1123_subdomain,
+    is_qualified_name,
+    name_is_dns_subdomain,
+    validate_dns_label,
+    validate_dns_subdomain,
+)
 
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
-_DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_SUBDOMAIN}$")
 _IANA_SVC_RE = re.compile(r"^[-a-z0-9]+$")
 _ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    "regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 ENV_NAME_MSG = (
     "a valid environment variable name must consist of alphabetic characters, digits, '_', "
     "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  "
@@ -87,21 +85,11 @@ HOST_PATH_TYPES = (
 
 
 def _dns_label(path: str, value: str) -> list[FieldError]:
-    errs = []
-    if len(value) > 63:
-        errs.append(invalid(path, value, "must be no more than 63 characters"))
-    if not _DNS1123_LABEL_RE.match(value):
-        errs.append(invalid(path, value, LABEL_MSG))
-    return errs
+    return validate_dns_label(value, path)
 
 
 def _dns_subdomain(path: str, value: str) -> list[FieldError]:
-    errs = []
-    if len(value) > 253:
-        errs.append(invalid(path, value, "must be no more than 253 characters"))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(invalid(path, value, SUBDOMAIN_MSG))
-    return errs
+    return validate_dns_subdomain(value, path)
 
 
 def _non_negative(path: str, value: int) -> list[FieldError]:
@@ -130,15 +118,13 @@ def validate_pod(pod: Pod) -> None:
 
 
 def pod_errors(pod: Pod) -> list[FieldError]:
-    errs: list[FieldError] = []
+    """ValidatePodCreate: the metadata rules (name a DNS subdomain, namespace a DNS label,
+    labels, annotations, owner references, finalizers) and the spec's. A pod that has only a
+    generateName passes the name rule: the API server generates the name before it asks."""
     meta = pod.metadata
-    if not meta.name:
-        if not meta.generate_name:
-            errs.append(required("metadata.name", "name or generateName is required"))
-    else:
-        errs += _dns_subdomain("metadata.name", meta.name)
-    if meta.namespace:
-        errs += _dns_label("metadata.namespace", meta.namespace)
+    errs = validate_object_meta(meta, namespaced=True, name_fn=name_is_dns_subdomain)
+    if not meta.name and meta.generate_name:
+        errs = [e for e in errs if e.field != "metadata.name"]
     errs += _spec_errors(pod)
     return errs
 
@@ -476,7 +462,7 @@ def _resource_name_ok(name: str) -> bool:
         return True
     if "/" in name:  # an extended resource, domain-prefixed
         prefix, _, rest = name.partition("/")
-        return bool(_DNS1123_SUBDOMAIN_RE.match(prefix)) and bool(_QUALIFIED_NAME_RE.match(rest))
+        return not is_dns1123_subdomain(prefix) and not is_qualified_name(rest)
     return False
 
 
@@ -503,3 +489,141 @@ def _resource_errors(c: Container, path: str) -> list[FieldError]:
                 )
             )
     return errs
+
+
+# --------------------------------------------------------------------------- updates
+
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+    "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+    "(allow it to be set to 1 if it was previously negative)"
+)
+_MAX_INT32 = 2147483647
+
+
+def validate_pod_update(new: Pod, old: Pod) -> None:
+    """Raise ValidationError listing every problem with updating `old` into `new`."""
+    errs = pod_update_errors(new, old)
+    if errs:
+        raise ValidationError(errs, kind="Pod", name=new.metadata.name)
+
+
+def pod_update_errors(new: Pod, old: Pod) -> list[FieldError]:
+    """ValidatePodUpdate: metadata rules, the new pod valid, and a spec that changes only
+    images, activeDeadlineSeconds (down), tolerations (additions), scheduling gates
+    (removals) and a negative terminationGracePeriodSeconds (to 1)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    errs += _spec_errors(new)
+    for key in ("containers", "init_containers"):
+        wire = "containers" if key == "containers" else "initContainers"
+        new_cs, old_cs = getattr(new.spec, key), getattr(old.spec, key)
+        if len(new_cs) != len(old_cs):
+            errs.append(forbidden(f"spec.{wire}", "pod updates may not add or remove containers"))
+            return errs
+        for i, c in enumerate(new_cs):
+            if not c.image:
+                errs.append(required(f"spec.{wire}[{i}].image"))
+    ads_new, ads_old = new.spec.active_deadline_seconds, old.spec.active_deadline_seconds
+    if ads_new is not None:
+        if not 0 <= ads_new <= _MAX_INT32:
+            errs.append(
+                invalid(
+                    "spec.activeDeadlineSeconds",
+                    ads_new,
+                    f"must be between 0 and {_MAX_INT32}, inclusive",
+                )
+            )
+            return errs
+        if ads_old is not None and ads_old < ads_new:
+            errs.append(
+                invalid(
+                    "spec.activeDeadlineSeconds",
+                    ads_new,
+                    "must be less than or equal to previous value",
+                )
+            )
+            return errs
+    elif ads_old is not None:
+        errs.append(
+            invalid(
+                "spec.activeDeadlineSeconds",
+                None,
+                "must not update from a positive integer to nil value",
+            )
+        )
+    errs += _only_added_tolerations(new.spec.tolerations, old.spec.tolerations)
+    errs += _only_deleted_gates(new, old)
+    if new.spec == old.spec:
+        return errs
+    munged = copy.deepcopy(new.spec)
+    for mc, oc in zip(munged.containers, old.spec.containers, strict=True):
+        mc.image = oc.image
+    for mc, oc in zip(munged.init_containers, old.spec.init_containers, strict=True):
+        mc.image = oc.image
+    munged.active_deadline_seconds = old.spec.active_deadline_seconds
+    munged.tolerations = old.spec.tolerations
+    old_grace = old.spec.termination_grace_period_seconds
+    if old_grace is not None and old_grace < 0 and munged.termination_grace_period_seconds == 1:
+        munged.termination_grace_period_seconds = old_grace
+    if "schedulingGates" in munged.unmodelled or "schedulingGates" in old.spec.unmodelled:
+        munged.unmodelled = dict(munged.unmodelled)
+        munged.unmodelled.pop("schedulingGates", None)
+        if "schedulingGates" in old.spec.unmodelled:
+            munged.unmodelled["schedulingGates"] = old.spec.unmodelled["schedulingGates"]
+    if munged != old.spec:
+        errs.append(forbidden("spec", f"{POD_UPDATE_FORBIDDEN}\n{_spec_diff(old.spec, munged)}"))
+    return errs
+
+
+def _only_added_tolerations(new: list[Toleration], old: list[Toleration]) -> list[FieldError]:
+    """validateOnlyAddedTolerations: every old toleration is still there (its
+    tolerationSeconds may change)."""
+    for o in old:
+        if not any(
+            dataclasses.replace(o, toleration_seconds=n.toleration_seconds) == n for n in new
+        ):
+            return [
+                forbidden(
+                    "spec.tolerations",
+                    "existing toleration can not be modified except its tolerationSeconds",
+                )
+            ]
+    return []
+
+
+def _gate_names(spec: Any) -> list[str]:
+    gates = spec.unmodelled.get("schedulingGates") or []
+    return [g.get("name", "") for g in gates if isinstance(g, dict)]
+
+
+def _only_deleted_gates(new: Pod, old: Pod) -> list[FieldError]:
+    old_names = set(_gate_names(old.spec))
+    return [
+        forbidden(
+            f"spec.schedulingGates[{i}]",
+            f"only deletion is allowed, but found new scheduling gate '{name}'",
+        )
+        for i, name in enumerate(_gate_names(new.spec))
+        if name not in old_names
+    ]
+
+
+def _spec_diff(old: Any, new: Any) -> str:
+    """A short account of what differs (upstream prints a Go cmp.Diff of the specs)."""
+    lines: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b)):
+                walk(a.get(k), b.get(k), f"{path}.{k}" if path else k)
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{path}[{i}]")
+        else:
+            lines.append(f"  {path}: {json.dumps(a)} -> {json.dumps(b)}")
+
+    walk(encode(old), encode(new), "spec")
+    return "\n".join(lines)

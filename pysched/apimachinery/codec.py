@@ -32,10 +32,11 @@ A type may carry its own converters: a classmethod `__k8s_decode__(value)` and a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import functools
 import json
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -70,6 +71,28 @@ def choice(
 ) -> dict[str, Any]:
     """Metadata of an enumerated string: "" takes `default`, anything else must be allowed."""
     return {"choice": allowed, "default": default, **meta}
+
+
+def _base64_values(value: Any) -> dict[str, str]:
+    """A map of base64 strings ([]byte values on the wire), checked as Go's decoder does."""
+    if not isinstance(value, Mapping):
+        raise DecodeError("", f"expected an object, got {describe(value)}")
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if v is None:
+            v = ""
+        if type(v) is not str:
+            raise DecodeError(str(k), f"expected string, got {describe(v)}")
+        try:
+            base64.b64decode(v, validate=True)
+        except (binascii.Error, ValueError):
+            raise DecodeError(str(k), "illegal base64 data") from None
+        out[str(k)] = v
+    return out
+
+
+# Metadata of a dict[str, str] whose values are base64 (Secret.data, ConfigMap.binaryData).
+BASE64_VALUES: dict[str, Any] = {"decode": _base64_values}
 
 
 # --------------------------------------------------------------------------- failures
@@ -133,11 +156,21 @@ def _from_decode_error(exc: DecodeError) -> _Fail:
 
 
 @functools.cache
+def _definitions_file() -> dict[str, Any]:
+    text = resources.files("pysched.apimachinery").joinpath("definitions.json").read_text()
+    doc: dict[str, Any] = json.loads(text)
+    return doc
+
+
 def definitions() -> dict[str, Any]:
     """Upstream's schema of every served type, by definition name (see definitions.json)."""
-    text = resources.files("pysched.apimachinery").joinpath("definitions.json").read_text()
-    schemas: dict[str, Any] = json.loads(text)["schemas"]
+    schemas: dict[str, Any] = _definitions_file()["schemas"]
     return schemas
+
+
+def definitions_version() -> str:
+    """The Kubernetes release the definitions come from (v1.37.0)."""
+    return str(_definitions_file()["kubernetesVersion"])
 
 
 def _ref_name(ref: str) -> str:
@@ -645,7 +678,7 @@ def _encode_dict(item: Encoder, value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _unknown_in_type(tp: Any, value: Any, path: str, out: list[str]) -> None:
-    if value is None:
+    if value is None or hasattr(tp, "__k8s_decode__"):
         return
     if _is_union(tp):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -775,7 +808,3 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         return {key: encode(item) for key, item in obj.items()}
     return obj
-
-
-def is_finite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,270 @@
+"""Every kind the API server serves, with everything it does to one: the API server's door
+into the object model.
+
+    kind = kinds.by_kind("v1", "Pod")               # or kinds.by_resource("", "pods")
+    pod = kind.decode(body)                          # strict; DecodeError names the field
+    pod = kind.decode(body, unknown=warnings)        # fieldValidation=Warn/Ignore
+    kind.set_defaults(pod)                           # as the API server's scheme defaulting
+    kind.check(pod)                                  # raises ValidationError (422, causes)
+    kind.check_update(new, old)                      # immutable fields, update rules
+    body = kind.encode(pod)                          # Go omitempty, apiVersion/kind set
+    kind.patch_meta("spec", ...)                     # see pysched.apimachinery.openapi
+    kind.openapi_schemas()                           # components.schemas for /openapi/v3
+
+`Kind.validate`/`validate_update` return the FieldErrors without raising, for callers that
+merge them with their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pykubelet.api import defaults, object_validation, objects, validation
+from pykubelet.api.errors import DecodeError, FieldError, ValidationError
+from pykubelet.api.types import Pod
+from pysched.apimachinery import codec, openapi
+from pysched.apimachinery.codec import describe
+
+T = TypeVar("T")
+
+
+def _same(obj: Any) -> Any:
+    return obj
+
+
+def _nothing(obj: Any) -> list[FieldError]:
+    return []
+
+
+def _nothing_update(new: Any, old: Any) -> list[FieldError]:
+    return []
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """One served kind: its names, its class, and its rules."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    cls: type[T]
+    set_defaults: Callable[[T], T] = _same
+    validate: Callable[[T], list[FieldError]] = _nothing
+    validate_update: Callable[[T, T], list[FieldError]] = _nothing_update
+    short_names: tuple[str, ...] = ()
+    # pods/binding and pods/eviction: kinds only ever posted to a subresource of pods
+    subresource_of: str = ""
+    verbs: tuple[str, ...] = field(
+        default=("create", "delete", "get", "list", "patch", "update", "watch")
+    )
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def definition(self) -> str:
+        """The upstream definition name (io.k8s.api.core.v1.Pod)."""
+        return str(vars(self.cls)["__k8s__"])
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    def decode(self, value: Any, *, unknown: list[str] | None = None) -> T:
+        """Strictly decode one object; `apiVersion`/`kind`, when given, must be this kind's.
+        With `unknown` (a list) unknown fields are collected there instead of raising."""
+        if not isinstance(value, Mapping):
+            raise DecodeError("", f"expected a {self.kind} object, got {describe(value)}")
+        got = value.get("kind", self.kind)
+        if got != self.kind:
+            raise DecodeError("kind", f'expected "{self.kind}", got {got!r}')
+        got = value.get("apiVersion", self.api_version)
+        if got != self.api_version:
+            raise DecodeError("apiVersion", f'expected "{self.api_version}", got {got!r}')
+        obj: Any = codec.decode(self.cls, value, unknown=unknown)
+        # apiVersion/kind are always this kind's once read (a body may leave them out)
+        obj.api_version = self.api_version
+        obj.kind = self.kind
+        return obj  # type: ignore[no-any-return]
+
+    def encode(self, obj: T) -> dict[str, Any]:
+        encoded: dict[str, Any] = codec.encode(obj)
+        return encoded
+
+    def unknown_fields(self, value: Any) -> list[str]:
+        return codec.unknown_fields(self.cls, value)
+
+    def error(self, errors: list[FieldError], name: str) -> ValidationError:
+        return ValidationError(errors, kind=self.kind, group=self.group, name=name)
+
+    def check(self, obj: T) -> None:
+        """Raise ValidationError (422 Invalid) when `obj` breaks a create's rules."""
+        errs = self.validate(obj)
+        if errs:
+            raise self.error(errs, _name(obj))
+
+    def check_update(self, new: T, old: T) -> None:
+        errs = self.validate_update(new, old)
+        if errs:
+            raise self.error(errs, _name(new))
+
+    def patch_meta(self, *path: str) -> openapi.PatchMeta:
+        """Patch metadata of the field at `path` (wire names, e.g. "spec", "containers")."""
+        type_name = self.definition
+        for wire in path[:-1]:
+            sub = openapi.field_type(type_name, wire)
+            if sub is None:
+                raise KeyError(f"{'.'.join(path)}: no such object field in {self.kind}")
+            type_name = sub
+        return openapi.patch_meta(type_name, path[-1])
+
+    def openapi_schemas(self) -> dict[str, Any]:
+        """components.schemas for this kind (and its list, when upstream defines one)."""
+        names = [self.definition]
+        list_name = self.definition + "List"
+        if list_name in codec.definitions():
+            names.append(list_name)
+        return openapi.component_schemas(names)
+
+    def encode_list(
+        self,
+        items: list[T],
+        *,
+        resource_version: str = "",
+        continue_token: str = "",
+        remaining_item_count: int | None = None,
+    ) -> dict[str, Any]:
+        """The <Kind>List a list call answers with."""
+        meta: dict[str, Any] = {"resourceVersion": resource_version}
+        if continue_token:
+            meta["continue"] = continue_token
+        if remaining_item_count is not None:
+            meta["remainingItemCount"] = remaining_item_count
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.list_kind,
+            "metadata": meta,
+            "items": [self.encode(item) for item in items],
+        }
+
+
+def _name(obj: Any) -> str:
+    meta = getattr(obj, "metadata", None)
+    return str(getattr(meta, "name", ""))
+
+
+POD: Kind[Pod] = Kind(
+    "", "v1", "Pod", "pods", True, Pod,
+    set_defaults=defaults.set_defaults_pod,
+    validate=validation.pod_errors,
+    validate_update=validation.pod_update_errors,
+    short_names=("po",),
+    verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+)
+NODE: Kind[objects.Node] = Kind(
+    "", "v1", "Node", "nodes", False, objects.Node,
+    set_defaults=defaults.set_defaults_node,
+    validate=object_validation.node_errors,
+    validate_update=object_validation.node_update_errors,
+    short_names=("no",),
+)
+NAMESPACE: Kind[objects.Namespace] = Kind(
+    "", "v1", "Namespace", "namespaces", False, objects.Namespace,
+    set_defaults=defaults.set_defaults_namespace,
+    validate=object_validation.namespace_errors,
+    validate_update=object_validation.namespace_update_errors,
+    short_names=("ns",),
+)
+EVENT: Kind[objects.Event] = Kind(
+    "", "v1", "Event", "events", True, objects.Event,
+    validate=object_validation.event_errors,
+    validate_update=object_validation.event_update_errors,
+    short_names=("ev",),
+)
+CONFIG_MAP: Kind[objects.ConfigMap] = Kind(
+    "", "v1", "ConfigMap", "configmaps", True, objects.ConfigMap,
+    validate=object_validation.config_map_errors,
+    validate_update=object_validation.config_map_update_errors,
+    short_names=("cm",),
+)
+SECRET: Kind[objects.Secret] = Kind(
+    "", "v1", "Secret", "secrets", True, objects.Secret,
+    set_defaults=defaults.set_defaults_secret,
+    validate=object_validation.secret_errors,
+    validate_update=object_validation.secret_update_errors,
+)
+BINDING: Kind[objects.Binding] = Kind(
+    "", "v1", "Binding", "bindings", True, objects.Binding,
+    validate=object_validation.binding_errors,
+    subresource_of="pods",
+    verbs=("create",),
+)
+LEASE: Kind[objects.Lease] = Kind(
+    "coordination.k8s.io", "v1", "Lease", "leases", True, objects.Lease,
+    validate=object_validation.lease_errors,
+    validate_update=object_validation.lease_update_errors,
+)
+PRIORITY_CLASS: Kind[objects.PriorityClass] = Kind(
+    "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, objects.PriorityClass,
+    set_defaults=defaults.set_defaults_priority_class,
+    validate=object_validation.priority_class_errors,
+    validate_update=object_validation.priority_class_update_errors,
+    short_names=("pc",),
+)
+POD_DISRUPTION_BUDGET: Kind[objects.PodDisruptionBudget] = Kind(
+    "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True,
+    objects.PodDisruptionBudget,
+    validate=object_validation.pdb_errors,
+    validate_update=object_validation.pdb_update_errors,
+    short_names=("pdb",),
+)
+EVICTION: Kind[objects.Eviction] = Kind(
+    "policy", "v1", "Eviction", "evictions", True, objects.Eviction,
+    validate=object_validation.eviction_errors,
+    subresource_of="pods",
+    verbs=("create",),
+)
+
+KINDS: tuple[Kind[Any], ...] = (
+    POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
+    POD_DISRUPTION_BUDGET, EVICTION,
+)
+_BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
+_BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}
+
+
+def by_kind(api_version: str, kind: str) -> Kind[Any]:
+    """The served kind named by a body's apiVersion and kind (KeyError if none)."""
+    return _BY_KIND[(api_version, kind)]
+
+
+def by_resource(group: str, plural: str) -> Kind[Any]:
+    """The served kind behind /api(s)/<group>/<version>/<plural> (KeyError if none)."""
+    return _BY_RESOURCE[(group, plural)]
+
+
+def decode_any(value: Any, *, unknown: list[str] | None = None) -> Any:
+    """Decode an object of any served kind, chosen by its apiVersion and kind."""
+    if not isinstance(value, Mapping):
+        raise DecodeError("", f"expected an object, got {describe(value)}")
+    api_version, kind = value.get("apiVersion"), value.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise DecodeError("kind", "Required value")
+    if not isinstance(api_version, str) or not api_version:
+        raise DecodeError("apiVersion", "Required value")
+    found = _BY_KIND.get((api_version, kind))
+    if found is None:
+        raise DecodeError("kind", f"no kind {kind!r} is served in {api_version!r}")
+    return found.decode(value, unknown=unknown)
+
+
+def decode_delete_options(value: Any, *, unknown: list[str] | None = None) -> objects.DeleteOptions:
+    """A DELETE's body (meta/v1 DeleteOptions; any apiVersion of meta, as clients send it)."""
+    if value is None:
+        return objects.DeleteOptions()
+    return codec.decode(objects.DeleteOptions, value, unknown=unknown)
