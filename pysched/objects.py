@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from pysched.apimachinery import codec
-from pysched.apimachinery.codec import choice, describe
+from pysched.apimachinery.codec import choice, describe, invalid_quantity
 from pysched.apimachinery.errors import DecodeError
+from pysched.apimachinery.meta import ObjectAccessors
 from pysched.quantity import QuantityError, int_value, milli_value
 
 __all__ = ["DecodeError"]
@@ -75,8 +76,9 @@ def decode_resource_list(v: Any, path: str = "") -> ResourceList:
     for name, q in v.items():
         try:
             out[str(name)] = milli_value(q) if name == "cpu" else int_value(q)
-        except QuantityError as exc:
-            raise DecodeError(f"{path}.{name}" if path else str(name), str(exc)) from None
+        except QuantityError:
+            where = f"{path}.{name}" if path else str(name)
+            raise DecodeError(where, invalid_quantity(q)) from None
     return out
 
 
@@ -490,7 +492,7 @@ def _check_kind(d: Any, kind: str, api_versions: tuple[str, ...] | None) -> None
 
 
 @dataclass(slots=True, eq=False)
-class Pod(_Decodable):
+class Pod(ObjectAccessors, _Decodable):
     """v1.Pod. Identity (eq/hash) is the object; compare `uid` for the same pod."""
 
     __k8s__ = _CORE + "Pod"
@@ -511,27 +513,6 @@ class Pod(_Decodable):
         if not meta.uid:
             meta.uid = f"{meta.namespace}/{meta.name}"
 
-    # conveniences mirroring upstream helpers
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.uid
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.metadata.labels
-
-    @property
-    def key(self) -> str:
-        """namespace/name, as klog.KObj prints it."""
-        return f"{self.metadata.namespace}/{self.metadata.name}"
 
 
 # ---------------------------------------------------------------- node
@@ -579,7 +560,7 @@ class NodeStatus(_Decodable):
 
 
 @dataclass(slots=True, eq=False)
-class Node(_Decodable):
+class Node(ObjectAccessors, _Decodable):
     __k8s__ = _CORE + "Node"
 
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
@@ -597,14 +578,6 @@ class Node(_Decodable):
             raise DecodeError(
                 "metadata.namespace", "a Node is cluster-scoped: namespace must be empty"
             )
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.metadata.labels
 
 
 # ---------------------------------------------------------------- policy, scheduling, namespaces

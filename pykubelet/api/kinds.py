@@ -7,6 +7,7 @@ into the object model.
     kind.set_defaults(pod)                           # as the API server's scheme defaulting
     kind.check(pod)                                  # raises ValidationError (422, causes)
     kind.check_update(new, old)                      # immutable fields, update rules
+    kind.check_status_update(new, old)               # pods/status, nodes/status
     body = kind.encode(pod)                          # Go omitempty, apiVersion/kind set
     kind.patch_meta("spec", ...)                     # see pysched.apimachinery.openapi
     kind.openapi_schemas()                           # components.schemas for /openapi/v3
@@ -21,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pykubelet.api import defaults, object_validation, objects, validation
+from pykubelet.api import defaults, meta_validation, object_validation, objects, validation
 from pykubelet.api.errors import DecodeError, FieldError, ValidationError
 from pykubelet.api.types import Pod
 from pysched.apimachinery import codec, openapi
@@ -42,6 +43,10 @@ def _nothing_update(new: Any, old: Any) -> list[FieldError]:
     return []
 
 
+def _meta_update(new: Any, old: Any) -> list[FieldError]:
+    return meta_validation.validate_object_meta_update(new.metadata, old.metadata)
+
+
 @dataclass(frozen=True)
 class Kind(Generic[T]):
     """One served kind: its names, its class, and its rules."""
@@ -55,6 +60,9 @@ class Kind(Generic[T]):
     set_defaults: Callable[[T], T] = _same
     validate: Callable[[T], list[FieldError]] = _nothing
     validate_update: Callable[[T, T], list[FieldError]] = _nothing_update
+    # the status subresource's update rules (pods/status, nodes/status): by default the
+    # metadata rules of an update
+    validate_status_update: Callable[[T, T], list[FieldError]] = _meta_update
     short_names: tuple[str, ...] = ()
     # pods/binding and pods/eviction: kinds only ever posted to a subresource of pods
     subresource_of: str = ""
@@ -113,6 +121,11 @@ class Kind(Generic[T]):
         if errs:
             raise self.error(errs, _name(new))
 
+    def check_status_update(self, new: T, old: T) -> None:
+        errs = self.validate_status_update(new, old)
+        if errs:
+            raise self.error(errs, _name(new))
+
     def patch_meta(self, *path: str) -> openapi.PatchMeta:
         """Patch metadata of the field at `path` (wire names, e.g. "spec", "containers")."""
         type_name = self.definition
@@ -163,6 +176,7 @@ POD: Kind[Pod] = Kind(
     set_defaults=defaults.set_defaults_pod,
     validate=validation.pod_errors,
     validate_update=validation.pod_update_errors,
+    validate_status_update=validation.pod_status_update_errors,
     short_names=("po",),
     verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
 )

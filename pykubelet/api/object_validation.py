@@ -35,6 +35,7 @@ from pykubelet.api.objects import (
     Taint,
 )
 from pysched.apimachinery import codec
+from pysched.apimachinery.codec import camel
 from pysched.apimachinery.field import (
     ErrorType,
     FieldError,
@@ -244,14 +245,21 @@ def _config_map_body(cm: ConfigMap) -> list[FieldError]:
 
 def config_map_update_errors(new: ConfigMap, old: ConfigMap) -> list[FieldError]:
     errs = validate_object_meta_update(new.metadata, old.metadata)
-    if old.immutable:
-        if not new.immutable:
-            errs.append(forbidden("immutable", _IMMUTABLE_WHEN_SET))
-        if new.data != old.data:
-            errs.append(forbidden("data", _IMMUTABLE_WHEN_SET))
-        if new.binary_data != old.binary_data:
-            errs.append(forbidden("binaryData", _IMMUTABLE_WHEN_SET))
+    errs += _immutable_data(new, old, ("data", "binary_data"))
     return errs + _config_map_body(new)
+
+
+def _immutable_data(
+    new: ConfigMap | Secret, old: ConfigMap | Secret, attrs: tuple[str, ...]
+) -> list[FieldError]:
+    """Once `immutable` is set it stays set, and the data may not change."""
+    if not old.immutable:
+        return []
+    errs = [] if new.immutable else [forbidden("immutable", _IMMUTABLE_WHEN_SET)]
+    for attr in attrs:
+        if getattr(new, attr) != getattr(old, attr):
+            errs.append(forbidden(camel(attr), _IMMUTABLE_WHEN_SET))
+    return errs
 
 
 def secret_errors(secret: Secret) -> list[FieldError]:
@@ -302,11 +310,7 @@ def _json_key(data: dict[str, str], key: str) -> list[FieldError]:
 def secret_update_errors(new: Secret, old: Secret) -> list[FieldError]:
     errs = validate_object_meta_update(new.metadata, old.metadata)
     errs += validate_immutable(new.type, old.type, "type")
-    if old.immutable:
-        if not new.immutable:
-            errs.append(forbidden("immutable", _IMMUTABLE_WHEN_SET))
-        if new.data != old.data:
-            errs.append(forbidden("data", _IMMUTABLE_WHEN_SET))
+    errs += _immutable_data(new, old, ("data",))
     return errs + _secret_body(new)
 
 

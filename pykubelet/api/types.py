@@ -20,6 +20,7 @@ from typing import Any
 
 from pykubelet.api.quantity import Quantity
 from pysched.apimachinery.codec import UNMODELLED
+from pysched.apimachinery.meta import ObjectAccessors
 
 # IntOrString (probe ports, ...): Python's union says it exactly.
 IntOrString = int | str
@@ -560,7 +561,7 @@ class PodStatus(Model):
 
 
 @dataclass(kw_only=True)
-class Pod(Model):
+class Pod(ObjectAccessors, Model):
     __k8s__ = "io.k8s.api.core.v1.Pod"
 
     api_version: str = field(default="v1", metadata=KEEP)
@@ -568,18 +569,6 @@ class Pod(Model):
     metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
     spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
     status: PodStatus = field(default_factory=PodStatus)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.uid
 
     def format(self) -> str:
         """kubelet's format.Pod: `name_namespace(uid)`, used in its messages."""

@@ -84,14 +84,6 @@ HOST_PATH_TYPES = (
 )
 
 
-def _dns_label(path: str, value: str) -> list[FieldError]:
-    return validate_dns_label(value, path)
-
-
-def _dns_subdomain(path: str, value: str) -> list[FieldError]:
-    return validate_dns_subdomain(value, path)
-
-
 def _non_negative(path: str, value: int) -> list[FieldError]:
     return [invalid(path, value, "must be greater than or equal to 0")] if value < 0 else []
 
@@ -138,7 +130,7 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
         if not vol.name:
             errs.append(required(f"{path}.name"))
         else:
-            errs += _dns_label(f"{path}.name", vol.name)
+            errs += validate_dns_label(vol.name, f"{path}.name")
             if vol.name in volumes:
                 errs.append(duplicate(f"{path}.name", vol.name))
             volumes.add(vol.name)
@@ -213,11 +205,11 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
             )
         )
     if spec.hostname:
-        errs += _dns_label("spec.hostname", spec.hostname)
+        errs += validate_dns_label(spec.hostname, "spec.hostname")
     if spec.subdomain:
-        errs += _dns_label("spec.subdomain", spec.subdomain)
+        errs += validate_dns_label(spec.subdomain, "spec.subdomain")
     if spec.node_name:
-        errs += _dns_subdomain("spec.nodeName", spec.node_name)
+        errs += validate_dns_subdomain(spec.node_name, "spec.nodeName")
     return errs
 
 
@@ -238,7 +230,7 @@ def _container_errors(
     if not c.name:
         errs.append(required(f"{path}.name"))
     else:
-        errs += _dns_label(f"{path}.name", c.name)
+        errs += validate_dns_label(c.name, f"{path}.name")
         if c.name in names:
             errs.append(duplicate(f"{path}.name", c.name))
         names.add(c.name)
@@ -627,3 +619,35 @@ def _spec_diff(old: Any, new: Any) -> str:
 
     walk(encode(old), encode(new), "spec")
     return "\n".join(lines)
+
+
+def pod_status_update_errors(new: Pod, old: Pod) -> list[FieldError]:
+    """ValidatePodStatusUpdate (pods/status): metadata rules, the node binding untouched,
+    a valid nominated node, and no terminated container coming back when the pod's
+    restartPolicy forbids it. The caller keeps the old spec (a status write changes none)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    if new.spec.node_name != old.spec.node_name:
+        errs.append(forbidden("status.nodeName", "may not be changed directly"))
+    nominated = new.status.nominated_node_name
+    if nominated and nominated != old.status.nominated_node_name:
+        errs += validate_dns_subdomain(nominated, "status.nominatedNodeName")
+    policy = old.spec.restart_policy
+    for wire, attr in (
+        ("containerStatuses", "container_statuses"),
+        ("initContainerStatuses", "init_container_statuses"),
+    ):
+        if policy == "Always":
+            break
+        new_statuses = getattr(new.status, attr)
+        for i, before in enumerate(getattr(old.status, attr)):
+            term = before.state.terminated
+            if term is None or (term.exit_code != 0 and policy == "OnFailure"):
+                continue
+            if any(s.name == before.name and s.state.terminated is None for s in new_statuses):
+                errs.append(
+                    forbidden(
+                        f"status.{wire}[{i}].state",
+                        "may not be transitioned to non-terminated state",
+                    )
+                )
+    return errs

@@ -266,22 +266,6 @@ def _decode_any_object(value: Any) -> Any:
 
 def _make_primitive(tp: type) -> Decoder:
     name = _PRIMITIVE_NAMES[tp]
-    if tp is str:
-
-        def dec_str(value: Any) -> Any:
-            if type(value) is str:
-                return value
-            raise _Fail(f"expected {name}, got {describe(value)}")
-
-        return dec_str
-    if tp is bool:
-
-        def dec_bool(value: Any) -> Any:
-            if type(value) is bool:
-                return value
-            raise _Fail(f"expected {name}, got {describe(value)}")
-
-        return dec_bool
     if tp is int:
 
         def dec_int(value: Any) -> Any:
@@ -292,13 +276,21 @@ def _make_primitive(tp: type) -> Decoder:
             raise _Fail(f"expected {name}, got {describe(value)}")
 
         return dec_int
+    if tp is float:
 
-    def dec_float(value: Any) -> Any:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+        def dec_float(value: Any) -> Any:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+            raise _Fail(f"expected {name}, got {describe(value)}")
+
+        return dec_float
+
+    def dec_exact(value: Any) -> Any:  # str, bool: that type and no other
+        if type(value) is tp:
+            return value
         raise _Fail(f"expected {name}, got {describe(value)}")
 
-    return dec_float
+    return dec_exact
 
 
 _PRIMITIVE_DECODERS: dict[type, Decoder] = {tp: _make_primitive(tp) for tp in _PRIMITIVE_NAMES}
@@ -310,13 +302,20 @@ def _decode_int_or_string(value: Any) -> Any:
     raise _Fail(f"expected an integer or a string, got {describe(value)}")
 
 
+def invalid_quantity(value: Any) -> str:
+    """The one message for a value that is no quantity, in both object models."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return f"invalid quantity {value!r}"
+    return f'invalid quantity "{value}"'
+
+
 def _check_quantity(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _Fail(f"invalid quantity {value!r}")
+        raise _Fail(invalid_quantity(value))
     try:
         parse_quantity(value)
     except QuantityError:
-        raise _Fail(f'invalid quantity "{value}"') from None
+        raise _Fail(invalid_quantity(value)) from None
     return value
 
 
@@ -419,6 +418,7 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
+@functools.cache
 def _decoder_for(tp: Any) -> Decoder:
     if tp is Any:
         return _identity

@@ -84,22 +84,23 @@ _CONFIG_MAP_KEY_ERROR = regex_error(
 )
 
 
-def is_dns1123_label(value: str) -> list[str]:
+def _length_and_form(value: str, max_length: int, form: re.Pattern[str], error: str) -> list[str]:
     errs = []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if not _DNS1123_LABEL_RE.match(value):
-        errs.append(DNS1123_LABEL_ERROR)
+    if len(value) > max_length:
+        errs.append(max_len_error(max_length))
+    if not form.match(value):
+        errs.append(error)
     return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    return _length_and_form(value, DNS1123_LABEL_MAX_LENGTH, _DNS1123_LABEL_RE, DNS1123_LABEL_ERROR)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(DNS1123_SUBDOMAIN_ERROR)
-    return errs
+    return _length_and_form(
+        value, DNS1123_SUBDOMAIN_MAX_LENGTH, _DNS1123_SUBDOMAIN_RE, DNS1123_SUBDOMAIN_ERROR
+    )
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -130,21 +131,14 @@ def is_qualified_name(value: str) -> list[str]:
 
 
 def is_valid_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(_LABEL_VALUE_ERROR)
-    return errs
+    return _length_and_form(value, LABEL_VALUE_MAX_LENGTH, _LABEL_VALUE_RE, _LABEL_VALUE_ERROR)
 
 
 def is_config_map_key(value: str) -> list[str]:
     """A key of ConfigMap/Secret data: a file name in a volume."""
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _CONFIG_MAP_KEY_RE.match(value):
-        errs.append(_CONFIG_MAP_KEY_ERROR)
+    errs = _length_and_form(
+        value, DNS1123_SUBDOMAIN_MAX_LENGTH, _CONFIG_MAP_KEY_RE, _CONFIG_MAP_KEY_ERROR
+    )
     if value == ".":
         errs.append("must not be '.'")
     elif value == "..":
