@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pykubelet.api.types import (
     KEEP,
     IntOrString,
+    LabelSelector,
     Model,
     ObjectMeta,
     ResourceList,
@@ -51,23 +52,6 @@ class ObjectReference(Model):
     api_version: str = ""
     resource_version: str = ""
     field_path: str = ""
-
-
-@dataclass(kw_only=True)
-class LabelSelectorRequirement(Model):
-    __k8s__ = _META + "LabelSelectorRequirement"
-
-    key: str = field(default="", metadata=KEEP)
-    operator: str = field(default="", metadata=KEEP)
-    values: list[str] = field(default_factory=list)
-
-
-@dataclass(kw_only=True)
-class LabelSelector(Model):
-    __k8s__ = _META + "LabelSelector"
-
-    match_labels: dict[str, str] = field(default_factory=dict)
-    match_expressions: list[LabelSelectorRequirement] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

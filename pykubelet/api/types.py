@@ -366,6 +366,130 @@ class Volume(Model):
     host_path: HostPathVolumeSource | None = None
 
 
+# --------------------------------------------------------------------------- scheduling
+
+
+@dataclass(kw_only=True)
+class LabelSelectorRequirement(Model):
+    __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement"
+
+    key: str = field(default="", metadata=KEEP)
+    operator: str = field(default="", metadata=KEEP)
+    values: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class LabelSelector(Model):
+    __k8s__ = "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"
+
+    match_labels: dict[str, str] = field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class NodeSelectorRequirement(Model):
+    __k8s__ = "io.k8s.api.core.v1.NodeSelectorRequirement"
+
+    key: str = field(default="", metadata=KEEP)
+    operator: str = field(default="", metadata=KEEP)
+    values: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class NodeSelectorTerm(Model):
+    __k8s__ = "io.k8s.api.core.v1.NodeSelectorTerm"
+
+    match_expressions: list[NodeSelectorRequirement] = field(default_factory=list)
+    match_fields: list[NodeSelectorRequirement] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class NodeSelector(Model):
+    __k8s__ = "io.k8s.api.core.v1.NodeSelector"
+
+    node_selector_terms: list[NodeSelectorTerm] = field(default_factory=list, metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class PreferredSchedulingTerm(Model):
+    __k8s__ = "io.k8s.api.core.v1.PreferredSchedulingTerm"
+
+    weight: int = field(default=0, metadata=KEEP)
+    preference: NodeSelectorTerm = field(default_factory=NodeSelectorTerm, metadata=KEEP)
+
+
+REQUIRED_TERMS = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED_TERMS = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+@dataclass(kw_only=True)
+class NodeAffinity(Model):
+    __k8s__ = "io.k8s.api.core.v1.NodeAffinity"
+
+    required: NodeSelector | None = field(default=None, metadata=wire(REQUIRED_TERMS))
+    preferred: list[PreferredSchedulingTerm] = field(
+        default_factory=list, metadata=wire(PREFERRED_TERMS)
+    )
+
+
+@dataclass(kw_only=True)
+class PodAffinityTerm(Model):
+    __k8s__ = "io.k8s.api.core.v1.PodAffinityTerm"
+
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = field(default_factory=list)
+    topology_key: str = field(default="", metadata=KEEP)
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = field(default_factory=list)
+    mismatch_label_keys: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class WeightedPodAffinityTerm(Model):
+    __k8s__ = "io.k8s.api.core.v1.WeightedPodAffinityTerm"
+
+    weight: int = field(default=0, metadata=KEEP)
+    pod_affinity_term: PodAffinityTerm = field(default_factory=PodAffinityTerm, metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class PodAffinity(Model):
+    __k8s__ = "io.k8s.api.core.v1.PodAffinity"
+
+    required: list[PodAffinityTerm] = field(default_factory=list, metadata=wire(REQUIRED_TERMS))
+    preferred: list[WeightedPodAffinityTerm] = field(
+        default_factory=list, metadata=wire(PREFERRED_TERMS)
+    )
+
+
+@dataclass(kw_only=True)
+class PodAntiAffinity(PodAffinity):
+    __k8s__ = "io.k8s.api.core.v1.PodAntiAffinity"
+
+
+@dataclass(kw_only=True)
+class Affinity(Model):
+    __k8s__ = "io.k8s.api.core.v1.Affinity"
+
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAntiAffinity | None = None
+
+
+@dataclass(kw_only=True)
+class TopologySpreadConstraint(Model):
+    __k8s__ = "io.k8s.api.core.v1.TopologySpreadConstraint"
+
+    max_skew: int = field(default=0, metadata=KEEP)
+    topology_key: str = field(default="", metadata=KEEP)
+    when_unsatisfiable: str = field(default="", metadata=KEEP)
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = field(default_factory=list)
+
+
 @dataclass(kw_only=True)
 class Toleration(Model):
     __k8s__ = "io.k8s.api.core.v1.Toleration"
@@ -444,7 +568,9 @@ class PodSpec(Model):
     security_context: PodSecurityContext | None = None
     hostname: str = ""
     subdomain: str = ""
-    # Scheduling fields the node does not act on but ordinary manifests carry.
+    # Scheduling fields the node does not act on but the API server checks (so every pod it
+    # accepts is one the scheduler can read).
+    affinity: Affinity | None = None
     scheduler_name: str = ""
     tolerations: list[Toleration] = field(default_factory=list)
     host_aliases: list[HostAlias] = field(default_factory=list)
@@ -454,6 +580,7 @@ class PodSpec(Model):
     preemption_policy: str | None = None
     enable_service_links: bool | None = None
     overhead: ResourceList = field(default_factory=dict)
+    topology_spread_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- status

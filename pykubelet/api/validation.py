@@ -17,20 +17,31 @@ from typing import Any
 
 from pykubelet.api.decode import encode
 from pykubelet.api.errors import FieldError, ValidationError
-from pykubelet.api.meta_validation import validate_object_meta, validate_object_meta_update
+from pykubelet.api.meta_validation import (
+    validate_label_selector,
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import (
     CONTAINER_RESTART_POLICIES,
     DNS_POLICIES,
+    PREFERRED_TERMS,
     PULL_POLICIES,
+    REQUIRED_TERMS,
     RESTART_POLICIES,
     STORAGE_MEDIUM_DEFAULT,
     STORAGE_MEDIUM_MEMORY,
+    Affinity,
     Container,
     IntOrString,
+    NodeSelectorTerm,
     Pod,
+    PodAffinityTerm,
+    PodSpec,
     Probe,
     Toleration,
+    TopologySpreadConstraint,
     is_restartable_init_container,
 )
 from pysched.apimachinery.field import (
@@ -44,9 +55,11 @@ from pysched.apimachinery.field import (
 from pysched.apimachinery.validation import (
     is_dns1123_subdomain,
     is_qualified_name,
+    is_valid_label_value,
     name_is_dns_subdomain,
     validate_dns_label,
     validate_dns_subdomain,
+    validate_label_name,
 )
 
 _IANA_SVC_RE = re.compile(r"^[-a-z0-9]+$")
@@ -210,6 +223,7 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
         errs += validate_dns_label(spec.subdomain, "spec.subdomain")
     if spec.node_name:
         errs += validate_dns_subdomain(spec.node_name, "spec.nodeName")
+    errs += _scheduling_errors(spec)
     return errs
 
 
@@ -650,4 +664,205 @@ def pod_status_update_errors(new: Pod, old: Pod) -> list[FieldError]:
                         "may not be transitioned to non-terminated state",
                     )
                 )
+    return errs
+
+
+# --------------------------------------------------------------------------- scheduling fields
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+_INCLUSION_POLICIES = ("Honor", "Ignore")
+_NOT_POSITIVE = "must be greater than zero"
+_WEIGHT_RANGE = "must be in the range 1-100"
+_NO_EXECUTE_ONLY = "effect must be 'NoExecute' when `tolerationSeconds` is set"
+_EXISTS_WITHOUT_VALUE = "value must be empty when `operator` is 'Exists'"
+
+
+def _scheduling_errors(spec: PodSpec) -> list[FieldError]:
+    """Tolerations, affinity and topology spread constraints (ValidateTolerations,
+    validateAffinity, validateTopologySpreadConstraints): what the scheduler reads."""
+    errs = _toleration_errors(spec.tolerations, "spec.tolerations")
+    if spec.affinity is not None:
+        errs += _affinity_errors(spec.affinity, "spec.affinity")
+    errs += _spread_errors(spec.topology_spread_constraints, "spec.topologySpreadConstraints")
+    if spec.preemption_policy is not None and spec.preemption_policy not in (
+        "PreemptLowerPriority",
+        "Never",
+    ):
+        errs.append(
+            not_supported(
+                "spec.preemptionPolicy", spec.preemption_policy, ("PreemptLowerPriority", "Never")
+            )
+        )
+    return errs
+
+
+def _toleration_errors(tolerations: list[Toleration], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, t in enumerate(tolerations):
+        p = f"{path}[{i}]"
+        if t.key:
+            errs += validate_label_name(t.key, f"{p}.key")
+        if not t.key and t.operator != "Exists":
+            errs.append(
+                invalid(
+                    f"{p}.operator",
+                    t.operator,
+                    'operator must be Exists when `key` is empty, which means "match all values '
+                    'and all keys"',
+                )
+            )
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            errs.append(
+                invalid(f"{p}.effect", t.effect, _NO_EXECUTE_ONLY)
+            )
+        if t.operator in ("Equal", ""):
+            problems = is_valid_label_value(t.value)
+            if problems:
+                errs.append(invalid(f"{p}.operator", t.value, ";".join(problems)))
+        elif t.operator == "Exists":
+            if t.value:
+                errs.append(
+                    invalid(f"{p}.operator", encode(t), _EXISTS_WITHOUT_VALUE)
+                )
+        else:
+            errs.append(not_supported(f"{p}.operator", t.operator, ("Equal", "Exists")))
+        if t.effect and t.effect not in _TAINT_EFFECTS:
+            errs.append(not_supported(f"{p}.effect", t.effect, _TAINT_EFFECTS))
+    return errs
+
+
+def _node_selector_term_errors(term: NodeSelectorTerm, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, req in enumerate(term.match_expressions):
+        p = f"{path}.matchExpressions[{j}]"
+        if req.operator in ("In", "NotIn"):
+            if not req.values:
+                errs.append(
+                    required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                )
+        elif req.operator in ("Exists", "DoesNotExist"):
+            if req.values:
+                errs.append(
+                    forbidden(
+                        f"{p}.values",
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
+        elif req.operator in ("Gt", "Lt"):
+            if len(req.values) != 1:
+                errs.append(
+                    required(
+                        f"{p}.values",
+                        "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                    )
+                )
+        else:
+            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
+        errs += validate_label_name(req.key, f"{p}.key")
+    for j, req in enumerate(term.match_fields):
+        p = f"{path}.matchFields[{j}]"
+        if req.operator in ("In", "NotIn"):
+            if len(req.values) != 1:
+                errs.append(
+                    required(
+                        f"{p}.values",
+                        "must be only one value when `operator` is 'In' or 'NotIn' for node "
+                        "field selector",
+                    )
+                )
+        else:
+            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
+        if req.key != "metadata.name":
+            errs.append(invalid(f"{p}.key", req.key, "not a valid field selector key"))
+        else:
+            for k, v in enumerate(req.values):
+                errs += validate_dns_subdomain(v, f"{p}.values[{k}]")
+    return errs
+
+
+def _pod_affinity_term_errors(term: PodAffinityTerm, path: str) -> list[FieldError]:
+    errs = validate_label_selector(term.label_selector, f"{path}.labelSelector")
+    errs += validate_label_selector(term.namespace_selector, f"{path}.namespaceSelector")
+    for name in term.namespaces:
+        errs += validate_dns_label(name, f"{path}.namespace")
+    if not term.topology_key:
+        errs.append(required(f"{path}.topologyKey", "can not be empty"))
+    return errs + validate_label_name(term.topology_key, f"{path}.topologyKey")
+
+
+def _weight_errors(weight: int, path: str) -> list[FieldError]:
+    return [] if 0 < weight <= 100 else [invalid(path, weight, _WEIGHT_RANGE)]
+
+
+def _affinity_errors(affinity: Affinity, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    na = affinity.node_affinity
+    if na is not None:
+        p = f"{path}.nodeAffinity"
+        if na.required is not None:
+            tp = f"{p}.{REQUIRED_TERMS}.nodeSelectorTerms"
+            if not na.required.node_selector_terms:
+                errs.append(required(tp, "must have at least one node selector term"))
+            for i, term in enumerate(na.required.node_selector_terms):
+                errs += _node_selector_term_errors(term, f"{tp}[{i}]")
+        for i, pref in enumerate(na.preferred):
+            pp = f"{p}.{PREFERRED_TERMS}[{i}]"
+            errs += _weight_errors(pref.weight, f"{pp}.weight")
+            errs += _node_selector_term_errors(pref.preference, f"{pp}.preference")
+    for name, pa in (("podAffinity", affinity.pod_affinity),
+                     ("podAntiAffinity", affinity.pod_anti_affinity)):
+        if pa is None:
+            continue
+        p = f"{path}.{name}"
+        for i, pod_term in enumerate(pa.required):
+            errs += _pod_affinity_term_errors(pod_term, f"{p}.{REQUIRED_TERMS}[{i}]")
+        for i, weighted in enumerate(pa.preferred):
+            wp = f"{p}.{PREFERRED_TERMS}[{i}]"
+            errs += _weight_errors(weighted.weight, f"{wp}.weight")
+            errs += _pod_affinity_term_errors(weighted.pod_affinity_term, f"{wp}.podAffinityTerm")
+    return errs
+
+
+def _spread_errors(constraints: list[TopologySpreadConstraint], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, c in enumerate(constraints):
+        p = f"{path}[{i}]"
+        if c.max_skew <= 0:
+            errs.append(invalid(f"{p}.maxSkew", c.max_skew, _NOT_POSITIVE))
+        if not c.topology_key:
+            errs.append(required(f"{p}.topologyKey", "can not be empty"))
+        if c.when_unsatisfiable not in _SPREAD_ACTIONS:
+            errs.append(
+                not_supported(f"{p}.whenUnsatisfiable", c.when_unsatisfiable, _SPREAD_ACTIONS)
+            )
+        if any(
+            c.topology_key == o.topology_key and c.when_unsatisfiable == o.when_unsatisfiable
+            for o in constraints[i + 1 :]
+        ):
+            errs.append(
+                duplicate(
+                    f"{p}.{{topologyKey, whenUnsatisfiable}}",
+                    f"{{{c.topology_key}, {c.when_unsatisfiable}}}",
+                )
+            )
+        if c.min_domains is not None:
+            if c.min_domains <= 0:
+                errs.append(invalid(f"{p}.minDomains", c.min_domains, _NOT_POSITIVE))
+            if c.when_unsatisfiable != "DoNotSchedule":
+                errs.append(
+                    invalid(
+                        f"{p}.minDomains",
+                        c.min_domains,
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not "
+                        f"{c.when_unsatisfiable}",
+                    )
+                )
+        for wire_name, policy in (
+            ("nodeAffinityPolicy", c.node_affinity_policy),
+            ("nodeTaintsPolicy", c.node_taints_policy),
+        ):
+            if policy is not None and policy not in _INCLUSION_POLICIES:
+                errs.append(not_supported(f"{p}.{wire_name}", policy, _INCLUSION_POLICIES))
+        errs += validate_label_selector(c.label_selector, f"{p}.labelSelector")
     return errs

@@ -19,7 +19,7 @@ def test_a_real_pod_reads_in_both_views() -> None:
     full = kinds.POD.decode(copy.deepcopy(REAL_POD))
     assert slim.spec.containers[0].resources.limits == {"cpu": 500, "memory": 256 * 2**20}
     assert slim.spec.topology_spread_constraints[0].max_skew == 1
-    assert full.spec.unmodelled["topologySpreadConstraints"][0]["maxSkew"] == 1
+    assert full.spec.topology_spread_constraints[0].max_skew == 1
     assert slim.spec.node_name == full.spec.node_name == "node-1"
 
 
@@ -52,3 +52,56 @@ def test_the_same_problem_reads_the_same_in_both_views(
     assert [str(e) for e in errors] == [message, message]
     assert type(errors[0]) is type(errors[1])
     assert isinstance(errors[0], UnknownFieldError) == message.endswith("unknown field")
+
+
+_NA = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_PAA = "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (["spec", "tolerations", 0, "operator"], "Maybe",
+         'spec.tolerations[0].operator: Unsupported value: "Maybe": supported values: '
+         '"Equal", "Exists"'),
+        (["spec", "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution",
+          0, "podAffinityTerm", "topologyKey"], "",
+         f"{_PAA}.podAffinityTerm.topologyKey: Required value: can not be empty"),
+        (["spec", "topologySpreadConstraints", 0, "maxSkew"], 0,
+         "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"),
+        (["spec", "topologySpreadConstraints", 0, "whenUnsatisfiable"], "Never",
+         'spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Never": '
+         'supported values: "DoNotSchedule", "ScheduleAnyway"'),
+        (["spec", "affinity", "nodeAffinity"],
+         {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+             {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}]}},
+         f'{_NA}.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Near": '
+         "not a valid selector operator"),
+        (["spec", "topologySpreadConstraints", 0, "labelSelector"],
+         {"matchExpressions": [{"key": "", "operator": "Exists"}]},
+         'spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].key: Invalid '
+         'value: "": name part must be non-empty'),
+        (["spec", "containers", 0, "ports", 0, "protocol"], "XTP",
+         'spec.containers[0].ports[0].protocol: Unsupported value: "XTP": supported values: '
+         '"SCTP", "TCP", "UDP"'),
+    ],
+)
+def test_what_the_scheduler_cannot_read_the_api_refuses(
+    path: list[Any], value: Any, expected: str
+) -> None:
+    """Every pod the API server accepts decodes in pysched's view: the checks pysched's
+    decoding makes, the API's validation makes too (with upstream's words)."""
+    doc = copy.deepcopy(REAL_POD)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    pod = kinds.POD.set_defaults(kinds.POD.decode(copy.deepcopy(doc)))
+    assert expected in [str(e) for e in kinds.POD.validate(pod)]
+    with pytest.raises(DecodeError):
+        sched.Pod.from_dict(doc)
+
+
+def test_the_real_pod_is_valid_for_the_api() -> None:
+    pod = kinds.POD.set_defaults(kinds.POD.decode(copy.deepcopy(REAL_POD)))
+    assert kinds.POD.validate(pod) == []
