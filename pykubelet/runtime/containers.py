@@ -738,7 +738,8 @@ class ContainerManager:
         if self._observe(rec) != RUNNING:
             raise FailedPrecondition(f"container {rec.id[:12]} is not running")
         try:
-            monitor.reopen_log(self._paths(rec.id))
+            monitor.reopen_log(self._paths(rec.id),
+                              rec.log_path or str(self._dir(rec.id) / "console.log"))
         except OSError as exc:
             raise Unavailable(f"reopen log of container {rec.id[:12]}: {exc}") from exc
 

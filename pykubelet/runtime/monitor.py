@@ -263,11 +263,35 @@ def _close_fds(fds: dict[int, str], epoll: select.epoll) -> None:
     epoll.close()
 
 
-def reopen_log(paths: MonitorPaths) -> None:
-    """Ask conmon to reopen the log file (after rotation) through its control fifo."""
+def reopen_log(paths: MonitorPaths, log_path: str = "", wait: float = 1.0) -> None:
+    """Ask conmon to reopen the log file (after rotation) through its control fifo.
+
+    kubelet renames the log, calls ReopenContainerLog and then expects the file back at
+    once, even when the container writes nothing more (containerd opens it before it
+    replies). conmon opens ``<log>.tmp`` and renames it over the log path whenever it gets
+    to the request, so the file is created here first (a rename over it is harmless), and
+    the reply waits briefly for conmon's own file to be in place, so later lines land in it.
+    """
+    before = None
+    if log_path:
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o640)
+        try:
+            before = os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
     ctl = paths.bundle / "ctl"
     fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         os.write(fd, f"{REOPEN_LOGS_EVENT} 0 0\n".encode())
     finally:
         os.close(fd)
+    if before is None:
+        return
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            if os.stat(log_path).st_ino != before:
+                return  # conmon's file replaced ours
+        except FileNotFoundError:
+            pass
+        time.sleep(0.002)

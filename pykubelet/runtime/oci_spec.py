@@ -7,8 +7,9 @@ containerd's CRI plugin (``opts/spec_linux.go``, ``container_create_linux.go``):
 - args: a request ``command`` replaces the image Entrypoint and discards its Cmd; request
   ``args`` replace the Cmd (Kubernetes' rules); nothing at all is an error;
 - env: HOSTNAME, then the image's Env, then the request's (later keys win);
-- a limited capability set, ``noNewPrivileges``, masked and read-only /proc and /sys paths,
-  all lifted for privileged containers;
+- a limited capability set, masked and read-only /proc and /sys paths, all lifted for
+  privileged containers; ``noNewPrivileges`` exactly as the request's ``no_new_privs`` says
+  (kubelet sets it from allowPrivilegeEscalation: false);
 - seccomp: RuntimeDefault, Unconfined or a Localhost profile;
 - cgroup limits from LinuxContainerResources; memory swap pinned to the limit (no swap);
 - oom_score_adj never below the runtime's own (root lacks CAP_SYS_RESOURCE here).
@@ -457,7 +458,7 @@ def build_spec(
         "cwd": config.working_dir or image.working_dir or "/",
         "capabilities": {"bounding": caps, "effective": caps, "permitted": caps},
         "rlimits": [{"type": "RLIMIT_NOFILE", "hard": nofile, "soft": nofile}],
-        "noNewPrivileges": sec.no_new_privs or not sec.privileged,
+        "noNewPrivileges": sec.no_new_privs,  # exactly as asked, as containerd does
         "oomScoreAdj": max(config.resources.oom_score_adj, min_oom_score_adj),
     }
     if not os.path.isabs(process["cwd"]):

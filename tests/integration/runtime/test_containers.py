@@ -256,6 +256,33 @@ def test_list_filters_exec_and_stats(env: Env) -> None:
     assert [s.id for s in m.list()] == [a]
 
 
+def test_no_new_privs_off_unless_asked(env: Env) -> None:
+    """An unprivileged container whose request leaves no_new_privs unset can gain privileges
+    (setuid programs work), as with containerd."""
+    sb = env.sandbox()
+    config = cfg("nnp", "sh", "-c", "grep NoNewPrivs: /proc/self/status",
+                 security=SecurityContext(run_as_user=65534, run_as_group=65534))
+    _, st = run_to_exit(env, sb, config)
+    assert st.exit_code == 0
+    assert "NoNewPrivs:\t0" in log_of(env, sb, "nnp")
+
+
+def test_reopen_log_creates_the_new_file_at_once(env: Env) -> None:
+    """kubelet's rotation renames the log, calls ReopenContainerLog, then expects the file
+    back even when the container writes nothing more (containerd opens it before replying)."""
+    sb = env.sandbox()
+    m = env.manager
+    cid = m.create(sb, cfg("quiet", "sh", "-c", "echo once; exec sleep 1000"))
+    m.start(cid)
+    path = Path(sb.log_directory) / "quiet" / "0.log"
+    wait_for(lambda: len(logs.read_messages(path)) >= 1)
+    for i in range(5):
+        os.rename(path, path.with_name(f"0.log.2026010{i}-000000"))
+        m.reopen_log(cid)
+        assert path.exists()
+    m.stop(cid, 0)
+
+
 def test_reopen_log_after_rotation(env: Env) -> None:
     sb = env.sandbox()
     m = env.manager
@@ -304,6 +331,7 @@ def test_spec_in_a_real_container(env: Env, tmp_path: Path) -> None:
                      envs=(("GREETING", "hello"),),
                      mounts=(MountSpec("/data", str(data), readonly=True),),
                      security=SecurityContext(run_as_user=65534, run_as_group=65534,
+                                              no_new_privs=True,
                                               seccomp=SeccompProfile("RuntimeDefault")))
         _, st = run_to_exit(env, sb, config)
         out = log_of(env, sb, "spec")

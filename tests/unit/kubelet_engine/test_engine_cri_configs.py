@@ -204,3 +204,25 @@ def test_qos_class_zero_quantities_match_status_rules():
     pod = make_pod(containers=[{"name": "a", "image": "b:1", "resources": {
         "limits": {"cpu": "0", "memory": "0"}}}])
     assert qos_class(pod) == "BestEffort"
+
+
+@pytest.mark.parametrize(
+    ("security_context", "want"),
+    [
+        (None, False),  # Kubernetes' default: escalation allowed, setuid programs work
+        ({}, False),
+        ({"allowPrivilegeEscalation": True}, False),
+        ({"allowPrivilegeEscalation": False}, True),  # the only case (AddNoNewPrivileges)
+        ({"privileged": True}, False),
+    ],
+)
+def test_no_new_privs_from_allow_privilege_escalation(security_context, want):
+    container = {"name": "app", "image": "busybox:1"}
+    if security_context is not None:
+        container["securityContext"] = security_context
+    pod = make_pod(containers=[container])
+    cfg = generate_container_config(
+        pod, pod.spec.containers[0], restart_count=0, spec_hash="h", container_type="regular",
+        image="busybox:1", pod_ip="", volume_paths={}, etc_hosts=None, memory_capacity=1 << 30,
+    )
+    assert cfg.linux.security_context.no_new_privs is want

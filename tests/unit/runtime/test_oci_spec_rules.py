@@ -127,7 +127,6 @@ def test_build_spec_defaults_harden() -> None:
     spec = oci_spec.build_spec(cfg(command=("/c",)), IMAGE, SB(), oci_spec.ResolvedUser(0, 0),
                                "/pk/c1", min_oom_score_adj=0)
     p = spec["process"]
-    assert p["noNewPrivileges"] is True
     assert p["cwd"] == "/work"
     assert p["capabilities"]["bounding"] == list(oci_spec.DEFAULT_CAPABILITIES)
     lx = spec["linux"]
@@ -140,6 +139,16 @@ def test_build_spec_defaults_harden() -> None:
     assert lx["resources"]["devices"] == [{"allow": False, "access": "rwm"}]
     dests = [m["destination"] for m in spec["mounts"]]
     assert dests.index("/dev") < dests.index("/dev/shm")
+
+
+def test_no_new_privileges_exactly_as_the_request_says() -> None:
+    """containerd sets noNewPrivileges from no_new_privs alone: setuid programs work in pods
+    that allow privilege escalation (Kubernetes' default), privileged or not."""
+    for asked in (False, True):
+        spec = oci_spec.build_spec(cfg(command=("/c",),
+                                       security=SecurityContext(no_new_privs=asked)),
+                                   IMAGE, SB(), oci_spec.ResolvedUser(0, 0), "/pk/c1")
+        assert spec["process"]["noNewPrivileges"] is asked
 
 
 def test_build_spec_privileged_lifts_hardening() -> None:
