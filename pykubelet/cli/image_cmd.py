@@ -7,6 +7,7 @@ on the same root runs), so no daemon is needed to load images.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import click
@@ -20,6 +21,24 @@ def _store(ctx: click.Context):  # type: ignore[no-untyped-def]
     from pykubelet.runtime.images import ImageStore
 
     return ImageStore(Path(ctx.obj["root"]) / "images")
+
+
+def _existing_store(ctx: click.Context):  # type: ignore[no-untyped-def]
+    """The store if there is one, else None: read-only commands never create a store."""
+    if not (Path(ctx.obj["root"]) / "images" / "index.json").is_file():
+        return None
+    return _store(ctx)
+
+
+def _set_root(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.ensure_object(dict)["root"] = value
+
+
+def root_option(f):  # type: ignore[no-untyped-def]
+    """``--root`` after the subcommand too (``image ls --root DIR``), as users type it."""
+    return click.option("--root", default=None, expose_value=False, callback=_set_root,
+                        is_eager=True, help=f"pykubelet state dir [default: {DEFAULT_ROOT}]")(f)
 
 
 def _human(n: int) -> str:
@@ -41,6 +60,7 @@ def image(ctx: click.Context, root: str) -> None:
 
 
 @image.command("import")
+@root_option
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--name", default="", help="tag the (first) imported image with this reference")
 @click.pass_context
@@ -56,12 +76,14 @@ def import_(ctx: click.Context, file: str, name: str) -> None:
 
 
 @image.command("ls")
+@root_option
 @click.option("-q", "--quiet", is_flag=True, help="only image IDs")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 @click.pass_context
 def ls(ctx: click.Context, quiet: bool, output: str) -> None:
     """List images."""
-    images = _store(ctx).list()
+    store = _existing_store(ctx)
+    images = store.list() if store is not None else []
     if output == "json":
         click.echo(json.dumps([i.to_json() for i in images], indent=1, sort_keys=True))
         return
@@ -81,23 +103,41 @@ def ls(ctx: click.Context, quiet: bool, output: str) -> None:
 
 
 @image.command("rm")
+@root_option
 @click.argument("refs", nargs=-1, required=True)
+@click.option("-a", "--all-tags", is_flag=True,
+              help="remove the whole image REF names, with every tag")
 @click.pass_context
-def rm(ctx: click.Context, refs: tuple[str, ...]) -> None:
-    """Remove images (by tag, digest or ID)."""
-    store = _store(ctx)
+def rm(ctx: click.Context, refs: tuple[str, ...], all_tags: bool) -> None:
+    """Remove references, as `docker rmi` does: REF (a tag or digest) untags; the image
+    goes with its last reference. An image ID (or unique prefix) or --all-tags removes
+    the image with all its tags."""
+    store = _existing_store(ctx)
     missing = []
     for ref in refs:
-        removed = store.remove(ref)
-        if removed is None:
+        try:
+            if store is None:
+                done = None
+            elif all_tags:
+                img = store.get(ref)
+                done = store.untag(img.id) if img is not None else None
+            else:
+                done = store.untag(ref)
+        except CRIError as exc:
+            raise click.ClickException(str(exc)) from exc
+        if done is None:
             missing.append(ref)
-        else:
-            click.echo(f"deleted {removed.id}")
+            continue
+        for r in done.untagged:
+            click.echo(f"Untagged: {r}")
+        if done.deleted:
+            click.echo(f"Deleted: {done.image.id}")
     if missing:
         raise click.ClickException("no such image: " + ", ".join(missing))
 
 
 @image.command("pull")
+@root_option
 @click.argument("ref")
 @click.pass_context
 def pull(ctx: click.Context, ref: str) -> None:
@@ -110,6 +150,7 @@ def pull(ctx: click.Context, ref: str) -> None:
 
 
 @image.command("build-busybox")
+@root_option
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--name", default=None, help="image reference (default docker.io/library/busybox)")
 @click.option("--cmd", default="sh", show_default=True, help="image Cmd, space separated")
@@ -121,8 +162,16 @@ def build_busybox(ctx: click.Context, out: str, name: str | None, cmd: str, busy
     """Build a busybox OCI-layout tar offline from busybox-static."""
     from pykubelet.runtime.image_build import DEFAULT_NAME, build_busybox_image
 
-    built = build_busybox_image(out, name=name or DEFAULT_NAME, busybox=busybox,
-                                cmd=cmd.split())
+    if not Path(out).resolve().parent.is_dir():
+        raise click.BadParameter(f"{out}: directory {Path(out).parent} does not exist",
+                                 param_hint="OUT")
+    try:
+        built = build_busybox_image(out, name=name or DEFAULT_NAME, busybox=busybox,
+                                    cmd=cmd.split())
+    except CRIError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise click.ClickException(f"build-busybox: {exc}") from exc
     click.echo(f"wrote {built.path} ({built.name}, {built.config_digest})")
     if do_import:
         ctx.invoke(import_, file=out, name="")

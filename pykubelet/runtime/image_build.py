@@ -22,6 +22,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pykubelet.runtime.errors import InvalidArgument
+
 DEFAULT_BUSYBOX = "/bin/busybox"
 DEFAULT_NAME = "docker.io/library/busybox:latest"
 DEFAULT_CMD = ("sh",)
@@ -130,7 +132,16 @@ def build_busybox_image(
     user: str = "",
     exposed_ports: tuple[str, ...] | list[str] = (),
 ) -> BuiltImage:
-    """Write the OCI-layout tar to ``out`` (atomically) and return its digests."""
+    """Write the OCI-layout tar to ``out`` (atomically) and return its digests.
+
+    ``name`` is checked (and normalised) before anything is written: an archive whose name
+    every importer refuses is worth nothing. InvalidArgument names ``--name``.
+    """
+    from pykubelet.runtime.imageref import normalize
+
+    name = normalize(name, field="--name")
+    if "@" in name:
+        raise InvalidArgument(f"--name: {name!r} must be a tag, not a digest reference")
     if not os.access(busybox, os.X_OK):
         raise FileNotFoundError(
             f"busybox binary {busybox!r} not found or not executable "

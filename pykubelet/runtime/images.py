@@ -113,6 +113,15 @@ class FsInfo:
     inodes_used: int
 
 
+@dataclass(frozen=True)
+class RemovedRefs:
+    """What ``untag`` did: the references dropped, and whether the image itself went."""
+
+    image: Image
+    untagged: list[str]
+    deleted: bool
+
+
 @dataclass
 class _ArchiveImage:
     """One image found in an archive, before import."""
@@ -217,23 +226,36 @@ class ImageStore:
         return sorted(self._read_index().values(), key=lambda i: i.id)
 
     def get(self, ref: str) -> Image | None:
-        """The image ``ref`` names (ID, short ID, tag or repo digest), or None."""
+        """The image ``ref`` names, or None.
+
+        As docker and crictl resolve: a full ID; else a reference (tag or repo digest);
+        else a unique ID prefix (``3f57d9`` or ``sha256:3f57d9``). A prefix matching
+        several images is an InvalidArgument, never a guess.
+        """
         images = self._read_index()
         ref = ref.strip()
         if imageref.is_image_id(ref):
             return images.get(imageref.canonical_id(ref))
-        if 12 <= len(ref) < 64 and all(c in "0123456789abcdef" for c in ref):
-            hits = [img for k, img in images.items() if k.startswith("sha256:" + ref)]
-            if len(hits) == 1:
-                return hits[0]
         try:
             norm = imageref.normalize(ref)
         except InvalidArgument:
-            return None
-        for img in images.values():
-            if norm in img.repo_tags or norm in img.repo_digests:
-                return img
-        return None
+            norm = None
+        if norm is not None:
+            for img in images.values():
+                if norm in img.repo_tags or norm in img.repo_digests:
+                    return img
+        hits = self._by_id_prefix(images, ref)
+        if len(hits) > 1:
+            raise InvalidArgument(f"image ID prefix {ref!r} is ambiguous: it matches "
+                                  f"{len(hits)} images")
+        return hits[0] if hits else None
+
+    @staticmethod
+    def _by_id_prefix(images: dict[str, Image], ref: str) -> list[Image]:
+        hexpart = ref.removeprefix("sha256:")
+        if not hexpart or len(hexpart) > 64 or any(c not in "0123456789abcdef" for c in hexpart):
+            return []
+        return [img for k, img in images.items() if k.startswith("sha256:" + hexpart)]
 
     def require(self, ref: str, *, field: str = "image") -> Image:
         """Like get, but raise NotFound (or InvalidArgument for a malformed ref)."""
@@ -325,6 +347,45 @@ class ImageStore:
             self._gc_layers(images)
             return img
 
+    def untag(self, ref: str) -> RemovedRefs | None:
+        """``docker rmi REF``: drop the reference ``ref`` names; the image goes only when no
+        reference is left. An ID (or ID prefix) removes the image with all its references.
+
+        Dropping a repository's last tag drops its digest references too (as docker does).
+        None when nothing matches.
+        """
+        with self._locked():
+            images = self._read_index()
+            img = self.get(ref)
+            if img is None or img.id not in images:
+                return None
+            img = images[img.id]
+            norm = None
+            with contextlib.suppress(InvalidArgument):
+                norm = imageref.normalize(ref.strip())
+            if norm is None or (norm not in img.repo_tags and norm not in img.repo_digests):
+                return self._delete(images, img)  # named by its ID
+            tags = [t for t in img.repo_tags if t != norm]
+            repos = {imageref.repository(t) for t in tags}
+            digests = [d for d in img.repo_digests
+                       if d != norm and imageref.repository(d) in repos]
+            if not tags and not digests:
+                return self._delete(images, img)
+            gone = [r for r in (*img.repo_tags, *img.repo_digests)
+                    if r not in tags and r not in digests]
+            images[img.id] = replace(img, repo_tags=tags, repo_digests=digests)
+            self._write_index(images)
+            return RemovedRefs(img, gone, deleted=False)
+
+    def _delete(self, images: dict[str, Image], img: Image) -> RemovedRefs:
+        """Remove ``img`` from ``images`` and the disk (caller holds the lock)."""
+        del images[img.id]
+        self._write_index(images)
+        with contextlib.suppress(FileNotFoundError):
+            (self._configs / f"{_sha256_hex(img.id, 'image')}.json").unlink()
+        self._gc_layers(images)
+        return RemovedRefs(img, [*img.repo_tags, *img.repo_digests], deleted=True)
+
     def _gc_layers(self, images: dict[str, Image]) -> None:
         keep = {d for img in images.values() for d in img.layers} | self._leased_layers()
         keep_hex = {_sha256_hex(d, "layer") for d in keep}
@@ -344,7 +405,12 @@ class ImageStore:
         except tarfile.TarError as exc:
             raise InvalidArgument(f"archive {str(path)!r} is not a tar file: {exc}") from exc
         with tar:
-            members = {_clean_member_path(m.name, "archive"): m for m in tar.getmembers()}
+            try:
+                listed = tar.getmembers()
+            except (tarfile.TarError, EOFError, OSError) as exc:
+                raise InvalidArgument(f"archive {str(path)!r} is damaged or truncated: "
+                                      f"{exc}") from exc
+            members = {_clean_member_path(m.name, "archive"): m for m in listed}
             if "manifest.json" in members:
                 found = self._scan_docker_archive(tar, members)
             elif "index.json" in members:

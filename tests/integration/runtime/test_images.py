@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import io
 import json
@@ -293,3 +294,129 @@ def test_skopeo_oci_archive_names(tmp_path: Path, busybox_tar: Path) -> None:
     assert tagged.repo_tags == ["localhost/v9:1"]
     with pytest.raises(InvalidArgument, match="name"):
         store2.import_archive(tag_only, name="Bad Name")
+
+
+def _cli(*args: str) -> object:
+    r = CliRunner().invoke(image_cli, list(args))
+    return r
+
+
+def test_cli_rm_untags_like_docker(tmp_path: Path) -> None:
+    """``rm REF`` drops that reference; the image goes with its last one; an ID or
+    ``--all-tags`` removes the image with every tag."""
+    root = str(tmp_path / "root")
+    out = str(tmp_path / "bb.tar")
+    assert _cli("build-busybox", out, "--root", root, "--name", "localhost/bb:1").exit_code == 0
+    for name in ("localhost/bb:2", "localhost/other:1"):
+        r = _cli("import", "--root", root, out, "--name", name)
+        assert r.exit_code == 0, r.output
+    store = ImageStore(Path(root) / "images")
+    [img] = store.list()
+    assert sorted(img.repo_tags) == ["localhost/bb:1", "localhost/bb:2", "localhost/other:1"]
+    r = _cli("rm", "--root", root, "localhost/bb:1")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == ["Untagged: localhost/bb:1"]
+    [img] = store.list()
+    assert sorted(img.repo_tags) == ["localhost/bb:2", "localhost/other:1"]
+    r = _cli("rm", "--root", root, "localhost/bb:2")
+    assert "Deleted" not in r.output
+    [img] = store.list()
+    assert img.repo_tags == ["localhost/other:1"]
+    assert not any(d.startswith("localhost/bb@") for d in img.repo_digests)
+    r = _cli("rm", "--root", root, "localhost/other:1")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == f"Deleted: {img.id}"
+    assert store.list() == []
+    assert not any((Path(root) / "images" / "layers").iterdir())
+    # --all-tags, and an image ID, take every tag at once
+    for how in (["--all-tags", "localhost/a:1"], [img.id.split(":")[1][:7]]):
+        for name in ("localhost/a:1", "localhost/b:1"):
+            assert _cli("import", "--root", root, out, "--name", name).exit_code == 0
+        r = _cli("rm", "--root", root, *how)
+        assert r.exit_code == 0, r.output
+        assert f"Deleted: {img.id}" in r.output
+        assert "Untagged: localhost/b:1" in r.output
+        assert store.list() == []
+
+
+def test_cli_short_ids_and_root_after_subcommand(tmp_path: Path) -> None:
+    root = str(tmp_path / "root")
+    out = str(tmp_path / "bb.tar")
+    build_busybox_image(out, name="localhost/bb:1")
+    r = _cli("import", out, "--root", root)
+    assert r.exit_code == 0, r.output
+    store = ImageStore(Path(root) / "images")
+    [img] = store.list()
+    hexid = img.id.split(":")[1]
+    for ref in (hexid[:4], hexid[:12], "sha256:" + hexid[:6], img.id):
+        assert store.get(ref) == img
+    r = _cli("ls", "--root", root, "-q")
+    assert r.output.split() == [img.id]
+    r = _cli("--root", str(tmp_path / "elsewhere"), "ls", "--root", root, "-q")
+    assert r.output.split() == [img.id]  # the subcommand's --root wins
+    r = _cli("pull", hexid[:5], "--root", root)
+    assert r.exit_code == 0, r.output
+    assert r.output.strip() == img.id
+    r = _cli("rm", "--root", root, "ffffffffff")
+    assert r.exit_code != 0
+    assert "no such image: ffffffffff" in r.output
+
+
+def test_cli_ambiguous_id_prefix_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    store = ImageStore(root / "images")
+    ids = []
+    for i in range(17):  # 17 IDs over 16 hex digits: two share a first digit
+        ids.append(_docker_archive(tmp_path / f"i{i}.tar", [_tar_bytes([("f", b"x", 0o644)])],
+                                   [f"localhost/i{i}:1"], config_extra={"Env": [f"I={i}"]}))
+        store.import_archive(tmp_path / f"i{i}.tar")
+    counts = collections.Counter(i.split(":")[1][0] for i in ids)
+    first, n = counts.most_common(1)[0]
+    assert n >= 2
+    with pytest.raises(InvalidArgument, match="ambiguous"):
+        store.get(first)
+    r = _cli("rm", "--root", str(root), first)
+    assert r.exit_code != 0
+    assert "ambiguous" in r.output
+    assert len(store.list()) == 17
+
+
+def test_cli_ls_creates_no_store(tmp_path: Path) -> None:
+    root = tmp_path / "never"
+    for args in (["ls"], ["ls", "-q"], ["ls", "-o", "json"]):
+        r = _cli(*args, "--root", str(root))
+        assert r.exit_code == 0, r.output
+    assert _cli("rm", "--root", str(root), "busybox").exit_code != 0
+    assert not root.exists()
+
+
+def test_build_refuses_invalid_reference(tmp_path: Path) -> None:
+    out = tmp_path / "bad.tar"
+    r = _cli("build-busybox", str(out), "--name", "Bad/Name:1")
+    assert r.exit_code != 0
+    assert "--name" in r.output
+    assert not out.exists()
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(InvalidArgument, match="--name"):
+        build_busybox_image(out, name="localhost/x:bad tag")
+
+
+def test_cli_user_errors_are_one_line(tmp_path: Path) -> None:
+    root = str(tmp_path / "root")
+    out = tmp_path / "bb.tar"
+    build_busybox_image(out)
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(out.read_bytes()[: out.stat().st_size // 3])
+    cases = [
+        (["import", "--root", root, str(cut)], "truncated"),
+        (["build-busybox", str(tmp_path / "missing" / "x.tar")], "does not exist"),
+        (["build-busybox", str(tmp_path / "y.tar"), "--busybox", "/nope/busybox"], "/nope"),
+    ]
+    for args, words in cases:
+        r = _cli(*args)
+        assert r.exit_code not in (0, None), args
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.exc_info
+        assert words in r.output
+        errors = [line for line in r.output.splitlines() if line.startswith("Error: ")]
+        assert len(errors) == 1
+        assert "Traceback" not in r.output
