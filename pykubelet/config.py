@@ -51,6 +51,8 @@ class KubeletConfig:
     registerWithTaints: list[dict[str, Any]] = field(default_factory=list)
     allocatable: dict[str, str] = field(default_factory=dict)
     controlPlane: ControlPlaneConfig | None = None
+    imageGCHighThresholdPercent: int = 85  # image GC starts at this disk usage ...
+    imageGCLowThresholdPercent: int = 80  # ... and frees down to this one
     server: str = ""
     token: str = ""
     caCertHash: str = ""
@@ -156,6 +158,10 @@ def decode_config(data: Any) -> KubeletConfig:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
                 raise ConfigError(f"healthzPort: expected an integer 0..65535, got {value!r}")
             kwargs[key] = value
+        elif key in ("imageGCHighThresholdPercent", "imageGCLowThresholdPercent"):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+                raise ConfigError(f"{key}: expected an integer 0..100, got {value!r}")
+            kwargs[key] = value
         elif key in ("nodeLabels", "allocatable"):
             kwargs[key] = _check_str_map(key, value or {})
         elif key == "registerWithTaints":
@@ -167,6 +173,10 @@ def decode_config(data: Any) -> KubeletConfig:
         raise ConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
     if cfg.kind != KIND:
         raise ConfigError(f"kind: expected {KIND!r}, got {cfg.kind!r}")
+    if cfg.imageGCLowThresholdPercent > cfg.imageGCHighThresholdPercent:
+        raise ConfigError(
+            f"imageGCLowThresholdPercent: {cfg.imageGCLowThresholdPercent} must not be above "
+            f"imageGCHighThresholdPercent ({cfg.imageGCHighThresholdPercent})")
     try:
         ipaddress.ip_network(cfg.podCIDR)
     except ValueError as exc:

@@ -530,6 +530,13 @@ class HostAlias(Model):
 
 
 @dataclass(kw_only=True)
+class LocalObjectReference(Model):
+    __k8s__ = "io.k8s.api.core.v1.LocalObjectReference"
+
+    name: str = ""
+
+
+@dataclass(kw_only=True)
 class PodDNSConfigOption(Model):
     __k8s__ = "io.k8s.api.core.v1.PodDNSConfigOption"
 
@@ -581,6 +588,7 @@ class PodSpec(Model):
     enable_service_links: bool | None = None
     overhead: ResourceList = field(default_factory=dict)
     topology_spread_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
+    image_pull_secrets: list[LocalObjectReference] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- status

@@ -139,14 +139,72 @@ def rm(ctx: click.Context, refs: tuple[str, ...], all_tags: bool) -> None:
 @image.command("pull")
 @root_option
 @click.argument("ref")
+@click.option("--creds", default="", metavar="USER:PASSWORD",
+              help="registry credentials (else anonymous, or the registry's token dance)")
+@click.option("--insecure-registry", "insecure", multiple=True, metavar="HOST[:PORT]",
+              help="also use plain HTTP for this registry (localhost always may)")
+@click.option("-q", "--quiet", is_flag=True, help="only the image ID")
 @click.pass_context
-def pull(ctx: click.Context, ref: str) -> None:
-    """Resolve REF in the local store (registry pulls are not supported yet)."""
+def pull(ctx: click.Context, ref: str, creds: str, insecure: tuple[str, ...],
+         quiet: bool) -> None:
+    """Pull REF from its registry (OCI distribution API) into the store."""
+    from pykubelet.runtime.registry import DEFAULT_INSECURE, Credentials, PullOptions, pull_image
+
+    user, _, password = creds.partition(":")
+    printer = _PullProgress(enabled=not quiet)
     try:
-        img = _store(ctx).pull(ref)
+        img = pull_image(_store(ctx), ref, Credentials(user, password),
+                         PullOptions(insecure_registries=(*DEFAULT_INSECURE, *insecure)),
+                         progress=printer)
     except CRIError as exc:
+        printer.end()
         raise click.ClickException(str(exc)) from exc
+    printer.end()
     click.echo(img.id)
+
+
+class _PullProgress:
+    """Per-layer progress: redrawn in place on a terminal, one line per layer elsewhere."""
+
+    def __init__(self, enabled: bool) -> None:
+        import sys
+        import time
+
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.layers: dict[str, tuple[int, int, str]] = {}
+        self.drawn = 0
+        self.last = 0.0
+        self._time = time.monotonic
+
+    def __call__(self, ev: object) -> None:
+        if not self.enabled:
+            return
+        digest, done, total = ev.digest, ev.done, ev.total  # type: ignore[attr-defined]
+        state = ("exists" if ev.skipped else "done" if ev.finished  # type: ignore[attr-defined]
+                 else "downloading")
+        self.layers[digest] = (done, total, state)
+        if not self.tty:
+            if state != "downloading":
+                click.echo(f"{digest[7:19]}: {state} {_human(total)}", err=True)
+            return
+        now = self._time()
+        if state == "downloading" and now - self.last < 0.1:
+            return
+        self.last = now
+        self._draw()
+
+    def _draw(self) -> None:
+        out = "\x1b[F" * self.drawn
+        for digest, (done, total, state) in self.layers.items():
+            pct = f"{100 * done // total:3d}%" if total else "    "
+            out += f"\x1b[2K{digest[7:19]}: {state:<11} {pct} {_human(done)}/{_human(total)}\n"
+        self.drawn = len(self.layers)
+        click.echo(out, nl=False, err=True)
+
+    def end(self) -> None:
+        if self.enabled and self.tty and self.layers:
+            self._draw()
 
 
 @image.command("build-busybox")

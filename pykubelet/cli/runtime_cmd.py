@@ -35,11 +35,15 @@ from pykubelet.runtime.runc import DEFAULT_RUNC
               help="Name prefix of netns pins (default: pyk<hash of --root>-).")
 @click.option("--runc", "runc_binary", default=DEFAULT_RUNC, show_default=True,
               help="The OCI runtime binary (runc, or a wrapper with runc's CLI).")
+@click.option("--stream-address", default="127.0.0.1", show_default=True,
+              help="Address of the streaming server (the URLs of Exec/Attach/PortForward).")
+@click.option("--stream-port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="Its port; 0 picks a free one.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str, ...],
             cni_cache_dir: str, netns_dir: str, netns_prefix: str, runc_binary: str,
-            log_level: str) -> None:
+            stream_address: str, stream_port: int, log_level: str) -> None:
     """Serve CRI v1 on a unix socket: runc containers in pinned-namespace sandboxes."""
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -58,11 +62,12 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
-        runc_binary=runc_binary,
+        runc_binary=runc_binary, stream_address=stream_address, stream_port=stream_port,
     ))
     try:
         server = start_server(listen, rt.runtime_servicer, rt.image_servicer)
     except ValueError as exc:
+        rt.close()
         raise click.ClickException(str(exc)) from exc
     done = threading.Event()
 
@@ -77,6 +82,7 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
     while not done.wait(1.0):
         pass
     server.stop(grace=5).wait()
+    rt.close()
     with contextlib.suppress(OSError):
         os.unlink(socket_path(listen))
     logging.getLogger("pykubelet.runtime").info("stopped; pods and containers keep running")

@@ -32,6 +32,7 @@ from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
 from pykubelet.kubelet.http import AgentHTTPServer
+from pykubelet.kubelet.image_gc import ImageGCManager
 from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
 from pykubelet.kubelet.log_manager import (
     DEFAULT_MAX_FILES,
@@ -152,6 +153,8 @@ class Kubelet:
         self.prober = ProberManager(
             self.cri, self._probe_target, self._on_probe_change, self.recorder
         )
+        self.image_gc = ImageGCManager(self.cri, config.imageGCHighThresholdPercent,
+                                       config.imageGCLowThresholdPercent)
         self.log_manager = ContainerLogManager(
             self.cri, container_log_max_size, container_log_max_files, log_monitor_period,
             owns=lambda uid: uid in self.pods,
@@ -533,6 +536,7 @@ class Kubelet:
         while not self._stop.wait(HOUSEKEEPING_PERIOD_S):
             try:
                 self.housekeeping()
+                self.image_gc.maybe_collect()
             except CRICallError as exc:
                 log.warning("housekeeping: %s", exc)
             except Exception:

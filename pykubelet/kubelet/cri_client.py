@@ -193,12 +193,21 @@ class CRIClient:
 
     def pull_image(
         self, image: str, sandbox_config: pb.PodSandboxConfig | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, auth: pb.AuthConfig | None = None,
     ) -> str:
         req = pb.PullImageRequest(image=pb.ImageSpec(image=image))
         if sandbox_config is not None:
             req.sandbox_config.CopyFrom(sandbox_config)
+        if auth is not None:
+            req.auth.CopyFrom(auth)
         return self._call(self._img, "PullImage", req, timeout=timeout).image_ref
 
     def list_images(self) -> list[pb.Image]:
         return list(self._call(self._img, "ListImages", pb.ListImagesRequest()).images)
+
+    def remove_image(self, image: str) -> None:
+        self._call(self._img, "RemoveImage", pb.RemoveImageRequest(image=pb.ImageSpec(image=image)))
+
+    def image_fs_info(self) -> list[pb.FilesystemUsage]:
+        return list(self._call(self._img, "ImageFsInfo",
+                               pb.ImageFsInfoRequest()).image_filesystems)

@@ -4,6 +4,11 @@ The pull policy decides against the node's store (CRI ImageStatus): Always pulls
 IfNotPresent pulls when absent, Never fails with ErrImageNeverPull when absent. Failed
 pulls back off per (image, pod) (ImagePullBackOff), pulls of one image are serialised,
 and each step is recorded as an event (Pulling, Pulled, BackOff, Failed).
+
+Credentials: the pod's ``imagePullSecrets`` (dockerconfigjson Secrets, through
+``pull_secrets``) matched against the image; each matching entry is tried in turn, as
+kubelet's puller does, else the pull goes anonymous. ``secret_source`` fetches a pod's
+Secrets; until the API server serves them it is None and every pull is anonymous.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod
@@ -19,6 +26,11 @@ from pykubelet.kubelet.actions import image_pull_decision
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import NORMAL, WARNING, EventRecorder
+from pykubelet.kubelet.pull_secrets import (
+    PullSecretError,
+    credentials_for_image,
+    keyring_from_secrets,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +46,23 @@ class ImageManager:
         self.recorder = recorder
         self._image_locks: dict[str, threading.Lock] = {}
         self._image_locks_guard = threading.Lock()
+        # (namespace, [secret names]) -> the Secrets. TODO(issue 8): the agent sets this
+        # once pods come from the API server (a Secret getter over its client); static
+        # pods cannot name secrets, so until then every pull is anonymous.
+        self.secret_source: Callable[[str, list[str]], list[Mapping[str, Any]]] | None = None
+
+    def pull_auths(self, pod: Pod, image: str) -> list[pb.AuthConfig | None]:
+        """What to try, in order: matching imagePullSecrets entries, else anonymous."""
+        names = [ref.name for ref in (pod.spec.image_pull_secrets or []) if ref.name]
+        if not names or self.secret_source is None:
+            return [None]
+        try:
+            keyring = keyring_from_secrets(self.secret_source(pod.namespace, names))
+            found = credentials_for_image(keyring, image)
+        except (PullSecretError, ValueError) as exc:
+            log.warning("imagePullSecrets of %s: %s", pod.format(), exc)
+            return [None]
+        return [a.to_pb() for a in found] or [None]
 
     def _event(self, pod: Pod, type_: str, reason: str, msg: str, ctr: str = "") -> None:
         if self.recorder is not None:
@@ -80,7 +109,7 @@ class ImageManager:
                         reasons.pulling_image_message(image), name)
             t0 = time.monotonic()
             try:
-                self.cri.pull_image(image, sandbox_config)
+                self._pull(pod, image, sandbox_config)
             except CRICallError as exc:
                 log.warning("pull %s for %s: %s", image, pod.format(), exc)
                 self.image_backoff.next(key, now)
@@ -93,6 +122,17 @@ class ImageManager:
                         f'Successfully pulled image "{image}" in '
                         f"{time.monotonic() - t0:.3f}s", name)
         return image, ""
+
+    def _pull(self, pod: Pod, image: str, sandbox_config: pb.PodSandboxConfig) -> None:
+        """Each candidate credential in turn; the last failure is the answer."""
+        auths = self.pull_auths(pod, image)
+        for i, auth in enumerate(auths):
+            try:
+                self.cri.pull_image(image, sandbox_config, auth=auth)
+                return
+            except CRICallError:
+                if i == len(auths) - 1:
+                    raise
 
     def image_backoff_clock(self) -> float:
         return time.time()

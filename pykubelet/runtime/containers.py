@@ -173,6 +173,9 @@ class ContainerRecord:
     additional_gids: list[int] = field(default_factory=list)
     pid_start: int = 0  # the init's start time (clock ticks since boot): guards pid reuse
     boot_id: str = ""
+    stdin: bool = False  # conmon holds the container's stdin open for Attach
+    stdin_once: bool = False  # the first attach that ends closes stdin
+    tty: bool = False  # the container's stdio is a terminal (conmon holds its master)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ContainerRecord:
@@ -411,13 +414,15 @@ class ContainerManager:
                 resources=asdict(config.resources),
                 image_digest_ref=image.repo_digests[0] if image.repo_digests else image.id,
                 uid=user.uid, gid=user.gid, additional_gids=list(user.additional_gids),
+                stdin=config.stdin, stdin_once=config.stdin_once, tty=config.tty,
             )
             paths = self._paths(cid)
             try:
                 rec.pid = monitor.start_monitor(
                     cid, paths, log_path=conmon_log, runc_root=self.runc.root,
                     socket_dir=self.socket_dir, runtime=self.runc.binary,
-                    conmon=self.conmon_binary,
+                    conmon=self.conmon_binary, stdin=config.stdin,
+                    stdin_once=config.stdin_once, terminal=config.tty,
                 )
             except monitor.MonitorError as exc:
                 raise FailedPrecondition(f"create container {config.metadata.name!r}: "
@@ -732,6 +737,17 @@ class ContainerManager:
         if res.timed_out:
             raise ExecTimeout(f"exec in container {rec.id[:12]}: timeout {timeout}s exceeded")
         return res.stdout, res.stderr, res.exit_code
+
+    def running(self, cid: str) -> ContainerRecord:
+        """The record of a running container (Exec, Attach); FailedPrecondition otherwise."""
+        rec = self._get(cid)
+        if self._observe(rec) != RUNNING:
+            raise FailedPrecondition(f"container {rec.id[:12]} is not running")
+        return rec
+
+    def attach_paths(self, rec: ContainerRecord) -> tuple[Path, Path]:
+        """(conmon's attach socket, its control fifo) for ``rec``."""
+        return self.socket_dir / rec.id[:16] / "attach", self._paths(rec.id).bundle / "ctl"
 
     def reopen_log(self, cid: str) -> None:
         rec = self._get(cid)

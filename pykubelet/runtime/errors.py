@@ -62,3 +62,9 @@ __all__ = [
     "RuntimeError_",
     "Unavailable",
 ]
+
+
+class PermissionDenied(CRIError):
+    """A registry refused our credentials (or asked for some we do not have)."""
+
+    grpc_code = "PERMISSION_DENIED"

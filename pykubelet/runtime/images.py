@@ -555,12 +555,72 @@ class ImageStore:
 
     def _unpack_layer(self, tar: tarfile.TarFile, member: tarfile.TarInfo, diff_id: str) -> None:
         """Unpack one layer blob into layers/<diff_id hex>/fs, once (caller holds the lock)."""
-        hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
-        final = self._layers / hexid
-        if (final / "meta.json").exists():
+        if self.has_layer(diff_id):
             return
         raw = tar.extractfile(member)
         assert raw is not None
+        self._unpack_stream(raw, diff_id, member.name)
+
+    # ----------------------------------------------------------------- pulled images
+    def has_layer(self, diff_id: str) -> bool:
+        """True once the layer is unpacked (a pull need not download it again)."""
+        return (self._layers / _sha256_hex(diff_id, "rootfs.diff_ids") / "meta.json").exists()
+
+    def tmp_dir(self) -> Path:
+        """Where downloads wait before they are unpacked (same filesystem as the store)."""
+        return self._tmp
+
+    def add_pulled(self, *, config: bytes, layers: list[tuple[str, Path | None]],
+                   name: str, manifest_digest: str, size: int) -> Image:
+        """Record an image a registry served: ``config`` (verified by the caller), and per
+        diff_id the downloaded blob (None when the layer is already unpacked). ``name`` is
+        the normalised reference pulled (a tag gives a tag; a digest only a repo digest)."""
+        image_id = "sha256:" + hashlib.sha256(config).hexdigest()
+        try:
+            cfg = json.loads(config)
+            diff_ids = list(cfg["rootfs"]["diff_ids"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidArgument(f"image config {image_id} is invalid: {exc}") from exc
+        if diff_ids != [d for d, _ in layers]:
+            raise InvalidArgument(f"image {image_id}: manifest layers do not match the "
+                                  "config's rootfs.diff_ids")
+        with self._locked():
+            for diff_id, blob in layers:
+                if self.has_layer(diff_id):
+                    continue
+                if blob is None:
+                    raise NotFound(f"layer {diff_id} was removed during the pull")
+                with open(blob, "rb") as raw:
+                    self._unpack_stream(raw, diff_id, str(blob.name))
+            (self._configs / f"{image_id.split(':', 1)[1]}.json").write_bytes(config)
+            images = self._read_index()
+            old = images.get(image_id)
+            tags = list(old.repo_tags) if old else []
+            digests = list(old.repo_digests) if old else []
+            rd = f"{imageref.repository(name)}@{manifest_digest}"
+            if rd not in digests:
+                digests.append(rd)
+            if "@" not in name and name not in tags:
+                tags.append(name)
+                for other_id, other in list(images.items()):
+                    if other_id != image_id and name in other.repo_tags:
+                        images[other_id] = replace(
+                            other, repo_tags=[t for t in other.repo_tags if t != name])
+            img = Image(
+                id=image_id, repo_tags=tags, repo_digests=digests,
+                size=old.size if old else size, layers=diff_ids,
+                config=ImageConfig.from_oci(cfg.get("config")),
+                manifest_digest=manifest_digest, created=cfg.get("created", ""),
+                imported_at=old.imported_at if old else time.time(),
+            )
+            images[image_id] = img
+            self._write_index(images)
+            return img
+
+    def _unpack_stream(self, raw: IO[bytes], diff_id: str, what: str) -> None:
+        """Unpack a (possibly gzipped) layer tar, checking its digest against ``diff_id``."""
+        hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
+        final = self._layers / hexid
         head = raw.read(4)
         raw.seek(0)
         if head.startswith(_ZSTD_MAGIC):
@@ -579,7 +639,7 @@ class ImageStore:
             hashing.drain()
             if "sha256:" + hashing.hash.hexdigest() != diff_id:
                 raise InvalidArgument(
-                    f"layer {member.name}: content digest sha256:{hashing.hash.hexdigest()} "
+                    f"layer {what}: content digest sha256:{hashing.hash.hexdigest()} "
                     f"does not match diff_id {diff_id}"
                 )
             _write_json_atomic(work / "meta.json", {"size": size, "inodes": inodes})

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_CONMON = "/usr/bin/conmon"
+WIN_RESIZE_EVENT = 1
 REOPEN_LOGS_EVENT = 2
 
 
@@ -73,8 +74,16 @@ def start_monitor(
     runtime: str = "/usr/sbin/runc",
     conmon: str = DEFAULT_CONMON,
     timeout: float = 60.0,
+    stdin: bool = False,
+    stdin_once: bool = False,
+    terminal: bool = False,
 ) -> int:
-    """Start conmon (which runs ``runc create``); returns the container's init pid."""
+    """Start conmon (which runs ``runc create``); returns the container's init pid.
+
+    ``stdin``: conmon keeps a pipe to the container's stdin that Attach writes to (closed
+    when an attach ends, if ``stdin_once``); ``terminal``: the container gets a pty whose
+    master conmon holds (the spec must say ``terminal: true``).
+    """
     for d in (paths.exit_dir, paths.persist_dir, socket_dir):
         d.mkdir(parents=True, exist_ok=True)
     r, w = os.pipe()
@@ -89,6 +98,12 @@ def start_monitor(
         "--runtime-arg", f"--root={runc_root}",
         "--log-level", "info",
     ]
+    if stdin:
+        args.append("--stdin")
+        if not stdin_once:
+            args.append("--leave-stdin-open")
+    if terminal:
+        args.append("--terminal")
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
            "_OCI_SYNCPIPE": str(w)}
     try:
@@ -261,6 +276,15 @@ def _close_fds(fds: dict[int, str], epoll: select.epoll) -> None:
             os.close(fd)
     fds.clear()
     epoll.close()
+
+
+def resize_terminal(paths: MonitorPaths, width: int, height: int) -> None:
+    """Resize a terminal container's pty through conmon's control fifo."""
+    fd = os.open(paths.bundle / "ctl", os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        os.write(fd, f"{WIN_RESIZE_EVENT} {height} {width}\n".encode())
+    finally:
+        os.close(fd)
 
 
 def reopen_log(paths: MonitorPaths, log_path: str = "", wait: float = 1.0) -> None:

@@ -451,7 +451,7 @@ def build_spec(
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     nofile = _NOFILE if hard == resource.RLIM_INFINITY else min(_NOFILE, hard)
     process: dict[str, Any] = {
-        "terminal": False,
+        "terminal": config.tty,
         "user": {"uid": user.uid, "gid": user.gid},
         "args": process_args(config, image),
         "env": process_env(config, image, sandbox.hostname),

@@ -42,6 +42,8 @@ class RuntimeOptions:
     netns_dir: str = "/run/netns"
     netns_prefix: str = ""  # default: "pyk<hash of root>-", so runtimes on one host never mix
     runc_binary: str = DEFAULT_RUNC
+    stream_address: str = "127.0.0.1"  # the streaming server (Exec/Attach/PortForward URLs)
+    stream_port: int = 0  # 0: any free port, as containerd's default
 
 
 def default_netns_prefix(root: Path) -> str:
@@ -191,6 +193,7 @@ class Runtime:
     containers: Any
     runtime_servicer: RuntimeServicer
     image_servicer: ImageServicer
+    streaming: Any = None
 
     @classmethod
     def open(cls, options: RuntimeOptions) -> Runtime:
@@ -233,10 +236,23 @@ class Runtime:
         events = None
         if container_rpc is not None:
             events = _container_events(container_rpc, sandbox_rpc)
+        streaming = None
+        if containers is not None:
+            from pykubelet.runtime.streaming_server import StreamingServer
+
+            streaming = StreamingServer(containers, sandboxes.require_ready,
+                                        options.stream_address, options.stream_port)
+            streaming.start()
         runtime_servicer = RuntimeServicer(
             sandbox=sandbox_rpc, events=events,
             containers=container_rpc,
             runtime_info=RuntimeInfoRPC(network, containers),
+            streaming=streaming,
         )
         return cls(options, network, sandboxes, images, containers, runtime_servicer,
-                   ImageServicer(image_rpc))
+                   ImageServicer(image_rpc), streaming)
+
+    def close(self) -> None:
+        """Stop what runs in this process (the streaming server); pods keep running."""
+        if self.streaming is not None:
+            self.streaming.stop()

@@ -4,8 +4,9 @@ Sandbox RPCs go to ``sandbox_rpc.SandboxRPC``, container RPCs to runtime-contain
 ``container_rpc``, image RPCs to ``image_rpc``, and Version/Status/UpdateRuntimeConfig/
 RuntimeConfig to ``service.RuntimeInfoRPC``. A handler is any object with a method named
 exactly like the RPC that takes the request and returns the response; a route with no
-handler answers UNIMPLEMENTED (Exec, Attach, PortForward, CheckpointContainer and the pod
-metrics RPCs, for now). GetContainerEvents streams from ``events.ContainerEvents``.
+handler answers UNIMPLEMENTED (CheckpointContainer and the pod metrics RPCs, for now).
+GetContainerEvents streams from ``events.ContainerEvents``; Exec, Attach and PortForward go
+to the streaming server (``runtime.streaming_server``), which answers their URLs.
 """
 
 from __future__ import annotations
@@ -70,10 +71,11 @@ class RuntimeServicer(pb_grpc.RuntimeServiceServicer):
                  + EVENT_RPCS + OTHER_RUNTIME_RPCS)
 
     def __init__(self, sandbox: Any, containers: Any, runtime_info: Any,
-                 events: Any = None) -> None:
+                 events: Any = None, streaming: Any = None) -> None:
         self._table = _routes([
             (SANDBOX_RPCS, sandbox), (CONTAINER_RPCS, containers),
             (RUNTIME_INFO_RPCS, runtime_info), (EVENT_RPCS, events),
+            (STREAMING_RPCS, streaming),
         ])
 
 

@@ -1,0 +1,281 @@
+"""What the runtime's streaming server runs: exec through runc, attach through conmon,
+port-forward into a pod's network namespace. Each takes a ``CommandIO`` (or a port) from
+``pykubelet.streaming.server`` and does the container side.
+
+- exec: ``runc exec`` with pipes; with a TTY, runc gets a pty of ours as its stdio and makes
+  the container's own (it copies between them and resizes on SIGWINCH, so a resize sets
+  our pty's size and signals runc). The exit code is runc's, which is the process's.
+- attach: conmon's attach socket (SOCK_SEQPACKET): each message from it is one byte naming
+  the pipe (2 stdout, 3 stderr) then data; what we write goes to the container's stdin;
+  shutting our write side down ends the attach's stdin (conmon closes the container's stdin
+  for stdinOnce containers). Resizes go to conmon's control fifo.
+- port-forward: a TCP socket created inside the pod's network namespace (a socket stays in
+  the namespace it was made in), connected to 127.0.0.1:PORT, as containerd dials
+  ``localhost:PORT`` from inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import signal
+import socket
+import struct
+import tempfile
+import termios
+from pathlib import Path
+
+from pykubelet.runtime import monitor
+from pykubelet.runtime.netns import CLONE_NEWNET, _enter, in_throwaway_thread
+from pykubelet.runtime.runc import Runc
+from pykubelet.streaming.server import CommandFailed, CommandIO
+
+ATTACH_PIPE_STDOUT = 2
+ATTACH_PIPE_STDERR = 3
+_ATTACH_BUF = 8192 + 1
+_EOT = b"\x04"
+
+
+def _set_winsize(fd: int, width: int, height: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+
+
+async def _pump_stdin(io: CommandIO, write: object, close: object) -> None:
+    """Client stdin to the process until the client closes it."""
+    while chunk := await io.read_stdin():
+        await write(chunk)  # type: ignore[operator]
+    await close()  # type: ignore[operator]
+
+
+def _runc_failure(log_path: Path) -> str:
+    """runc's own error (not the process's), from its JSON log, or ""."""
+    try:
+        lines = log_path.read_text().splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if entry.get("level") in ("error", "fatal"):
+                return str(entry.get("msg", ""))
+    return ""
+
+
+async def exec_in_container(runc: Runc, cid: str, cmd: list[str], io: CommandIO) -> int:
+    """Run ``cmd`` in container ``cid`` wired to ``io``; returns its exit code."""
+    with tempfile.TemporaryDirectory(prefix="pyk-exec-") as tmp:
+        log_path = Path(tmp) / "runc.log"
+        base = [runc.binary, "--root", str(runc.root), "--log", str(log_path),
+                "--log-format", "json", "exec"]
+        if io.opts.tty:
+            code = await _exec_tty(base, cid, cmd, io)
+        else:
+            code = await _exec_pipes(base, cid, cmd, io)
+        if code != 0:
+            failure = _runc_failure(log_path)
+            if failure:
+                raise CommandFailed(f"failed to exec in container: OCI runtime exec failed: "
+                                    f"{failure}")
+        return code
+
+
+async def _exec_pipes(base: list[str], cid: str, cmd: list[str], io: CommandIO) -> int:
+    sub = asyncio.subprocess
+    proc = await asyncio.create_subprocess_exec(
+        *base, cid, *cmd, stdin=sub.PIPE if io.opts.stdin else sub.DEVNULL,
+        stdout=sub.PIPE if io.opts.stdout else sub.DEVNULL,
+        stderr=sub.PIPE if io.opts.stderr else sub.DEVNULL)
+
+    async def copy(stream: asyncio.StreamReader | None, write: object) -> None:
+        while stream is not None and (chunk := await stream.read(64 * 1024)):
+            await write(chunk)  # type: ignore[operator]
+
+    tasks = []
+    if proc.stdin is not None:
+        stdin = proc.stdin
+
+        async def write_in(data: bytes) -> None:
+            stdin.write(data)
+            await stdin.drain()
+
+        async def close_in() -> None:
+            stdin.close()
+
+        tasks.append(asyncio.create_task(_pump_stdin(io, write_in, close_in)))
+    outputs = [asyncio.create_task(copy(proc.stdout, io.write_stdout)),
+               asyncio.create_task(copy(proc.stderr, io.write_stderr))]
+    try:
+        await asyncio.gather(*outputs)
+        return await proc.wait()
+    finally:
+        for t in tasks:
+            t.cancel()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()  # runc passes the signal on to the process
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+        await asyncio.gather(*tasks, *outputs, return_exceptions=True)
+
+
+async def _exec_tty(base: list[str], cid: str, cmd: list[str], io: CommandIO) -> int:
+    loop = asyncio.get_running_loop()
+    master, slave = pty.openpty()
+    _set_winsize(master, 80, 24)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *base, "--tty", cid, *cmd, stdin=slave, stdout=slave, stderr=slave,
+            start_new_session=True)
+    finally:
+        os.close(slave)
+    os.set_blocking(master, False)
+    out_done = asyncio.Event()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def readable() -> None:
+        try:
+            data = os.read(master, 64 * 1024)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO: every holder of the other side is gone
+            data = b""
+        if data:
+            chunks.put_nowait(data)
+        else:
+            loop.remove_reader(master)
+            out_done.set()
+            chunks.put_nowait(b"")
+
+    loop.add_reader(master, readable)
+
+    async def forward_out() -> None:
+        while chunk := await chunks.get():
+            await io.write_stdout(chunk)
+
+    async def write_in(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(master, view)
+                view = view[n:]
+            except BlockingIOError:
+                await asyncio.sleep(0.005)
+
+    async def close_in() -> None:
+        await write_in(_EOT)  # a terminal's end of input
+
+    async def resizes() -> None:
+        while (size := await io.resizes.get()) is not None:
+            _set_winsize(master, size.width, size.height)
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGWINCH)
+
+    tasks = [asyncio.create_task(forward_out()), asyncio.create_task(resizes())]
+    if io.opts.stdin:
+        tasks.append(asyncio.create_task(_pump_stdin(io, write_in, close_in)))
+    try:
+        code = await proc.wait()
+        # what the process wrote last is still in the pty: read until EIO, briefly
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(out_done.wait(), 2)
+        chunks.put_nowait(b"")
+        await tasks[0]
+        return code
+    finally:
+        loop.remove_reader(master)
+        for t in tasks[1:]:
+            t.cancel()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        os.close(master)
+
+
+async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
+                           io: CommandIO) -> int:
+    """Stream a running container's stdio until it exits or the client goes."""
+    loop = asyncio.get_running_loop()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    sock.setblocking(False)
+    # the path may exceed sun_path's 108 bytes: connect through an O_PATH fd of its dir,
+    # as conmon binds it
+    dir_fd = -1
+    try:
+        dir_fd = os.open(socket_path.parent, os.O_PATH | os.O_CLOEXEC)
+        await loop.sock_connect(sock, f"/proc/self/fd/{dir_fd}/{socket_path.name}")
+    except OSError as exc:
+        sock.close()
+        raise CommandFailed(f"attach: conmon's socket {socket_path}: {exc}") from exc
+    finally:
+        if dir_fd >= 0:
+            os.close(dir_fd)
+
+    async def read_out() -> None:
+        while True:
+            try:
+                msg = await loop.sock_recv(sock, _ATTACH_BUF)
+            except OSError:
+                return
+            if not msg:
+                return
+            pipe, data = msg[0], msg[1:]
+            if pipe == ATTACH_PIPE_STDOUT:
+                await io.write_stdout(data)
+            elif pipe == ATTACH_PIPE_STDERR:
+                await io.write_stderr(data)
+
+    async def write_in(data: bytes) -> None:
+        for i in range(0, len(data), _ATTACH_BUF - 1):
+            await loop.sock_sendall(sock, data[i:i + _ATTACH_BUF - 1])
+
+    async def close_in() -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+
+    async def resizes() -> None:
+        while (size := await io.resizes.get()) is not None:
+            with contextlib.suppress(OSError):
+                monitor.resize_terminal(paths, size.width, size.height)
+
+    reader = asyncio.create_task(read_out())
+    others = [asyncio.create_task(resizes())]
+    if io.opts.stdin:
+        others.append(asyncio.create_task(_pump_stdin(io, write_in, close_in)))
+    waits: list[asyncio.Future[object]] = [reader, asyncio.ensure_future(io.gone.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in (*waits, *others):
+            t.cancel()
+        await asyncio.gather(*waits, *others, return_exceptions=True)
+        sock.close()
+    return 0
+
+
+def _socket_in_netns(netns_path: str) -> socket.socket:
+    def make() -> socket.socket:
+        if netns_path:
+            _enter(netns_path, CLONE_NEWNET)
+        return socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+
+    return in_throwaway_thread(make, "portforward-netns")
+
+
+async def dial_in_netns(netns_path: str, port: int
+                        ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A TCP connection to 127.0.0.1:``port`` in the namespace pinned at ``netns_path``
+    (the host's when empty: a hostNetwork pod)."""
+    sock = await asyncio.to_thread(_socket_in_netns, netns_path)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise ConnectionRefusedError(f"dial tcp4 127.0.0.1:{port}: {exc.strerror or exc}"
+                                     ) from exc
+    return await asyncio.open_connection(sock=sock)
