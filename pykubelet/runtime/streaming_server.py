@@ -213,6 +213,4 @@ class StreamingServer:
         async def dial(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
             return await stream_io.dial_in_netns(netns_path, port)
 
-        if not ports and request.headers.get("Upgrade", "").lower() == "websocket":
-            raise web.HTTPBadRequest(text='query parameter "port" is required')
         return await serve_port_forward(request, ports, dial)

@@ -34,7 +34,7 @@ from yarl import URL
 from pykubelet.streaming import protocols as p
 from pykubelet.streaming.session import SpdySession, SpdyStream
 
-Transport = Literal["websocket", "spdy"]
+Transport = Literal["websocket", "spdy", "websocket-spdy"]  # the last: port-forward only
 
 
 @dataclass(frozen=True)
@@ -357,7 +357,8 @@ class _WsForwarded(ForwardedConnection):
         self._http = aiohttp.ClientSession()
         try:
             self._ws = await self._http.ws_connect(
-                url.update_query(port=str(port)), protocols=p.WS_PORT_FORWARD_PROTOCOLS,
+                url.update_query(port=str(port)),
+                protocols=(p.STREAM_PROTOCOL_V4, p.STREAM_PROTOCOL_V1),
                 ssl=ssl if ssl is not None else True, headers=headers, max_msg_size=0)
         except BaseException:
             await self._http.close()
@@ -421,6 +422,7 @@ class PortForwardClient:
         self._ids = itertools.count()
         self._session: SpdySession | None = None
         self._feed: asyncio.Task[None] | None = None
+        self._http: aiohttp.ClientSession | None = None
 
     @classmethod
     async def connect(cls, url: str | URL, *, transport: Transport = "spdy",
@@ -430,6 +432,20 @@ class PortForwardClient:
         if transport == "spdy":
             client._session, _, client._feed = await spdy_connect(
                 url, p.SPDY_PORT_FORWARD_PROTOCOLS, headers=headers, ssl=ssl)
+        elif transport == "websocket-spdy":  # kubectl >= 1.31: SPDY inside a WebSocket
+            from pykubelet.streaming.server import spdy_over_websocket
+
+            u = URL(url)
+            client._http = aiohttp.ClientSession()
+            ws = await client._http.ws_connect(
+                u.with_scheme("wss" if u.scheme == "https" else "ws"),
+                protocols=(p.WS_SPDY_TUNNEL_PORT_FORWARD,), headers=headers,
+                ssl=ssl if ssl is not None else True, max_msg_size=0)
+            if ws.protocol != p.WS_SPDY_TUNNEL_PORT_FORWARD:
+                await ws.close()
+                await client._http.close()
+                raise UpgradeRefused(101, f"server chose protocol {ws.protocol!r}")
+            client._session, client._feed = await spdy_over_websocket(ws, server=False)
         return client
 
     async def dial(self, port: int) -> ForwardedConnection:
@@ -452,6 +468,8 @@ class PortForwardClient:
             self._feed.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._feed
+        if self._http is not None:
+            await self._http.close()
 
 
 async def forward_local(client: PortForwardClient, remote_port: int, *, local_port: int = 0,

@@ -11,7 +11,8 @@ only failure text. Resize messages are ``{"Width": w, "Height": h}`` JSON values
 portforward: SPDY ``portforward.k8s.io``, a data and an error stream per connection, paired
 by the ``requestID`` header and naming the ``port``; WebSocket (v4.channel.k8s.io), channels
 2i (data) and 2i+1 (error) for the i-th ``port`` query parameter, each opened by the port as
-two little-endian bytes.
+two little-endian bytes; or (kubectl >= 1.31) ``SPDY/3.1+portforward.k8s.io``: the SPDY
+protocol above, its bytes carried in binary WebSocket messages.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ STREAM_PROTOCOL_V3 = "v3.channel.k8s.io"
 STREAM_PROTOCOL_V4 = "v4.channel.k8s.io"
 STREAM_PROTOCOL_V5 = "v5.channel.k8s.io"  # WebSocket only
 PORT_FORWARD_PROTOCOL_V1 = "portforward.k8s.io"
+# kubectl >= 1.31 port-forwards over a WebSocket carrying SPDY frames (binary messages)
+WS_SPDY_TUNNEL_PORT_FORWARD = "SPDY/3.1+" + PORT_FORWARD_PROTOCOL_V1
 
 # what a server accepts, most preferred first
 SPDY_REMOTECOMMAND_PROTOCOLS = (STREAM_PROTOCOL_V4, STREAM_PROTOCOL_V3, STREAM_PROTOCOL_V2,
                                 STREAM_PROTOCOL_V1)
 WS_REMOTECOMMAND_PROTOCOLS = (STREAM_PROTOCOL_V5, STREAM_PROTOCOL_V4, STREAM_PROTOCOL_V1)
 SPDY_PORT_FORWARD_PROTOCOLS = (PORT_FORWARD_PROTOCOL_V1,)
-WS_PORT_FORWARD_PROTOCOLS = (STREAM_PROTOCOL_V4, STREAM_PROTOCOL_V1)
+WS_PORT_FORWARD_PROTOCOLS = (WS_SPDY_TUNNEL_PORT_FORWARD, STREAM_PROTOCOL_V4,
+                             STREAM_PROTOCOL_V1)
 
 HEADER_PROTOCOL_VERSION = "X-Stream-Protocol-Version"
 HEADER_ACCEPTED_PROTOCOL_VERSIONS = "X-Accepted-Stream-Protocol-Versions"

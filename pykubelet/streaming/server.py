@@ -484,10 +484,72 @@ async def _serve_spdy_port_forward(session: SpdySession, dial: Dialer,
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+class WebSocketByteWriter:
+    """A ``ByteWriter`` over a WebSocket: each write one binary message, in order."""
+
+    def __init__(self, ws: web.WebSocketResponse | Any) -> None:
+        self.ws = ws
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._sender = asyncio.create_task(self._send())
+
+    async def _send(self) -> None:
+        while True:
+            data = await self._queue.get()
+            try:
+                await self.ws.send_bytes(data)
+            except ConnectionError:
+                pass
+            finally:
+                self._queue.task_done()
+
+    def write(self, data: bytes) -> None:
+        self._queue.put_nowait(data)
+
+    async def drain(self) -> None:
+        await self._queue.join()
+
+    def close(self) -> None:
+        self._sender.cancel()
+        self._closing = asyncio.ensure_future(self.ws.close())
+
+
+async def spdy_over_websocket(ws: Any, *, server: bool) -> tuple[SpdySession, asyncio.Task[None]]:
+    """A SPDY session whose bytes travel in the binary messages of ``ws`` (kubectl's
+    port-forward tunnel); returns it and the task feeding it."""
+    session = SpdySession(WebSocketByteWriter(ws), server=server)
+
+    async def feed() -> None:
+        try:
+            async for msg in ws:
+                if msg.type == WSMsgType.BINARY:
+                    session.data_received(bytes(msg.data))
+        finally:
+            session.connection_lost(None)
+
+    return session, asyncio.create_task(feed())
+
+
 async def _serve_ws_port_forward(request: web.Request, ports: list[int],
                                  dial: Dialer) -> web.StreamResponse:
     ws = web.WebSocketResponse(protocols=p.WS_PORT_FORWARD_PROTOCOLS, max_msg_size=0)
+    offered = [x.strip() for x in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    if offered != [""] and not set(offered) & set(p.WS_PORT_FORWARD_PROTOCOLS):
+        # refuse before upgrading, so a client falls back to another protocol (SPDY)
+        return web.Response(status=400, text=f"unsupported websocket protocols {offered}")
     await ws.prepare(request)
+    if ws.ws_protocol == p.WS_SPDY_TUNNEL_PORT_FORWARD:
+        session, feeder = await spdy_over_websocket(ws, server=True)
+        try:
+            await _serve_spdy_port_forward(session, dial, STREAM_CREATION_TIMEOUT)
+        finally:
+            await session.close()
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feeder
+        return ws
+    if not ports:
+        await ws.close(message=b'query parameter "port" is required')
+        return ws
     inbound = [asyncio.Queue[bytes]() for _ in ports]
 
     async def send(channel: int, data: bytes) -> None:

@@ -124,7 +124,7 @@ def test_tty_resize_reaches_the_command(transport: str) -> None:
     asyncio.run(go())
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", [*TRANSPORTS, "websocket-spdy"])
 def test_port_forward_both_ways_and_errors(transport: str) -> None:
     async def go() -> None:
         async with serving(p.StreamOptions()) as base:
@@ -144,7 +144,7 @@ def test_port_forward_both_ways_and_errors(transport: str) -> None:
                 got += await c.read()
             assert got == big.lower().upper()
             await c.close()
-            if transport == "spdy":
+            if transport != "websocket":
                 bad = await pf.dial(1)
                 assert await bad.read() == b""
                 assert "connection refused" in await bad.error()
