@@ -39,11 +39,15 @@ from pykubelet.runtime.runc import DEFAULT_RUNC
               help="Address of the streaming server (the URLs of Exec/Attach/PortForward).")
 @click.option("--stream-port", default=0, show_default=True, type=click.IntRange(0, 65535),
               help="Its port; 0 picks a free one.")
+@click.option("--insecure-registry", "insecure_registries", multiple=True, metavar="HOST[:PORT]",
+              help="Pull from this registry over plain HTTP (repeatable; localhost and "
+                   "loopback addresses always may).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str, ...],
             cni_cache_dir: str, netns_dir: str, netns_prefix: str, runc_binary: str,
-            stream_address: str, stream_port: int, log_level: str) -> None:
+            stream_address: str, stream_port: int, insecure_registries: tuple[str, ...],
+            log_level: str) -> None:
     """Serve CRI v1 on a unix socket: runc containers in pinned-namespace sandboxes."""
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -63,6 +67,7 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
         runc_binary=runc_binary, stream_address=stream_address, stream_port=stream_port,
+        insecure_registries=insecure_registries,
     ))
     try:
         server = start_server(listen, rt.runtime_servicer, rt.image_servicer)

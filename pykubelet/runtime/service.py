@@ -44,6 +44,7 @@ class RuntimeOptions:
     runc_binary: str = DEFAULT_RUNC
     stream_address: str = "127.0.0.1"  # the streaming server (Exec/Attach/PortForward URLs)
     stream_port: int = 0  # 0: any free port, as containerd's default
+    insecure_registries: tuple[str, ...] = ()  # plain HTTP pulls, besides loopback
 
 
 def default_netns_prefix(root: Path) -> str:
@@ -222,7 +223,10 @@ class Runtime:
             container_rpc = SerializedCreate(
                 container_rpc_mod.ContainerRPC(containers, sandboxes.require_ready), sandboxes)
         if image_rpc_mod is not None:
-            image_rpc = image_rpc_mod.ImageRPC(images)
+            from pykubelet.runtime.registry import DEFAULT_INSECURE, PullOptions
+
+            image_rpc = image_rpc_mod.ImageRPC(images, PullOptions(
+                insecure_registries=(*DEFAULT_INSECURE, *options.insecure_registries)))
         statuses = getattr(container_rpc, "statuses_in_sandbox", None)
         stats = None
         if container_rpc is not None:

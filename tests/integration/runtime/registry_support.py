@@ -132,6 +132,7 @@ class Registry:
     base: Path
     auth: str = ""  # "", "htpasswd" or "token"
     users: dict[str, str] = field(default_factory=lambda: {"alice": "s3cret"})
+    log_level: str = "warn"  # "info" logs every request ("response completed")
     port: int = 0
     proc: subprocess.Popen | None = None
     token_server: TokenServer | None = None
@@ -144,7 +145,7 @@ class Registry:
         self.port = free_port()
         self.base.mkdir(parents=True, exist_ok=True)
         cfg: dict = {
-            "version": 0.1, "log": {"level": "warn"},
+            "version": 0.1, "log": {"level": self.log_level},
             "storage": {"filesystem": {"rootdirectory": str(self.base / "data")},
                         "delete": {"enabled": True}},
             "http": {"addr": self.host},
