@@ -22,7 +22,7 @@ import pytest
 from registry_support import Registry
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.runtime.errors import NotFound, PermissionDenied
+from pykubelet.runtime.errors import NotFound, PermissionDenied, Unavailable
 from pykubelet.runtime.image_build import build_busybox_image
 from pykubelet.runtime.images import ImageStore
 from pykubelet.runtime.registry import Credentials, Progress, PullOptions, pull_image
@@ -142,6 +142,13 @@ def test_anonymous_pull_by_tag_and_digest_layers_once(registry: Registry, busybo
     assert by_digest.repo_tags == []
     with pytest.raises(NotFound, match="not found"):
         pull_image(store, f"{registry.host}/team/nosuch:1")
+    # plain HTTP only for insecure registries (loopback by default): told otherwise, the
+    # pull speaks TLS to this plain-HTTP registry and fails
+    with pytest.raises(Unavailable):
+        pull_image(ImageStore(tmp_path / "tls"), f"{registry.host}/team/bb:1",
+                   options=PullOptions(insecure_registries=()))
+    assert pull_image(ImageStore(tmp_path / "named"),
+                      f"localhost:{registry.port}/team/bb:1").id == img.id
 
 
 def test_index_picks_the_node_platform(registry: Registry, busybox: Path,
