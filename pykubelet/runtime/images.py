@@ -24,6 +24,7 @@ import contextlib
 import fcntl
 import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -617,12 +618,26 @@ class ImageStore:
             self._write_index(images)
             return img
 
-    def _unpack_stream(self, raw: IO[bytes], diff_id: str, what: str) -> None:
-        """Unpack a (possibly gzipped) layer tar, checking its digest against ``diff_id``."""
+    def unpack_reader(self, raw: IO[bytes], diff_id: str, what: str) -> None:
+        """Unpack a layer from a stream as it arrives (a pull feeds its download here).
+
+        The extraction runs without the store lock, into its own work dir; only the final
+        rename takes it, and a layer someone else finished meanwhile wins. The layer is
+        unreferenced until ``add_pulled`` indexes the image.
+        """
+        if self.has_layer(diff_id):
+            return
+        self._unpack_stream(raw, diff_id, what, locked_commit=True)
+
+    def _unpack_stream(self, raw: IO[bytes], diff_id: str, what: str, *,
+                       locked_commit: bool = False) -> None:
+        """Unpack a (possibly gzipped) layer tar, checking its digest against ``diff_id``.
+        The caller holds the lock, unless ``locked_commit`` (then only the rename takes it)."""
         hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
         final = self._layers / hexid
-        head = raw.read(4)
-        raw.seek(0)
+        if not hasattr(raw, "peek"):
+            raw = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type]
+        head = raw.peek(4)[:4]  # type: ignore[attr-defined]
         if head.startswith(_ZSTD_MAGIC):
             raise InvalidArgument(f"layer {diff_id}: zstd-compressed layers are not supported")
         stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head.startswith(_GZIP_MAGIC) else raw
@@ -643,9 +658,12 @@ class ImageStore:
                     f"does not match diff_id {diff_id}"
                 )
             _write_json_atomic(work / "meta.json", {"size": size, "inodes": inodes})
-            if final.exists():
-                _rmtree(final)  # a half-made leftover without meta.json
-            os.rename(work, final)
+            with self._locked() if locked_commit else contextlib.nullcontext():
+                if (final / "meta.json").exists():
+                    return  # unpacked meanwhile by another pull: ours goes (finally)
+                if final.exists():
+                    _rmtree(final)  # a half-made leftover without meta.json
+                os.rename(work, final)
         finally:
             if work.exists():
                 _rmtree(work)

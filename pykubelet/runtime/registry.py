@@ -6,7 +6,8 @@
    an index (manifest list) gives the manifest of the node's platform (linux/amd64 here);
 2. the config blob, then every layer whose diff_id the store has not unpacked yet,
    downloaded concurrently into the store's tmp dir, each checked against its digest as it
-   streams; then the store unpacks them (once) and records the image;
+   streams and unpacked (once, checked against its diff_id) as soon as it is complete,
+   while the others still download; then the store records the image;
 3. authentication as registries ask for it (``WWW-Authenticate`` on a 401): Basic with the
    pull's credentials, or Bearer, the token dance of Docker Hub-style registries (GET the
    realm with service and scope ``repository:<name>:pull``, Basic credentials when we have
@@ -23,10 +24,11 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import io
 import json
 import platform
+import queue
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,22 +276,57 @@ class RegistryClient:
                                   "match its digest")
         return data
 
-    async def blob_to_file(self, digest: str, path: Path,
+    async def blob_to_sink(self, digest: str, sink: Callable[[bytes], None],
                            progress: Callable[[int], None]) -> None:
-        """Download a blob to ``path``, hashing as it streams; a mismatch deletes it."""
+        """Stream a blob into ``sink`` chunk by chunk, hashing; a mismatch raises at the end."""
         want = _sha256_hex(digest)
         h = hashlib.sha256()
         async with self.get(f"/blobs/{digest}") as resp:
-            loop = asyncio.get_running_loop()
-            with open(path, "wb") as f:
-                async for chunk in resp.content.iter_chunked(CHUNK):
-                    h.update(chunk)
-                    await loop.run_in_executor(None, f.write, chunk)
-                    progress(len(chunk))
+            async for chunk in resp.content.iter_any():
+                h.update(chunk)
+                sink(chunk)
+                progress(len(chunk))
         if h.hexdigest() != want:
-            path.unlink(missing_ok=True)
             raise InvalidArgument(f"pull {self.ref.normalized}: layer {digest} does not "
                                   "match its digest")
+
+
+
+class ChunkPipe(io.RawIOBase):
+    """Bytes handed over from the event loop (``feed``) to a reading thread (``readinto``):
+    the download of a layer becomes the input of its unpacking."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._q: queue.SimpleQueue[bytes | BaseException | None] = queue.SimpleQueue()
+        self._buf = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def feed(self, data: bytes) -> None:
+        if data:
+            self._q.put(bytes(data))
+
+    def finish(self) -> None:
+        self._q.put(None)
+
+    def abort(self) -> None:
+        self._q.put(ConnectionAbortedError("download failed"))
+
+    def readinto(self, b: Any) -> int:
+        while not self._buf:
+            item = self._q.get()
+            if item is None:
+                self._q.put(None)  # later reads see the end too
+                return 0
+            if isinstance(item, BaseException):
+                raise item
+            self._buf = memoryview(item)
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
 
 
 def choose_platform(index: dict[str, Any], options: PullOptions, what: str) -> dict[str, Any]:
@@ -334,46 +371,49 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
             raise InvalidArgument(f"pull {r.normalized}: {len(layers)} layers but "
                                   f"{len(diff_ids)} diff_ids")
         sem = asyncio.Semaphore(max(1, options.max_concurrent_downloads))
-        work = store.tmp_dir() / f"pull-{uuid.uuid4().hex[:12]}"
-        work.mkdir(parents=True)
-        try:
-            async def fetch(i: int) -> Path | None:
-                desc, diff_id = layers[i], diff_ids[i]
-                total = int(desc.get("size", 0))
-                if store.has_layer(diff_id):
-                    if progress:
-                        progress(Progress(desc["digest"], total, total, skipped=True,
-                                          finished=True))
-                    return None
-                path = work / f"{i}.blob"
-                done = 0
 
-                def step(n: int) -> None:
-                    nonlocal done
-                    done += n
-                    if progress:
-                        progress(Progress(desc["digest"], done, total))
-
-                async with sem:
-                    await client.blob_to_file(desc["digest"], path, step)
+        async def fetch(i: int) -> Path | None:
+            desc, diff_id = layers[i], diff_ids[i]
+            total = int(desc.get("size", 0))
+            if store.has_layer(diff_id):
                 if progress:
-                    progress(Progress(desc["digest"], done, total, finished=True))
-                return path
+                    progress(Progress(desc["digest"], total, total, skipped=True,
+                                      finished=True))
+                return None
+            done = 0
 
-            blobs = await asyncio.gather(*(fetch(i) for i in range(len(layers))))
-            size = sum(int(d.get("size", 0)) for d in layers)
-            return await asyncio.to_thread(
-                store.add_pulled, config=config,
-                layers=list(zip(diff_ids, blobs, strict=True)), name=r.normalized,
-                manifest_digest=digest, size=size)
-        finally:
-            await asyncio.to_thread(_rmtree, work)
+            def step(n: int) -> None:
+                nonlocal done
+                done += n
+                if progress:
+                    progress(Progress(desc["digest"], done, total))
 
+            # the layer is unpacked as it streams in (gunzip, untar and the diff_id
+            # check in a thread, the network and the blob digest here): the two cores
+            # work at once, and nothing waits for a whole blob on disk
+            async with sem:
+                pipe = ChunkPipe()
+                unpack = asyncio.ensure_future(asyncio.to_thread(
+                    store.unpack_reader, pipe, diff_id, desc["digest"]))
+                try:
+                    await client.blob_to_sink(desc["digest"], pipe.feed, step)
+                    pipe.finish()
+                    await unpack
+                except BaseException:
+                    pipe.abort()
+                    with contextlib.suppress(Exception):
+                        await unpack
+                    raise
+            if progress:
+                progress(Progress(desc["digest"], done, total, finished=True))
+            return None
 
-def _rmtree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
+        blobs = await asyncio.gather(*(fetch(i) for i in range(len(layers))))
+        size = sum(int(d.get("size", 0)) for d in layers)
+        return await asyncio.to_thread(
+            store.add_pulled, config=config,
+            layers=list(zip(diff_ids, blobs, strict=True)), name=r.normalized,
+            manifest_digest=digest, size=size)
 
 
 def pull_image(store: ImageStore, ref: str, creds: Credentials | None = None,
