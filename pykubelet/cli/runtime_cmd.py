@@ -62,13 +62,19 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         raise click.UsageError(str(exc)) from exc
     if not (os.path.isfile(runc_binary) and os.access(runc_binary, os.X_OK)):
         raise click.BadParameter(f"{runc_binary}: not an executable file", param_hint="--runc")
-    rt = Runtime.open(RuntimeOptions(
+    options = RuntimeOptions(
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
         runc_binary=runc_binary, stream_address=stream_address, stream_port=stream_port,
         insecure_registries=insecure_registries,
-    ))
+    )
+    try:
+        rt = Runtime.open(options)
+    except OSError as exc:  # the streaming server could not listen
+        raise click.ClickException(
+            f"--stream-address/--stream-port {stream_address}:{stream_port}: "
+            f"{exc.strerror or exc}") from exc
     try:
         server = start_server(listen, rt.runtime_servicer, rt.image_servicer)
     except ValueError as exc:

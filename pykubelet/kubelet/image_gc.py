@@ -119,7 +119,11 @@ class ImageGCManager:
         fs_list = self.cri.image_fs_info()
         if not fs_list:
             return 0
-        fs = self.fs_stats(fs_list[0].fs_id.mountpoint)
+        try:
+            fs = self.fs_stats(fs_list[0].fs_id.mountpoint)
+        except OSError as exc:  # a runtime whose image filesystem this host cannot see
+            log.warning("image GC: %s: %s", fs_list[0].fs_id.mountpoint, exc)
+            return 0
         amount = amount_to_free(fs, self.high, self.low)
         if amount <= 0:
             return 0
