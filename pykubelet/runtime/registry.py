@@ -190,10 +190,11 @@ class RegistryClient:
                         self.creds.identity_token, "client_id": "pykubelet", **query}
                 req = self.http.post(params["realm"], data=form)
             else:
-                auth = None
+                headers = {}
                 if self.creds.username or self.creds.password:
-                    auth = aiohttp.BasicAuth(self.creds.username, self.creds.password)
-                req = self.http.get(params["realm"], params=query, auth=auth)
+                    raw = f"{self.creds.username}:{self.creds.password}".encode()
+                    headers["Authorization"] = "Basic " + base64.b64encode(raw).decode()
+                req = self.http.get(params["realm"], params=query, headers=headers)
             async with req as resp:
                 body = await resp.read()
                 if resp.status in (401, 403):

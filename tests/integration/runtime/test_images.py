@@ -260,12 +260,12 @@ def test_cli(tmp_path: Path) -> None:
     r = runner.invoke(image_cli, ["--root", root, "ls", "-o", "json"])
     [doc] = json.loads(r.output)
     assert doc["config"]["cmd"] == ["sleep", "1"]
-    r = runner.invoke(image_cli, ["--root", root, "pull", "localhost/bb:1"])
+    r = runner.invoke(image_cli, ["--root", root, "pull", doc["id"]])
     assert r.exit_code == 0
-    assert r.output.strip() == doc["id"]
-    r = runner.invoke(image_cli, ["--root", root, "pull", "localhost/nope:1"])
-    assert r.exit_code != 0
-    assert "not found" in r.output
+    assert r.output.strip() == doc["id"]  # an ID: the store answers
+    r = runner.invoke(image_cli, ["--root", root, "pull", "localhost:1/nope:1"])
+    assert r.exit_code != 0  # a name: its registry (none listens on localhost:1)
+    assert "localhost:1" in r.output
     r = runner.invoke(image_cli, ["--root", root, "rm", "localhost/bb:1"])
     assert r.exit_code == 0
     r = runner.invoke(image_cli, ["--root", root, "rm", "localhost/bb:1"])
@@ -354,7 +354,7 @@ def test_cli_short_ids_and_root_after_subcommand(tmp_path: Path) -> None:
     assert r.output.split() == [img.id]
     r = _cli("--root", str(tmp_path / "elsewhere"), "ls", "--root", root, "-q")
     assert r.output.split() == [img.id]  # the subcommand's --root wins
-    r = _cli("pull", hexid[:5], "--root", root)
+    r = _cli("pull", img.id, "--root", root)
     assert r.exit_code == 0, r.output
     assert r.output.strip() == img.id
     r = _cli("rm", "--root", root, "ffffffffff")

@@ -66,11 +66,16 @@ def multi_arch_archive(path: Path, busybox: Path) -> str:
     mdig, mdata = _blob(json.dumps(m2).encode())
     files["blobs/sha256/" + cdig[7:]] = cdata
     files["blobs/sha256/" + mdig[7:]] = mdata
-    index["manifests"] = [
-        {**desc, "annotations": {}},
-        {"mediaType": desc["mediaType"], "digest": mdig, "size": len(mdata),
-         "platform": {"os": "linux", "architecture": "arm64"}},
-    ]
+    # index.json names one image: an image index with one manifest per platform
+    nested = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+              "manifests": [
+                  {**desc, "annotations": {}},
+                  {"mediaType": desc["mediaType"], "digest": mdig, "size": len(mdata),
+                   "platform": {"os": "linux", "architecture": "arm64"}}]}
+    ndig, ndata = _blob(json.dumps(nested).encode())
+    files["blobs/sha256/" + ndig[7:]] = ndata
+    index["manifests"] = [{"mediaType": nested["mediaType"], "digest": ndig,
+                           "size": len(ndata)}]
     files["index.json"] = json.dumps(index).encode()
     with tarfile.open(path, "w") as tar:
         for name, data in files.items():
