@@ -563,6 +563,14 @@ class ImageStore:
         self._unpack_stream(raw, diff_id, member.name)
 
     # ----------------------------------------------------------------- pulled images
+    def config_blob(self, digest: str) -> bytes | None:
+        """An image config the store already has (a pull need not fetch it), or None."""
+        try:
+            data = (self._configs / f"{_sha256_hex(digest, 'config')}.json").read_bytes()
+        except (OSError, InvalidArgument):
+            return None
+        return data if "sha256:" + hashlib.sha256(data).hexdigest() == digest else None
+
     def has_layer(self, diff_id: str) -> bool:
         """True once the layer is unpacked (a pull need not download it again)."""
         return (self._layers / _sha256_hex(diff_id, "rootfs.diff_ids") / "meta.json").exists()

@@ -362,7 +362,8 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
         if manifest.get("schemaVersion") != 2 or "config" not in manifest:
             raise InvalidArgument(f"pull {r.normalized}: unsupported manifest "
                                   f"(schema {manifest.get('schemaVersion')}, {media})")
-        config = await client.blob(manifest["config"]["digest"])
+        config = store.config_blob(manifest["config"]["digest"]) or await client.blob(
+            manifest["config"]["digest"])
         try:
             diff_ids = list(json.loads(config)["rootfs"]["diff_ids"])
         except (ValueError, KeyError, TypeError) as exc:

@@ -69,8 +69,9 @@ async def proxy_upgrade(request: web.Request, target: str | URL, *,
             u.host, port, ssl=(ssl or ssl_mod.create_default_context()) if secure else None)
     except OSError as exc:
         return web.Response(status=502, text=f"error dialing backend: {exc}")
+    raw_query = request.rel_url.raw_query_string  # as the client encoded it
     path = u.raw_path_qs if u.raw_query_string else (
-        u.raw_path + ("?" + request.query_string if request.query_string else ""))
+        u.raw_path + ("?" + raw_query if raw_query else ""))
     lines = [f"{request.method} {path} HTTP/1.1", f"Host: {u.raw_authority}"]
     for name, value in request.headers.items():
         if name.lower() not in _HOP_BY_HOP:

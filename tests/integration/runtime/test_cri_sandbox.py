@@ -59,10 +59,14 @@ def test_version_status_and_socket_mode(cri) -> None:
     assert "pod_cidr" in err.details()
 
 
-def test_unimplemented_streaming_rpcs(cri) -> None:
-    err = _rpc_error(cri.runtime.Exec, pb.ExecRequest(container_id="x", cmd=["sh"]))
-    assert err.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert "Exec" in err.details()
+def test_streaming_rpcs_check_their_target(cri) -> None:
+    """Exec/Attach/PortForward are served (test_cri_streaming.py); unknown targets are
+    NOT_FOUND, as containerd answers."""
+    err = _rpc_error(cri.runtime.Exec, pb.ExecRequest(container_id="x", cmd=["sh"],
+                                                      stdout=True))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    err = _rpc_error(cri.runtime.PortForward, pb.PortForwardRequest(pod_sandbox_id="x"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
 
 
 def test_sandbox_lifecycle_pins_namespaces_and_networks(cri) -> None:

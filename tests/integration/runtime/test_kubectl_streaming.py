@@ -209,6 +209,9 @@ def test_kubectl_port_forward(api, websockets) -> None:  # type: ignore[no-untyp
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def test_api_stand_in_answers_discovery(api) -> None:  # type: ignore[no-untyped-def]

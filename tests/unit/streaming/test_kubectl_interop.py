@@ -109,7 +109,8 @@ async def serve(tmp: Path, scenario) -> None:  # type: ignore[no-untyped-def]
 def test_kubectl_exec(tmp_path: Path, websockets: str) -> None:
     async def scenario(base: list[str], env: dict[str, str], _: int) -> None:
         proc = await asyncio.create_subprocess_exec(
-            *base, "exec", "-i", "x", "--", "sh", stdin=subprocess.PIPE,
+            *base, "exec", "-i", "x", "--", "sh", "-c", "tr a-z A-Z; echo ERR >&2; exit 3",
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**env, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": websockets})
         out, err = await asyncio.wait_for(proc.communicate(b"hello " * 5000), 60)
