@@ -120,13 +120,28 @@ def _host_matches(pattern: str, host: str) -> bool:
         fnmatch.fnmatchcase(h, p) for p, h in zip(p_labels, h_labels, strict=True))
 
 
+def registry_and_path(image: str) -> tuple[str, str]:
+    """docker's reference rules, as the keyring needs them: ``busybox:1`` ->
+    ("docker.io", "library/busybox"), ``reg:5000/a/b@sha256:..`` -> ("reg:5000", "a/b")."""
+    name = image.strip().split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    if colon > slash:
+        name = name[:colon]
+    first, sep, rest = name.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        host, path = first.lower(), rest
+    else:
+        host, path = "docker.io", name
+    if host in _HUB_ALIASES:
+        host = "docker.io"
+    if host == "docker.io" and "/" not in path:
+        path = "library/" + path
+    return host, path
+
+
 def credentials_for_image(keyring: Iterable[RegistryAuth], image: str) -> list[RegistryAuth]:
     """The entries whose registry (and path) match ``image``, most specific first."""
-    from pykubelet.runtime import imageref  # the one reference normaliser
-
-    norm = imageref.normalize(image)
-    name = imageref.repository(norm)
-    host, _, repo = name.partition("/")
+    host, repo = registry_and_path(image)
     hits = []
     for entry in keyring:
         k_host, k_path = _split_key(entry.key)
