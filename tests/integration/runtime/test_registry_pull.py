@@ -234,7 +234,8 @@ def test_cri_pull_with_auth_config_and_one_download_for_many(
     assert len(set(results)) == 1
     # every blob of the image went over the wire once, whatever the number of pulls
     log = (registry.base / "registry.log").read_text()
-    blob_gets = re.findall(r'http.request.method=GET http.request.remoteaddr=\S+ '
+    blob_gets = re.findall(r'msg="response completed" .*http.request.method=GET '
+                           r'http.request.remoteaddr=\S+ '
                            r'http.request.uri="/v2/team/layered/blobs/(sha256:\w+)"', log)
     # the config and the 3 new layers, once each; the busybox layer was already unpacked
     # (the runtime imported the same busybox), so it was not downloaded at all
