@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from pykubelet.api import kinds
 from pykubelet.controlplane.apiserver.discovery import KUBE_VERSION
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo, group_versions
 
@@ -24,7 +25,16 @@ from pykubelet.controlplane.registry.resources import ALL, ResourceInfo, group_v
 V2_PROTOBUF = b"\x0a\x032.0"
 V2_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
-SchemaFn = Callable[[ResourceInfo], dict[str, Any] | None]
+SchemaFn = Callable[[ResourceInfo], tuple[str, dict[str, Any]] | None]
+
+
+def model_schemas(r: ResourceInfo) -> tuple[str, dict[str, Any]] | None:
+    """The kind's upstream definition name and its components.schemas (the object model)."""
+    try:
+        kind = kinds.by_resource(r.group, r.resource)
+    except KeyError:
+        return None
+    return kind.definition, kind.openapi_schemas()
 
 _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", "application/apply-patch+yaml")
@@ -39,13 +49,8 @@ def _gvk(r: ResourceInfo) -> dict[str, str]:
     return {"group": r.group, "version": r.version, "kind": r.kind}
 
 
-def _schema_ref(r: ResourceInfo) -> str:
-    group = r.group or "core"
-    return f"#/components/schemas/io.k8s.api.{group}.{r.version}.{r.kind}"
-
-
-def _ops(r: ResourceInfo, with_schema: bool) -> dict[str, Any]:
-    ref = {"$ref": _schema_ref(r)} if with_schema else {"type": "object"}
+def _ops(r: ResourceInfo, definition: str | None) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{definition}"} if definition else {"type": "object"}
     params = [{"name": q, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
               for q in _QUERY]
     gvk = _gvk(r)
@@ -66,8 +71,8 @@ def _ops(r: ResourceInfo, with_schema: bool) -> dict[str, Any]:
     }
 
 
-def _collection_ops(r: ResourceInfo, with_schema: bool) -> dict[str, Any]:
-    ref = {"$ref": _schema_ref(r)} if with_schema else {"type": "object"}
+def _collection_ops(r: ResourceInfo, definition: str | None) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{definition}"} if definition else {"type": "object"}
     params = [{"name": q, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
               for q in _QUERY]
     gvk = _gvk(r)
@@ -89,19 +94,20 @@ def gv_document(group: str, version: str, schemas: SchemaFn | None = None) -> di
     for r in ALL:
         if r.group != group or r.version != version:
             continue
-        schema = schemas(r) if schemas else None
-        if schema is not None:
-            components[_schema_ref(r).rsplit("/", 1)[1]] = schema
-        with_schema = schema is not None
+        found = schemas(r) if schemas else None
+        definition = None
+        if found is not None:
+            definition, schema_set = found
+            components.update(schema_set)
         if r.namespaced:
             coll = f"{base}/namespaces/{{namespace}}/{r.resource}"
         else:
             coll = f"{base}/{r.resource}"
-        paths[coll] = _collection_ops(r, with_schema)
-        paths[f"{coll}/{{name}}"] = _ops(r, with_schema)
+        paths[coll] = _collection_ops(r, definition)
+        paths[f"{coll}/{{name}}"] = _ops(r, definition)
         for s in r.subresources:
             if s.name == "status":
-                paths[f"{coll}/{{name}}/status"] = _ops(r, with_schema)
+                paths[f"{coll}/{{name}}/status"] = _ops(r, definition)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBE_VERSION},
@@ -113,7 +119,7 @@ def gv_document(group: str, version: str, schemas: SchemaFn | None = None) -> di
 class OpenAPI:
     """The v3 documents, rendered once, with content hashes for the index's URLs."""
 
-    def __init__(self, schemas: SchemaFn | None = None) -> None:
+    def __init__(self, schemas: SchemaFn | None = model_schemas) -> None:
         self.docs: dict[str, bytes] = {}
         self.hashes: dict[str, str] = {}
         for group, version in group_versions():

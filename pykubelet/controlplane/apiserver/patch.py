@@ -11,17 +11,20 @@
   (replace/delete/merge), ``$setElementOrder/<field>``, ``$retainKeys`` and
   ``$deleteFromPrimitiveList/<field>``.
 
-The merge keys are upstream's ``patchMergeKey``/``patchStrategy`` struct tags of the kinds
-served here, looked up by field name (unambiguous across these kinds).
+Which lists merge, and by which key, is upstream's ``patchMergeKey``/``patchStrategy`` of
+the field at that path, from the object model (``Kind.patch_meta``); without a model (a
+kind it does not know) lists are replaced, as JSON merge patch does.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonpatch
+
+from pysched.apimachinery.openapi import PatchMeta
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -34,32 +37,17 @@ class PatchError(ValueError):
     """A patch that cannot be applied (the API answers 400 or 422 with the message)."""
 
 
-# field name -> merge key (patchStrategy "merge" with patchMergeKey)
-MERGE_KEYS: dict[str, str] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "env": "name",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "ports": "containerPort",
-    "conditions": "type",
-    "imagePullSecrets": "name",
-    "hostAliases": "ip",
-    "ownerReferences": "uid",
-    "addresses": "type",
-    "podIPs": "ip",
-    "hostIPs": "ip",
-    "resourceClaims": "name",
-    "schedulingGates": "name",
-}
-# fields whose lists of primitives merge as sets (patchStrategy "merge", no key)
-SET_LISTS = frozenset({"finalizers"})
+MetaFn = Callable[[tuple[str, ...]], PatchMeta | None]
 
 
-def apply_patch(patch_type: str, original: dict[str, Any], patch: Any) -> dict[str, Any]:
-    """The object after ``patch``; raises PatchError on a malformed or failing patch."""
+def _no_meta(path: tuple[str, ...]) -> PatchMeta | None:
+    return None
+
+
+def apply_patch(patch_type: str, original: dict[str, Any], patch: Any,
+                meta: MetaFn = _no_meta) -> dict[str, Any]:
+    """The object after ``patch``; raises PatchError on a malformed or failing patch.
+    ``meta`` gives a field's patch metadata by its path (for strategic merge)."""
     if patch_type == JSON_PATCH:
         if not isinstance(patch, list):
             raise PatchError("json patch must be an array of operations")
@@ -77,7 +65,7 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any) -> dict[s
     if patch_type == MERGE_PATCH:
         merged = merge_patch(original, patch)
     elif patch_type == STRATEGIC_MERGE_PATCH:
-        merged = strategic_merge(original, patch)
+        merged = strategic_merge(original, patch, meta)
     else:
         raise PatchError(f"unsupported patch type {patch_type}")
     if not isinstance(merged, dict):
@@ -98,8 +86,10 @@ def merge_patch(original: Any, patch: Any) -> Any:
     return result
 
 
-def strategic_merge(original: Any, patch: Mapping[str, Any]) -> Any:
-    """apimachinery's StrategicMergePatch over plain data."""
+def strategic_merge(original: Any, patch: Mapping[str, Any], meta: MetaFn = _no_meta,
+                    path: tuple[str, ...] = ()) -> Any:
+    """apimachinery's StrategicMergePatch over plain data; ``path`` is where ``original``
+    sits in its object (wire names, list items take their list's path)."""
     directive = patch.get("$patch")
     if directive == "replace":
         return _strip({k: v for k, v in patch.items() if k != "$patch"})
@@ -126,29 +116,40 @@ def strategic_merge(original: Any, patch: Mapping[str, Any]) -> Any:
             continue
         ov = result.get(key)
         if isinstance(pv, Mapping):
-            merged = strategic_merge(ov if isinstance(ov, Mapping) else {}, pv)
+            merged = strategic_merge(ov if isinstance(ov, Mapping) else {}, pv, meta,
+                                     (*path, key))
             if merged is None:
                 result.pop(key, None)
             else:
                 result[key] = merged
         elif isinstance(pv, list):
-            result[key] = _merge_list(key, ov if isinstance(ov, list) else [], pv)
+            result[key] = _merge_list((*path, key), ov if isinstance(ov, list) else [], pv,
+                                      meta)
         else:
             result[key] = pv
     for field, order in orders.items():
         if isinstance(result.get(field), list):
-            result[field] = _apply_order(field, result[field], order)
+            result[field] = _apply_order(_merge_key((*path, field), meta), result[field],
+                                         order)
     if isinstance(retain, list):
         result = {k: v for k, v in result.items() if k in retain}
     return result
 
 
-def _merge_list(field: str, original: list[Any], patch: list[Any]) -> list[Any]:
-    key = MERGE_KEYS.get(field)
+def _merge_key(path: tuple[str, ...], meta: MetaFn) -> str | None:
+    m = meta(path)
+    return m.merge_key if m is not None and m.merges and m.merge_key else None
+
+
+def _merge_list(path: tuple[str, ...], original: list[Any], patch: list[Any],
+                meta: MetaFn) -> list[Any]:
+    m = meta(path)
+    field = path[-1]
+    key = m.merge_key if m is not None and m.merges and m.merge_key else None
     if any(isinstance(p, Mapping) and p.get("$patch") == "replace" for p in patch):
         return [_strip(p) for p in patch if not (isinstance(p, Mapping) and "$patch" in p)]
     if key is None:
-        if field in SET_LISTS:
+        if m is not None and m.merges:  # a merge-strategy list of primitives: a set
             out = list(original)
             for v in patch:
                 if v not in out:
@@ -170,12 +171,11 @@ def _merge_list(field: str, original: list[Any], patch: list[Any]) -> list[Any]:
         if idx is None:
             out.append(_strip(p))
         else:
-            out[idx] = strategic_merge(out[idx], p)
+            out[idx] = strategic_merge(out[idx], p, meta, path)
     return out
 
 
-def _apply_order(field: str, items: list[Any], order: list[Any]) -> list[Any]:
-    key = MERGE_KEYS.get(field)
+def _apply_order(key: str | None, items: list[Any], order: list[Any]) -> list[Any]:
 
     def ident(v: Any) -> Any:
         return v.get(key) if key and isinstance(v, Mapping) else v

@@ -3,14 +3,14 @@ election; created on update, as client-go's lease lock does."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import LEASES
-from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time, invalid
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time
 
 
 class LeaseStrategy(Strategy):
     info = LEASES
+    kind = kinds.LEASE
     allow_create_on_update = True
 
     def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:
@@ -20,15 +20,3 @@ class LeaseStrategy(Strategy):
             if spec.get(f) is not None:
                 spec[f] = canonical_time(spec[f], f"spec.{f}", micro=True)
         return obj, warnings
-
-    def validate(self, obj: Obj) -> list[Any]:
-        errs = super().validate(obj)
-        spec = obj.get("spec") or {}
-        lds = spec.get("leaseDurationSeconds")
-        if lds is not None and (not isinstance(lds, int) or lds <= 0):
-            errs.append(invalid("spec.leaseDurationSeconds", lds, "must be greater than 0"))
-        lt = spec.get("leaseTransitions")
-        if lt is not None and (not isinstance(lt, int) or lt < 0):
-            errs.append(invalid("spec.leaseTransitions", lt,
-                                "must be greater than or equal to 0"))
-        return errs

@@ -4,6 +4,7 @@ controller removes its content, then the namespace."""
 
 from __future__ import annotations
 
+from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import NAMESPACES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
@@ -14,6 +15,7 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 class NamespaceStrategy(Strategy):
     info = NAMESPACES
+    kind = kinds.NAMESPACE
     name_rule = "label"
     has_status = True
     selectable_fields = ("status.phase",)

@@ -4,29 +4,13 @@ bound pod is deleted gracefully, an unbound or finished one at once."""
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
-from pykubelet.api.quantity import Quantity
-from pykubelet.controlplane.registry import model
+from pykubelet.api import kinds
+from pykubelet.api.qos import qos_class
 from pykubelet.controlplane.registry.resources import PODS
-from pykubelet.controlplane.registry.strategy import (
-    Obj,
-    Strategy,
-    forbidden,
-    validate_object_meta,
-    validate_object_meta_update,
-)
+from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 DEFAULT_GRACE = 30
-
-POD_UPDATE_FORBIDDEN = (
-    "pod updates may not change fields other than `spec.containers[*].image`,"
-    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
-    "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
-    "to be set to 1 if it was previously negative)"
-)
 
 
 def node_name(obj: Obj) -> str:
@@ -39,6 +23,7 @@ def phase(obj: Obj) -> str:
 
 class PodStrategy(Strategy):
     info = PODS
+    kind = kinds.POD
     has_status = True
     return_deleted_object = True
     selectable_fields = (
@@ -48,21 +33,8 @@ class PodStrategy(Strategy):
     )
     indexed_fields = ("spec.nodeName",)
 
-    def decode(self, body: Obj, unknown: str = model.STRICT) -> tuple[Obj, list[str]]:
-        return model.decode_pod(body, unknown)
-
     def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
-
-    def validate(self, obj: Obj) -> list[Any]:
-        return validate_object_meta(obj, self.info) + [
-            e for e in model.pod_field_errors(obj) if not str(e).startswith("metadata.")
-        ]
-
-    def validate_update(self, new: Obj, old: Obj) -> list[Any]:
-        errs = self.validate(new) + validate_object_meta_update(new, old)
-        errs += pod_spec_update_errors(new.get("spec") or {}, old.get("spec") or {})
-        return errs
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(self.typed(obj))}
 
     def fields(self, obj: Obj) -> dict[str, str]:
         spec = obj.get("spec") or {}
@@ -90,77 +62,3 @@ class PodStrategy(Strategy):
         if not spec.get("nodeName") or phase(obj) in TERMINAL_PHASES:
             period = 0
         return 1 if period < 0 else period
-
-
-def qos_class(spec: Obj) -> str:
-    """v1qos.GetPodQOS over cpu and memory, on a decoded (valid) pod spec."""
-    requests: dict[str, int] = {}
-    limits: dict[str, int] = {}
-    guaranteed = True
-    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
-        res = c.get("resources") or {}
-        for name, text in (res.get("requests") or {}).items():
-            q = Quantity.parse(text)
-            if name in ("cpu", "memory") and not q.is_zero():
-                requests[name] = requests.get(name, 0) + q.milli_value()
-        found = set()
-        for name, text in (res.get("limits") or {}).items():
-            q = Quantity.parse(text)
-            if name in ("cpu", "memory") and not q.is_zero():
-                found.add(name)
-                limits[name] = limits.get(name, 0) + q.milli_value()
-        if found != {"cpu", "memory"}:
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and requests == limits:
-        return "Guaranteed"
-    return "Burstable"
-
-
-def pod_spec_update_errors(new: Obj, old: Obj) -> list[str]:
-    """ValidatePodUpdate's spec rule: everything but the mutable fields stays as it was."""
-    munged = copy.deepcopy(new)
-    for field in ("containers", "initContainers"):
-        olds = old.get(field) or []
-        news = munged.get(field) or []
-        if len(olds) == len(news):
-            for o, n in zip(olds, news, strict=True):
-                if "image" in o:
-                    n["image"] = o["image"]
-                else:
-                    n.pop("image", None)
-    errs: list[str] = []
-    # activeDeadlineSeconds: may be set, or lowered, never removed or raised
-    new_ads, old_ads = new.get("activeDeadlineSeconds"), old.get("activeDeadlineSeconds")
-    if old_ads is not None and (new_ads is None or new_ads > old_ads):
-        errs.append("spec.activeDeadlineSeconds: Invalid value: "
-                    f"{new_ads if new_ads is not None else 'null'}: must be less than or equal "
-                    "to previous value")
-    _restore(munged, old, "activeDeadlineSeconds")
-    # tolerations: additions only
-    old_tol = old.get("tolerations") or []
-    new_tol = new.get("tolerations") or []
-    missing = [t for t in old_tol if t not in new_tol]
-    if missing:
-        errs.append(forbidden("spec.tolerations", "existing toleration can not be modified "
-                              "except its tolerationSeconds"))
-    _restore(munged, old, "tolerations")
-    old_tgps = old.get("terminationGracePeriodSeconds")
-    if old_tgps is not None and old_tgps < 0 and new.get("terminationGracePeriodSeconds") == 1:
-        _restore(munged, old, "terminationGracePeriodSeconds")
-    # scheduling gates may only be removed
-    old_gates = old.get("schedulingGates") or []
-    new_gates = new.get("schedulingGates") or []
-    if all(g in old_gates for g in new_gates):
-        _restore(munged, old, "schedulingGates")
-    if munged != old:
-        errs.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
-    return errs
-
-
-def _restore(munged: Obj, old: Obj, field: str) -> None:
-    if field in old:
-        munged[field] = copy.deepcopy(old[field])
-    else:
-        munged.pop(field, None)

@@ -368,7 +368,7 @@ class GenericStore:
 
         def mutate(old: Obj) -> Obj:
             try:
-                patched = apply_patch(patch_type, old, patch)
+                patched = apply_patch(patch_type, old, patch, strat.patch_meta)
             except PatchError as exc:
                 raise errors.bad_request(str(exc)) from None
             return self._decode(patched, ctx, strat)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import re
 from typing import Any
 
+from pykubelet.api.kinds import Kind
 from pykubelet.controlplane.cacher import Attrs
-from pykubelet.controlplane.registry.model import STRICT, decode_typed
+from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
+from pysched.apimachinery.openapi import PatchMeta
 
 Obj = dict[str, Any]
 
@@ -56,159 +57,16 @@ def canonical_time(value: object, path: str, micro: bool = False) -> str | None:
     return micro_time(t) if micro else rfc3339(t)
 
 
-# ---------------------------------------------------------------------------- meta rules
-
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
-_QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
-
-SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    "regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-QUALIFIED_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    "'my_value',  or '12345', regex used for validation is "
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-
-
-def _q(value: object) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return str(value)
-
-
-def invalid(path: str, value: object, detail: str) -> str:
-    return f"{path}: Invalid value: {_q(value)}: {detail}"
-
-
-def required(path: str, detail: str = "") -> str:
-    return f"{path}: Required value" + (f": {detail}" if detail else "")
-
-
-def forbidden(path: str, detail: str) -> str:
-    return f"{path}: Forbidden: {detail}"
-
-
-def dns_subdomain(path: str, value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(invalid(path, value, "must be no more than 253 characters"))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(invalid(path, value, SUBDOMAIN_MSG))
-    return errs
-
-
-def dns_label(path: str, value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(invalid(path, value, "must be no more than 63 characters"))
-    if not _DNS1123_LABEL_RE.match(value):
-        errs.append(invalid(path, value, LABEL_MSG))
-    return errs
-
-
-def qualified_name(path: str, value: str) -> list[str]:
-    prefix, slash, name = value.rpartition("/")
-    errs = []
-    if slash:
-        if not prefix:
-            errs.append(invalid(path, value, "prefix part must be non-empty"))
-        elif len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            errs.append(invalid(path, value, "prefix part " + SUBDOMAIN_MSG))
-    if not name:
-        errs.append(invalid(path, value, "name part must be non-empty"))
-    elif len(name) > 63:
-        errs.append(invalid(path, value, "name part must be no more than 63 characters"))
-    elif not _QUALIFIED_NAME_RE.match(name):
-        errs.append(invalid(path, value, QUALIFIED_NAME_MSG))
-    return errs
-
-
-def label_value(path: str, value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(invalid(path, value, "must be no more than 63 characters"))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(invalid(path, value, LABEL_VALUE_MSG))
-    return errs
-
-
-def validate_object_meta(obj: Obj, info: ResourceInfo, name_rule: str = "subdomain") -> list[str]:
-    """ValidateObjectMeta: name or generateName, namespace scope, labels, annotations."""
-    meta = obj.get("metadata") or {}
-    errs: list[str] = []
-    name = meta.get("name", "")
-    check = dns_label if name_rule == "label" else dns_subdomain
-    if not name:
-        if not meta.get("generateName"):
-            errs.append(required("metadata.name", "name or generateName is required"))
-    else:
-        errs += check("metadata.name", name)
-    ns = meta.get("namespace", "")
-    if info.namespaced:
-        if not ns:
-            errs.append(required("metadata.namespace"))
-        else:
-            errs += dns_label("metadata.namespace", ns)
-    elif ns:
-        errs.append(forbidden("metadata.namespace", "not allowed on this type"))
-    for key, value in (meta.get("labels") or {}).items():
-        errs += qualified_name("metadata.labels", key)
-        errs += label_value("metadata.labels", value)
-    total = 0
-    for key, value in (meta.get("annotations") or {}).items():
-        errs += qualified_name("metadata.annotations", key.lower())
-        total += len(key) + len(value)
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
-        errs.append(f"metadata.annotations: Too long: must have at most "
-                    f"{TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
-    for i, fin in enumerate(meta.get("finalizers") or []):
-        errs += qualified_name(f"metadata.finalizers[{i}]", fin)
-    return errs
-
-
-def validate_object_meta_update(new: Obj, old: Obj) -> list[str]:
-    """ValidateObjectMetaUpdate: what a client may never change."""
-    nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-    errs = []
-    for fld in ("name", "namespace", "uid", "creationTimestamp"):
-        if nm.get(fld) != om.get(fld):
-            errs.append(invalid(f"metadata.{fld}", nm.get(fld, ""),
-                                "field is immutable"))
-    if om.get("deletionTimestamp") and nm.get("finalizers") is not None:
-        added = set(nm.get("finalizers") or []) - set(om.get("finalizers") or [])
-        if added:
-            errs.append(forbidden("metadata.finalizers",
-                                  "no new finalizers can be added if the object is being deleted, "
-                                  f"found new finalizers {sorted(added)!r}"))
-    return errs
-
-
 # ---------------------------------------------------------------------------- the base
 
 
 class Strategy:
-    """Defaults for a resource whose objects have no spec/status split."""
+    """Defaults for a resource whose objects have no spec/status split. The object model
+    (``pykubelet.api.kinds``) decodes, defaults and validates each kind; a strategy adds
+    what the registry does around that (status kept apart, selectable fields, deletion)."""
 
     info: ResourceInfo
+    kind: Kind[Any]
     name_rule = "subdomain"
     allow_create_on_update = False
     allow_unconditional_update = True
@@ -219,8 +77,29 @@ class Strategy:
 
     # -- decoding
     def decode(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, list[str]]:
-        """Canonical object and warnings. Kinds without a typed model keep the body."""
-        return copy.deepcopy(body), []
+        """The canonical object (decoded, defaulted, encoded back) and its warnings.
+        Strict: every unknown field is named at once (400); Warn/Ignore: they are dropped,
+        Warn says so."""
+        if unknown == STRICT:
+            paths = self.kind.unknown_fields(body)
+            if paths:
+                raise UnknownFieldsError(paths)
+        dropped: list[str] = []
+        typed = self.kind.decode(body, unknown=dropped)
+        self.kind.set_defaults(typed)
+        warnings = [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
+        return self.kind.encode(typed), warnings
+
+    def patch_meta(self, path: tuple[str, ...]) -> PatchMeta | None:
+        """Upstream's patch strategy for the field at ``path`` (None: not a field we know)."""
+        try:
+            return self.kind.patch_meta(*path)
+        except (KeyError, TypeError):
+            return None
+
+    def typed(self, obj: Obj) -> Any:
+        """The object model's view of a canonical object (for the kind's rules)."""
+        return self.kind.decode(obj, unknown=[])
 
     # -- create / update
     def prepare_for_create(self, obj: Obj) -> None:
@@ -235,14 +114,13 @@ class Strategy:
                 new.pop("status", None)
 
     def validate(self, obj: Obj) -> list[Any]:
-        return validate_object_meta(obj, self.info, self.name_rule)
+        return list(self.kind.validate(self.typed(obj)))
 
     def validate_update(self, new: Obj, old: Obj) -> list[Any]:
-        return validate_object_meta(new, self.info, self.name_rule) + (
-            validate_object_meta_update(new, old))
+        return list(self.kind.validate_update(self.typed(new), self.typed(old)))
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[Any]:
-        return []
+        return list(self.kind.validate_status_update(self.typed(new), self.typed(old)))
 
     # -- selectors
     def attrs(self, obj: Obj) -> Attrs:
@@ -277,6 +155,7 @@ class StatusStrategy(Strategy):
     def __init__(self, base: Strategy) -> None:
         self.base = base
         self.info = base.info
+        self.kind = base.kind
         self.name_rule = base.name_rule
         self.selectable_fields = base.selectable_fields
 
@@ -298,7 +177,7 @@ class StatusStrategy(Strategy):
                 nm.pop(fld, None)
 
     def validate_update(self, new: Obj, old: Obj) -> list[Any]:
-        return validate_object_meta_update(new, old) + self.base.validate_status_update(new, old)
+        return self.base.validate_status_update(new, old)
 
     def attrs(self, obj: Obj) -> Attrs:
         return self.base.attrs(obj)
@@ -307,4 +186,4 @@ class StatusStrategy(Strategy):
         return self.base.fields(obj)
 
 
-__all__ = ["STRICT", "Obj", "StatusStrategy", "Strategy", "decode_typed"]
+__all__ = ["STRICT", "Obj", "StatusStrategy", "Strategy"]

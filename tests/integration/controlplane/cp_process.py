@@ -154,11 +154,15 @@ class FakeNode:
                 "metadata": {"name": self.name, "namespace": "kube-node-lease"},
                 "spec": {"holderIdentity": self.name, "leaseDurationSeconds": 40,
                          "renewTime": t}}
-        try:
-            self.coord.replace_namespaced_lease(self.name, "kube-node-lease", body)
+        try:  # leases take no unconditional update (upstream's lease strategy)
+            current = self.coord.read_namespaced_lease(self.name, "kube-node-lease")
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
+            self.coord.create_namespaced_lease("kube-node-lease", body)
+            return
+        body["metadata"]["resourceVersion"] = current.metadata.resource_version
+        self.coord.replace_namespaced_lease(self.name, "kube-node-lease", body)
 
     def _loop(self) -> None:
         while not self._stop.wait(1.0):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pykubelet.controlplane.apiserver.patch import (
@@ -9,8 +11,16 @@ from pykubelet.controlplane.apiserver.patch import (
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     PatchError,
-    apply_patch,
 )
+from pykubelet.controlplane.apiserver.patch import apply_patch as _apply
+from pykubelet.controlplane.registry.pods import PodStrategy
+
+META = PodStrategy().patch_meta
+
+
+def apply_patch(kind: str, original: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """Patches of a Pod, with the Pod's patch metadata (as the registry applies them)."""
+    return _apply(kind, original, patch, META)
 
 POD = {
     "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
@@ -48,9 +58,9 @@ def test_strategic_merge_nulls_delete_and_directives_apply() -> None:
         "$setElementOrder/containers": [{"name": "c2"}, {"name": "c1"}],
         "spec": {}})
     assert ordered["spec"] == POD["spec"]
-    ordered = apply_patch(STRATEGIC_MERGE_PATCH, POD["spec"], {
-        "$setElementOrder/containers": [{"name": "c2"}, {"name": "c1"}]})
-    assert [c["name"] for c in ordered["containers"]] == ["c2", "c1"]
+    ordered = apply_patch(STRATEGIC_MERGE_PATCH, POD, {"spec": {
+        "$setElementOrder/containers": [{"name": "c2"}, {"name": "c1"}]}})
+    assert [c["name"] for c in ordered["spec"]["containers"]] == ["c2", "c1"]
     replaced = apply_patch(STRATEGIC_MERGE_PATCH, POD, {"metadata": {"$patch": "replace",
                                                                      "name": "q"}})
     assert replaced["metadata"] == {"name": "q"}
