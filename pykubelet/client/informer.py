@@ -166,7 +166,8 @@ class Informer:
     def _watch(self) -> None:
         for ev in self.client.watch(self.resource, self.namespace,
                                     resource_version=self.resource_version,
-                                    timeout_seconds=self.watch_timeout, **self.params):
+                                    timeout_seconds=self.watch_timeout,
+                                    params=self.params):
             if self._stop.is_set():
                 return
             obj = ev.get("object") or {}

@@ -260,10 +260,11 @@ class RESTClient:
     # ------------------------------------------------------------------ streams
     def watch(
         self, res: Resource, namespace: str = "", *, resource_version: str = "",
-        timeout_seconds: int | None = None, bookmarks: bool = True, **params: Any,
+        timeout_seconds: int | None = None, bookmarks: bool = True,
+        params: Mapping[str, Any] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """The events of a watch, until the server ends it; an ERROR event raises."""
-        q: dict[str, Any] = {"watch": "true", **params}
+        q: dict[str, Any] = {"watch": "true", **(params or {})}
         if resource_version:
             q["resourceVersion"] = resource_version
         if timeout_seconds:

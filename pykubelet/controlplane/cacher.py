@@ -314,7 +314,7 @@ class Cacher:
 
     async def start(self) -> None:
         """Load every resource from the store (state plus recent history), then follow."""
-        items, rev = await self.store.list("/registry/")
+        items, rev = await self.store.list_prefix("/registry/")
         floor = max(self.store.compacted_revision(), rev - DEFAULT_RING)
         try:
             history = await self.store.history(floor + 1)

@@ -270,7 +270,7 @@ class APIServer:
             ns_filter = namespace if store.info.namespaced else None
 
         def predicate(a: Attrs) -> bool:
-            return label_sel.matches(a.labels) and field_sel.matches(a.fields)
+            return bool(label_sel.matches(a.labels) and field_sel.matches(a.fields))
 
         if info.verb == "get":
             return self._object(request, store, store.get(namespace, info.name))
@@ -452,7 +452,8 @@ class APIServer:
             value = field_sel.exact(fld)
             if value is not None:
                 index = (fld, value)
-        result: ListResult = store.list(namespace, predicate, index, limit, q.get("continue", ""))
+        result: ListResult = store.list_objects(namespace, predicate, index, limit,
+                                                q.get("continue", ""))
         table_version = wants_table(request)
         if table_version is not None:
             t = tables.table(store.info.kind, result.entries, result.revision,

@@ -86,11 +86,12 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    out = []
+    out: list[tuple[int, int, Any]] = []
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         num, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:
@@ -173,7 +174,8 @@ def decode_object(body: bytes) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     if meta.get("generation") == 0:
         meta.pop("generation")
-    return _prune(obj)
+    pruned: dict[str, Any] = _prune(obj)
+    return pruned
 
 
 def _prune(value: Any) -> Any:

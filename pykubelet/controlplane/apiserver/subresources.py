@@ -221,8 +221,9 @@ async def pod_log(server: APIServer, request: web.Request, info: RequestInfo,
         return web.Response(body=b"", content_type="text/plain")
     if server.node_proxy is None:
         raise errors.service_unavailable(f"no connection to node {node} is configured")
-    return await server.node_proxy.container_logs(request, node, info.namespace, info.name,
-                                                  container)
+    resp: web.StreamResponse = await server.node_proxy.container_logs(
+        request, node, info.namespace, info.name, container)
+    return resp
 
 
 async def scheduling(server: APIServer, request: web.Request, info: RequestInfo,

@@ -65,7 +65,7 @@ class WatchStream:
             line = entry.cache.get(kind)
             if line is None:
                 line = entry.cache[kind] = _event_line(kind, entry.data)
-            return line  # type: ignore[no-any-return]
+            return bytes(line)
         api_version, include = self.table
         t = tables.table(self.store.info.kind, [entry], entry.rev, include,
                          headers=not self._headers_sent)

@@ -53,9 +53,11 @@ UNKNOWN_MESSAGE = "Kubelet stopped posting node status."
 
 
 def condition(node: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    """The condition of that type, itself (callers may change it in place)."""
     for c in (node.get("status") or {}).get("conditions") or []:
         if c.get("type") == type_:
-            return c
+            found: dict[str, Any] = c
+            return found
     return None
 
 

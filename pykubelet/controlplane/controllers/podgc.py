@@ -70,7 +70,9 @@ class PodGC:
             elif not node and deleting:
                 reason = "terminating and never scheduled"
             elif node and deleting:
-                taints = (nodes.lookup("", node).obj().get("spec") or {}).get("taints") or []
+                node_entry = nodes.lookup("", node)
+                spec = node_entry.obj().get("spec") or {} if node_entry is not None else {}
+                taints = spec.get("taints") or []
                 if any(t.get("key") == OUT_OF_SERVICE for t in taints):
                     reason = f"terminating on out-of-service node {node}"
             if not reason:

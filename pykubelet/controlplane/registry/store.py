@@ -113,6 +113,9 @@ class ListResult:
     remaining: int | None = None
 
 
+__all__ = ["Context", "DeleteOptions", "GenericStore", "ListResult", "Obj", "Registry",
+           "User", "encode"]
+
 AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[None]]
 
 
@@ -243,7 +246,7 @@ class GenericStore:
     def lookup(self, namespace: str, name: str) -> Entry | None:
         return self.cache.entries.get(self.info.key(namespace, name))
 
-    def list(
+    def list_objects(
         self,
         namespace: str | None,
         predicate: Callable[[Any], bool] | None = None,

@@ -88,7 +88,7 @@ class Storage(Protocol):
 
     async def get(self, key: str) -> KeyValue | None: ...
 
-    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+    async def list_prefix(self, prefix: str) -> tuple[list[KeyValue], int]:
         """Every live key under ``prefix`` (sorted by key) and the revision it reflects."""
 
     async def create(self, key: str, value: bytes) -> KeyValue: ...

@@ -21,6 +21,7 @@ loop, so a client that hears "created" finds the object in the watch cache.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import queue
 import sqlite3
@@ -163,7 +164,7 @@ class SQLiteStorage:
         result: KeyValue | None = await self._submit(_Op("read", call=read))
         return result
 
-    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+    async def list_prefix(self, prefix: str) -> tuple[list[KeyValue], int]:
         # a consistent cut: read in the writer thread, between batches
         def read(conn: sqlite3.Connection) -> tuple[list[KeyValue], int]:
             keys = sorted(k for k in self._live if k.startswith(prefix))
@@ -219,7 +220,7 @@ class SQLiteStorage:
         start = self._compacted
         while start < revision:
             end = min(revision, start + COMPACT_CHUNK)
-            await self._submit(_Op("read", call=lambda c, e=end: self._compact_step(c, e)))
+            await self._submit(_Op("read", call=functools.partial(self._compact_step, upto=end)))
             start = end
         self._compacted = max(self._compacted, revision)
 
@@ -246,7 +247,7 @@ class SQLiteStorage:
         await self._submit(_Op("read", call=lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)")))
 
     # ------------------------------------------------------------------ watch
-    async def watch(self, from_revision: int) -> AsyncIterator[list[Event]]:  # type: ignore[override]
+    async def watch(self, from_revision: int) -> AsyncIterator[list[Event]]:
         q: asyncio.Queue[list[Event]] = asyncio.Queue()
         self._subscribers.append(q)
         try:

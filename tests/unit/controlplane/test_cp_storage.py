@@ -69,7 +69,7 @@ def test_list_is_sorted_by_key_and_scoped_by_prefix(backend: str, tmp_path: Path
     async def body(s: Storage) -> None:
         for key in ("/registry/pods/b/x", "/registry/pods/a/y", "/registry/minions/n1"):
             await s.create(key, key.encode())
-        items, rev = await s.list("/registry/pods/")
+        items, rev = await s.list_prefix("/registry/pods/")
         assert [kv.key for kv in items] == ["/registry/pods/a/y", "/registry/pods/b/x"]
         assert rev == 3
 
@@ -155,7 +155,7 @@ def test_compaction_keeps_live_keys_and_refuses_old_revisions(
         assert s.compacted_revision() == 4
         with pytest.raises(CompactedError):
             await s.history(3)
-        items, _ = await s.list("/k/")
+        items, _ = await s.list_prefix("/k/")
         assert [(kv.key, kv.value) for kv in items] == [("/k/a", b"2")]
         b = await s.create("/k/b", b"y")
         assert b.mod_revision == 5
