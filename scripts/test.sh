@@ -10,6 +10,8 @@ cd "$here"
 # and its rules (see pyproject's [tool.mypy] for the settings of everything else)
 .venv/bin/python -m mypy --strict -p pysched.apimachinery -p pykubelet.api \
   -m pysched.quantity -m pykubelet.oom
+# the control plane and the API client, strictly
+.venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
