@@ -10,6 +10,7 @@ cd "$here"
 
 pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetworking-plugins
       conmon catatonit containerd skopeo umoci procps util-linux kmod python3-venv python3-dev
+      docker-registry apache2-utils
       libxtables-dev gcc)
 need=()
 for p in "${pkgs[@]}"; do
