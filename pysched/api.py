@@ -44,6 +44,7 @@ from pysched.objects import (
     Pod,
     PodDisruptionBudget,
 )
+from pysched.plugins import queue_sort
 from pysched.queue import (
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
@@ -173,7 +174,7 @@ class EmbeddedScheduler:
         self.snapshot = Snapshot()
         table_factory = None
         if fast:
-            from pysched.fast.table import NodeTable
+            from pysched.framework.node_table import NodeTable
 
             table_factory = NodeTable
         self.cache = Cache(table_factory=table_factory)
@@ -198,7 +199,7 @@ class EmbeddedScheduler:
             if fwk.queue_sort_plugins
         }
         # PrioritySort as a C-compared key; any other QueueSort plugin is called per comparison
-        sort_key = priority_sort_key if sorts <= {"PrioritySort"} else None
+        sort_key = priority_sort_key if sorts <= {queue_sort.NAME} else None
         self.queue = PriorityQueue(
             clock=self.clock,
             less=less,

@@ -31,10 +31,12 @@ from typing import Any
 
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus
 from pysched.framework.cycle_state import CycleState
+from pysched.framework.interfaces import BatchFilterPlugin
 from pysched.framework.labels import label_selector_as_selector
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PodInfo, PostFilterResult
 from pysched.objects import Pod, PodDisruptionBudget
+from pysched.plugins import node_resources_fit
 from pysched.resources import is_extended_resource_name
 
 NAME = "DefaultPreemption"
@@ -328,22 +330,19 @@ class DefaultPreemption:
                     return out
         return self._select_victims_with_plugins(state, pod, ni, pdbs)
 
-    def _resource_only_filters(self, state: CycleState) -> Any:
+    def _resource_only_filters(self, state: CycleState) -> node_resources_fit.Fit | None:
         """The NodeResourcesFit plugin when every active filter is resource-monotone."""
-        from pysched.fast.path import _PASS_FILTERS, NOMINATION_SAFE_FILTERS
-
         plugins = getattr(self.handle, "filter_plugins", None)
         if plugins is None:
             return None
         skip = state.skip_filter_plugins
         nrf = None
         for pl in plugins:
-            name = pl.name()
-            if name in skip or name in _PASS_FILTERS:
+            if pl.name() in skip:
                 continue
-            if name not in NOMINATION_SAFE_FILTERS:
+            if not (isinstance(pl, BatchFilterPlugin) and pl.resource_monotone()):
                 return None
-            if name == "NodeResourcesFit":
+            if isinstance(pl, node_resources_fit.Fit):
                 nrf = pl
         return nrf
 
@@ -357,7 +356,7 @@ class DefaultPreemption:
     ) -> tuple[list[Pod], int, Status] | None:
         """The plugin walk on request sums (None: let the plugins decide, e.g. to report why
         the pod does not fit even without the victims)."""
-        req = state.get("PreFilterNodeResourcesFit")
+        req = state.get(node_resources_fit.PRE_FILTER_STATE_KEY)
         if req is None or ni.node is None:
             return None
         prio = pod_priority(pod)

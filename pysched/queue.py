@@ -40,6 +40,8 @@ from pysched.framework.events import (
     QueueingHintFn,
 )
 from pysched.framework.types import PodInfo
+from pysched.objects import DEFAULT_SCHEDULER_NAME
+from pysched.plugins import pod_topology_spread
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
@@ -404,7 +406,7 @@ class PriorityQueue:
         )
 
     def _run_pre_enqueue_plugins(self, pinfo: QueuedPodInfo) -> None:
-        profile = getattr(pinfo.pod.spec, "scheduler_name", "") or "default-scheduler"
+        profile = getattr(pinfo.pod.spec, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME
         plugins = self._pre_enqueue.get(profile, [])
         for pl in plugins:
             status = pl.pre_enqueue(pinfo.pod)
@@ -555,7 +557,7 @@ class PriorityQueue:
             if new is not None and hasattr(new, "metadata") and pod_key(new) != pinfo.key:
                 return QueueingStrategy.SKIP
             return QueueingStrategy.AFTER_BACKOFF
-        profile = getattr(pinfo.pod.spec, "scheduler_name", "") or "default-scheduler"
+        profile = getattr(pinfo.pod.spec, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME
         hints = self._hints.get(profile)
         if hints is None:
             return QueueingStrategy.AFTER_BACKOFF
@@ -632,7 +634,7 @@ class PriorityQueue:
         out = []
         for pinfo in self._unschedulable.values():
             if (
-                "PodTopologySpread" in pinfo.unschedulable_plugins
+                pod_topology_spread.NAME in pinfo.unschedulable_plugins
                 and pinfo.pod.metadata.namespace == pod.metadata.namespace
             ):
                 out.append(pinfo)

@@ -30,12 +30,15 @@ import numpy as np
 
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
-from pysched.fast.path import NOMINATION_SAFE_FILTERS, NominatedLoad
+from pysched.fast.path import STAT_MISMATCH, STAT_NOMINATED_LOAD
 from pysched.framework.cycle_state import CycleState
+from pysched.framework.node_table import NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from pysched.objects import Pod
+from pysched.plugins import default_preemption
+from pysched.preemption import VICTIMS_STATE_KEY
 from pysched.queue import (
     EVENT_ASSIGNED_POD_DELETE,
     NominatingInfo,
@@ -229,10 +232,10 @@ class Scheduler:
                 )
                 if pf_result.nominated_node_name:
                     record.nominated_node = pf_result.nominated_node_name
-                victims = state.get("pysched/preemption-victims")
+                victims = state.get(VICTIMS_STATE_KEY)
                 if victims:
                     record.victims = list(victims)
-            if "DefaultPreemption" in fwk.plugins_map:
+            if default_preemption.NAME in fwk.plugins_map:
                 self.metrics.observe_preemption(len(record.victims))
             st = Status(Code.UNSCHEDULABLE, [], error=fit_err)
             return ScheduleResult(nominating_info=nominating), pinfo, st
@@ -427,8 +430,9 @@ class Scheduler:
             if rows is None or table.infos[int(rows[0])] is not feasible[0]:
                 index_of = self.snapshot.index_of
                 rows = np.fromiter((index_of[ni.name] for ni in feasible), np.int64, len(feasible))
-            totals = self.fast.weighted_totals(fwk, state, pod, table, rows)
-            if totals is not None:
+            cols = self.fast.scores(fwk, state, pod, table, rows)
+            if cols is not None:
+                totals = cols.totals
                 best = totals.max()
                 ties = np.flatnonzero(totals == best)
                 k = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
@@ -518,12 +522,12 @@ class Scheduler:
         ):
             per_row = self._nominated_rows(pod)
             load = None
-            if per_row and self.fast.active_filters(fwk, state) <= NOMINATION_SAFE_FILTERS:
+            if per_row and self.fast.nomination_safe(fwk, state):
                 load = NominatedLoad(per_row)  # their requests, counted in the columns
-                self.fast.stats["nominated_load"] += 1
+                self.fast.stats[STAT_NOMINATED_LOAD] += 1
             res = self.fast.filter_analysis(fwk, state, pod, table, load)
             if res is not None:
-                mask, first_fail, plugins = res
+                mask, first_fail, plugins = res.feasible, res.first_fail, res.plugins
                 for i in per_row:
                     if load is None:  # the plugins' two passes decide (usually a few nodes)
                         st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
@@ -658,7 +662,7 @@ class Scheduler:
                 raise st.as_error() or RuntimeError(st.message())
             if st.is_success():
                 if self.fast is not None:
-                    self.fast.stats["mismatch"] += 1
+                    self.fast.stats[STAT_MISMATCH] += 1
                 continue
             diagnosis.node_to_status.set(ni.name, st)
             diagnosis.add_plugin_status(st)

@@ -4,6 +4,12 @@ Mirrors staging/src/k8s.io/kube-scheduler/framework/interface.go. A plugin is
 any object with `name()` and the methods of the points it implements; the
 runtime discovers points with `isinstance(p, FilterPlugin)` etc.
 (runtime_checkable), exactly as upstream type-asserts.
+
+Beyond upstream: a Filter or Score plugin may also own a *batch twin*
+(`BatchFilterPlugin.filter_batch`, `BatchScorePlugin.score_batch`) that decides for every
+row of the snapshot's NodeTable at once, with the same arithmetic as its per-node method.
+The scheduler's vectorised path (pysched.fast) finds twins through these Protocols and
+falls back to the per-node methods whenever one is missing or declines (returns None).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ClusterEventWithHint
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Status
 from pysched.framework.types import (
     NodeInfo,
@@ -77,6 +84,27 @@ class FilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """A Filter plugin with a vectorised twin over the NodeTable."""
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        """Per table row, True where ``filter`` would pass; None when this pod (or this
+        plugin's configuration) is beyond the twin, and the per-node method must decide.
+        ``nominated`` is only given when every active filter is resource-monotone: count
+        those requests as the first of the framework's two passes would."""
+        ...
+
+    def resource_monotone(self) -> bool:
+        """True when other pods on a node change this filter's verdict only through their
+        resource requests, and only for the worse as they grow (or not at all): then
+        nominated pods are counted through ``nominated``, and preemption may walk victims on
+        request sums."""
+        ...
+
+
+@runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     """filtered_node_status_map: node name -> the Status that rejected it."""
 
@@ -105,6 +133,16 @@ class ScorePlugin(Plugin, Protocol):
     ) -> tuple[int, Status | None]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """A Score plugin with a vectorised twin over the NodeTable."""
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
+        """Normalised scores (Score then NormalizeScore over exactly these nodes) for table
+        rows ``rows``, or None when the per-node methods must decide."""
+        ...
 
 
 @runtime_checkable

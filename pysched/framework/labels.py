@@ -24,31 +24,39 @@ from pysched.objects import (
 
 Matcher = Callable[[Mapping[str, str]], bool]
 
+# Selector operators (metav1.LabelSelectorOperator, v1.NodeSelectorOperator).
+OP_IN = "In"
+OP_NOT_IN = "NotIn"
+OP_EXISTS = "Exists"
+OP_DOES_NOT_EXIST = "DoesNotExist"
+OP_GT = "Gt"
+OP_LT = "Lt"
+
 
 class SelectorError(ValueError):
     """An invalid requirement (e.g. In with no values)."""
 
 
 def _requirement(key: str, op: str, values: Sequence[str]) -> Matcher:
-    if op == "In":
+    if op == OP_IN:
         if not values:
             raise SelectorError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
         vs = frozenset(values)
         return lambda labels: labels.get(key) in vs if key in labels else False
-    if op == "NotIn":
+    if op == OP_NOT_IN:
         if not values:
             raise SelectorError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
         vs = frozenset(values)
         return lambda labels: key not in labels or labels[key] not in vs
-    if op == "Exists":
+    if op == OP_EXISTS:
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
         return lambda labels: key in labels
-    if op == "DoesNotExist":
+    if op == OP_DOES_NOT_EXIST:
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
         return lambda labels: key not in labels
-    if op in ("Gt", "Lt"):
+    if op in (OP_GT, OP_LT):
         if len(values) != 1:
             raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
         try:
@@ -66,7 +74,7 @@ def _requirement(key: str, op: str, values: Sequence[str]) -> Matcher:
                 n = int(v)
             except ValueError:
                 return False
-            return n > bound if op == "Gt" else n < bound
+            return n > bound if op == OP_GT else n < bound
 
         return cmp
     raise SelectorError(f"{key}: {op!r} is not a valid selector operator")
@@ -108,7 +116,7 @@ def label_selector_as_selector(sel: LabelSelector | None) -> Selector:
         return EVERYTHING
     reqs: list[Matcher] = []
     for k, v in sel.match_labels.items():
-        reqs.append(_requirement(k, "In", [v]))
+        reqs.append(_requirement(k, OP_IN, [v]))
     for e in sel.match_expressions:
         reqs.append(_label_req(e))
     return Selector(reqs)
@@ -140,9 +148,9 @@ class _Term:
             return False
         if self.fields is not None and node_name:
             for op, value in self.fields:
-                if op == "In" and node_name != value:
+                if op == OP_IN and node_name != value:
                     return False
-                if op == "NotIn" and node_name == value:
+                if op == OP_NOT_IN and node_name == value:
                     return False
         return True
 
@@ -166,10 +174,15 @@ def _compile_term(t: NodeSelectorTerm) -> _Term:
     return _Term(labels, fields)
 
 
+def term_error(t: NodeSelectorTerm) -> str | None:
+    """Why a node selector term can never match (an invalid requirement), or None."""
+    return _compile_term(t).error
+
+
 def _field_req(e: NodeSelectorRequirement) -> tuple[str, str]:
     if e.key != "metadata.name":
         raise SelectorError(f"{e.key}: not a supported field selector key (only metadata.name)")
-    if e.operator not in ("In", "NotIn"):
+    if e.operator not in (OP_IN, OP_NOT_IN):
         raise SelectorError(f"{e.key}: {e.operator!r} is not a valid field selector operator")
     if len(e.values) != 1:
         raise SelectorError(f"{e.key}: must have one element")

@@ -12,12 +12,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
+from pysched.framework.node_table import Ints, NodeTable
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo
 from pysched.objects import Pod
 from pysched.plugins.args import NodeResourcesBalancedAllocationArgs
 from pysched.plugins.node_resources_fit import (
+    allocatable_and_requested_batch,
     pod_resource_request_list,
     resource_allocation_score,
 )
@@ -48,6 +52,30 @@ def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int
             s = s + (f - mean) * (f - mean)
         std = math.sqrt(s / len(fractions))
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_score_batch(requested: list[Ints], allocatable: list[Ints]) -> Ints:
+    """balanced_resource_score for rows where every resource has allocatable > 0."""
+    fr = [
+        np.minimum(r.astype(np.float64) / a.astype(np.float64), 1.0)
+        for r, a in zip(requested, allocatable, strict=True)
+    ]
+    k = len(fr)
+    if k == 2:
+        std = np.abs((fr[0] - fr[1]) / 2)
+    elif k == 1:
+        std = np.zeros_like(fr[0])
+    else:
+        total = fr[0].copy()
+        for f in fr[1:]:
+            total = total + f
+        mean = total / k
+        s = np.zeros_like(mean)
+        for f in fr:
+            s = s + (f - mean) * (f - mean)
+        std = np.sqrt(s / k)
+    out: Ints = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out
 
 
 def balanced_resource_scorer(
@@ -92,6 +120,34 @@ class BalancedAllocation:
         return resource_allocation_score(
             node_info, self.resources, reqs, True, balanced_resource_scorer
         ), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            return None
+        cols = [
+            allocatable_and_requested_batch(table, rows, r.name, reqs[i], True)
+            for i, r in enumerate(self.resources)
+        ]
+        alloc = [c[0] for c in cols]
+        all_valid = np.ones(len(rows), bool)
+        for a in alloc:
+            all_valid &= a != 0
+        out = np.zeros(len(rows), np.int64)
+        if all_valid.any():
+            with_pod = balanced_resource_score_batch([c[1] for c in cols], alloc)
+            without = balanced_resource_score_batch([c[2] for c in cols], alloc)
+            half = MAX_NODE_SCORE // 2
+            out = half + (half + with_pod - without) // 2
+        if not all_valid.all():  # some node lacks a resource: the per-node arithmetic
+            for j in np.flatnonzero(~all_valid).tolist():
+                ni = table.infos[int(rows[j])]
+                out[j] = resource_allocation_score(
+                    ni, self.resources, reqs, True, balanced_resource_scorer
+                )
+        return out
 
     def score_extensions(self) -> None:
         return None

@@ -1,9 +1,13 @@
-"""Shared plugin helpers: Go integer division and DefaultNormalizeScore."""
+"""Shared plugin helpers: Go integer division and DefaultNormalizeScore (and its batch twin)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+import numpy as np
+
+from pysched.framework.node_table import Ints
 from pysched.framework.types import MAX_NODE_SCORE, NodeScore
 
 
@@ -31,7 +35,16 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
         s.score = score
 
 
-def broken_linear_function(shape: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+def default_normalize_batch(counts: Ints, reverse: bool) -> Ints:
+    """default_normalize_score over an array of non-negative raw scores (MAX_NODE_SCORE)."""
+    mx = int(counts.max()) if len(counts) else 0
+    if mx == 0:
+        return np.full(len(counts), MAX_NODE_SCORE if reverse else 0, np.int64)
+    s: Ints = (MAX_NODE_SCORE * counts) // mx
+    return MAX_NODE_SCORE - s if reverse else s
+
+
+def broken_linear_function(shape: list[tuple[int, int]]) -> Callable[[int], int]:
     """helper.BuildBrokenLinearFunction over (utilization, score) points (sorted)."""
 
     def f(p: int) -> int:
@@ -49,6 +62,7 @@ def broken_linear_function(shape: list[tuple[int, int]]):  # type: ignore[no-unt
 __all__ = [
     "MAX_NODE_SCORE",
     "broken_linear_function",
+    "default_normalize_batch",
     "default_normalize_score",
     "go_div",
     "go_round",

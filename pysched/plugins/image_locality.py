@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
+from pysched.framework.node_table import Ints, NodeTable
 from pysched.framework.types import (
     MAX_NODE_SCORE,
     ImageStateSummary,
@@ -76,6 +79,22 @@ class ImageLocality:
             if st is not None:
                 total += scaled_image_score(st, total_nodes)
         return calculate_priority(total, len(names)), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints:
+        sums = np.zeros(len(rows), np.int64)
+        containers = [*pod.spec.init_containers, *pod.spec.containers]
+        for c in containers:
+            name = normalized_image_name(c.image)
+            col = table.image_column(name)
+            having = np.flatnonzero(col)
+            if len(having) == 0:
+                continue
+            st = table.infos[int(having[0])].image_states[name]
+            sums += np.where(col[rows], scaled_image_score(st, table.n), 0)
+        max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
+        s = np.clip(sums, MIN_THRESHOLD, max_threshold)
+        out: Ints = (MAX_NODE_SCORE * (s - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+        return out
 
     def score_extensions(self) -> None:
         return None

@@ -18,9 +18,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from pysched.framework.labels import NOTHING
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import (
     MAX_NODE_SCORE,
@@ -296,6 +299,36 @@ class InterPodAffinity:
                     return Status(Code.UNSCHEDULABLE, [ERR_REASON_EXISTING_ANTI_AFFINITY])
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        """Filter from the PreFilter counts ({key: {value: count}}), per label column."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        ok = np.ones(table.n, bool)
+        terms = s.pod_info.required_affinity_terms
+        if terms:
+            labelled = np.ones(table.n, bool)
+            exist = np.ones(table.n, bool)
+            for term in terms:
+                tk = term.topology_key
+                labelled &= table.label_column(tk) >= 0
+                exist &= table.domain_values(tk, s.affinity_counts.get(tk, {})) > 0
+            first_of_group = not s.affinity_counts and pod_matches_all_affinity_terms(terms, pod)
+            ok &= labelled & (exist | first_of_group)
+        if s.anti_affinity_counts:
+            for term in s.pod_info.required_anti_affinity_terms:
+                counts = s.anti_affinity_counts.get(term.topology_key)
+                if counts:
+                    ok &= table.domain_values(term.topology_key, counts) <= 0
+        for k, counts in s.existing_anti_affinity_counts.items():
+            ok &= table.domain_values(k, counts) <= 0
+        return ok
+
+    def resource_monotone(self) -> bool:
+        return False  # other pods' labels and terms matter
+
     # -------------------------------------------------------------- Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         aff = pod.spec.affinity
@@ -349,6 +382,26 @@ class InterPodAffinity:
             if v is not None:
                 score += values.get(v, 0)
         return score, None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        """Score + NormalizeScore from the PreScore topology scores."""
+        ts = state.get(PRE_SCORE_STATE_KEY)
+        if ts is None:
+            return None
+        score = np.zeros(len(rows), np.int64)
+        for tk, values in ts.items():
+            score += table.domain_values(tk, values)[rows]
+        if not ts:
+            return score
+        mn, mx = int(score.min()), int(score.max())
+        diff = mx - mn
+        if diff <= 0:
+            return np.zeros(len(rows), np.int64)
+        f = float(MAX_NODE_SCORE) * ((score - mn).astype(np.float64) / float(diff))
+        out: Ints = np.trunc(f).astype(np.int64)
+        return out
 
     def score_extensions(self) -> InterPodAffinity:
         return self

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -17,11 +19,12 @@ from pysched.framework.labels import (
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
 )
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PreFilterResult
 from pysched.objects import Pod
 from pysched.plugins.args import NodeAffinityArgs
-from pysched.plugins.helper import default_normalize_score
+from pysched.plugins.helper import default_normalize_batch, default_normalize_score
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -99,6 +102,16 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_POD])
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        if self.added_node_selector is not None:
+            return None  # scheduler-enforced affinity: the per-node method
+        return table.node_selector_mask(pod)
+
+    def resource_monotone(self) -> bool:
+        return True  # other pods play no part
+
     # -------------------------------------------------------------- score
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         terms = preferred_terms(pod)
@@ -119,6 +132,24 @@ class NodeAffinity:
         if terms is not None:
             count += terms.score(node)
         return count, None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        if self.added_pref_terms is not None:
+            return None  # scheduler-enforced preferences: the per-node method
+        aff = pod.spec.affinity
+        na = aff.node_affinity if aff is not None else None
+        counts = np.zeros(len(rows), np.int64)
+        for term in na.preferred if na is not None else ():
+            pref = term.preference
+            if term.weight == 0 or not (pref.match_expressions or pref.match_fields):
+                continue
+            m = table.term_mask(pref)
+            if m is None:
+                return None
+            counts += np.where(m[rows], term.weight, 0)
+        return default_normalize_batch(counts, reverse=False)
 
     def score_extensions(self) -> NodeAffinity:
         return self

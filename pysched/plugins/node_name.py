@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -12,6 +14,7 @@ from pysched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
 from pysched.objects import Pod
@@ -34,6 +37,16 @@ class NodeName:
         if not fits(pod, node_info):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON])
         return None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        if pod.spec.node_name:
+            return None  # a pod naming its node: the per-node method (one node fits)
+        return np.ones(table.n, bool)
+
+    def resource_monotone(self) -> bool:
+        return True  # other pods play no part
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD), _node_added)]

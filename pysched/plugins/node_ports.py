@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -12,6 +14,7 @@ from pysched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, host_ports
 from pysched.objects import Pod
@@ -50,6 +53,16 @@ class NodePorts:
         if not fits_ports(want, node_info.used_ports):
             return Status(Code.UNSCHEDULABLE, [ERR_REASON])
         return None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        if host_ports(pod):
+            return None  # ports in use are not in the columns: the per-node method decides
+        return np.ones(table.n, bool)
+
+    def resource_monotone(self) -> bool:
+        return False  # other pods' host ports matter
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

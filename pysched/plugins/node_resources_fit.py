@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -22,6 +24,7 @@ from pysched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, PreFilterResult, Resource
 from pysched.objects import Pod
@@ -148,6 +151,44 @@ def fits_request(
     return out
 
 
+def fits_request_batch(
+    req: Resource,
+    t: NodeTable,
+    nominated: NominatedLoad | None = None,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> Mask:
+    """fits_request over every table row (True: nothing insufficient); ``nominated`` requests
+    are counted on their rows."""
+    num_pods, used_cpu, used_mem, used_eph = t.num_pods, t.req_cpu, t.req_mem, t.req_eph
+    if nominated is not None:
+        num_pods = nominated.added(num_pods, nominated.count)
+        used_cpu = nominated.added(used_cpu, nominated.cpu)
+        used_mem = nominated.added(used_mem, nominated.mem)
+        used_eph = nominated.added(used_eph, nominated.eph)
+    bad = num_pods + 1 > t.alloc_pods
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+        return ~bad
+    if req.milli_cpu > 0:
+        bad |= req.milli_cpu > t.alloc_cpu - used_cpu
+    if req.memory > 0:
+        bad |= req.memory > t.alloc_mem - used_mem
+    if req.ephemeral_storage > 0:
+        bad |= req.ephemeral_storage > t.alloc_eph - used_eph
+    for name, q in req.scalar.items():
+        if q == 0:
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored or (ignored_groups and name.split("/")[0] in ignored_groups)
+        ):
+            continue
+        a, u = t.scalar(name)
+        if nominated is not None and name in nominated.scalar:
+            u = nominated.added(u, nominated.scalar[name])
+        bad |= q > a - u
+    return ~bad
+
+
 def fits(pod: Pod, ni: NodeInfo) -> list[InsufficientResource]:
     """Fits: the insufficient resources of `pod` on `ni` (empty when it fits)."""
     return fits_request(compute_pod_resource_request(pod), ni)
@@ -186,6 +227,29 @@ def allocatable_and_requested(
         s = ni.requested.scalar.get(resource, 0)
         return ni.allocatable.scalar[resource], s + pod_request, s
     return 0, 0, 0
+
+
+def allocatable_and_requested_batch(
+    t: NodeTable, rows: Ints, resource: str, pod_request: int, use_requested: bool
+) -> tuple[Ints, Ints, Ints]:
+    """allocatable_and_requested for table rows ``rows``, as three columns."""
+    zero = np.zeros(len(rows), np.int64)
+    if pod_request == 0 and is_scalar_resource_name(resource):
+        return zero, zero, zero
+    if resource == "cpu":
+        r = (t.req_cpu if use_requested else t.nz_cpu)[rows]
+        return t.alloc_cpu[rows], r + pod_request, r
+    if resource == "memory":
+        r = (t.req_mem if use_requested else t.nz_mem)[rows]
+        return t.alloc_mem[rows], r + pod_request, r
+    if resource == "ephemeral-storage":
+        r = t.req_eph[rows]
+        return t.alloc_eph[rows], r + pod_request, r
+    if resource in t.scalar_alloc:
+        a, u = t.scalar(resource)
+        r = u[rows]
+        return a[rows], r + pod_request, r
+    return zero, zero, zero
 
 
 def resource_allocation_score(
@@ -315,6 +379,38 @@ def requested_to_capacity_ratio_scorer(
     return f
 
 
+def allocated_score_batch(
+    t: NodeTable, rows: Ints, resources: list[ResourceSpec], pod_req: list[int], most: bool
+) -> Ints:
+    """The LeastAllocated (or MostAllocated) scorer over table rows ``rows``."""
+    score = np.zeros(len(rows), np.int64)
+    wsum = np.zeros(len(rows), np.int64)
+    uniform = True  # every node has every resource: one weight sum for all
+    wtotal = 0
+    for r, pr in zip(resources, pod_req, strict=True):
+        a, rq, _ = allocatable_and_requested_batch(t, rows, r.name, pr, False)
+        valid = a != 0
+        if valid.all():
+            safe_a = a
+            wsum += r.weight
+            wtotal += r.weight
+        else:
+            uniform = uniform and not valid.any()
+            safe_a = np.where(valid, a, 1)
+            wsum += np.where(valid, r.weight, 0)
+        if most:
+            s = (np.minimum(rq, a) * MAX_NODE_SCORE) // safe_a
+        else:
+            s = np.where(rq > a, 0, ((safe_a - rq) * MAX_NODE_SCORE) // safe_a)
+        if safe_a is not a:
+            s = np.where(valid, s, 0)  # resources a node lacks are left out
+        score += s * r.weight
+    if uniform:
+        return score // wtotal if wtotal else np.zeros(len(rows), np.int64)
+    out: Ints = np.where(wsum > 0, score // np.where(wsum > 0, wsum, 1), 0)
+    return out
+
+
 class Fit:
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.ignored = frozenset(args.ignored_resources)
@@ -357,6 +453,17 @@ class Fit:
                 code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return Status(code, [r.reason for r in insufficient])
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if req is None:
+            return None
+        return fits_request_batch(req, table, nominated, self.ignored, self.ignored_groups)
+
+    def resource_monotone(self) -> bool:
+        return True  # only requests against allocatable
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False))
         return None
@@ -366,6 +473,18 @@ class Fit:
         if reqs is None:
             reqs = pod_resource_request_list(pod, self.resources, False)
         return resource_allocation_score(node_info, self.resources, reqs, False, self.scorer), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            return None  # RequestedToCapacityRatio: the per-node method
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:
+            return None
+        return allocated_score_batch(
+            table, rows, self.resources, reqs, self.strategy == MOST_ALLOCATED
+        )
 
     def score_extensions(self) -> None:
         return None

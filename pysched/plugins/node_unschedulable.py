@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -13,6 +15,7 @@ from pysched.framework.events import (
     QueueingHint,
 )
 from pysched.framework.labels import tolerations_tolerate_taint
+from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
 from pysched.objects import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
@@ -36,6 +39,16 @@ class NodeUnschedulable:
         if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask:
+        if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
+            return np.ones(table.n, bool)
+        return ~table.unschedulable
+
+    def resource_monotone(self) -> bool:
+        return True  # other pods play no part
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

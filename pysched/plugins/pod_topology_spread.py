@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from pysched.framework.labels import (
@@ -28,6 +30,7 @@ from pysched.framework.labels import (
     find_matching_untolerated_taint,
     label_selector_as_selector,
 )
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from pysched.objects import (
@@ -329,6 +332,25 @@ class PodTopologySpread:
                 return Status(Code.UNSCHEDULABLE, [ERR_REASON_CONSTRAINTS_NOT_MATCH])
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask | None:
+        """Filter from the PreFilter state (matching pods per domain), per label column."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        ok = np.ones(table.n, bool)
+        for i, c in enumerate(s.constraints):
+            labelled = table.label_column(c.topology_key) >= 0
+            match_num = table.domain_values(c.topology_key, s.tp_value_to_match_num[i])
+            min_match = s.global_min(i, c.min_domains)
+            self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
+            ok &= labelled & (match_num + self_match - min_match <= c.max_skew)
+        return ok
+
+    def resource_monotone(self) -> bool:
+        return False  # other pods' labels matter
+
     # -------------------------------------------------------------- Score
     def pre_score(
         self, state: CycleState, pod: Pod, filtered_nodes: list[NodeInfo]
@@ -400,6 +422,49 @@ class PodTopologySpread:
                 cnt = counts[i].get(tv, 0)
             score += float(cnt) * weights[i] + float(c.max_skew - 1)
         return go_round(score), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        """Score + NormalizeScore from the PreScore state."""
+        st = state.get(PRE_SCORE_STATE_KEY)
+        if st is None:
+            return None
+        constraints, ignored, counts, weights = st
+        n = len(rows)
+        row_list = rows.tolist()
+        score = np.zeros(n, np.float64)
+        ns = pod.metadata.namespace
+        for i, c in enumerate(constraints):
+            present = table.label_column(c.topology_key)[rows] >= 0
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = np.fromiter(
+                    (
+                        count_pods_match_selector(table.infos[r].pods, c.selector, ns)
+                        for r in row_list
+                    ),
+                    np.int64,
+                    n,
+                )
+            else:
+                cnt = table.domain_values(c.topology_key, counts[i])[rows]
+            add = cnt.astype(np.float64) * weights[i] + float(c.max_skew - 1)
+            score = np.where(present, score + add, score)
+        r = np.floor(score)
+        raw = (r + (score - r >= 0.5)).astype(np.int64)  # Go's math.Round (scores are >= 0)
+        valid = np.ones(n, bool)
+        if ignored:
+            valid = np.fromiter((table.names[x] not in ignored for x in row_list), bool, n)
+        if not valid.any():
+            return np.zeros(n, np.int64)
+        mx = max(0, int(raw[valid].max()))
+        mn = int(raw[valid].min())
+        if mx == 0:
+            out = np.full(n, MAX_NODE_SCORE, np.int64)
+        else:
+            out = (MAX_NODE_SCORE * (mx + mn - raw)) // mx
+        res: Ints = np.where(valid, out, 0)
+        return res
 
     def score_extensions(self) -> PodTopologySpread:
         return self

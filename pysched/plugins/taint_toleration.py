@@ -13,6 +13,7 @@ from pysched.framework.events import (
     QueueingHint,
 )
 from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
 from pysched.objects import (
@@ -23,15 +24,18 @@ from pysched.objects import (
     Taint,
     Toleration,
 )
-from pysched.plugins.helper import default_normalize_score
+from pysched.plugins.helper import default_normalize_batch, default_normalize_score
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
+_DO_NOT_SCHEDULE_EFFECTS = (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE)
+
+
 def do_not_schedule_taints_filter(t: Taint) -> bool:
     """helper.DoNotScheduleTaintsFilterFunc: NoSchedule and NoExecute taints."""
-    return t.effect == TAINT_EFFECT_NO_SCHEDULE or t.effect == TAINT_EFFECT_NO_EXECUTE
+    return t.effect in _DO_NOT_SCHEDULE_EFFECTS
 
 
 # Since v1.35 (kubernetes#134740) the reason no longer names the taint's key and value, which
@@ -76,6 +80,15 @@ class TaintToleration:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [untolerated_taint_reason(taint)])
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask:
+        ids = table.untolerated_taints(pod.spec.tolerations, _DO_NOT_SCHEDULE_EFFECTS)
+        return ~table.has_hard_taint(ids)
+
+    def resource_monotone(self) -> bool:
+        return True  # other pods play no part
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.spec.tolerations))
         return None
@@ -89,6 +102,15 @@ class TaintToleration:
                 Code.ERROR, [f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState"]
             )
         return count_intolerable_prefer_no_schedule(node.spec.taints, tolerations), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> Ints | None:
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            return None
+        ids = table.untolerated_taints(tolerations, (TAINT_EFFECT_PREFER_NO_SCHEDULE,))
+        return default_normalize_batch(table.count_prefer_taints(ids, rows), reverse=True)
 
     def score_extensions(self) -> TaintToleration:
         return self

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PreFilterResult
 from pysched.objects import Pod
@@ -42,6 +45,14 @@ class _NoVolumes:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
+    ) -> Mask:
+        return np.ones(table.n, bool)
+
+    def resource_monotone(self) -> bool:
+        return True  # no volumes: other pods play no part
+
 
 class _NoVolumesBinding(_NoVolumes):
     """VolumeBinding also reserves, pre-binds and (with capacity scoring) scores."""
@@ -51,6 +62,9 @@ class _NoVolumesBinding(_NoVolumes):
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         return 0, None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints:
+        return np.zeros(len(rows), np.int64)
 
     def score_extensions(self) -> None:
         return None

@@ -10,8 +10,11 @@ import pytest
 from engine_objects import node_dict, pod_dict
 
 from pysched.api import EmbeddedScheduler
+from pysched.config import load_config
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.types import NodeScore
+from pysched.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
+from pysched.framework.node_table import NominatedLoad
+from pysched.framework.types import NodeScore, PodInfo
 from pysched.objects import Node, Pod
 
 ZONES = ["a", "b", "c"]
@@ -461,3 +464,137 @@ def test_same_decisions_across_node_events(seed: int) -> None:
         assert x == y, pod.key
     assert (a_bound, a_ev) == (b_bound, b_ev)
     assert fs.scheduler.fast.stats["mismatch"] == 0
+
+
+# ---------------------------------------------------------------- each plugin owns its twin
+def test_every_default_filter_and_score_plugin_owns_a_twin() -> None:
+    """The vectorised path is the plugins' own: found through the Protocols, not by name."""
+    s, _ = build([], [], True, 0)
+    fwk = s.frameworks["default-scheduler"]
+    assert fwk.filter_plugins
+    assert fwk.score_plugins
+    for pl in fwk.filter_plugins:
+        assert isinstance(pl, BatchFilterPlugin), pl.name()
+    for pl in fwk.score_plugins:
+        assert isinstance(pl, BatchScorePlugin), pl.name()
+    monotone = {pl.name() for pl in fwk.filter_plugins if pl.resource_monotone()}
+    assert {"NodeResourcesFit", "TaintToleration", "NodeAffinity"} <= monotone
+    assert not {"InterPodAffinity", "PodTopologySpread", "NodePorts"} & monotone
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_each_filter_twin_equals_its_plugin(seed: int) -> None:
+    """Plugin by plugin (not only the combined mask): twin row == per-node verdict, with and
+    without nominated pods counted in the columns."""
+    nodes, bound, pending = cluster(seed, 110)
+    s, _ = build(nodes, bound, True, seed)
+    fwk = s.frameworks["default-scheduler"]
+    s.cache.update_snapshot(s.snapshot)
+    table = s.snapshot.table
+    infos = s.snapshot.list()
+    rng = random.Random(seed)
+    compared = 0
+    for pod in pending:
+        state = CycleState()
+        _, st, _ = fwk.run_pre_filter_plugins(state, pod)
+        if st is not None and not st.is_success():
+            continue
+        # a few nominated pods on random rows, counted as the framework's first pass does
+        per_row = {
+            rng.randrange(len(infos)): [PodInfo(random_pod(rng, f"nom{i}"))] for i in range(3)
+        }
+        load = NominatedLoad(per_row)
+        for pl in fwk.filter_plugins:
+            if pl.name() in state.skip_filter_plugins:
+                continue
+            got = pl.filter_batch(state, pod, table, None)
+            if got is None:
+                continue
+            want = [pl.filter(state, pod, ni) is None for ni in infos]
+            assert got.tolist() == want, (pod.key, pl.name())
+            compared += 1
+            if not pl.resource_monotone():
+                continue
+            got = pl.filter_batch(state, pod, table, load)
+            assert got is not None
+            for i, ni in enumerate(infos):
+                if i not in per_row:
+                    continue
+                with_nominated = ni.clone()
+                for pi in per_row[i]:
+                    with_nominated.add_pod_info(pi)
+                assert bool(got[i]) == (pl.filter(state, pod, with_nominated) is None), pl.name()
+    assert compared > 100
+
+
+STRATEGIES = {
+    "MostAllocated": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 2}]},
+    "LeastAllocated-3": {
+        "type": "LeastAllocated",
+        "resources": [
+            {"name": "cpu", "weight": 1},
+            {"name": "memory", "weight": 3},
+            {"name": "example.com/gpu", "weight": 2},
+        ],
+    },
+    # beyond the twin: the plugin declines and the per-node methods score
+    "RequestedToCapacityRatio": {
+        "type": "RequestedToCapacityRatio",
+        "resources": [{"name": "cpu", "weight": 1}],
+        "requestedToCapacityRatio": {
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_same_decisions_with_configured_scoring(strategy: str) -> None:
+    config = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "pluginConfig": [
+                        {
+                            "name": "NodeResourcesFit",
+                            "args": {"scoringStrategy": STRATEGIES[strategy]},
+                        },
+                        {
+                            "name": "NodeResourcesBalancedAllocation",
+                            "args": {"resources": [{"name": "cpu"}, {"name": "memory"}]},
+                        },
+                    ],
+                }
+            ],
+        }
+    )
+    nodes, bound, pending = cluster(61, 130)
+    runs = []
+    for fast in (True, False):
+        rec = _Recorder()
+        s = EmbeddedScheduler(rec, config=config, rng=random.Random(61), fast=fast)
+        for n in nodes:
+            s.on_node_add(n)
+        for p in bound:
+            s.on_pod_add(p)
+        out = []
+        for pod in pending:
+            r = s.schedule_now(pod)
+            if r.node:
+                s.on_pod_update(pod, r.pod)
+            out.append((r.result, r.node, r.message))
+        runs.append((out, rec.bound, s))
+    (a, a_bound, fs), (b, b_bound, _) = runs
+    assert a == b
+    assert a_bound == b_bound
+    stats = fs.scheduler.fast.stats
+    assert stats["mismatch"] == 0
+    assert stats["errors"] == 0
+    if strategy == "RequestedToCapacityRatio":
+        assert stats["fast_score"] == 0
+        assert stats["plain_score"] > 0
+    else:
+        assert stats["fast_score"] > 0

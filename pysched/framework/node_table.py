@@ -2,32 +2,54 @@
 
 The cache keeps it in step with the snapshot: ``rebuild`` when nodes come or go, ``update_row``
 for each node that changed (usually one per cycle: the node the last pod was assumed on).
-Columns the default filters and scores read:
+Plugins with a batch twin (``filter_batch``/``score_batch``, see framework.interfaces) read it
+to decide for every node at once what their per-node methods decide one node at a time.
+Columns:
 
 - resources: allocatable, requested, non-zero requested (cpu, memory, ephemeral storage), pod
   counts; scalar resources in per-name columns made on first use;
 - labels: per label key, a column of interned value ids (-1 when absent), made on first use
-  and kept up to date afterwards;
+  and kept up to date afterwards; selector terms and topology domains are answered over them;
 - taints: every distinct (key, value, effect) gets a bit; a node's NoSchedule/NoExecute taints
   and its PreferNoSchedule taints are bitsets (uint64 words);
 - images: per image name, a presence column made on first use.
+
+``NominatedLoad`` carries the requests of nominated pods per row, for filters whose verdict
+other pods change only through their requests (``resource_monotone``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
-from pysched.framework.types import NodeInfo
+from pysched.framework.labels import (
+    OP_DOES_NOT_EXIST,
+    OP_EXISTS,
+    OP_GT,
+    OP_IN,
+    OP_NOT_IN,
+    term_error,
+    tolerations_tolerate_taint,
+)
+from pysched.framework.types import NodeInfo, PodInfo
 from pysched.objects import (
     TAINT_EFFECT_NO_EXECUTE,
     TAINT_EFFECT_NO_SCHEDULE,
     TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
     Taint,
+    Toleration,
 )
 
 _I64 = np.int64
+Ints = NDArray[np.int64]
+Mask = NDArray[np.bool_]
 
 
 class NodeTable:
@@ -188,7 +210,7 @@ class NodeTable:
         self.label_cols[key] = col
         return col
 
-    def value_ids(self, key: str, values: Any) -> list[int]:
+    def value_ids(self, key: str, values: Iterable[str]) -> list[int]:
         """Ids of the given values of ``key`` (makes the column if needed)."""
         if key not in self.label_cols:
             self.label_column(key)
@@ -212,3 +234,139 @@ class NodeTable:
             w, b = divmod(tid, 64)
             words[w] |= np.uint64(1 << b)
         return words
+
+    # ------------------------------------------------------------------ questions plugins ask
+    def values_in(self, key: str, values: Iterable[str]) -> Mask:
+        """Rows whose label ``key`` has one of ``values`` (absent labels never match)."""
+        col = self.label_column(key)
+        ids = self.value_ids(key, values)
+        if not ids:
+            return np.zeros(self.n, bool)
+        lut = np.zeros(len(self.label_values[key]) + 1, bool)  # the last slot: absent (-1)
+        lut[ids] = True
+        return lut[col]  # type: ignore[no-any-return]
+
+    def requirement_mask(self, r: NodeSelectorRequirement) -> Mask:
+        """One NodeSelectorRequirement over the label columns (labels.Requirement.Matches)."""
+        col = self.label_column(r.key)
+        op = r.operator
+        if op == OP_IN:
+            return self.values_in(r.key, r.values)
+        if op == OP_NOT_IN:
+            return ~self.values_in(r.key, r.values)
+        if op == OP_EXISTS:
+            return col >= 0
+        if op == OP_DOES_NOT_EXIST:
+            return col < 0
+        # Gt / Lt: labels that parse as integers, compared with the bound
+        bound = int(r.values[0])
+        vals = self.label_values[r.key]
+        ok = np.zeros(len(vals) + 1, bool)  # the last slot: absent (-1), never matches
+        for v, vid in vals.items():
+            try:
+                n = int(v)
+            except ValueError:
+                continue
+            ok[vid] = n > bound if op == OP_GT else n < bound
+        return ok[col]  # type: ignore[no-any-return]
+
+    def term_mask(self, term: NodeSelectorTerm) -> Mask | None:
+        """Rows a node selector term matches; None for matchFields (not in the columns)."""
+        if term.match_fields:
+            return None
+        if term_error(term) is not None:
+            return np.zeros(self.n, bool)  # an invalid term never matches
+        m = np.ones(self.n, bool)
+        for r in term.match_expressions:
+            m &= self.requirement_mask(r)
+        return m
+
+    def node_selector_mask(self, pod: Pod) -> Mask | None:
+        """spec.nodeSelector AND the required node affinity (RequiredNodeAffinity.match)."""
+        m = np.ones(self.n, bool)
+        for k, v in pod.spec.node_selector.items():
+            m &= self.values_in(k, (v,))
+        aff = pod.spec.affinity
+        na = aff.node_affinity if aff is not None else None
+        if na is not None and na.required is not None:
+            any_term = np.zeros(self.n, bool)
+            for term in na.required.node_selector_terms:
+                if not (term.match_expressions or term.match_fields):
+                    continue
+                tm = self.term_mask(term)
+                if tm is None:
+                    return None
+                any_term |= tm
+            m &= any_term
+        return m
+
+    def domain_values(self, key: str, values: Mapping[str, int]) -> Ints:
+        """Per row, ``values`` of the row's label ``key`` value (0 when absent or not listed).
+
+        Value ids come from one C-level map over the dict (no per-value Python code): with one
+        domain per node (hostname) there are as many values as nodes."""
+        col = self.label_column(key)  # before reading label_values: it interns the values
+        ids_of = self.label_values[key]
+        k = len(values)
+        ids = np.fromiter(map(ids_of.get, values, itertools.repeat(-1)), _I64, k)
+        vals = np.fromiter(values.values(), _I64, k)
+        lut = np.zeros(len(ids_of) + 1, _I64)  # the last slot serves absent labels (-1)
+        known = ids >= 0
+        lut[ids[known]] = vals[known]
+        return lut[col]  # type: ignore[no-any-return]
+
+    def untolerated_taints(
+        self, tolerations: Sequence[Toleration], effects: tuple[str, ...]
+    ) -> list[int]:
+        """Ids of the table's taints with one of ``effects`` that ``tolerations`` leave."""
+        return [
+            tid
+            for tid, taint in enumerate(self.taints)
+            if taint.effect in effects and not tolerations_tolerate_taint(tolerations, taint)
+        ]
+
+    def has_hard_taint(self, ids: list[int]) -> Mask:
+        """Rows carrying one of the NoSchedule/NoExecute taints ``ids``."""
+        if not ids:
+            return np.zeros(self.n, bool)
+        bits = self.taint_bits(ids)
+        return ((self.hard_taints & bits) != 0).any(axis=1)  # type: ignore[no-any-return]
+
+    def count_prefer_taints(self, ids: list[int], rows: Ints) -> Ints:
+        """Per row of ``rows``, how many of the PreferNoSchedule taints ``ids`` it carries."""
+        counts = np.zeros(len(rows), _I64)
+        words = self.prefer_taints[rows]
+        for tid in ids:
+            w, b = divmod(tid, 64)
+            counts += ((words[:, w] >> np.uint64(b)) & np.uint64(1)).astype(_I64)
+        return counts
+
+
+class NominatedLoad:
+    """The requests of the nominated pods (priority >= the pod's) per table row, so a
+    resource-monotone filter counts them as the plugins' first pass (nominated pods added) does.
+    """
+
+    def __init__(self, per_row: Mapping[int, Sequence[PodInfo]]) -> None:
+        self.rows = np.fromiter(per_row, _I64, len(per_row))
+        k = len(per_row)
+        self.count = np.zeros(k, _I64)
+        self.cpu = np.zeros(k, _I64)
+        self.mem = np.zeros(k, _I64)
+        self.eph = np.zeros(k, _I64)
+        self.scalar: dict[str, Ints] = {}
+        for j, pis in enumerate(per_row.values()):
+            for pi in pis:
+                res = pi.calculate_resource()[0]
+                self.count[j] += 1
+                self.cpu[j] += res.milli_cpu
+                self.mem[j] += res.memory
+                self.eph[j] += res.ephemeral_storage
+                for name, q in res.scalar.items():
+                    self.scalar.setdefault(name, np.zeros(k, _I64))[j] += q
+
+    def added(self, column: Ints, values: Ints) -> Ints:
+        """``column`` with ``values`` added on the nominated rows (a copy)."""
+        out = column.copy()
+        out[self.rows] += values
+        return out
