@@ -22,6 +22,20 @@ Use::
 ``binder.bind(pod, node)`` must persist ``spec.nodeName`` (raise to fail the binding: the pod is
 retried after backoff); the store's update event should then reach ``on_pod_update``, which
 confirms the assumed pod in the cache.
+
+What kube-scheduler writes besides bindings reaches the ``PodStatusWriter``:
+``set_pod_condition(pod, reason, message)`` after a failed attempt (PodScheduled=False with
+reason ``Unschedulable`` or ``SchedulerError``; ``message`` is kube-scheduler's FitError text,
+``0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node
+affinity/selector. preemption: ...``, which is also the FailedScheduling event's message),
+``set_nominated_node_name(pod, node)`` (``""`` clears it), and ``evict(victim, preemptor,
+node)`` for each preemption victim (upstream deletes it with default options, so its own
+terminationGracePeriodSeconds applies).
+
+Beyond kube-scheduler, ``last_decision(namespace, name)`` tells why a pod is Pending or where
+it went and why (pysched.decisions: filter verdicts per node, the reported nodes' scores, the
+nominated node, victims and message), as a JSON-ready dict shaped like a ``pysched simulate
+-o json`` entry; the log is bounded and forgets a deleted pod.
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ from typing import Any, Protocol
 
 from pysched.cache import Cache, Snapshot
 from pysched.clock import Clock, RealClock
+from pysched.decisions import Decision, DecisionLog, filtered_statuses
 from pysched.framework.labels import RequiredNodeAffinity, find_matching_untolerated_taint
 from pysched.framework.types import NodeInfo, PodInfo, Resource, host_ports
 from pysched.metrics import SchedulerMetrics
@@ -158,6 +173,7 @@ class EmbeddedScheduler:
         async_binding: bool = False,
         fast: bool = True,
         metrics: SchedulerMetrics | None = None,
+        decisions: DecisionLog | None = None,
     ) -> None:
         from pysched import config as config_mod
         from pysched.framework.runtime import FrameworkDeps
@@ -168,6 +184,7 @@ class EmbeddedScheduler:
         self.rng = rng or random.Random()
         self.metrics = metrics or SchedulerMetrics()
         self.config = config if config is not None else config_mod.default_config()
+        self.decisions = decisions if decisions is not None else DecisionLog()
         self._pods: dict[str, Pod] = {}  # every pod we know, by key (the informer's store)
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._namespaces: dict[str, dict[str, str]] = {}
@@ -229,6 +246,7 @@ class EmbeddedScheduler:
             async_binding=async_binding,
             pod_getter=self.get_pod,
             on_failure=self._on_failure,
+            on_decision=self._record_decision,
             fast=fast_path,
         )
         self._stop = threading.Event()
@@ -304,6 +322,7 @@ class EmbeddedScheduler:
     def on_pod_delete(self, pod: Pod) -> None:
         with self._lock:
             self._pods.pop(pod_key(pod), None)
+        self.decisions.forget(pod_key(pod))
         if pod.spec.node_name:
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
@@ -374,6 +393,32 @@ class EmbeddedScheduler:
     def pending_pods(self) -> dict[str, int]:
         return self.queue.pending_pods()
 
+    def last_decision(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """Why the pod is Pending, or where it went and why: its last attempt's decision as a
+        JSON-ready dict (pysched.decisions), or None when it has none (never tried, deleted,
+        or aged out of the bounded log)."""
+        d = self.decisions.get(f"{namespace}/{name}")
+        return None if d is None else d.to_dict()
+
+    def decision_of(self, record: CycleRecord) -> Decision:
+        """The Decision for one attempt's record, on the current snapshot."""
+        pod = record.pod
+        fwk = self.frameworks.get(pod.spec.scheduler_name)
+        snap = self.snapshot
+        infos = record.feasible_infos
+        return Decision(
+            pod_key(pod),
+            record.node or None,
+            record.nominated_node or None,
+            [pod_key(v) for v in record.victims],
+            record.message,
+            filtered_statuses(record.diagnosis, snap.node_info_list, snap.index_of, infos),
+            record.scores,
+            fwk.score_plugin_weight if fwk is not None else {},
+            record.evaluated_nodes,
+            len(infos),
+        )
+
     # ------------------------------------------------------------------ callbacks
     def _on_failure(
         self, pod: Pod, reason: str, message: str, nominating: NominatingInfo | None
@@ -385,6 +430,9 @@ class EmbeddedScheduler:
             and nominating.nominated_node_name != (pod.status.nominated_node_name or "")
         ):
             self.status_writer.set_nominated_node_name(pod, nominating.nominated_node_name)
+
+    def _record_decision(self, record: CycleRecord) -> None:
+        self.decisions.put(self.decision_of(record))
 
     def _evict(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         self.status_writer.evict(victim, preemptor, node_name)

@@ -12,8 +12,9 @@ Mirrors pkg/scheduler/backend/cache/{cache.go,snapshot.go,node_tree.go}:
   across zones (with no zone labels: insertion order).
 - image states: for every image name the size and the set of nodes that have it; each NodeInfo's
   ``image_states`` holds summaries whose ``num_nodes`` is the cluster-wide spread.
-- an optional columnar NodeTable (pysched.fast) is kept in step with the snapshot, row per node in
-  snapshot order, so the vectorised path reads the same state the plugins read.
+- an optional columnar NodeTable (pysched.framework.node_table) is kept in step with the
+  snapshot, row per node in snapshot order, so the plugins' batch twins read the same state
+  their per-node methods read.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class Snapshot:
         self.anti_affinity_list: list[NodeInfo] = []
         self.index_of: dict[str, int] = {}
         self.generation = 0
-        self.table: Any = None  # pysched.fast.NodeTable when enabled
+        self.table: Any = None  # a NodeTable when the vectorised path is on
         # Derived indexes (name -> object with node_changed(name, NodeInfo | None)), made on
         # first use by whoever needs one (see ``index``) and kept in step by update_snapshot.
         self.indexes: dict[str, Any] = {}

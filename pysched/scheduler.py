@@ -11,8 +11,10 @@ Filtering is sequential: the nodes evaluated are exactly the rotated prefix that
 first N feasible nodes, so the next cycle's start index is deterministic. (kube-scheduler checks
 nodes in parallel and may look at a few more before it stops; the feasible set is the same.)
 
-When a pod and profile allow it, the hot path (filters and scores of the default plugins) runs
-vectorised over the snapshot's columnar NodeTable (pysched.fast), with the same decisions.
+When a pod and profile allow it, the hot path runs vectorised: every active filter and score
+plugin's batch twin over the snapshot's columnar NodeTable (pysched.fast drives them), with the
+same decisions. Each attempt's CycleRecord goes to ``on_decision`` (the embedding API keeps
+the last one per pod: pysched.decisions).
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ import numpy as np
 
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
-from pysched.fast.path import STAT_MISMATCH, STAT_NOMINATED_LOAD
+from pysched.fast.path import STAT_MISMATCH, STAT_NOMINATED_LOAD, FastPath
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import NominatedLoad
 from pysched.framework.status import Code, Status
-from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
+from pysched.framework.types import NodeInfo, NodePluginScores, PluginScore, PodInfo
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from pysched.objects import Pod
 from pysched.plugins import default_preemption
@@ -48,6 +50,8 @@ from pysched.queue import (
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+# upstream numberOfHighestScoredNodesToReport: how many nodes' scores a decision keeps
+NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT = 3
 
 CLEAR_NOMINATED_NODE = NominatingInfo("", mode_override=True)
 _NO_ROWS = np.zeros(0, np.int64)
@@ -85,6 +89,20 @@ def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
     return ties[rng.randrange(len(ties))]
 
 
+def reported_nodes(totals: Any, chosen: int) -> list[int]:
+    """Which scored nodes a decision reports (their indices): the chosen one first, then the
+    highest totals (ties in feasible order), NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT in all."""
+    t = np.array(totals, np.int64)  # a copy: taken nodes are knocked out below
+    floor = np.iinfo(np.int64).min
+    top = [chosen]
+    t[chosen] = floor
+    while len(top) < min(NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT, len(t)):
+        j = int(t.argmax())  # the first of the best: ties in feasible order
+        top.append(j)
+        t[j] = floor
+    return top
+
+
 @dataclass
 class ScheduleResult:
     suggested_host: str = ""
@@ -104,10 +122,11 @@ class CycleRecord:
     nominated_node: str = ""
     victims: list[Pod] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
+    # the reported nodes' weighted scores (reported_nodes: the chosen node first)
     scores: list[NodePluginScores] = field(default_factory=list)
     feasible_infos: list[NodeInfo] = field(default_factory=list)
+    evaluated_nodes: int = 0
     duration: float = 0.0
-    fast_path: bool = False
 
     @property
     def feasible(self) -> list[str]:
@@ -131,7 +150,8 @@ class Scheduler:
         async_binding: bool = False,
         pod_getter: Callable[[Pod], Pod | None] | None = None,
         on_failure: Callable[[Pod, str, str, NominatingInfo | None], None] | None = None,
-        fast: Any = None,
+        on_decision: Callable[[CycleRecord], None] | None = None,
+        fast: FastPath | None = None,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.frameworks = frameworks
@@ -144,13 +164,13 @@ class Scheduler:
         self.next_start_node_index = 0
         self.pod_getter = pod_getter
         self.on_failure = on_failure
+        self.on_decision = on_decision
         self.fast = fast
         self._timer = timer
         self._executor = ThreadPoolExecutor(max_workers=4) if async_binding else None
         self._bindings: list[Future[Any]] = []
         self._bind_lock = threading.Lock()
         self.last_record: CycleRecord | None = None
-        self.record_scores = False
         self._fast_rows: np.ndarray = _NO_ROWS
 
     # ------------------------------------------------------------------ the loop body
@@ -181,6 +201,9 @@ class Scheduler:
                 fwk, assumed_pinfo, status, result.nominating_info, start, record
             )
             return record
+        record.evaluated_nodes = result.evaluated_nodes
+        if self.on_decision is not None:
+            self.on_decision(record)  # a binding failure later records again
         if self._executor is not None:
             fut = self._executor.submit(
                 self.binding_cycle, state, fwk, result, assumed_pinfo, start, record
@@ -367,6 +390,7 @@ class Scheduler:
         self.metrics.observe_attempt(record.result, fwk.profile_name, record.duration)
         err = status.error
         if isinstance(err, FitError):
+            record.evaluated_nodes = err.num_all_nodes
             pinfo.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             pinfo.pending_plugins = set(err.diagnosis.pending_plugins)
             record.diagnosis = err.diagnosis
@@ -397,6 +421,8 @@ class Scheduler:
             self.queue.add_nominated_pod(pinfo.pod_info, nominating_info)
         if self.on_failure is not None and current is not None:
             self.on_failure(pod, reason, msg, nominating_info)
+        if self.on_decision is not None and current is not None:
+            self.on_decision(record)
 
     # ------------------------------------------------------------------ the algorithm
     def schedule_pod(
@@ -416,12 +442,7 @@ class Scheduler:
             return ScheduleResult(feasible[0].name, 1 + diagnosis.num_rejected(), 1)
         evaluated = len(feasible) + diagnosis.num_rejected()
         table = self.snapshot.table
-        if (
-            self.fast is not None
-            and table is not None
-            and not self.record_scores
-            and fwk.has_score_plugins()
-        ):
+        if self.fast is not None and table is not None and fwk.has_score_plugins():
             st = fwk.run_pre_score_plugins(state, pod, feasible)
             if not _ok(st):
                 assert st is not None
@@ -436,16 +457,32 @@ class Scheduler:
                 best = totals.max()
                 ties = np.flatnonzero(totals == best)
                 k = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
+                if record is not None:
+                    record.scores = [
+                        NodePluginScores(
+                            feasible[j].name,
+                            [
+                                PluginScore(name, int(s[j]) * w)
+                                for name, w, s in zip(
+                                    cols.names, cols.weights, cols.per_plugin, strict=True
+                                )
+                            ],
+                            int(totals[j]),
+                        )
+                        for j in reported_nodes(totals, k)
+                    ]
                 return ScheduleResult(feasible[k].name, evaluated, len(feasible))
             scores, st = _split(fwk.run_score_plugins(state, pod, feasible))
             if not _ok(st):
                 assert st is not None
                 raise st.as_error() or RuntimeError(st.message())
-            return ScheduleResult(select_host(scores, self.rng), evaluated, len(feasible))
-        scores = self.prioritize_nodes(fwk, state, pod, feasible, record)
-        if record is not None:
-            record.scores = scores
+        else:
+            scores = self.prioritize_nodes(fwk, state, pod, feasible, record)
         host = select_host(scores, self.rng)
+        if record is not None:
+            chosen = next(j for j, s in enumerate(scores) if s.name == host)
+            totals_list = [s.total_score for s in scores]
+            record.scores = [scores[j] for j in reported_nodes(totals_list, chosen)]
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(

@@ -23,7 +23,7 @@ from typing import Any
 
 from pysched.api import EmbeddedScheduler
 from pysched.apimachinery.manifest import SyntaxProblem, parse_document
-from pysched.diagnosis import Diagnosis
+from pysched.decisions import Decision, verdict_json, verdict_of
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeScore, PodInfo
@@ -36,7 +36,6 @@ from pysched.objects import (
     PriorityClass,
     from_dict,
 )
-from pysched.scheduler import CycleRecord
 
 
 class SimulateError(ValueError):
@@ -161,12 +160,22 @@ class _Recorder:
 
 
 def simulate(
-    inputs: Inputs, config: Any = None, *, explain: bool = False, seed: int = 0
+    inputs: Inputs,
+    config: Any = None,
+    *,
+    explain: bool = False,
+    seed: int = 0,
+    fast: bool = True,
 ) -> dict[str, Any]:
-    """Schedule the pending pods; return ``{"results": [...]}`` as DESIGN.md specifies."""
+    """Schedule the pending pods; return ``{"results": [...]}`` as DESIGN.md specifies.
+
+    The scheduler is the embedded one with its vectorised path, so a big cluster simulates at
+    the embedded scheduler's speed; each entry is the pod's Decision (pysched.decisions) with
+    every infeasible node's verdict computed (the fast path leaves them for whoever asks).
+    ``fast=False``: the plugins one node at a time (tests compare both)."""
     rec = _Recorder()
     sched = EmbeddedScheduler(
-        rec, config=config, status_writer=rec, rng=random.Random(seed), fast=False
+        rec, config=config, status_writer=rec, rng=random.Random(seed), fast=fast
     )
     rec.sched = sched
     for ns in inputs.namespaces:
@@ -189,22 +198,16 @@ def simulate(
     results = []
     for pod in pending:
         if pod.spec.scheduler_name not in sched.frameworks:
-            results.append(
-                _entry(
-                    pod,
-                    None,
-                    "",
-                    [],
-                    f'no profile for schedulerName "{pod.spec.scheduler_name}"',
-                    None,
-                    [],
-                )
-            )
+            msg = f'no profile for schedulerName "{pod.spec.scheduler_name}"'
+            no_profile = Decision(pod.key, None, None, [], msg, [], [], {}, 0, 0)
+            results.append(no_profile.to_dict(counts=False))
             continue
         exp = _explain(sched, pod) if explain else None
         first = sched.schedule_now(pod)
+        if first.diagnosis is not None:
+            first.diagnosis.resolve()  # every infeasible node's verdict, for "filtered"
+        decision = sched.decision_of(first)  # on the snapshot this attempt read
         final = first
-        victims = list(first.victims)
         if first.nominated_node and first.result != "scheduled":
             retry_pod = copy.copy(pod)
             retry_pod.status = copy.copy(pod.status)
@@ -218,73 +221,14 @@ def simulate(
             bound.spec = copy.copy(final.pod.spec)
             bound.spec.node_name = node
             sched.on_pod_update(final.pod, bound)
-        message = "" if node is not None else (final.message or first.message)
-        entry = _entry(
-            pod,
-            node,
-            first.nominated_node,
-            victims,
-            message,
-            first.diagnosis,
-            first.scores,
-            sched,
-            first,
-        )
+        decision.node = node
+        decision.message = "" if node is not None else (final.message or first.message)
+        entry = decision.to_dict(counts=False)
         if exp is not None:
             entry["explain"] = exp
         results.append(entry)
     sched.stop()
     return {"results": results}
-
-
-def _entry(
-    pod: Pod,
-    node: str | None,
-    nominated: str,
-    victims: list[Pod],
-    message: str,
-    diagnosis: Diagnosis | None,
-    scores: list[Any],
-    sched: EmbeddedScheduler | None = None,
-    record: CycleRecord | None = None,
-) -> dict[str, Any]:
-    filtered: dict[str, Any] = {}
-    if diagnosis is not None and sched is not None:
-        nts = diagnosis.node_to_status
-        feasible = set(record.feasible) if record is not None else set()
-        for ni in sched.snapshot.list():
-            st = nts.node_to_status.get(ni.name)
-            if st is None:
-                # absent: rejected only when PreFilter said so (else feasible or past the cut-off)
-                if ni.name in feasible or not nts.absent_nodes_status.reasons:
-                    continue
-                st = nts.absent_nodes_status
-            filtered[ni.name] = _status_json(st)
-    out_scores: dict[str, Any] = {}
-    if len(scores) >= 2 and sched is not None:
-        fwk = sched.frameworks[pod.spec.scheduler_name]
-        for nps in scores:
-            d: dict[str, int] = {}
-            for ps in nps.scores:
-                w = fwk.score_plugin_weight.get(ps.name, 1) or 1
-                d[ps.name] = ps.score // w
-            d["total"] = nps.total_score
-            out_scores[nps.name] = d
-    entry: dict[str, Any] = {
-        "pod": pod.key,
-        "node": node,
-        "nominatedNode": nominated or None,
-        "victims": [v.key for v in victims],
-        "message": message,
-        "filtered": filtered,
-    }
-    if out_scores:
-        entry["scores"] = out_scores
-    return entry
-
-
-def _status_json(st: Status) -> dict[str, str]:
-    return {"plugin": st.plugin, "code": str(st.code), "reason": st.message()}
 
 
 def _explain(sched: EmbeddedScheduler, pod: Pod) -> dict[str, Any]:
@@ -298,7 +242,7 @@ def _explain(sched: EmbeddedScheduler, pod: Pod) -> dict[str, Any]:
     feasible = []
     for ni in nodes:
         if s is not None and not s.is_success() and s.is_rejected():
-            out[ni.name] = {"filter": _status_json(s)}
+            out[ni.name] = {"filter": verdict_json(verdict_of(s))}
             continue
         if (
             pre_res is not None
@@ -309,14 +253,14 @@ def _explain(sched: EmbeddedScheduler, pod: Pod) -> dict[str, Any]:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"],
             )
-            out[ni.name] = {"filter": _status_json(st)}
+            out[ni.name] = {"filter": verdict_json(verdict_of(st))}
             continue
         st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
         if st.is_success():
             out[ni.name] = {"filter": "passed"}
             feasible.append(ni)
         else:
-            out[ni.name] = {"filter": _status_json(st)}
+            out[ni.name] = {"filter": verdict_json(verdict_of(st))}
     if not feasible or not fwk.has_score_plugins():
         return out
     if fwk.run_pre_score_plugins(state, pod, feasible) is not None:

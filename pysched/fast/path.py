@@ -121,36 +121,50 @@ class FastPath:
     ) -> FilterAnalysis | None:
         """The masks of every active filter, or None when one has no twin or declines.
         ``nominated``: nominated pods' requests (only when ``nomination_safe``)."""
+        res = self._filter_analysis(fwk, state, pod, table, nominated)
+        self.stats[STAT_PLAIN_FILTER if res is None else STAT_FAST_FILTER] += 1
+        return res
+
+    def _filter_analysis(
+        self,
+        fwk: Any,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        nominated: NominatedLoad | None,
+    ) -> FilterAnalysis | None:
         first_fail = np.full(table.n, -1, np.int32)
         plugins: list[Any] = []
         try:
             for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins):
                 if not self._has_twin(pl, BatchFilterPlugin):
-                    return self._plain_filter()
+                    return None
                 ok = pl.filter_batch(state, pod, table, nominated)
                 if ok is None:
-                    return self._plain_filter()
+                    return None
                 if ok.all():
                     continue
                 first_fail[(first_fail < 0) & ~ok] = len(plugins)
                 plugins.append(pl)
         except _DECLINED:
-            return self._plain_filter()
+            return None
         except Exception:  # a twin out of step with its plugin: the plugins decide, no crash
             self.stats[STAT_ERRORS] += 1
-            return self._plain_filter()
-        self.stats[STAT_FAST_FILTER] += 1
+            return None
         return FilterAnalysis(first_fail < 0, first_fail, plugins)
-
-    def _plain_filter(self) -> None:
-        self.stats[STAT_PLAIN_FILTER] += 1
-        return None
 
     def scores(
         self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
     ) -> ScoreColumns | None:
         """Every active score plugin's normalised scores over ``rows`` and the weighted
         totals, or None when one has no twin or declines."""
+        res = self._scores(fwk, state, pod, table, rows)
+        self.stats[STAT_PLAIN_SCORE if res is None else STAT_FAST_SCORE] += 1
+        return res
+
+    def _scores(
+        self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+    ) -> ScoreColumns | None:
         names: list[str] = []
         weights: list[int] = []
         per_plugin: list[Ints] = []
@@ -158,10 +172,10 @@ class FastPath:
         try:
             for pl in self._active(fwk.score_plugins, state.skip_score_plugins):
                 if not self._has_twin(pl, BatchScorePlugin):
-                    return self._plain_score()
+                    return None
                 s = pl.score_batch(state, pod, table, rows)
                 if s is None:
-                    return self._plain_score()
+                    return None
                 name = pl.name()
                 w = fwk.score_plugin_weight[name]
                 total += s * w
@@ -169,16 +183,11 @@ class FastPath:
                 weights.append(w)
                 per_plugin.append(s)
         except _DECLINED:
-            return self._plain_score()
+            return None
         except Exception:  # a twin out of step with its plugin: the plugins decide, no crash
             self.stats[STAT_ERRORS] += 1
-            return self._plain_score()
-        self.stats[STAT_FAST_SCORE] += 1
+            return None
         return ScoreColumns(names, weights, per_plugin, total)
-
-    def _plain_score(self) -> None:
-        self.stats[STAT_PLAIN_SCORE] += 1
-        return None
 
     def plugin_scores(
         self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
