@@ -34,6 +34,9 @@ LEGACY_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
 LEGACY_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
 
 
+NodeInfos = list[NodeInfo]  # spelled once: inside Snapshot, ``list`` is a method
+
+
 class CacheError(Exception):
     """An inconsistent cache operation (a bug in the caller or a stale event)."""
 
@@ -147,10 +150,10 @@ class Snapshot:
             raise KeyError(f'nodeinfo not found for node name "{name}"')
         return ni
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_affinity_list(self) -> NodeInfos:
         return self.affinity_list
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity_list(self) -> NodeInfos:
         return self.anti_affinity_list
 
     def num_nodes(self) -> int:
@@ -159,7 +162,7 @@ class Snapshot:
     def node_infos(self) -> Snapshot:
         return self
 
-    def index(self, name: str, build: Callable[[list[NodeInfo]], Any]) -> Any:
+    def index(self, name: str, build: Callable[[NodeInfos], Any]) -> Any:
         """The derived index ``name``, built from the NodeInfos on first use.
 
         Why: a plugin may keep counts over every pod (InterPodAffinity does) instead of walking

@@ -759,14 +759,7 @@ def build_framework(
     weights = score_weights(prof, plugins)
     weights = {p.name(): weights.get(p.name(), 1) for p in points["score"]}
     check_score_weights(weights)
-    fw.__init__(
-        prof.scheduler_name,
-        plugins,
-        points,
-        weights,
-        fw.deps,  # type: ignore[misc]
-        prof.percentage_of_nodes_to_score,
-    )
+    fw.set_plugins(plugins, points, weights)
     return fw
 
 

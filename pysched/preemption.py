@@ -37,7 +37,6 @@ from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PodInfo, PostFilterResult
 from pysched.objects import Pod, PodDisruptionBudget
 from pysched.plugins import node_resources_fit
-from pysched.resources import is_extended_resource_name
 
 NAME = "DefaultPreemption"
 VICTIMS_STATE_KEY = "pysched/preemption-victims"
@@ -352,7 +351,7 @@ class DefaultPreemption:
         pod: Pod,
         ni: NodeInfo,
         pdbs: list[PodDisruptionBudget],
-        nrf: Any,
+        nrf: node_resources_fit.Fit,
     ) -> tuple[list[Pod], int, Status] | None:
         """The plugin walk on request sums (None: let the plugins decide, e.g. to report why
         the pod does not fit even without the victims)."""
@@ -370,8 +369,7 @@ class DefaultPreemption:
                     ["No preemption victims found for incoming pod"],
                 ),
             )
-        ignored = getattr(nrf, "ignored", frozenset())
-        groups = getattr(nrf, "ignored_groups", frozenset())
+        ignored, groups = nrf.ignored, nrf.ignored_groups
         r = ni.requested
         used = [len(ni.pods), r.milli_cpu, r.memory, r.ephemeral_storage]
         scal = dict(r.scalar)
@@ -411,11 +409,7 @@ class DefaultPreemption:
             if req.ephemeral_storage > 0 and req.ephemeral_storage > a.ephemeral_storage - used[3]:
                 return False
             for k, q in req.scalar.items():
-                if q == 0:
-                    continue
-                if is_extended_resource_name(k) and (
-                    k in ignored or (groups and k.split("/")[0] in groups)
-                ):
+                if q == 0 or node_resources_fit.is_ignored(k, ignored, groups):
                     continue
                 if q > a.scalar.get(k, 0) - scal.get(k, 0):
                     return False

@@ -35,6 +35,7 @@ from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailabl
 from pysched.fast.path import STAT_MISMATCH, STAT_NOMINATED_LOAD, FastPath
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import NominatedLoad
+from pysched.framework.runtime import Framework
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, NodePluginScores, PluginScore, PodInfo
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
@@ -139,7 +140,7 @@ class Scheduler:
 
     def __init__(
         self,
-        frameworks: dict[str, Any],
+        frameworks: dict[str, Framework],
         cache: Cache,
         queue: PriorityQueue,
         snapshot: Snapshot,
@@ -228,7 +229,7 @@ class Scheduler:
     def scheduling_cycle(
         self,
         state: CycleState,
-        fwk: Any,
+        fwk: Framework,
         pinfo: QueuedPodInfo,
         start: float,
         record: CycleRecord,
@@ -282,23 +283,18 @@ class Scheduler:
             )
         self.queue.delete_nominated_pod_if_exists(assumed)
 
-        sts = fwk.run_reserve_plugins_reserve(state, assumed, host)
-        if not _ok(sts):
+        refused = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if _ok(refused):
+            refused = fwk.run_permit_plugins(state, assumed, host)
+            if refused.code == Code.WAIT:
+                refused = Status()
+        if not _ok(refused):  # Reserve or Permit said no: undo the assumption
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             return (
                 ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
                 assumed_pinfo,
-                self._one_node_fit_error(pod, host, sts),
-            )
-        permit = fwk.run_permit_plugins(state, assumed, host)
-        if not _ok(permit) and permit.code != Code.WAIT:
-            fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
-            return (
-                ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
-                assumed_pinfo,
-                self._one_node_fit_error(pod, host, permit),
+                self._one_node_fit_error(pod, host, refused),
             )
         record.node = host
         return result, assumed_pinfo, Status()
@@ -314,7 +310,7 @@ class Scheduler:
     def binding_cycle(
         self,
         state: CycleState,
-        fwk: Any,
+        fwk: Framework,
         result: ScheduleResult,
         assumed_pinfo: QueuedPodInfo,
         start: float,
@@ -348,7 +344,7 @@ class Scheduler:
     def _handle_binding_cycle_error(
         self,
         state: CycleState,
-        fwk: Any,
+        fwk: Framework,
         pinfo: QueuedPodInfo,
         start: float,
         result: ScheduleResult,
@@ -377,7 +373,7 @@ class Scheduler:
     # ------------------------------------------------------------------ failures
     def handle_scheduling_failure(
         self,
-        fwk: Any,
+        fwk: Framework,
         pinfo: QueuedPodInfo,
         status: Status,
         nominating_info: NominatingInfo | None,
@@ -426,7 +422,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------ the algorithm
     def schedule_pod(
-        self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
+        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None = None
     ) -> ScheduleResult:
         self.cache.update_snapshot(self.snapshot)
         self._fast_rows = _NO_ROWS
@@ -486,7 +482,7 @@ class Scheduler:
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(
-        self, fwk: Any, state: CycleState, pod: Pod, record: CycleRecord | None = None
+        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None = None
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.list()
@@ -533,7 +529,7 @@ class Scheduler:
 
     def _find_nodes_that_pass_filters(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         diagnosis: Diagnosis,
@@ -588,9 +584,9 @@ class Scheduler:
                 diagnosis.add_plugin_status(st)
         return feasible
 
-    def _nominated_rows(self, pod: Pod) -> dict[int, list[Any]]:
+    def _nominated_rows(self, pod: Pod) -> dict[int, list[PodInfo]]:
         """Rows of nodes with nominated pods that count for ``pod`` (priority >= its own)."""
-        out: dict[int, list[Any]] = {}
+        out: dict[int, list[PodInfo]] = {}
         nominator = self.queue.nominator
         names = nominator.node_names()
         if not names:
@@ -613,7 +609,7 @@ class Scheduler:
 
     def _fast_pass_filters(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         diagnosis: Diagnosis,
@@ -659,7 +655,7 @@ class Scheduler:
 
     def _statuses_by_plugin(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         diagnosis: Diagnosis,
@@ -691,7 +687,12 @@ class Scheduler:
             self._statuses(fwk, state, pod, diagnosis, rest)
 
     def _statuses(
-        self, fwk: Any, state: CycleState, pod: Pod, diagnosis: Diagnosis, infos: list[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        infos: list[NodeInfo],
     ) -> None:
         for ni in infos:
             st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
@@ -704,7 +705,7 @@ class Scheduler:
             diagnosis.node_to_status.set(ni.name, st)
             diagnosis.add_plugin_status(st)
 
-    def _percentage(self, fwk: Any) -> int:
+    def _percentage(self, fwk: Framework) -> int:
         p = getattr(fwk, "percentage_of_nodes_to_score", None)
         if p is None:
             return self.percentage_of_nodes_to_score
@@ -712,7 +713,7 @@ class Scheduler:
 
     def prioritize_nodes(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         nodes: list[NodeInfo],
@@ -752,7 +753,7 @@ def _shallow(obj: Any) -> Any:
     slots = getattr(cls, "__slots__", None)
     if slots is None:
         return copy.copy(obj)
-    new = cls.__new__(cls)
+    new = object.__new__(cls)
     for f in slots:
         if hasattr(obj, f):
             setattr(new, f, getattr(obj, f))

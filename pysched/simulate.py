@@ -215,14 +215,14 @@ def simulate(
             sched.queue.delete(pod)
             sched.register_pod(retry_pod)
             final = sched.schedule_now(retry_pod)
-        node = final.node if final.result == "scheduled" else None
-        if node is not None:
+        chosen = final.node if final.result == "scheduled" else None
+        if chosen is not None:
             bound = copy.copy(final.pod)
             bound.spec = copy.copy(final.pod.spec)
-            bound.spec.node_name = node
+            bound.spec.node_name = chosen
             sched.on_pod_update(final.pod, bound)
-        decision.node = node
-        decision.message = "" if node is not None else (final.message or first.message)
+        decision.node = chosen
+        decision.message = "" if chosen is not None else (final.message or first.message)
         entry = decision.to_dict(counts=False)
         if exp is not None:
             entry["explain"] = exp

@@ -12,6 +12,8 @@ cd "$here"
   -m pysched.quantity -m pykubelet.oom
 # the control plane and the API client, strictly
 .venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client
+# pysched with the settings above, its framework strictly ([tool.mypy] overrides)
+.venv/bin/python -m mypy -p pysched
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -24,15 +24,18 @@ tests/unit/pysched/test_fast_path.py compares both paths on randomised clusters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
 from pysched.framework.labels import SelectorError
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
+from pysched.framework.runtime import Framework
 from pysched.objects import Pod
 
 STAT_FAST_FILTER = "fast_filter"
@@ -45,6 +48,7 @@ STAT_NOMINATED_LOAD = "nominated_load"
 
 # A twin that trips on input its plugin would report as an error: let the plugins say so.
 _DECLINED = (SelectorError, ValueError)
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -53,8 +57,8 @@ class FilterAnalysis:
     first plugin that rejects it (-1: feasible)."""
 
     feasible: Mask
-    first_fail: Any  # NDArray[np.int32]
-    plugins: list[Any] = field(default_factory=list)
+    first_fail: NDArray[np.int32]
+    plugins: list[BatchFilterPlugin] = field(default_factory=list)
 
 
 @dataclass
@@ -98,7 +102,7 @@ class FastPath:
             known = self._twins[pl, protocol] = isinstance(pl, protocol)
         return known
 
-    def nomination_safe(self, fwk: Any, state: CycleState) -> bool:
+    def nomination_safe(self, fwk: Framework, state: CycleState) -> bool:
         """Every active filter is resource-monotone: nominated pods may be counted in the
         columns (NominatedLoad) instead of through the plugins' two passes."""
         return all(
@@ -106,14 +110,16 @@ class FastPath:
             for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins)
         )
 
-    def filter_mask(self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable) -> Mask | None:
+    def filter_mask(
+        self, fwk: Framework, state: CycleState, pod: Pod, table: NodeTable
+    ) -> Mask | None:
         """Feasibility of every table row, or None when some active filter has no twin."""
         res = self.filter_analysis(fwk, state, pod, table)
         return None if res is None else res.feasible
 
     def filter_analysis(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         table: NodeTable,
@@ -121,76 +127,75 @@ class FastPath:
     ) -> FilterAnalysis | None:
         """The masks of every active filter, or None when one has no twin or declines.
         ``nominated``: nominated pods' requests (only when ``nomination_safe``)."""
-        res = self._filter_analysis(fwk, state, pod, table, nominated)
+        res = self._guarded(self._filter_analysis, fwk, state, pod, table, nominated)
         self.stats[STAT_PLAIN_FILTER if res is None else STAT_FAST_FILTER] += 1
         return res
 
     def _filter_analysis(
         self,
-        fwk: Any,
+        fwk: Framework,
         state: CycleState,
         pod: Pod,
         table: NodeTable,
         nominated: NominatedLoad | None,
     ) -> FilterAnalysis | None:
         first_fail = np.full(table.n, -1, np.int32)
-        plugins: list[Any] = []
-        try:
-            for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins):
-                if not self._has_twin(pl, BatchFilterPlugin):
-                    return None
-                ok = pl.filter_batch(state, pod, table, nominated)
-                if ok is None:
-                    return None
-                if ok.all():
-                    continue
-                first_fail[(first_fail < 0) & ~ok] = len(plugins)
-                plugins.append(pl)
-        except _DECLINED:
-            return None
-        except Exception:  # a twin out of step with its plugin: the plugins decide, no crash
-            self.stats[STAT_ERRORS] += 1
-            return None
+        plugins: list[BatchFilterPlugin] = []
+        for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins):
+            if not self._has_twin(pl, BatchFilterPlugin):
+                return None
+            ok = pl.filter_batch(state, pod, table, nominated)
+            if ok is None:
+                return None
+            if ok.all():
+                continue
+            first_fail[(first_fail < 0) & ~ok] = len(plugins)
+            plugins.append(pl)
         return FilterAnalysis(first_fail < 0, first_fail, plugins)
 
     def scores(
-        self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+        self, fwk: Framework, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
     ) -> ScoreColumns | None:
         """Every active score plugin's normalised scores over ``rows`` and the weighted
         totals, or None when one has no twin or declines."""
-        res = self._scores(fwk, state, pod, table, rows)
+        res = self._guarded(self._scores, fwk, state, pod, table, rows)
         self.stats[STAT_PLAIN_SCORE if res is None else STAT_FAST_SCORE] += 1
         return res
 
+    def _guarded(self, fn: Callable[..., _T | None], *args: Any) -> _T | None:
+        """``fn(*args)``, or None when a twin trips: on input its plugin reports as an error
+        (the plugins say so), or out of step with its plugin (counted; never a crash)."""
+        try:
+            return fn(*args)
+        except _DECLINED:
+            return None
+        except Exception:
+            self.stats[STAT_ERRORS] += 1
+            return None
+
     def _scores(
-        self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+        self, fwk: Framework, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
     ) -> ScoreColumns | None:
         names: list[str] = []
         weights: list[int] = []
         per_plugin: list[Ints] = []
         total = np.zeros(len(rows), np.int64)
-        try:
-            for pl in self._active(fwk.score_plugins, state.skip_score_plugins):
-                if not self._has_twin(pl, BatchScorePlugin):
-                    return None
-                s = pl.score_batch(state, pod, table, rows)
-                if s is None:
-                    return None
-                name = pl.name()
-                w = fwk.score_plugin_weight[name]
-                total += s * w
-                names.append(name)
-                weights.append(w)
-                per_plugin.append(s)
-        except _DECLINED:
-            return None
-        except Exception:  # a twin out of step with its plugin: the plugins decide, no crash
-            self.stats[STAT_ERRORS] += 1
-            return None
+        for pl in self._active(fwk.score_plugins, state.skip_score_plugins):
+            if not self._has_twin(pl, BatchScorePlugin):
+                return None
+            s = pl.score_batch(state, pod, table, rows)
+            if s is None:
+                return None
+            name = pl.name()
+            w = fwk.score_plugin_weight[name]
+            total += s * w
+            names.append(name)
+            weights.append(w)
+            per_plugin.append(s)
         return ScoreColumns(names, weights, per_plugin, total)
 
     def plugin_scores(
-        self, fwk: Any, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
+        self, fwk: Framework, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
     ) -> dict[str, Ints] | None:
         """Normalised scores per plugin (tests compare these with the plugins')."""
         cols = self.scores(fwk, state, pod, table, rows)

@@ -30,6 +30,8 @@ from pysched.framework.types import (
 )
 from pysched.objects import Namespace, Pod
 
+NodeInfos = list[NodeInfo]  # spelled once: inside NodeInfoLister, ``list`` is a method
+
 
 @runtime_checkable
 class Plugin(Protocol):
@@ -184,11 +186,11 @@ class PostBindPlugin(Plugin, Protocol):
 class NodeInfoLister(Protocol):
     """fwk.NodeInfoLister over the cycle's snapshot."""
 
-    def list(self) -> list[NodeInfo]: ...
+    def list(self) -> NodeInfos: ...
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]: ...
+    def have_pods_with_affinity_list(self) -> NodeInfos: ...
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]: ...
+    def have_pods_with_required_anti_affinity_list(self) -> NodeInfos: ...
 
     def get(self, node_name: str) -> NodeInfo:
         """Raises KeyError when the node is not in the snapshot."""

@@ -131,7 +131,11 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
     if not labels:
         return EVERYTHING
     items = tuple(labels.items())
-    return Selector([lambda lb, _items=items: all(lb.get(k) == v and k in lb for k, v in _items)])
+
+    def matches_all(lb: Mapping[str, str]) -> bool:
+        return all(lb.get(k) == v and k in lb for k, v in items)
+
+    return Selector([matches_all])
 
 
 # ---------------------------------------------------------------- node selectors

@@ -55,55 +55,58 @@ Mask = NDArray[np.bool_]
 class NodeTable:
     """Columnar view of a list of NodeInfos (see module doc)."""
 
+    # resources per row: allocatable, requested, non-zero requested, pods
+    alloc_cpu: Ints
+    alloc_mem: Ints
+    alloc_eph: Ints
+    alloc_pods: Ints
+    req_cpu: Ints
+    req_mem: Ints
+    req_eph: Ints
+    nz_cpu: Ints
+    nz_mem: Ints
+    num_pods: Ints
+    unschedulable: Mask
+    has_ports: Mask
+    # scalar resources: name -> allocatable, requested
+    scalar_alloc: dict[str, Ints]
+    scalar_req: dict[str, Ints]
+    # labels: key -> value id per row (-1: absent), and the ids of the key's values
+    label_cols: dict[str, NDArray[np.int32]]
+    label_values: dict[str, dict[str, int]]
+    # taints: (key, value, effect) -> bit; bitsets per row
+    taint_ids: dict[tuple[str, str, str], int]
+    taints: list[Taint]
+    words: int
+    hard_taints: NDArray[np.uint64]
+    prefer_taints: NDArray[np.uint64]
+    # images: name -> presence per row
+    image_cols: dict[str, Mask]
+
+    _INT_COLUMNS = (
+        "alloc_cpu",
+        "alloc_mem",
+        "alloc_eph",
+        "alloc_pods",
+        "req_cpu",
+        "req_mem",
+        "req_eph",
+        "nz_cpu",
+        "nz_mem",
+        "num_pods",
+    )
+
     def __init__(self) -> None:
-        self.n = 0
-        self.infos: list[NodeInfo] = []
-        self.names: list[str] = []
-        self._alloc_cols = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods")
-        self.alloc_cpu = np.zeros(0, _I64)
-        self.alloc_mem = np.zeros(0, _I64)
-        self.alloc_eph = np.zeros(0, _I64)
-        self.alloc_pods = np.zeros(0, _I64)
-        self.req_cpu = np.zeros(0, _I64)
-        self.req_mem = np.zeros(0, _I64)
-        self.req_eph = np.zeros(0, _I64)
-        self.nz_cpu = np.zeros(0, _I64)
-        self.nz_mem = np.zeros(0, _I64)
-        self.num_pods = np.zeros(0, _I64)
-        self.unschedulable = np.zeros(0, bool)
-        self.has_ports = np.zeros(0, bool)
-        # scalar resources: name -> (allocatable, requested)
-        self.scalar_alloc: dict[str, np.ndarray] = {}
-        self.scalar_req: dict[str, np.ndarray] = {}
-        # labels
-        self.label_cols: dict[str, np.ndarray] = {}
-        self.label_values: dict[str, dict[str, int]] = {}
-        # taints
-        self.taint_ids: dict[tuple[str, str, str], int] = {}
-        self.taints: list[Taint] = []
-        self.words = 1
-        self.hard_taints = np.zeros((0, 1), np.uint64)
-        self.prefer_taints = np.zeros((0, 1), np.uint64)
-        # images: name -> presence column
-        self.image_cols: dict[str, np.ndarray] = {}
+        self.label_cols = {}
+        self.image_cols = {}
+        self.rebuild([])
 
     # ------------------------------------------------------------------ building
     def rebuild(self, infos: list[NodeInfo]) -> None:
         n = self.n = len(infos)
         self.infos = list(infos)
         self.names = [ni.name for ni in infos]
-        for col in (
-            "alloc_cpu",
-            "alloc_mem",
-            "alloc_eph",
-            "alloc_pods",
-            "req_cpu",
-            "req_mem",
-            "req_eph",
-            "nz_cpu",
-            "nz_mem",
-            "num_pods",
-        ):
+        for col in self._INT_COLUMNS:
             setattr(self, col, np.zeros(n, _I64))
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
@@ -134,8 +137,8 @@ class NodeTable:
         for k, col in self.label_cols.items():
             v = labels.get(k)
             col[i] = -1 if v is None else self._value_id(k, v)
-        for img, col in self.image_cols.items():
-            col[i] = img in ni.image_states
+        for img, present in self.image_cols.items():
+            present[i] = img in ni.image_states
 
     def _fill_row(self, i: int, ni: NodeInfo) -> None:
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested

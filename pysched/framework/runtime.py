@@ -90,6 +90,20 @@ def _status_of(ret: Any) -> Status | None:
     return None
 
 
+def _refusal(point: str, plugin: str, s: Status) -> Status:
+    """A plugin's non-success as the runtime reports it: a rejection keeps its code and names
+    the plugin; anything else becomes an Error naming the extension point."""
+    if s.is_rejected():
+        s.plugin = plugin
+        return s
+    return Status(
+        Code.ERROR,
+        [f"running {point} plugin {plugin!r}: {s.message()}"],
+        plugin=plugin,
+        error=s.error,
+    )
+
+
 def _timed(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Record scheduler_framework_extension_point_duration_seconds through the ``metrics``
     extra's ``observe_extension_point(point, status, profile, seconds)``, when one is set."""
@@ -188,25 +202,32 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
     ) -> None:
         self.profile_name = profile_name
-        self.plugins_map = plugins
         self.deps = deps or FrameworkDeps()
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-        self.pre_enqueue_plugins: list[Any] = points.get("preEnqueue", [])
-        self.queue_sort_plugins: list[Any] = points.get("queueSort", [])
-        self.pre_filter_plugins: list[Any] = points.get("preFilter", [])
-        self.filter_plugins: list[Any] = points.get("filter", [])
-        self.post_filter_plugins: list[Any] = points.get("postFilter", [])
-        self.pre_score_plugins: list[Any] = points.get("preScore", [])
-        self.score_plugins: list[Any] = points.get("score", [])
-        self.reserve_plugins: list[Any] = points.get("reserve", [])
-        self.permit_plugins: list[Any] = points.get("permit", [])
-        self.pre_bind_plugins: list[Any] = points.get("preBind", [])
-        self.bind_plugins: list[Any] = points.get("bind", [])
-        self.post_bind_plugins: list[Any] = points.get("postBind", [])
-        self.score_plugin_weight = score_weights
-        self._filters = [(p.name(), p.filter) for p in self.filter_plugins]
         self._waiting: dict[str, _WaitingPod] = {}
         self._waiting_lock = threading.Lock()
+        self.set_plugins(plugins, points, score_weights)
+
+    def set_plugins(
+        self, plugins: dict[str, Any], points: dict[str, list[Any]], score_weights: dict[str, int]
+    ) -> None:
+        """The profile's plugins per extension point (plugins are built with this Framework
+        as their handle, so they come after it)."""
+        self.plugins_map = plugins
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = points.get("preEnqueue", [])
+        self.queue_sort_plugins: list[QueueSortPlugin] = points.get("queueSort", [])
+        self.pre_filter_plugins: list[PreFilterPlugin] = points.get("preFilter", [])
+        self.filter_plugins: list[FilterPlugin] = points.get("filter", [])
+        self.post_filter_plugins: list[PostFilterPlugin] = points.get("postFilter", [])
+        self.pre_score_plugins: list[PreScorePlugin] = points.get("preScore", [])
+        self.score_plugins: list[ScorePlugin] = points.get("score", [])
+        self.reserve_plugins: list[ReservePlugin] = points.get("reserve", [])
+        self.permit_plugins: list[PermitPlugin] = points.get("permit", [])
+        self.pre_bind_plugins: list[PreBindPlugin] = points.get("preBind", [])
+        self.bind_plugins: list[BindPlugin] = points.get("bind", [])
+        self.post_bind_plugins: list[PostBindPlugin] = points.get("postBind", [])
+        self.score_plugin_weight = score_weights
+        self._filters = [(p.name(), p.filter) for p in self.filter_plugins]
 
     # ------------------------------------------------------------------ Handle
     def snapshot_shared_lister(self) -> Any:
@@ -271,7 +292,7 @@ class Framework:
         return bool(self.queue_sort_plugins[0].less(a, b))
 
     def queue_sort_func(self) -> Callable[[Any, Any], bool]:
-        return self.queue_sort_plugins[0].less  # type: ignore[no-any-return]
+        return self.queue_sort_plugins[0].less
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status:
         """The first non-success PreEnqueue status (plugin recorded), else success."""
@@ -343,22 +364,9 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
-        for pl in self.pre_filter_plugins:
-            name = pl.name()
-            if name in state.skip_filter_plugins:
-                continue
-            ext = pl.pre_filter_extensions()
-            if ext is None:
-                continue
-            s = ext.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
-            if s is not None and not s.is_success():
-                return Status(
-                    Code.ERROR,
-                    [f"running AddPod on PreFilter plugin {name!r}: {s.message()}"],
-                    plugin=name,
-                    error=s.error,
-                )
-        return Status()
+        return self._run_pre_filter_extension(
+            "AddPod", state, pod_to_schedule, pod_info_to_add, node_info
+        )
 
     def run_pre_filter_extension_remove_pod(
         self,
@@ -367,6 +375,14 @@ class Framework:
         pod_info_to_remove: PodInfo,
         node_info: NodeInfo,
     ) -> Status:
+        return self._run_pre_filter_extension(
+            "RemovePod", state, pod_to_schedule, pod_info_to_remove, node_info
+        )
+
+    def _run_pre_filter_extension(
+        self, op: str, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        """AddPod or RemovePod on every active PreFilter plugin's extensions."""
         for pl in self.pre_filter_plugins:
             name = pl.name()
             if name in state.skip_filter_plugins:
@@ -374,11 +390,12 @@ class Framework:
             ext = pl.pre_filter_extensions()
             if ext is None:
                 continue
-            s = ext.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+            call = ext.add_pod if op == "AddPod" else ext.remove_pod
+            s = call(state, pod, pod_info, node_info)
             if s is not None and not s.is_success():
                 return Status(
                     Code.ERROR,
-                    [f"running RemovePod on PreFilter plugin {name!r}: {s.message()}"],
+                    [f"running {op} on PreFilter plugin {name!r}: {s.message()}"],
                     plugin=name,
                     error=s.error,
                 )
@@ -562,15 +579,7 @@ class Framework:
         for pl in self.reserve_plugins:
             s = pl.reserve(state, pod, node_name)
             if s is not None and not s.is_success():
-                if s.is_rejected():
-                    s.plugin = pl.name()
-                    return s
-                return Status(
-                    Code.ERROR,
-                    [f"running Reserve plugin {pl.name()!r}: {s.message()}"],
-                    plugin=pl.name(),
-                    error=s.error,
-                )
+                return _refusal("Reserve", pl.name(), s)
         return Status()
 
     @_timed("Unreserve")
@@ -586,18 +595,10 @@ class Framework:
             s, timeout = pl.permit(state, pod, node_name)
             if s is None or s.is_success():
                 continue
-            if s.is_rejected():
-                s.plugin = pl.name()
-                return s
             if s.code == Code.WAIT:
                 waits[pl.name()] = min(float(timeout), MAX_PERMIT_TIMEOUT)
                 continue
-            return Status(
-                Code.ERROR,
-                [f"running Permit plugin {pl.name()!r}: {s.message()}"],
-                plugin=pl.name(),
-                error=s.error,
-            )
+            return _refusal("Permit", pl.name(), s)
         if waits:
             now = time.monotonic()
             wp = _WaitingPod(pod, {k: now + v for k, v in waits.items()}, dict(waits))
@@ -651,15 +652,7 @@ class Framework:
                 continue
             s = pl.pre_bind(state, pod, node_name)
             if s is not None and not s.is_success():
-                if s.is_rejected():
-                    s.plugin = pl.name()
-                    return s
-                return Status(
-                    Code.ERROR,
-                    [f"running PreBind plugin {pl.name()!r}: {s.message()}"],
-                    plugin=pl.name(),
-                    error=s.error,
-                )
+                return _refusal("PreBind", pl.name(), s)
         return Status()
 
     @_timed("Bind")

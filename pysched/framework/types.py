@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from pysched.framework.labels import NOTHING, Selector, label_selector_as_selector
 from pysched.objects import (
@@ -117,7 +118,7 @@ class AffinityTerm:
         sel = self.key[1]
         if sel == _NOTHING_KEY:
             return frozenset()
-        match_labels, exprs = sel
+        match_labels, exprs = cast("tuple[Any, Any]", sel)
         return frozenset(k for k, _ in match_labels) | frozenset(e[0] for e in exprs)
 
     def with_namespaces(self, namespaces: frozenset[str]) -> AffinityTerm:

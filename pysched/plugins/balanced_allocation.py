@@ -121,9 +121,7 @@ class BalancedAllocation:
             node_info, self.resources, reqs, True, balanced_resource_scorer
         ), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:
             return None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from pysched.framework.events import QueueingHint
 from pysched.framework.node_table import Ints
 from pysched.framework.types import MAX_NODE_SCORE, NodeScore
 
@@ -42,6 +44,18 @@ def default_normalize_batch(counts: Ints, reverse: bool) -> Ints:
         return np.full(len(counts), MAX_NODE_SCORE if reverse else 0, np.int64)
     s: Ints = (MAX_NODE_SCORE * counts) // mx
     return MAX_NODE_SCORE - s if reverse else s
+
+
+def node_stopped_rejecting(
+    rejects: Callable[[Any, Any], bool], pod: Any, old: Any, new: Any
+) -> QueueingHint:
+    """The queueing hint of a node added or changed: QUEUE only when the node (now) takes
+    the pod and did not before (``rejects(pod, node)``: this plugin's verdict)."""
+    if new is None or rejects(pod, new):
+        return QueueingHint.QUEUE_SKIP
+    if old is None or rejects(pod, old):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def broken_linear_function(shape: list[tuple[int, int]]) -> Callable[[int], int]:

@@ -383,9 +383,7 @@ class InterPodAffinity:
                 score += values.get(v, 0)
         return score, None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         """Score + NormalizeScore from the PreScore topology scores."""
         ts = state.get(PRE_SCORE_STATE_KEY)
         if ts is None:
@@ -516,16 +514,16 @@ def _pre_filter_counts_indexed(s: _PreFilterState, ix: AffinityIndex) -> None:
     keys = {t.topology_key for t in aff_terms} | {t.topology_key for t in anti_terms}
     affinity = s.affinity_counts
     anti = s.anti_affinity_counts
-    for g in ix.pod_groups(keys, _label_keys([*aff_terms, *anti_terms])):
-        by_key = g.by_key
-        if aff_terms and all(t.matches(g.pod, None) for t in aff_terms):
+    for pg in ix.pod_groups(keys, _label_keys([*aff_terms, *anti_terms])):
+        by_key = pg.by_key
+        if aff_terms and all(t.matches(pg.pod, None) for t in aff_terms):
             for t in aff_terms:
                 counts = by_key.get(t.topology_key)
                 if counts:
                     _add_counts(affinity, t.topology_key, counts)
         for t in anti_terms:
             counts = by_key.get(t.topology_key)
-            if counts and t.matches(g.pod, None):
+            if counts and t.matches(pg.pod, None):
                 _add_counts(anti, t.topology_key, counts)
 
 

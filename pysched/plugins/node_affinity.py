@@ -24,7 +24,11 @@ from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PreFilterResult
 from pysched.objects import Pod
 from pysched.plugins.args import NodeAffinityArgs
-from pysched.plugins.helper import default_normalize_batch, default_normalize_score
+from pysched.plugins.helper import (
+    default_normalize_batch,
+    default_normalize_score,
+    node_stopped_rejecting,
+)
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -133,9 +137,7 @@ class NodeAffinity:
             count += terms.score(node)
         return count, None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         if self.added_pref_terms is not None:
             return None  # scheduler-enforced preferences: the per-node method
         aff = pod.spec.affinity
@@ -168,18 +170,14 @@ class NodeAffinity:
             )
         ]
 
-    def _matches(self, pod: Pod, node: Any) -> bool:
+    def _rejects(self, pod: Pod, node: Any) -> bool:
         if self.added_node_selector is not None and not self.added_node_selector.match(node):
-            return False
-        return RequiredNodeAffinity(pod).match(node)
+            return True
+        return not RequiredNodeAffinity(pod).match(node)
 
     def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
         """isSchedulableAfterNodeChange: a node that now matches and did not before."""
-        if new is None or not self._matches(pod, new):
-            return QueueingHint.QUEUE_SKIP
-        if old is None or not self._matches(pod, old):
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        return node_stopped_rejecting(self._rejects, pod, old, new)
 
 
 _MISSING = object()

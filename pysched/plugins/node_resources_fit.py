@@ -87,6 +87,13 @@ class InsufficientResource:
         self.unresolvable = unresolvable
 
 
+def is_ignored(name: str, ignored: frozenset[str], ignored_groups: frozenset[str]) -> bool:
+    """An extended resource the Fit args say not to check (by name or by its domain)."""
+    return is_extended_resource_name(name) and (
+        name in ignored or bool(ignored_groups and name.split("/")[0] in ignored_groups)
+    )
+
+
 def fits_request(
     req: Resource,
     ni: NodeInfo,
@@ -138,11 +145,7 @@ def fits_request(
             )
         )
     for name, q in req.scalar.items():
-        if q == 0:
-            continue
-        if is_extended_resource_name(name) and (
-            name in ignored or (ignored_groups and name.split("/")[0] in ignored_groups)
-        ):
+        if q == 0 or is_ignored(name, ignored, ignored_groups):
             continue
         a = alloc.scalar.get(name, 0)
         u = used.scalar.get(name, 0)
@@ -176,11 +179,7 @@ def fits_request_batch(
     if req.ephemeral_storage > 0:
         bad |= req.ephemeral_storage > t.alloc_eph - used_eph
     for name, q in req.scalar.items():
-        if q == 0:
-            continue
-        if is_extended_resource_name(name) and (
-            name in ignored or (ignored_groups and name.split("/")[0] in ignored_groups)
-        ):
+        if q == 0 or is_ignored(name, ignored, ignored_groups):
             continue
         a, u = t.scalar(name)
         if nominated is not None and name in nominated.scalar:
@@ -309,36 +308,33 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return x // capacity if x >= 0 and capacity > 0 else go_div(x, capacity)
 
 
-def least_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
+def weighted_resource_scorer(
+    resources: list[ResourceSpec], resource_score: Callable[[int, int], int]
+) -> Scorer:
+    """The weighted mean of ``resource_score(requested, allocatable)`` over the resources a
+    node has (LeastAllocated and MostAllocated differ only in ``resource_score``)."""
+
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
         node_score = weight_sum = 0
         for i, rq in enumerate(requested):
             if allocatable[i] == 0:
                 continue
             w = resources[i].weight
-            node_score += least_requested_score(rq, allocatable[i]) * w
+            node_score += resource_score(rq, allocatable[i]) * w
             weight_sum += w
         if weight_sum == 0:
             return 0
         return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
 
     return f
+
+
+def least_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
+    return weighted_resource_scorer(resources, least_requested_score)
 
 
 def most_resource_scorer(resources: list[ResourceSpec]) -> Scorer:
-    def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score = weight_sum = 0
-        for i, rq in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            w = resources[i].weight
-            node_score += most_requested_score(rq, allocatable[i]) * w
-            weight_sum += w
-        if weight_sum == 0:
-            return 0
-        return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
-
-    return f
+    return weighted_resource_scorer(resources, most_requested_score)
 
 
 def scaled_utilization(requested: int, capacity: int, maximum: int) -> int:
@@ -474,9 +470,7 @@ class Fit:
             reqs = pod_resource_request_list(pod, self.resources, False)
         return resource_allocation_score(node_info, self.resources, reqs, False, self.scorer), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
             return None  # RequestedToCapacityRatio: the per-node method
         reqs = state.get(PRE_SCORE_STATE_KEY)

@@ -19,6 +19,7 @@ from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
 from pysched.objects import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
+from pysched.plugins.helper import node_stopped_rejecting
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -71,11 +72,7 @@ def _rejects(pod: Pod, node: Any) -> bool:
 
 def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
     """A node added schedulable, or one that stopped being unschedulable for this pod."""
-    if new is None or _rejects(pod, new):
-        return QueueingHint.QUEUE_SKIP
-    if old is None or _rejects(pod, old):
-        return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
+    return node_stopped_rejecting(_rejects, pod, old, new)
 
 
 def _after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -423,9 +423,7 @@ class PodTopologySpread:
             score += float(cnt) * weights[i] + float(c.max_skew - 1)
         return go_round(score), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         """Score + NormalizeScore from the PreScore state."""
         st = state.get(PRE_SCORE_STATE_KEY)
         if st is None:

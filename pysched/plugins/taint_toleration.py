@@ -24,7 +24,11 @@ from pysched.objects import (
     Taint,
     Toleration,
 )
-from pysched.plugins.helper import default_normalize_batch, default_normalize_score
+from pysched.plugins.helper import (
+    default_normalize_batch,
+    default_normalize_score,
+    node_stopped_rejecting,
+)
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -103,9 +107,7 @@ class TaintToleration:
             )
         return count_intolerable_prefer_no_schedule(node.spec.taints, tolerations), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints
-    ) -> Ints | None:
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints | None:
         tolerations = state.get(PRE_SCORE_STATE_KEY)
         if tolerations is None:
             return None
@@ -145,11 +147,7 @@ def _untolerated(pod: Pod, node: Any) -> bool:
 
 def _after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
     """isSchedulableAfterNodeChange: only a node whose taints stopped rejecting the pod."""
-    if new is None or _untolerated(pod, new):
-        return QueueingHint.QUEUE_SKIP
-    if old is None or _untolerated(pod, old):
-        return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
+    return node_stopped_rejecting(_untolerated, pod, old, new)
 
 
 def _after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:

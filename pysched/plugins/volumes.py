@@ -54,7 +54,20 @@ class _NoVolumes:
         return True  # no volumes: other pods play no part
 
 
-class _NoVolumesBinding(_NoVolumes):
+class _NothingReserved(_NoVolumes):
+    """Reserve, Unreserve and PreBind with nothing to reserve or bind."""
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        return None
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None
+
+
+class _NoVolumesBinding(_NothingReserved):
     """VolumeBinding also reserves, pre-binds and (with capacity scoring) scores."""
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -69,17 +82,8 @@ class _NoVolumesBinding(_NoVolumes):
     def score_extensions(self) -> None:
         return None
 
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return None
 
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        return None
-
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return None
-
-
-class _NoClaims(_NoVolumes):
+class _NoClaims(_NothingReserved):
     """DynamicResources: for a pod without claims its PostFilter has nothing to deallocate,
     which upstream reports as "no new claims to deallocate" (it precedes DefaultPreemption,
     so that text leads the post-filter part of the FitError message)."""
@@ -88,15 +92,6 @@ class _NoClaims(_NoVolumes):
         self, state: CycleState, pod: Pod, filtered_node_status_map: Any
     ) -> tuple[Any, Status | None]:
         return None, Status(Code.UNSCHEDULABLE, [NO_NEW_CLAIMS])
-
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return None
-
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        return None
-
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return None
 
 
 NO_NEW_CLAIMS = "no new claims to deallocate"

@@ -97,8 +97,11 @@ def test_failed_scheduling_message_and_decision_of_an_unschedulable_pod(fast: bo
         "victims": [],
         "message": want,
         "filtered": {
-            "n1": {"plugin": "NodeResourcesFit", "code": "Unschedulable",
-                   "reason": "Insufficient cpu"},
+            "n1": {
+                "plugin": "NodeResourcesFit",
+                "code": "Unschedulable",
+                "reason": "Insufficient cpu",
+            },
             "n2": affinity,
             "n3": affinity,
         },
