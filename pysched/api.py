@@ -403,7 +403,6 @@ class EmbeddedScheduler:
     def decision_of(self, record: CycleRecord) -> Decision:
         """The Decision for one attempt's record, on the current snapshot."""
         pod = record.pod
-        fwk = self.frameworks.get(pod.spec.scheduler_name)
         snap = self.snapshot
         infos = record.feasible_infos
         return Decision(
@@ -414,7 +413,6 @@ class EmbeddedScheduler:
             record.message,
             filtered_statuses(record.diagnosis, snap.node_info_list, snap.index_of, infos),
             record.scores,
-            fwk.score_plugin_weight if fwk is not None else {},
             record.evaluated_nodes,
             len(infos),
         )

@@ -36,7 +36,7 @@ from typing import Any
 
 from pysched.diagnosis import Diagnosis
 from pysched.framework.status import Status
-from pysched.framework.types import NodePluginScores
+from pysched.scheduler import ReportedScores
 
 DEFAULT_MAX_DECISIONS = 10_000
 DEFAULT_MAX_NODE_VERDICTS = 2_000_000
@@ -77,8 +77,7 @@ class Decision:
         victims: Sequence[str],
         message: str,
         filtered: Sequence[tuple[str, Status]],
-        scores: Sequence[NodePluginScores],
-        weights: Mapping[str, int],
+        scores: ReportedScores | None,
         evaluated_nodes: int,
         feasible_nodes: int,
     ) -> None:
@@ -104,14 +103,7 @@ class Decision:
         self.verdicts = tuple(ids)
         self.filtered_nodes = tuple(names)
         self.filtered_verdict = bytes(which) if len(ids) < 256 else tuple(which)
-        self.scores = tuple(
-            (
-                nps.name,
-                tuple((ps.name, ps.score // (weights.get(ps.name, 1) or 1)) for ps in nps.scores),
-                nps.total_score,
-            )
-            for nps in scores
-        )
+        self.scores = scores  # a few nodes' ints: small, kept as built
         self.evaluated_nodes = evaluated_nodes
         self.feasible_nodes = feasible_nodes
 
@@ -134,10 +126,11 @@ class Decision:
             "message": self.message,
             "filtered": filtered,
         }
-        if len(self.scores) >= 2:
+        sc = self.scores
+        if sc is not None and len(sc.nodes) >= 2:
             out["scores"] = {
-                name: {**dict(per_plugin), "total": total}
-                for name, per_plugin, total in self.scores
+                node: {**dict(zip(sc.plugins, values, strict=True)), "total": total}
+                for node, values, total in zip(sc.nodes, sc.normalized, sc.totals, strict=True)
             }
         if counts:
             out["evaluatedNodes"] = self.evaluated_nodes

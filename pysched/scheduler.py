@@ -37,7 +37,7 @@ from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import NominatedLoad
 from pysched.framework.runtime import Framework
 from pysched.framework.status import Code, Status
-from pysched.framework.types import NodeInfo, NodePluginScores, PluginScore, PodInfo
+from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from pysched.objects import Pod
 from pysched.plugins import default_preemption
@@ -104,6 +104,31 @@ def reported_nodes(totals: Any, chosen: int) -> list[int]:
     return top
 
 
+@dataclass(slots=True)
+class ReportedScores:
+    """The reported nodes' scores (reported_nodes: the chosen node first): per node its
+    normalised score per plugin (0..100, in ``plugins`` order) and its weighted total."""
+
+    plugins: tuple[str, ...]
+    nodes: list[str]
+    normalized: list[list[int]]
+    totals: list[int]
+
+    @classmethod
+    def from_plugin_scores(
+        cls, scores: list[NodePluginScores], weights: dict[str, int], chosen: int
+    ) -> ReportedScores:
+        """From the framework's weighted per-plugin scores (the plugins' path)."""
+        top = [scores[j] for j in reported_nodes([s.total_score for s in scores], chosen)]
+        plugins = tuple(ps.name for ps in top[0].scores)
+        return cls(
+            plugins,
+            [s.name for s in top],
+            [[ps.score // (weights.get(ps.name, 1) or 1) for ps in s.scores] for s in top],
+            [s.total_score for s in top],
+        )
+
+
 @dataclass
 class ScheduleResult:
     suggested_host: str = ""
@@ -123,8 +148,7 @@ class CycleRecord:
     nominated_node: str = ""
     victims: list[Pod] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
-    # the reported nodes' weighted scores (reported_nodes: the chosen node first)
-    scores: list[NodePluginScores] = field(default_factory=list)
+    scores: ReportedScores | None = None  # when two or more nodes were scored
     feasible_infos: list[NodeInfo] = field(default_factory=list)
     evaluated_nodes: int = 0
     duration: float = 0.0
@@ -454,19 +478,13 @@ class Scheduler:
                 ties = np.flatnonzero(totals == best)
                 k = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
                 if record is not None:
-                    record.scores = [
-                        NodePluginScores(
-                            feasible[j].name,
-                            [
-                                PluginScore(name, int(s[j]) * w)
-                                for name, w, s in zip(
-                                    cols.names, cols.weights, cols.per_plugin, strict=True
-                                )
-                            ],
-                            int(totals[j]),
-                        )
-                        for j in reported_nodes(totals, k)
-                    ]
+                    top = reported_nodes(totals, k)
+                    record.scores = ReportedScores(
+                        tuple(cols.names),
+                        [feasible[j].name for j in top],
+                        np.stack(cols.per_plugin)[:, top].T.tolist(),
+                        totals[top].tolist(),
+                    )
                 return ScheduleResult(feasible[k].name, evaluated, len(feasible))
             scores, st = _split(fwk.run_score_plugins(state, pod, feasible))
             if not _ok(st):
@@ -477,8 +495,9 @@ class Scheduler:
         host = select_host(scores, self.rng)
         if record is not None:
             chosen = next(j for j, s in enumerate(scores) if s.name == host)
-            totals_list = [s.total_score for s in scores]
-            record.scores = [scores[j] for j in reported_nodes(totals_list, chosen)]
+            record.scores = ReportedScores.from_plugin_scores(
+                scores, fwk.score_plugin_weight, chosen
+            )
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(

@@ -199,7 +199,7 @@ def simulate(
     for pod in pending:
         if pod.spec.scheduler_name not in sched.frameworks:
             msg = f'no profile for schedulerName "{pod.spec.scheduler_name}"'
-            no_profile = Decision(pod.key, None, None, [], msg, [], [], {}, 0, 0)
+            no_profile = Decision(pod.key, None, None, [], msg, [], None, 0, 0)
             results.append(no_profile.to_dict(counts=False))
             continue
         exp = _explain(sched, pod) if explain else None

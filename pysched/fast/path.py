@@ -76,6 +76,14 @@ class ScoreColumns:
         return {n: int(s[j]) for n, s in zip(self.names, self.per_plugin, strict=True)}
 
 
+@dataclass(slots=True)
+class _Plan:
+    """A profile's filter and score plugins with their twins (None: none) and weights."""
+
+    filters: list[tuple[str, BatchFilterPlugin | None]]
+    scores: list[tuple[str, BatchScorePlugin | None, int]]
+
+
 class FastPath:
     """Drives the plugins' batch twins for the scheduler (see module doc)."""
 
@@ -90,24 +98,37 @@ class FastPath:
             STAT_NOMINATED_LOAD: 0,
         }
 
-        # isinstance against a runtime-checkable Protocol costs microseconds: once per plugin
-        self._twins: dict[tuple[Any, type], bool] = {}
+        self._plans: dict[Framework, _Plan] = {}
 
-    def _active(self, plugins: list[Any], skip: set[str]) -> list[Any]:
-        return [pl for pl in plugins if pl.name() not in skip] if skip else plugins
-
-    def _has_twin(self, pl: Any, protocol: type) -> bool:
-        known = self._twins.get((pl, protocol))
-        if known is None:
-            known = self._twins[pl, protocol] = isinstance(pl, protocol)
-        return known
+    def _plan(self, fwk: Framework) -> _Plan:
+        """Each plugin's twin, found once per profile (isinstance against a runtime-checkable
+        Protocol costs microseconds)."""
+        plan = self._plans.get(fwk)
+        if plan is None:
+            plan = self._plans[fwk] = _Plan(
+                [
+                    (pl.name(), pl if isinstance(pl, BatchFilterPlugin) else None)
+                    for pl in fwk.filter_plugins
+                ],
+                [
+                    (
+                        pl.name(),
+                        pl if isinstance(pl, BatchScorePlugin) else None,
+                        fwk.score_plugin_weight[pl.name()],
+                    )
+                    for pl in fwk.score_plugins
+                ],
+            )
+        return plan
 
     def nomination_safe(self, fwk: Framework, state: CycleState) -> bool:
         """Every active filter is resource-monotone: nominated pods may be counted in the
         columns (NominatedLoad) instead of through the plugins' two passes."""
+        skip = state.skip_filter_plugins
         return all(
-            self._has_twin(pl, BatchFilterPlugin) and pl.resource_monotone()
-            for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins)
+            pl is not None and pl.resource_monotone()
+            for name, pl in self._plan(fwk).filters
+            if name not in skip
         )
 
     def filter_mask(
@@ -141,8 +162,11 @@ class FastPath:
     ) -> FilterAnalysis | None:
         first_fail = np.full(table.n, -1, np.int32)
         plugins: list[BatchFilterPlugin] = []
-        for pl in self._active(fwk.filter_plugins, state.skip_filter_plugins):
-            if not self._has_twin(pl, BatchFilterPlugin):
+        skip = state.skip_filter_plugins
+        for name, pl in self._plan(fwk).filters:
+            if name in skip:
+                continue
+            if pl is None:
                 return None
             ok = pl.filter_batch(state, pod, table, nominated)
             if ok is None:
@@ -180,14 +204,15 @@ class FastPath:
         weights: list[int] = []
         per_plugin: list[Ints] = []
         total = np.zeros(len(rows), np.int64)
-        for pl in self._active(fwk.score_plugins, state.skip_score_plugins):
-            if not self._has_twin(pl, BatchScorePlugin):
+        skip = state.skip_score_plugins
+        for name, pl, w in self._plan(fwk).scores:
+            if name in skip:
+                continue
+            if pl is None:
                 return None
             s = pl.score_batch(state, pod, table, rows)
             if s is None:
                 return None
-            name = pl.name()
-            w = fwk.score_plugin_weight[name]
             total += s * w
             names.append(name)
             weights.append(w)

@@ -338,6 +338,8 @@ class NodeTable:
     def count_prefer_taints(self, ids: list[int], rows: Ints) -> Ints:
         """Per row of ``rows``, how many of the PreferNoSchedule taints ``ids`` it carries."""
         counts = np.zeros(len(rows), _I64)
+        if not ids:
+            return counts
         words = self.prefer_taints[rows]
         for tid in ids:
             w, b = divmod(tid, 64)

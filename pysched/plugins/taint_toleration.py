@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -88,6 +90,8 @@ class TaintToleration:
         self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
     ) -> Mask:
         ids = table.untolerated_taints(pod.spec.tolerations, _DO_NOT_SCHEDULE_EFFECTS)
+        if not ids:
+            return np.ones(table.n, bool)
         return ~table.has_hard_taint(ids)
 
     def resource_monotone(self) -> bool:

@@ -172,7 +172,7 @@ def test_the_log_is_bounded_by_pods_and_by_node_verdicts() -> None:
 
     def d(name: str, nodes: int) -> Decision:
         filtered = [(f"n{i}", st) for i in range(nodes)]
-        return Decision(f"ns/{name}", None, None, [], "m", filtered, [], {}, nodes, 0)
+        return Decision(f"ns/{name}", None, None, [], "m", filtered, None, nodes, 0)
 
     for i in range(5):
         log.put(d(f"p{i}", 1))
