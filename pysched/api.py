@@ -40,6 +40,7 @@ nominated node, victims and message), as a JSON-ready dict shaped like a ``pysch
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from collections.abc import Callable
@@ -77,6 +78,8 @@ from pysched.queue import (
 )
 from pysched.resources import pod_requests
 from pysched.scheduler import CycleRecord, Scheduler
+
+log = logging.getLogger(__name__)
 
 
 class Binder(Protocol):
@@ -430,7 +433,12 @@ class EmbeddedScheduler:
             self.status_writer.set_nominated_node_name(pod, nominating.nominated_node_name)
 
     def _record_decision(self, record: CycleRecord) -> None:
-        self.decisions.put(self.decision_of(record))
+        """Keep the attempt's decision; explaining must never break scheduling (a binding
+        failure records from a binding thread while the loop refreshes the snapshot)."""
+        try:
+            self.decisions.put(self.decision_of(record))
+        except Exception:
+            log.exception("recording the decision for %s", pod_key(record.pod))
 
     def _evict(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         self.status_writer.evict(victim, preemptor, node_name)
