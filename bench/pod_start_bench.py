@@ -190,9 +190,9 @@ def run_batch(agent: Any, manifests: Path, node: str, n: int, tag: str) -> list[
     while len(done) < n and time.monotonic() < deadline:
         # the statuses /pods serves, read in-process without encoding them (encoding 50
         # pods every few ms would compete with the agent for the GIL)
-        with agent._lock:
-            current = [(agent.pods[u].name, st) for u, st in agent.statuses.items()
-                       if u in agent.pods]
+        pods = agent.pod_manager.pods()
+        current = [(pods[u].name, st) for u, st in agent.status_manager.statuses().items()
+                   if u in pods]
         now = time.monotonic()
         for pname, st in current:
             if pname in appeared and pname not in done and st.container_statuses and all(
@@ -237,9 +237,8 @@ def bench_runtime(rt: Any, sizes: list[int], rounds_1: int) -> dict[str, Any]:
             out[str(n)] = {"n": len(samples), "p50_s": percentile(samples, 0.5),
                            "p99_s": percentile(samples, 0.99), "max_s": max(samples),
                            "mean_s": statistics.mean(samples)}
-        m = agent.metrics
-        out["cri_mean_ms"] = {op: 1000 * m.runtime_ops_sum[op] / m.runtime_ops_count[op]
-                              for op in sorted(m.runtime_ops_sum)
+        means = agent.metrics.runtime_operation_means()
+        out["cri_mean_ms"] = {op: 1000 * means[op] for op in sorted(means)
                               if op in ("RunPodSandbox", "CreateContainer", "StartContainer",
                                         "PodSandboxStatus", "ContainerStatus",
                                         "ListPodSandbox", "ListContainers")}

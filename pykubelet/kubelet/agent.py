@@ -1,60 +1,70 @@
-"""The Kubelet: pod sources, admission, pod workers, PLEG, probes, status, housekeeping.
+"""The Kubelet: pod sources in, pod workers, SyncPod, and the parts it is wired from.
 
-Wiring as pkg/kubelet/kubelet.go: pod additions are admitted and handed to their pod
-worker; PLEG events, probe result changes and each worker's requeue (back-off, periodic
-resync) re-enter ``sync_pod``, which computes the pod's actions (the pure rules) from the
-runtime's state, carries them out (``RuntimeManager``) and regenerates the pod's status.
-Housekeeping kills and removes what the runtime holds for pods this node no longer
-wants (orphans after a restart, deleted static pods). Nothing needed for correctness is
-held only in memory: after a crash the runtime's labels and annotations rebuild it.
+Wiring as pkg/kubelet/kubelet.go. Pod sources (``StaticPodSource`` today, the API
+server's pod watch next, as kubelet's config mux with sources "file" and "api") call the
+entry points ``set_source_pods`` (a source's full set) or ``handle_pod_additions`` /
+``handle_pod_updates`` / ``handle_pod_removes``. Admitted pods go to the ``PodManager``
+and to their pod worker; PLEG events, probe result changes and each worker's requeue
+(back-off, periodic resync) re-enter ``sync_pod``, which decides whether the pod is
+done (``pod_termination``), else computes its actions (the pure rules) from the
+runtime's state, carries them out (``RuntimeManager``) and hands the pod's new status to
+the ``StatusManager`` (where a control plane's status patcher plugs in).
+``Housekeeping`` removes what the runtime holds for pods this node no longer wants.
+
+Every runtime call goes through the ``RuntimeService``/``ImageService`` seam, wrapped by
+``InstrumentedRuntimeService`` for the runtime-operation metrics. Nothing needed for
+correctness is held only in memory: after a crash the runtime's labels and annotations
+rebuild it.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import psutil
 
 from pykubelet.api.decode import encode_pod
 from pykubelet.api.quantity import Quantity
-from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
+from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
 from pykubelet.kubelet.admission import NodeInfo, admit
 from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.cri_client import CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
+from pykubelet.kubelet.housekeeping import Housekeeping, OrphanPod
 from pykubelet.kubelet.http import AgentHTTPServer
 from pykubelet.kubelet.image_gc import ImageGCManager
-from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
+from pykubelet.kubelet.instrumented_services import InstrumentedRuntimeService
 from pykubelet.kubelet.log_manager import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_SIZE,
     MONITOR_PERIOD_S,
     ContainerLogManager,
 )
-from pykubelet.kubelet.log_symlinks import remove_dangling
 from pykubelet.kubelet.manager import RuntimeManager
+from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
 from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
+from pykubelet.kubelet.pod_cache import PodCache, ReasonCache
+from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
+from pykubelet.kubelet.pod_manager import FILE_SOURCE, PodManager
+from pykubelet.kubelet.pod_termination import Termination, pod_termination
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
 from pykubelet.kubelet.probes import ContainerView, ProbeType
+from pykubelet.kubelet.runtime_service import RuntimeAndImageService, wait_ready
 from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus
-from pykubelet.kubelet.sandbox_config import remove_pod_cgroups
 from pykubelet.kubelet.static_pods import StaticPodSource
 from pykubelet.kubelet.status import (
     WaitingReason,
-    active_deadline_eviction,
     deleted_and_stopped,
     generate_pod_status,
     is_static_pod,
 )
+from pykubelet.kubelet.status_manager import StatusManager, StatusPatcher
 from pykubelet.kubelet.volumes import teardown_pod_dir
 from pykubelet.kubelet.workers import PodWorkers, UpdateType
 
@@ -62,20 +72,11 @@ log = logging.getLogger(__name__)
 
 RESYNC_PERIOD_S = 10.0
 ERROR_REQUEUE_S = 2.0
-HOUSEKEEPING_PERIOD_S = 2.0
-TERMINAL = (PHASE_SUCCEEDED, PHASE_FAILED)
+
+__all__ = ["Kubelet", "OrphanPod", "host_ips"]
 
 
-@dataclass
-class OrphanPod:
-    """A pod the runtime holds but this node no longer wants (no spec known)."""
-
-    uid: str
-    name: str = ""
-    namespace: str = ""
-
-
-def _uid_of(pod: Any) -> str:
+def _uid_of(pod: Pod | OrphanPod) -> str:
     return str(pod.uid)
 
 
@@ -101,43 +102,48 @@ def host_ips() -> list[str]:
     return ["127.0.0.1"]
 
 
-@dataclass
-class Metrics:
-    pod_start_sum: float = 0.0
-    pod_start_count: int = 0
-    started_pods_total: int = 0
-    pleg_relist_sum: float = 0.0
-    pleg_relist_count: int = 0
-    sync_sum: dict[str, float] = field(default_factory=dict)
-    sync_count: dict[str, int] = field(default_factory=dict)
-    runtime_ops_sum: dict[str, float] = field(default_factory=dict)
-    runtime_ops_count: dict[str, int] = field(default_factory=dict)
-
-
 class Kubelet:
     """One node agent over one CRI endpoint."""
 
     def __init__(
         self,
         config: KubeletConfig,
-        cri: CRIClient | None = None,
+        cri: RuntimeAndImageService | None = None,
         resync_period: float = RESYNC_PERIOD_S,
         container_log_max_size: int = DEFAULT_MAX_SIZE,
         container_log_max_files: int = DEFAULT_MAX_FILES,
         log_monitor_period: float = MONITOR_PERIOD_S,
+        *,
+        status_patcher: StatusPatcher | None = None,
+        pod_cgroups: PodCgroups | None = None,
+        memory_capacity: int | None = None,
+        node_ips: list[str] | None = None,
     ) -> None:
         self.config = config
         self.node_name = config.node_name
-        self.metrics = Metrics()
-        self._mlock = threading.Lock()
-        self.cri = cri or CRIClient(config.runtime_endpoint, observe=self._observe_runtime_op)
-        self.cri.wait_ready(60.0)
+        self.metrics = KubeletMetrics()
+        self.cri = InstrumentedRuntimeService(
+            cri if cri is not None else CRIClient(config.runtime_endpoint), self.metrics
+        )
+        wait_ready(self.cri, 60.0)
         self.resync_period = resync_period
         self.backoff = Backoff(clock=time.time)
         self.image_backoff = Backoff(clock=time.time)
-        self.memory_capacity = psutil.virtual_memory().total
+        self.memory_capacity = memory_capacity or psutil.virtual_memory().total
+        self.host_ips = node_ips or host_ips()
         self.recorder = EventRecorder(self.node_name)
+        self.pod_cgroups: PodCgroups = pod_cgroups or CgroupfsPodCgroups()
+
+        # what the node should run, what it last saw, and what it reports
+        self.pod_manager = PodManager()
+        self.status_manager = StatusManager(status_patcher)
+        self.pod_cache = PodCache()
+        self.reason_cache = ReasonCache()
+        self.start_tracker = PodStartLatencyTracker(self.metrics)
+        self._backoff_seeded: set[str] = set()
+
         self.manager = RuntimeManager(
+            self.cri,
             self.cri,
             node_name=self.node_name,
             root_dir=config.rootDir,
@@ -146,10 +152,10 @@ class Kubelet:
             backoff=self.backoff,
             image_backoff=self.image_backoff,
             recorder=self.recorder,
+            pod_cgroups=self.pod_cgroups,
         )
-        self.host_ips = host_ips()
         self.workers = PodWorkers(self.sync_pod, self.terminate_pod, _uid_of)
-        self.pleg = GenericPLEG(self.cri, self._on_pleg_event, observe=self._observe_relist)
+        self.pleg = GenericPLEG(self.cri, self._on_pleg_event, metrics=self.metrics)
         self.prober = ProberManager(
             self.cri, self._probe_target, self._on_probe_change, self.recorder
         )
@@ -157,26 +163,29 @@ class Kubelet:
                                        config.imageGCLowThresholdPercent)
         self.log_manager = ContainerLogManager(
             self.cri, container_log_max_size, container_log_max_files, log_monitor_period,
-            owns=lambda uid: uid in self.pods,
+            owns=self.pod_manager.has_pod,
+        )
+        self._last_sync_loop = time.monotonic()
+        self.housekeeping = Housekeeping(
+            runtime=self.cri,
+            node_name=self.node_name,
+            root_dir=config.rootDir,
+            container_logs_dir=self.manager.container_logs_dir,
+            pod_manager=self.pod_manager,
+            workers=self.workers,
+            pleg=self.pleg,
+            prober=self.prober,
+            backoffs=[self.backoff, self.image_backoff],
+            pod_cgroups=self.pod_cgroups,
+            image_gc=self.image_gc,
+            on_pass=self._mark_sync_loop,
         )
         self.static_source: StaticPodSource | None = None
         self.http: AgentHTTPServer | None = None
 
-        self._lock = threading.RLock()
-        self.pods: dict[str, Pod] = {}  # desired, admitted pods by uid
-        self.rejected: dict[str, Pod] = {}  # pods admission refused (status Failed)
-        self.statuses: dict[str, PodStatus] = {}
-        self.observed: dict[str, PodRuntimeStatus] = {}
-        self.waiting: dict[str, dict[str, WaitingReason]] = {}
-        self.first_seen: dict[str, float] = {}
-        self._backoff_seeded: set[str] = set()
-        self._stop = threading.Event()
-        self._housekeeping: threading.Thread | None = None
-        self._last_sync_loop = time.monotonic()
-
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Start the sources, PLEG, housekeeping and the HTTP port."""
+        """Start the sources, PLEG, housekeeping, the status manager and the HTTP port."""
         if self.config.staticPodPath:
             self.static_source = StaticPodSource(
                 self.config.staticPodPath, self.node_name, self.set_source_pods
@@ -184,10 +193,8 @@ class Kubelet:
             self.static_source.start()
         self.pleg.start()
         self.log_manager.start()
-        self._housekeeping = threading.Thread(
-            target=self._housekeeping_loop, name="housekeeping", daemon=True
-        )
-        self._housekeeping.start()
+        self.housekeeping.start()
+        self.status_manager.start()
         if self.config.healthzPort:
             self.http = AgentHTTPServer(
                 self.config.healthzBindAddress,
@@ -201,7 +208,6 @@ class Kubelet:
 
     def stop(self) -> None:
         """Stop the agent; running pods keep running in the runtime."""
-        self._stop.set()
         if self.static_source is not None:
             self.static_source.stop()
         self.pleg.stop()
@@ -210,37 +216,34 @@ class Kubelet:
         self.workers.stop()
         if self.http is not None:
             self.http.stop()
-        if self._housekeeping is not None:
-            self._housekeeping.join(5)
+        self.housekeeping.stop()
+        self.status_manager.stop()
         self.cri.close()
 
     # ------------------------------------------------------------------ pod sources
-    def set_source_pods(self, pods: list[Pod]) -> None:
-        """The full desired set from a source: add new pods, kill removed ones."""
-        static_now = {p.uid: p for p in pods}
-        with self._lock:
-            current_static = {u for u, p in self.pods.items() if is_static_pod(p)}
-            current_static |= {u for u, p in self.rejected.items() if is_static_pod(p)}
-        removed = [u for u in current_static if u not in static_now]
-        self.handle_pod_removes(removed)
-        self.handle_pod_additions([p for p in pods if p.uid not in current_static])
+    def set_source_pods(self, pods: list[Pod], source: str = FILE_SOURCE) -> None:
+        """A source's full desired set (kubelet's config SET): add new pods, remove the
+        source's pods that are gone. Pods of other sources are left alone."""
+        now = {p.uid: p for p in pods}
+        current = self.pod_manager.source_uids(source)
+        self.handle_pod_removes([u for u in current if u not in now])
+        self.handle_pod_additions([p for p in pods if p.uid not in current])
 
     def handle_pod_additions(self, pods: list[Pod]) -> None:
         """HandlePodAdditions: admit, then hand to the pod's worker."""
         for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp or ""):
-            with self._lock:
-                self.first_seen.setdefault(pod.uid, time.time())
-                active = [p for u, p in self.pods.items()
-                          if (st := self.statuses.get(u)) is None or st.phase not in TERMINAL]
-                result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
-                if not result.admit:
-                    log.warning("rejecting %s: %s: %s", pod.format(), result.reason, result.message)
-                    self.rejected[pod.uid] = pod
-                    self.statuses[pod.uid] = PodStatus(
-                        phase=PHASE_FAILED, reason=result.reason, message=result.message
-                    )
-                    continue
-                self.pods[pod.uid] = pod
+            self.start_tracker.observed_pod(pod.uid)
+            active = [p for u, p in self.pod_manager.pods().items()
+                      if not self.status_manager.is_terminal(u)]
+            result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
+            if not result.admit:
+                log.warning("rejecting %s: %s: %s", pod.format(), result.reason, result.message)
+                self.pod_manager.reject_pod(pod)
+                self.status_manager.set_pod_status(
+                    pod, PodStatus(phase=PHASE_FAILED, reason=result.reason, message=result.message)
+                )
+                continue
+            self.pod_manager.add_pod(pod)
             self.prober.add_pod(pod)
             self.workers.update_pod(pod, UpdateType.CREATE)
 
@@ -249,10 +252,8 @@ class Kubelet:
         pod with its deletionGracePeriodSeconds. A deleted pod stays listed, with its
         final (terminal) status, until its removal (handle_pod_removes)."""
         for pod in pods:
-            with self._lock:
-                if pod.uid not in self.pods:
-                    continue
-                self.pods[pod.uid] = pod
+            if not self.pod_manager.update_pod(pod):
+                continue
             if pod.metadata.deletion_timestamp is not None:
                 self.prober.remove_pod(pod.uid)
                 self.workers.kill_pod(pod)
@@ -260,11 +261,11 @@ class Kubelet:
             self.workers.update_pod(pod, UpdateType.UPDATE)
 
     def handle_pod_removes(self, uids: list[str]) -> None:
+        """HandlePodRemoves: the pod is gone from its source: kill it, then forget it."""
         for uid in uids:
-            with self._lock:
-                pod = self.pods.pop(uid, None)
-                rejected = self.rejected.pop(uid, None)
-                self.statuses.pop(uid, None) if rejected is not None else None
+            pod, rejected = self.pod_manager.remove_pod(uid)
+            if rejected is not None:
+                self.status_manager.remove_pod_status(uid)
             if pod is None:
                 continue
             self.prober.remove_pod(uid)
@@ -282,22 +283,19 @@ class Kubelet:
 
     # ------------------------------------------------------------------ events
     def _on_pleg_event(self, ev: PodLifecycleEvent) -> None:
-        with self._lock:
-            pod = self.pods.get(ev.pod_uid)
+        pod = self.pod_manager.get_pod(ev.pod_uid)
         if pod is not None:
             self.workers.update_pod(pod, UpdateType.SYNC)
 
     def _on_probe_change(self, uid: str) -> None:
-        with self._lock:
-            pod = self.pods.get(uid)
+        pod = self.pod_manager.get_pod(uid)
         if pod is not None:
             self.workers.update_pod(pod, UpdateType.SYNC)
 
     def _probe_target(self, uid: str, name: str) -> ProbeTarget | None:
-        with self._lock:
-            observed = self.observed.get(uid)
-            status = self.statuses.get(uid)
-            pod = self.pods.get(uid)
+        observed = self.pod_cache.get(uid)
+        status = self.status_manager.get_pod_status(uid)
+        pod = self.pod_manager.get_pod(uid)
         if observed is None or pod is None:
             return None
         c = observed.find_container(name)
@@ -337,41 +335,42 @@ class Kubelet:
             for _ in range(min(inst.restart_count, 6)):
                 self.backoff.next(key, inst.finished_at)
 
-    def _status_for(
-        self, pod: Pod, observed: PodRuntimeStatus, now: float, eviction: WaitingReason | None
+    def _observe(self, pod: Pod) -> PodRuntimeStatus:
+        return self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+
+    def _record_status(
+        self, pod: Pod, observed: PodRuntimeStatus, now: float,
+        eviction: WaitingReason | None = None,
     ) -> PodStatus:
-        with self._lock:
-            old = self.statuses.get(pod.uid)
-            waiting = dict(self.waiting.get(pod.uid, {}))
+        """Generate the pod's status from what the runtime shows and hand it to the
+        status manager; the observed state goes to the pod cache."""
         status = generate_pod_status(
             pod,
             observed,
             now,
-            old_status=old,
-            waiting_reasons=waiting,
+            old_status=self.status_manager.get_pod_status(pod.uid),
+            waiting_reasons=self.reason_cache.get(pod.uid),
             readiness=self.prober.results(ProbeType.READINESS),
             startup=self.prober.results(ProbeType.STARTUP),
             pod_is_terminal=eviction is not None or deleted_and_stopped(pod, observed),
             host_ips=self.host_ips,
             eviction=eviction,
         )
-        with self._lock:
-            self.statuses[pod.uid] = status
-            self.observed[pod.uid] = observed
-        self._note_started(pod, status)
+        self.status_manager.set_pod_status(pod, status)
+        self.pod_cache.set(pod.uid, observed)
+        self.start_tracker.observed_status(pod, status)
         return status
 
-    def _note_started(self, pod: Pod, status: PodStatus) -> None:
-        if pod.uid not in self.first_seen or not pod.spec.containers:
-            return
-        if len(status.container_statuses) == len(pod.spec.containers) and all(
-            cs.state.running is not None for cs in status.container_statuses
-        ):
-            seen = self.first_seen.pop(pod.uid)
-            with self._mlock:
-                self.metrics.pod_start_sum += time.time() - seen
-                self.metrics.pod_start_count += 1
-                self.metrics.started_pods_total += 1
+    def _stop_terminated(
+        self, pod: Pod, observed: PodRuntimeStatus, termination: Termination, now: float
+    ) -> None:
+        """The one path for a pod that is done: stop what still runs, look again, record."""
+        if termination.eviction is not None:
+            log.info("%s: %s", pod.format(), termination.eviction.message)
+        if termination.must_kill:
+            self.manager.kill_pod(pod, observed)
+            observed = self._observe(pod)
+        self._record_status(pod, observed, now, termination.eviction)
 
     def sync_pod(self, pod: Pod, update_type: UpdateType) -> float | None:
         """kubelet's syncPod for one pod; returns when to sync it again (None: only on
@@ -380,53 +379,31 @@ class Kubelet:
         try:
             return self._sync_pod(pod)
         finally:
-            self._observe_sync(update_type.value, time.monotonic() - t0)
+            self.metrics.observe_pod_worker(update_type.value, time.monotonic() - t0)
 
     def _sync_pod(self, pod: Pod) -> float | None:
         now = time.time()
-        observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+        observed = self._observe(pod)
         settle = self.manager.start_in_flight(observed, now)
         if settle is not None:
             log.info("%s: a start interrupted by the last agent may still be completing",
                      pod.format())
             return settle
         if self.manager.remove_leftover_created(observed):
-            observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+            observed = self._observe(pod)
         self._seed_backoff(pod, observed)
 
-        with self._lock:
-            old = self.statuses.get(pod.uid)
-        if pod.metadata.deletion_timestamp is not None:
-            # a pod being deleted only terminates (its worker's kill does that)
-            if observed.running_containers():
-                self.manager.kill_pod(pod, observed)
-                observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
-            self._status_for(pod, observed, now, None)
-            return None
-        if old is not None and old.phase in TERMINAL:
-            # A terminal pod stays terminal: make sure nothing runs, keep the status.
-            if observed.running_containers() or any(
-                s.state.value == "ready" for s in observed.sandboxes
-            ):
-                self.manager.kill_pod(pod, observed)
-                observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
-            self._status_for(pod, observed, now, None)
+        termination = pod_termination(
+            pod, self.status_manager.get_pod_status(pod.uid), observed, now
+        )
+        if termination is not None:
+            self._stop_terminated(pod, observed, termination, now)
             return None
 
-        # activeDeadlineSeconds, measured from the status' startTime
-        if old is not None and old.start_time:
-            probe_pod = Pod(metadata=pod.metadata, spec=pod.spec, status=old)
-            eviction = active_deadline_eviction(probe_pod, now)
-            if eviction is not None:
-                log.info("%s: %s", pod.format(), eviction.message)
-                self.manager.kill_pod(pod, observed)
-                observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
-                self._status_for(pod, observed, now, eviction)
-                return None
-
-        status = self._status_for(pod, observed, now, None)
-        if status.phase in TERMINAL:
-            self.manager.kill_pod(pod, observed)
+        status = self._record_status(pod, observed, now)
+        termination = pod_termination(pod, status, observed, now)
+        if termination is not None:
+            self._stop_terminated(pod, observed, termination, now)
             return None
 
         actions = compute_pod_actions(
@@ -438,9 +415,9 @@ class Kubelet:
             startup=self.prober.results(ProbeType.STARTUP),
         )
         if actions.is_noop():
-            self._set_waiting(pod, actions.in_backoff, {})
+            self._note_start_failures(pod, actions.in_backoff, {})
             if actions.in_backoff:
-                self._status_for(pod, observed, now, None)
+                self._record_status(pod, observed, now)
                 return self._backoff_requeue(pod, observed)
             self.manager.garbage_collect(observed)
             return self._requeue_for(pod)
@@ -449,13 +426,15 @@ class Kubelet:
         waiting = {n: WaitingReason(r, m) for n, (r, m) in result.waiting.items()}
         if result.sandbox_error is not None:
             log.warning("%s: %s: %s", pod.format(), *result.sandbox_error)
-        self._set_waiting(pod, {}, waiting, cleared=result.started)
+        self._note_start_failures(pod, {}, waiting, cleared=result.started)
 
-        observed = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
+        observed = self._observe(pod)
         self.manager.garbage_collect(observed)
-        status = self._status_for(pod, observed, time.time(), None)
-        if status.phase in TERMINAL:
-            self.manager.kill_pod(pod, observed)
+        now = time.time()
+        status = self._record_status(pod, observed, now)
+        termination = pod_termination(pod, status, observed, now)
+        if termination is not None:
+            self._stop_terminated(pod, observed, termination, now)
             return None
         if actions.in_backoff:
             return self._backoff_requeue(pod, observed)
@@ -469,27 +448,23 @@ class Kubelet:
             return min(self.resync_period, 1.0)
         return self.resync_period
 
-    def _set_waiting(
+    def _note_start_failures(
         self,
         pod: Pod,
         in_backoff: dict[str, str],
         failures: dict[str, WaitingReason],
         cleared: list[str] | None = None,
     ) -> None:
-        with self._lock:
-            table = self.waiting.setdefault(pod.uid, {})
-            for name in cleared or []:
-                table.pop(name, None)
-            for name, msg in in_backoff.items():
-                table[name] = WaitingReason(reasons.CRASH_LOOP_BACK_OFF, msg)
-                self.recorder.event(pod, WARNING, reasons.EVENT_BACK_OFF,
-                                    reasons.back_off_event_message(name, pod.format()), name)
-            table.update(failures)
-            # a container that is running again has no start failure to report
-            observed = self.observed.get(pod.uid)
-            if observed is not None:
-                for c in observed.running_containers():
-                    table.pop(c.name, None)
+        """The reason cache's update after a sync: back-offs and failed starts become
+        waiting reasons; started and running containers have none."""
+        for name in in_backoff:
+            self.recorder.event(pod, WARNING, reasons.EVENT_BACK_OFF,
+                                reasons.back_off_event_message(name, pod.format()), name)
+        backing_off = {name: WaitingReason(reasons.CRASH_LOOP_BACK_OFF, msg)
+                       for name, msg in in_backoff.items()}
+        cached = self.pod_cache.get(pod.uid)
+        running = [c.name for c in cached.running_containers()] if cached is not None else []
+        self.reason_cache.update(pod.uid, {**backing_off, **failures}, cleared or [], running)
 
     def _backoff_requeue(self, pod: Pod, observed: PodRuntimeStatus) -> float:
         """When the first back-off among the pod's containers ends."""
@@ -504,92 +479,43 @@ class Kubelet:
                 best = min(best, max(0.05, inst.finished_at + delay - now + 0.05))
         return best
 
-    def terminate_pod(self, pod: Any) -> None:
+    def terminate_pod(self, pod: Pod | OrphanPod) -> None:
         """syncTerminatingPod + syncTerminatedPod: kill with the grace period, remove the
         pod's containers and sandboxes, then its volumes and directory."""
+        spec = pod if isinstance(pod, Pod) else None
         observed = self.manager.get_pod_status(pod.uid)
-        self.manager.kill_pod(pod if isinstance(pod, Pod) else None, observed)
-        with self._lock:
-            deleting = (
-                isinstance(pod, Pod)
-                and pod.metadata.deletion_timestamp is not None
-                and pod.uid in self.pods
-            )
-        if deleting:
+        self.manager.kill_pod(spec, observed)
+        deleting = (
+            spec is not None
+            and spec.metadata.deletion_timestamp is not None
+            and self.pod_manager.has_pod(spec.uid)
+        )
+        if spec is not None and deleting:
             # syncTerminatingPod: the status once the containers stopped, with their
             # exit codes, before they are removed (podIsTerminal)
-            stopped = self.manager.get_pod_status(pod.uid, pod.name, pod.namespace)
-            self._status_for(pod, stopped, time.time(), None)
+            self._record_status(spec, self._observe(spec), time.time())
         self.manager.remove_pod(observed)
         teardown_pod_dir(self.config.rootDir, pod.uid)
-        remove_pod_cgroups(pod.uid)
-        with self._lock:
-            if not deleting:
-                self.statuses.pop(pod.uid, None)
-            self.observed.pop(pod.uid, None)
-            self.waiting.pop(pod.uid, None)
-            self.first_seen.pop(pod.uid, None)
+        self.pod_cgroups.remove(pod.uid)
+        if not deleting:
+            self.status_manager.remove_pod_status(pod.uid)
+        self.pod_cache.delete(pod.uid)
+        self.reason_cache.delete(pod.uid)
+        self.start_tracker.forget(pod.uid)
         self._backoff_seeded.discard(pod.uid)
 
-    # ------------------------------------------------------------------ housekeeping
-    def _housekeeping_loop(self) -> None:
-        while not self._stop.wait(HOUSEKEEPING_PERIOD_S):
-            try:
-                self.housekeeping()
-                self.image_gc.maybe_collect()
-            except CRICallError as exc:
-                log.warning("housekeeping: %s", exc)
-            except Exception:
-                log.exception("housekeeping failed")
-
-    def housekeeping(self) -> None:
-        """HandlePodCleanups: kill what the runtime runs for pods no longer wanted."""
-        self._last_sync_loop = time.monotonic()
-        with self._lock:
-            wanted = set(self.pods)
-        busy = self.workers.known_uids()
-        in_runtime: set[str] = set()
-        for s in self.cri.list_pod_sandbox():
-            uid = s.labels.get(POD_UID_LABEL)
-            if uid:
-                in_runtime.add(uid)
-            if not uid or uid in wanted or uid in busy:
-                continue
-            if s.annotations.get(NODE_NAME_ANNOTATION) != self.node_name:
-                continue  # another agent's pod on a shared runtime
-            log.info("cleaning up orphaned pod %s (%s)", uid, s.metadata.name)
-            self.workers.kill_pod(OrphanPod(uid, s.metadata.name, s.metadata.namespace))
-        # cleanupOrphanedPodDirs: directories of pods gone from both the desired set and
-        # the runtime (e.g. removed while the agent was down, runtime state lost)
-        pods_dir = Path(self.config.rootDir) / "pods"
-        if pods_dir.is_dir():
-            for d in pods_dir.iterdir():
-                uid = d.name
-                with self._lock:
-                    if uid in self.pods:
-                        continue
-                if uid in busy or uid in in_runtime or self.workers.is_known(uid):
-                    continue
-                log.info("removing orphaned pod directory %s", d)
-                teardown_pod_dir(self.config.rootDir, uid)
-                remove_pod_cgroups(uid)
-        self.backoff.gc()
-        self.image_backoff.gc()
-        snap = self.pleg.snapshot
-        if snap is not None:
-            self.prober.forget_containers(set(snap.containers), snap.at)
-            # legacy log links whose log and container are both gone
-            remove_dangling(self.manager.container_logs_dir, set(snap.containers))
-
     # ------------------------------------------------------------------ views
+    def _mark_sync_loop(self) -> None:
+        self._last_sync_loop = time.monotonic()
+
     def pod_list(self) -> dict[str, Any]:
         """kubelet's /pods: a v1 PodList of this node's pods with their status."""
-        with self._lock:
-            items = []
-            for uid, pod in [*self.pods.items(), *self.rejected.items()]:
-                p = Pod(metadata=pod.metadata, spec=pod.spec,
-                        status=self.statuses.get(uid) or PodStatus(phase="Pending"))
-                items.append(encode_pod(p))
+        statuses = self.status_manager.statuses()
+        items = [
+            encode_pod(Pod(metadata=pod.metadata, spec=pod.spec,
+                           status=statuses.get(pod.uid) or PodStatus(phase="Pending")))
+            for pod in self.pod_manager.all_pods()
+        ]
         return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
 
     def event_list(self) -> dict[str, Any]:
@@ -604,66 +530,11 @@ class Kubelet:
             return False, "sync loop is not running"
         return True, "ok"
 
-    def _observe_runtime_op(self, method: str, seconds: float) -> None:
-        with self._mlock:
-            m = self.metrics
-            m.runtime_ops_sum[method] = m.runtime_ops_sum.get(method, 0.0) + seconds
-            m.runtime_ops_count[method] = m.runtime_ops_count.get(method, 0) + 1
-
-    def _observe_relist(self, seconds: float) -> None:
-        with self._mlock:
-            self.metrics.pleg_relist_sum += seconds
-            self.metrics.pleg_relist_count += 1
-
-    def _observe_sync(self, op: str, seconds: float) -> None:
-        with self._mlock:
-            m = self.metrics
-            m.sync_sum[op] = m.sync_sum.get(op, 0.0) + seconds
-            m.sync_count[op] = m.sync_count.get(op, 0) + 1
-
     def render_metrics(self) -> str:
-        with self._lock:
-            observed = list(self.observed.values())
-            running_pods = sum(1 for o in observed if o.running_containers())
+        observed = self.pod_cache.all()
+        running_pods = sum(1 for o in observed if o.running_containers())
         by_state: dict[str, int] = {}
         for o in observed:
             for c in o.containers:
                 by_state[c.state.value] = by_state.get(c.state.value, 0) + 1
-        with self._mlock:
-            m = self.metrics
-            lines = [
-                "# TYPE kubelet_running_pods gauge",
-                f"kubelet_running_pods {running_pods}",
-                "# TYPE kubelet_running_containers gauge",
-                *(f'kubelet_running_containers{{container_state="{k}"}} {v}'
-                  for k, v in sorted(by_state.items())),
-                "# TYPE kubelet_started_pods_total counter",
-                f"kubelet_started_pods_total {m.started_pods_total}",
-                "# TYPE kubelet_pod_start_duration_seconds summary",
-                f"kubelet_pod_start_duration_seconds_sum {m.pod_start_sum:.6f}",
-                f"kubelet_pod_start_duration_seconds_count {m.pod_start_count}",
-                "# TYPE kubelet_pleg_relist_duration_seconds summary",
-                f"kubelet_pleg_relist_duration_seconds_sum {m.pleg_relist_sum:.6f}",
-                f"kubelet_pleg_relist_duration_seconds_count {m.pleg_relist_count}",
-                "# TYPE kubelet_pod_worker_duration_seconds summary",
-            ]
-            for op in sorted(m.sync_sum):
-                lines.append(
-                    f'kubelet_pod_worker_duration_seconds_sum{{operation_type="{op}"}} '
-                    f"{m.sync_sum[op]:.6f}"
-                )
-                lines.append(
-                    f'kubelet_pod_worker_duration_seconds_count{{operation_type="{op}"}} '
-                    f"{m.sync_count[op]}"
-                )
-            lines.append("# TYPE kubelet_runtime_operations_duration_seconds summary")
-            for op in sorted(m.runtime_ops_sum):
-                lines.append(
-                    f'kubelet_runtime_operations_duration_seconds_sum{{operation_type="{op}"}} '
-                    f"{m.runtime_ops_sum[op]:.6f}"
-                )
-                lines.append(
-                    f'kubelet_runtime_operations_duration_seconds_count{{operation_type="{op}"}} '
-                    f"{m.runtime_ops_count[op]}"
-                )
-        return "\n".join(lines) + "\n"
+        return self.metrics.render(running_pods, by_state)

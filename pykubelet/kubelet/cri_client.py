@@ -1,7 +1,8 @@
 """A CRI v1 client (RuntimeService + ImageService) over gRPC on a unix socket.
 
-Everything on the kubelet side talks to the runtime through this one class, so the agent
-runs unchanged on our runtime or on containerd. Like kubelet's remote runtime service it
+This is the remote implementation of ``runtime_service.RuntimeService`` and
+``ImageService`` (cri-api's remote_runtime.go and remote_image.go), so the agent runs
+unchanged on our runtime or on containerd. Like kubelet's remote runtime service it
 puts a deadline on every call (ExecSync: the probe's timeout plus a margin; image pulls:
 none by default) and allows 16 MiB messages. gRPC failures become ``CRICallError`` with
 the status code kept, so callers decide on NOT_FOUND without importing grpc.
@@ -9,33 +10,20 @@ the status code kept, so callers decide on NOT_FOUND without importing grpc.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet._proto.runtime.v1 import api_pb2_grpc as pb_grpc
+from pykubelet.kubelet.runtime_service import CRICallError, wait_ready
+
+__all__ = ["DEFAULT_TIMEOUT_S", "CRICallError", "CRIClient"]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 120.0  # kubelet's runtimeRequestTimeout (2 min)
 EXEC_MARGIN_S = 5.0
-
-
-class CRICallError(Exception):
-    """A CRI call failed; ``code`` is the grpc status code name (e.g. "NOT_FOUND")."""
-
-    def __init__(self, method: str, code: str, details: str) -> None:
-        super().__init__(f"{method}: {code}: {details}")
-        self.method = method
-        self.code = code
-        self.details = details
-
-    @property
-    def not_found(self) -> bool:
-        return self.code == "NOT_FOUND"
 
 
 def _channel_target(endpoint: str) -> str:
@@ -53,11 +41,9 @@ class CRIClient:
         self,
         endpoint: str,
         timeout: float = DEFAULT_TIMEOUT_S,
-        observe: Callable[[str, float], None] | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
-        self._observe = observe
         self._channel = grpc.insecure_channel(
             _channel_target(endpoint),
             options=[
@@ -67,8 +53,6 @@ class CRIClient:
         )
         self._rt = pb_grpc.RuntimeServiceStub(self._channel)
         self._img = pb_grpc.ImageServiceStub(self._channel)
-        self._lock = threading.Lock()
-        self.op_counts: dict[str, int] = {}
 
     def close(self) -> None:
         self._channel.close()
@@ -82,29 +66,15 @@ class CRIClient:
     # ------------------------------------------------------------------ plumbing
     def _call(self, stub: Any, method: str, request: Any, timeout: float | None = -1.0) -> Any:
         deadline = self.timeout if timeout is not None and timeout < 0 else timeout
-        start = time.monotonic()
         try:
             return getattr(stub, method)(request, timeout=deadline)
         except grpc.RpcError as exc:
             code = exc.code().name if exc.code() is not None else "UNKNOWN"  # type: ignore[attr-defined]
             raise CRICallError(method, code, exc.details() or "") from None  # type: ignore[attr-defined]
-        finally:
-            with self._lock:
-                self.op_counts[method] = self.op_counts.get(method, 0) + 1
-            if self._observe is not None:
-                self._observe(method, time.monotonic() - start)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Block until the endpoint answers Version (the runtime may still be starting)."""
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                self.version()
-                return
-            except CRICallError:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.1)
+        wait_ready(self, timeout)
 
     # ------------------------------------------------------------------ runtime
     def version(self) -> pb.VersionResponse:

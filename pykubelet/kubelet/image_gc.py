@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.runtime_service import CRICallError, RuntimeAndImageService
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,9 @@ def statvfs(path: str) -> FsStats:
 
 
 class ImageGCManager:
-    def __init__(self, cri: CRIClient, high: int = DEFAULT_HIGH, low: int = DEFAULT_LOW,
-                 min_age: float = MIN_AGE_S, clock: Callable[[], float] = time.time,
+    def __init__(self, cri: RuntimeAndImageService, high: int = DEFAULT_HIGH,
+                 low: int = DEFAULT_LOW, min_age: float = MIN_AGE_S,
+                 clock: Callable[[], float] = time.time,
                  fs_stats: Callable[[str], FsStats] = statvfs) -> None:
         self.cri = cri
         self.high = high

@@ -24,13 +24,13 @@ from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.actions import image_pull_decision
 from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import NORMAL, WARNING, EventRecorder
 from pykubelet.kubelet.pull_secrets import (
     PullSecretError,
     credentials_for_image,
     keyring_from_secrets,
 )
+from pykubelet.kubelet.runtime_service import CRICallError, ImageService
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class ImageManager:
     """EnsureImageExists over a CRI ImageService."""
 
     def __init__(
-        self, cri: CRIClient, backoff: Backoff, recorder: EventRecorder | None = None
+        self, cri: ImageService, backoff: Backoff, recorder: EventRecorder | None = None
     ) -> None:
         self.cri = cri
         self.image_backoff = backoff

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.labels import POD_UID_LABEL
+from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class ContainerLogManager:
 
     def __init__(
         self,
-        cri: CRIClient,
+        cri: RuntimeService,
         max_size: int = DEFAULT_MAX_SIZE,
         max_files: int = DEFAULT_MAX_FILES,
         period: float = MONITOR_PERIOD_S,

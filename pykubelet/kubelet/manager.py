@@ -31,7 +31,6 @@ from pykubelet.kubelet.container_logs import (
     MAX_TERMINATION_MESSAGE,
     tail_cri_log,
 )
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import NORMAL, WARNING, EventRecorder
 from pykubelet.kubelet.hashing import hash_container_hex
 from pykubelet.kubelet.image_manager import ImageManager
@@ -49,7 +48,8 @@ from pykubelet.kubelet.log_symlinks import (
     log_symlink_path,
     remove_log_symlink,
 )
-from pykubelet.kubelet.pod_cgroups import ensure_pod_cgroup
+from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
+from pykubelet.kubelet.runtime_service import CRICallError, ImageService, RuntimeService
 from pykubelet.kubelet.runtime_state import (
     ContainerRuntimeStatus,
     ContainerState,
@@ -116,11 +116,12 @@ class SyncResult:
 
 
 class RuntimeManager:
-    """Carries out pod actions over a CRI client."""
+    """Carries out pod actions over the CRI runtime and image services."""
 
     def __init__(
         self,
-        cri: CRIClient,
+        cri: RuntimeService,
+        images: ImageService,
         *,
         node_name: str,
         root_dir: str,
@@ -129,9 +130,11 @@ class RuntimeManager:
         backoff: Backoff,
         image_backoff: Backoff,
         recorder: EventRecorder | None = None,
+        pod_cgroups: PodCgroups | None = None,
     ) -> None:
         self.cri = cri
         self.recorder = recorder
+        self.pod_cgroups: PodCgroups = pod_cgroups or CgroupfsPodCgroups()
         self.node_name = node_name
         self.root_dir = root_dir
         self.pod_logs_dir = pod_logs_dir
@@ -140,7 +143,7 @@ class RuntimeManager:
         self.backoff = backoff
         self.image_backoff = image_backoff
         self.runtime_type = cri.version().runtime_name or "cri"
-        self.images = ImageManager(cri, image_backoff, recorder)
+        self.images = ImageManager(images, image_backoff, recorder)
         self._killer = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kill")
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
@@ -650,7 +653,7 @@ class RuntimeManager:
         pod_ip = observed.ip
         if actions.create_sandbox:
             try:
-                ensure_pod_cgroup(pod)  # kubelet's pod container manager, before the sandbox
+                self.pod_cgroups.ensure(pod)  # kubelet's pod container manager, first
             except OSError as exc:
                 log.warning("%s: pod cgroup: %s", pod.format(), exc)
             try:

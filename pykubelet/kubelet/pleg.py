@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.labels import POD_UID_LABEL
+from pykubelet.kubelet.metrics import KubeletMetrics
+from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +84,15 @@ class GenericPLEG:
 
     def __init__(
         self,
-        cri: CRIClient,
+        cri: RuntimeService,
         on_event: Callable[[PodLifecycleEvent], None],
         period: float = RELIST_PERIOD_S,
-        observe: Callable[[float], None] | None = None,
+        metrics: KubeletMetrics | None = None,
     ) -> None:
         self._cri = cri
         self._on_event = on_event
         self._period = period
-        self._observe = observe
+        self._metrics = metrics
         self._prev: RelistSnapshot | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -119,8 +120,8 @@ class GenericPLEG:
         self._prev = cur
         self.last_relist = time.monotonic()
         self.relists += 1
-        if self._observe is not None:
-            self._observe(self.last_relist - start)
+        if self._metrics is not None:
+            self._metrics.observe_pleg_relist(self.last_relist - start)
         return events
 
     @property

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pykubelet.api.qos import qos_class
 from pykubelet.api.types import Container, Pod, is_restartable_init_container
 from pykubelet.kubelet.container_config import CPU_PERIOD, MIN_QUOTA, MIN_SHARES
-from pykubelet.kubelet.sandbox_config import CGROUP_ROOT, pod_cgroup_parent
+from pykubelet.kubelet.sandbox_config import CGROUP_ROOT, pod_cgroup_parent, remove_pod_cgroups
 
 log = logging.getLogger(__name__)
 
@@ -99,3 +100,22 @@ def ensure_pod_cgroup(pod: Pod) -> str:
         d.mkdir(parents=True, exist_ok=True)
         _write(d / "memory.limit_in_bytes", cfg.memory_limit)
     return parent
+
+
+class PodCgroups(Protocol):
+    """The pod container manager as SyncPod and housekeeping use it (a seam: unit tests
+    of SyncPod must not write the host's cgroups)."""
+
+    def ensure(self, pod: Pod) -> str: ...
+
+    def remove(self, uid: str) -> None: ...
+
+
+class CgroupfsPodCgroups:
+    """The host's pod cgroups, cgroupfs driver."""
+
+    def ensure(self, pod: Pod) -> str:
+        return ensure_pod_cgroup(pod)
+
+    def remove(self, uid: str) -> None:
+        remove_pod_cgroups(uid)

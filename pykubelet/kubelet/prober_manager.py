@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from pykubelet.api.types import Container, Pod, Probe, is_restartable_init_container
 from pykubelet.kubelet import probes, reasons
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
 from pykubelet.kubelet.probes import ContainerView, ProbeOutcome, ProbeType, ProbeWorker
+from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class ProberManager:
 
     def __init__(
         self,
-        cri: CRIClient,
+        cri: RuntimeService,
         view: ViewFn,
         on_change: Callable[[str], None],
         recorder: EventRecorder | None = None,

@@ -145,7 +145,7 @@ def test_sidecar_serves_app_and_restarts_under_never(agent_factory, endpoint):
     )
 
     # deletion: the app stops before the sidecar (terminationOrdering)
-    agent_pod = next(x for x in h.agent.pods.values() if x.uid == uid)
+    agent_pod = next(x for x in h.agent.pod_manager.pods().values() if x.uid == uid)
     observed = h.agent.manager.get_pod_status(uid, agent_pod.name, agent_pod.namespace)
     h.agent.manager.kill_pod(agent_pod, observed)
     after = h.agent.manager.get_pod_status(uid, agent_pod.name, agent_pod.namespace)

@@ -20,12 +20,12 @@ from kubelet_builders import ctr, make_pod, observed, sandbox
 
 from pykubelet.kubelet.actions import compute_pod_actions
 from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.cri_client import CRICallError
 from pykubelet.kubelet.manager import (
     LEFTOVER_REMOVE_ATTEMPTS,
     START_SETTLE_S,
     RuntimeManager,
 )
+from pykubelet.kubelet.runtime_service import CRICallError
 from pykubelet.kubelet.runtime_state import ContainerState, SandboxState
 from pykubelet.kubelet.volumes import pod_dir
 
@@ -63,6 +63,7 @@ class RefusingRuntime:
 
 def manager(cri: RefusingRuntime, root: Path) -> RuntimeManager:
     return RuntimeManager(
+        cri,  # type: ignore[arg-type]
         cri,  # type: ignore[arg-type]
         node_name="n1", root_dir=str(root), pod_logs_dir=str(root / "logs"),
         memory_capacity=1 << 30, backoff=Backoff(clock=lambda: 1000.0),

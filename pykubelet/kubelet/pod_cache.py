@@ -1,0 +1,73 @@
+"""What the runtime showed of each pod at its last sync (kubelet's kubecontainer.Cache),
+and why each container's last start failed (kubelet's reason cache).
+
+SyncPod writes both; the prober reads a container's state from ``PodCache`` between
+syncs, /metrics counts running pods and containers from it, and status generation reads
+``ReasonCache`` to show a start failure (CrashLoopBackOff, ErrImagePull, ...) as the
+container's waiting reason until the container runs again.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pykubelet.kubelet.runtime_state import PodRuntimeStatus
+from pykubelet.kubelet.status import WaitingReason
+
+
+class PodCache:
+    """The latest observed ``PodRuntimeStatus`` by pod UID; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._observed: dict[str, PodRuntimeStatus] = {}
+
+    def set(self, uid: str, observed: PodRuntimeStatus) -> None:
+        with self._lock:
+            self._observed[uid] = observed
+
+    def get(self, uid: str) -> PodRuntimeStatus | None:
+        with self._lock:
+            return self._observed.get(uid)
+
+    def delete(self, uid: str) -> None:
+        with self._lock:
+            self._observed.pop(uid, None)
+
+    def all(self) -> list[PodRuntimeStatus]:
+        with self._lock:
+            return list(self._observed.values())
+
+
+class ReasonCache:
+    """Container name -> why its last start failed, per pod UID; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reasons: dict[str, dict[str, WaitingReason]] = {}
+
+    def get(self, uid: str) -> dict[str, WaitingReason]:
+        """A copy of the pod's table."""
+        with self._lock:
+            return dict(self._reasons.get(uid, {}))
+
+    def update(
+        self,
+        uid: str,
+        failures: dict[str, WaitingReason],
+        cleared: list[str],
+        running: list[str],
+    ) -> None:
+        """Forget ``cleared`` (started now) and ``running`` containers' reasons (a container
+        that runs again has no start failure to report), then record ``failures``."""
+        with self._lock:
+            table = self._reasons.setdefault(uid, {})
+            for name in cleared:
+                table.pop(name, None)
+            table.update(failures)
+            for name in running:
+                table.pop(name, None)
+
+    def delete(self, uid: str) -> None:
+        with self._lock:
+            self._reasons.pop(uid, None)
