@@ -11,10 +11,10 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from pycni.atomic_files import write_atomic
 from pycni.errors import InvalidEnvironment
 from pycni.spec import Result
 
@@ -65,20 +65,9 @@ def write_result(
     if att.capability_args:
         doc["capabilityArgs"] = att.capability_args
     doc["result"] = result.to_dict(cni_version or result.cni_version)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    # as libcni's cache: atomic for readers, not flushed (DEL works without a result too)
+    write_atomic(path, json.dumps(doc), mode=0o600, durable=False)
     return path
 
 

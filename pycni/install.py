@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
+from pycni.atomic_files import write_atomic
 from pycni.invoke import LAUNCHER_MARKER
 
 DROP_IN_NAMES = {
@@ -61,19 +61,7 @@ def launcher_text(module: str, python: str | None = None) -> str:
 
 def _write_executable(path: str, text: str) -> None:
     """Atomically (temp file + rename), so a runtime never execs a half-written file."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".pycni-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(path, text, mode=0o755)
 
 
 def install(bin_dir: str, drop_in: bool = False, python: str | None = None) -> list[str]:

@@ -316,9 +316,9 @@ class Result:
                 block["gateway"] = str(ip.gateway)
             blocks[ip.address.version] = block
         for route in self.routes:
-            block = blocks.get(route.dst.version)
-            if block is not None:
-                block.setdefault("routes", []).append(route.to_dict())
+            route_block = blocks.get(route.dst.version)
+            if route_block is not None:
+                route_block.setdefault("routes", []).append(route.to_dict())
         if 4 in blocks:
             out["ip4"] = blocks[4]
         if 6 in blocks:

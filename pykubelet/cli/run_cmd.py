@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 import psutil
 
+from pycni.atomic_files import write_atomic
 from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
 
 log = logging.getLogger("pykubelet.run")
@@ -100,7 +101,7 @@ def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes] | _Ado
     ]
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    pidfile.write_text(f"{proc.pid}\n")
+    write_atomic(pidfile, f"{proc.pid}\n", durable=False)  # under runDir: gone with the host
     end = time.monotonic() + 60
     while not sock.exists():
         if proc.poll() is not None:

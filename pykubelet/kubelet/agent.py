@@ -76,10 +76,6 @@ ERROR_REQUEUE_S = 2.0
 __all__ = ["Kubelet", "OrphanPod", "host_ips"]
 
 
-def _uid_of(pod: Pod | OrphanPod) -> str:
-    return str(pod.uid)
-
-
 def host_ips() -> list[str]:
     """The node's address: the one on the default route's interface, else any global."""
     dev = ""
@@ -154,7 +150,9 @@ class Kubelet:
             recorder=self.recorder,
             pod_cgroups=self.pod_cgroups,
         )
-        self.workers = PodWorkers(self.sync_pod, self.terminate_pod, _uid_of)
+        self.workers: PodWorkers[Pod | OrphanPod] = PodWorkers(
+            self._sync_work, self.terminate_pod
+        )
         self.pleg = GenericPLEG(self.cri, self._on_pleg_event, metrics=self.metrics)
         self.prober = ProberManager(
             self.cri, self._probe_target, self._on_probe_change, self.recorder
@@ -371,6 +369,11 @@ class Kubelet:
             self.manager.kill_pod(pod, observed)
             observed = self._observe(pod)
         self._record_status(pod, observed, now, termination.eviction)
+
+    def _sync_work(self, pod: Pod | OrphanPod, update_type: UpdateType) -> float | None:
+        """A pod worker's sync: only pods with a spec are synced (orphans are killed)."""
+        assert isinstance(pod, Pod), "an orphan pod is only ever killed"
+        return self.sync_pod(pod, update_type)
 
     def sync_pod(self, pod: Pod, update_type: UpdateType) -> float | None:
         """kubelet's syncPod for one pod; returns when to sync it again (None: only on

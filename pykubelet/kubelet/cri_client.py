@@ -69,8 +69,8 @@ class CRIClient:
         try:
             return getattr(stub, method)(request, timeout=deadline)
         except grpc.RpcError as exc:
-            code = exc.code().name if exc.code() is not None else "UNKNOWN"  # type: ignore[attr-defined]
-            raise CRICallError(method, code, exc.details() or "") from None  # type: ignore[attr-defined]
+            code = exc.code().name if exc.code() is not None else "UNKNOWN"
+            raise CRICallError(method, code, exc.details() or "") from None
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Block until the endpoint answers Version (the runtime may still be starting)."""

@@ -164,21 +164,20 @@ class RuntimeManager:
         ips: list[str] = []
         for s in self.cri.list_pod_sandbox(sel):
             try:
-                st = self.cri.pod_sandbox_status(s.id)
+                sandbox_st = self.cri.pod_sandbox_status(s.id)
             except CRICallError as exc:
                 if exc.not_found:
                     continue
                 raise
             sb = SandboxRuntimeStatus(
-                id=st.id,
-                state=(
-                    SandboxState.READY if st.state == pb.SANDBOX_READY else SandboxState.NOT_READY
-                ),
-                attempt=st.metadata.attempt,
-                created_at=_secs(st.created_at),
-                ip=st.network.ip,
-                additional_ips=[a.ip for a in st.network.additional_ips],
-                host_network=st.linux.namespaces.options.network == pb.NODE,
+                id=sandbox_st.id,
+                state=(SandboxState.READY if sandbox_st.state == pb.SANDBOX_READY
+                       else SandboxState.NOT_READY),
+                attempt=sandbox_st.metadata.attempt,
+                created_at=_secs(sandbox_st.created_at),
+                ip=sandbox_st.network.ip,
+                additional_ips=[a.ip for a in sandbox_st.network.additional_ips],
+                host_network=sandbox_st.linux.namespaces.options.network == pb.NODE,
             )
             sandboxes.append(sb)
             name = name or s.labels.get(POD_NAME_LABEL, "")

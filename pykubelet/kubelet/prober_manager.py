@@ -123,8 +123,8 @@ class _Worker(threading.Thread):
         cid = target.view.container_id
         if p.exec is not None:
 
-            def run(command: list[str], t: float) -> tuple[int, bytes]:
-                resp = self.mgr.cri.exec_sync(cid, command, t)
+            def run(command: list[str], timeout: float) -> tuple[int, bytes]:
+                resp = self.mgr.cri.exec_sync(cid, command, timeout)
                 return resp.exit_code, resp.stdout + resp.stderr
 
             try:

@@ -107,9 +107,9 @@ def sort_pod_ips(ips: Sequence[str], node_ipv6: bool = False) -> list[str]:
         except ValueError:
             continue
     for want_v6 in (node_ipv6, not node_ipv6):
-        for ip in parsed:
-            if (ip.version == 6) == want_v6:
-                out.append(str(ip))
+        for addr in parsed:
+            if (addr.version == 6) == want_v6:
+                out.append(str(addr))
                 break
     return out
 
@@ -230,7 +230,8 @@ def convert_container_statuses(
 
     # Containers that failed to start, or wait to restart: the reason cache's word.
     any_regular_created = any(
-        (cs := observed.find_container(c.name)) is not None and cs.state is not RuntimeState.UNKNOWN
+        (inst := observed.find_container(c.name)) is not None
+        and inst.state is not RuntimeState.UNKNOWN
         for c in pod.spec.containers
     )
     for c in containers:

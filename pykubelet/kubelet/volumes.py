@@ -14,6 +14,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from pycni.atomic_files import write_atomic
 from pykubelet.api.types import STORAGE_MEDIUM_MEMORY, Pod, Volume
 
 EMPTY_DIR_PLUGIN = "kubernetes.io~empty-dir"
@@ -145,9 +146,8 @@ def write_etc_hosts(pod: Pod, root_dir: str, pod_ip: str, hostname: str, domain:
         lines.append(f"{alias.ip}\t" + "\t".join(alias.hostnames))
     path = etc_hosts_path(root_dir, pod.uid)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    # written again before every container start: no need to survive a host crash
+    write_atomic(path, "\n".join(lines) + "\n", durable=False)
     return path
 
 

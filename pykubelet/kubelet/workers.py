@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -30,59 +30,62 @@ class UpdateType(Enum):
     KILL = "kill"
 
 
+class PodRef(Protocol):
+    """What a pod worker needs of the pod it works for: its UID (a Pod, or the agent's
+    record of an orphan the runtime still holds)."""
+
+    @property
+    def uid(self) -> str: ...
+
+
+P = TypeVar("P", bound=PodRef)
+
+
 @dataclass
-class PodWork:
-    pod: Any
+class PodWork(Generic[P]):
+    pod: P
     update_type: UpdateType
 
 
-SyncFn = Callable[[Any, UpdateType], "float | None"]
-TerminateFn = Callable[[Any], None]
-
-
-class _Worker:
-    def __init__(self, uid: str) -> None:
+class _Worker(Generic[P]):
+    def __init__(self, uid: str, pod: P) -> None:
         self.uid = uid
-        self.pending: PodWork | None = None
-        self.last_pod: Any = None
+        self.pending: PodWork[P] | None = None
+        self.last_pod: P = pod
         self.requeue_at: float | None = None
         self.terminating = False
         self.thread: threading.Thread | None = None
         self.busy = False
         self.syncs = 0
-        self.after_termination: PodWork | None = None
+        self.after_termination: PodWork[P] | None = None
 
 
-class PodWorkers:
+class PodWorkers(Generic[P]):
     """Dispatches pod updates to per-pod worker threads."""
 
     def __init__(
         self,
-        sync_fn: SyncFn,
-        terminate_fn: TerminateFn,
-        uid_of: Callable[[Any], str],
+        sync_fn: Callable[[P, UpdateType], float | None],
+        terminate_fn: Callable[[P], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._sync_fn = sync_fn
         self._terminate_fn = terminate_fn
-        self._uid_of = uid_of
         self._clock = clock
         self._cond = threading.Condition()
-        self._workers: dict[str, _Worker] = {}
+        self._workers: dict[str, _Worker[P]] = {}
         self._stopping = False
 
     # ------------------------------------------------------------------ public
-    def update_pod(self, pod: Any, update_type: UpdateType) -> None:
+    def update_pod(self, pod: P, update_type: UpdateType) -> None:
         """Queue work for the pod; starts its worker on first sight. Newest update wins."""
-        uid = self._uid_of(pod)
+        uid = pod.uid
         with self._cond:
             if self._stopping:
                 return
             worker = self._workers.get(uid)
             if worker is None:
-                if update_type is UpdateType.KILL and pod is None:
-                    return
-                worker = _Worker(uid)
+                worker = _Worker(uid, pod)
                 self._workers[uid] = worker
                 worker.thread = threading.Thread(
                     target=self._run, args=(worker,), name=f"pod-worker-{uid[:8]}", daemon=True
@@ -102,7 +105,7 @@ class PodWorkers:
             worker.last_pod = pod
             self._cond.notify_all()
 
-    def kill_pod(self, pod: Any) -> None:
+    def kill_pod(self, pod: P) -> None:
         self.update_pod(pod, UpdateType.KILL)
 
     def known_uids(self) -> set[str]:
@@ -134,7 +137,7 @@ class PodWorkers:
             t.join(max(0.0, end - time.monotonic()))
 
     # ------------------------------------------------------------------ worker loop
-    def _next_work(self, worker: _Worker) -> PodWork | None:
+    def _next_work(self, worker: _Worker[P]) -> PodWork[P] | None:
         with self._cond:
             while True:
                 if self._stopping:
@@ -153,7 +156,7 @@ class PodWorkers:
                 wait = None if worker.requeue_at is None else worker.requeue_at - now
                 self._cond.wait(timeout=wait if wait is None else min(wait, 1.0))
 
-    def _run(self, worker: _Worker) -> None:
+    def _run(self, worker: _Worker[P]) -> None:
         while True:
             work = self._next_work(worker)
             if work is None:

@@ -48,6 +48,7 @@ from the records and conmon's files, as before.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import logging
@@ -63,6 +64,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pycni.atomic_files import write_atomic
 from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
 from pykubelet.runtime.container_config import (
     NS_NODE,
@@ -243,10 +245,10 @@ class ContainerStats:
 
 
 def _write_json(path: Path, obj: object) -> None:
-    # a unique temp name: two threads may record the same exit at once
-    tmp = path.with_name(f".{path.name}.{threading.get_ident()}.{time.monotonic_ns()}.tmp")
-    tmp.write_text(json.dumps(obj, sort_keys=True))
-    os.replace(tmp, path)
+    # not durable (no fsync on the create path): a host crash ends the containers too, and
+    # recovery reads what the monitors left (two threads may record one exit at once:
+    # each write has its own temp file)
+    write_atomic(path, json.dumps(obj, sort_keys=True), durable=False)
 
 
 def _parse_signal(name: str) -> int:
@@ -281,7 +283,7 @@ class ContainerManager:
         self,
         root: str | os.PathLike[str],
         images: ImageStore,
-        sandbox_lookup: Callable[[str], Any],
+        sandbox_lookup: Callable[[str], oci_spec.SandboxView],
         *,
         runc_root: str | os.PathLike[str] | None = None,
         socket_dir: str | os.PathLike[str] | None = None,
@@ -359,7 +361,7 @@ class ContainerManager:
         return rec
 
     # ------------------------------------------------------------------ create
-    def create(self, sandbox: Any, config: ContainerConfigSpec) -> str:
+    def create(self, sandbox: oci_spec.SandboxView | str, config: ContainerConfigSpec) -> str:
         if isinstance(sandbox, str):
             sandbox = self.sandbox_lookup(sandbox)
         if not config.metadata.name:
@@ -724,7 +726,9 @@ class ContainerManager:
         return out
 
     # ------------------------------------------------------------------ exec, logs, stats
-    def exec_sync(self, cid: str, cmd: list[str], timeout: float = 0) -> tuple[bytes, bytes, int]:
+    def exec_sync(
+        self, cid: str, cmd: builtins.list[str], timeout: float = 0
+    ) -> tuple[bytes, bytes, int]:
         rec = self._get(cid)
         if not cmd:
             raise InvalidArgument("cmd: must not be empty")
@@ -762,7 +766,7 @@ class ContainerManager:
     def stats(self, cid: str) -> ContainerStats:
         return self._stats_of(self._get(cid))
 
-    def list_stats(self, flt: ContainerFilter | None = None) -> list[ContainerStats]:
+    def list_stats(self, flt: ContainerFilter | None = None) -> builtins.list[ContainerStats]:
         return [self._stats_of(self._get(s.id)) for s in self.list(flt)]
 
     def _stats_of(self, rec: ContainerRecord) -> ContainerStats:
@@ -849,7 +853,9 @@ class ContainerManager:
 _META = ContainerMetadata(name="update")
 
 
-def _with_sandbox_modes(config: ContainerConfigSpec, sandbox: Any) -> ContainerConfigSpec:
+def _with_sandbox_modes(
+    config: ContainerConfigSpec, sandbox: oci_spec.SandboxView
+) -> ContainerConfigSpec:
     """The sandbox decides network and IPC namespaces (hostNetwork/hostIPC pods)."""
     sec = config.security
     net = getattr(sandbox, "network_mode", sec.network_mode)

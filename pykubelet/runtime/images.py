@@ -20,6 +20,7 @@ or gzip; their uncompressed digest must match the config's ``rootfs.diff_ids``.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import gzip
@@ -35,8 +36,9 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
+from pycni.atomic_files import write_atomic
 from pykubelet.runtime import imageref
 from pykubelet.runtime.errors import InvalidArgument, NotFound
 
@@ -169,13 +171,7 @@ def _clean_member_path(name: str, what: str) -> str:
 
 
 def _write_json_atomic(path: Path, obj: object, *, durable: bool = True) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(obj, f, sort_keys=True)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, sort_keys=True), durable=durable)
 
 
 class ImageStore:
@@ -283,7 +279,7 @@ class ImageStore:
     def layer_dir(self, diff_id: str) -> Path:
         return self._layers / _sha256_hex(diff_id, "layer") / "fs"
 
-    def layer_dirs(self, image: Image) -> list[Path]:
+    def layer_dirs(self, image: Image) -> builtins.list[Path]:
         """The image's unpacked layers, bottom first."""
         return [self.layer_dir(d) for d in image.layers]
 
@@ -299,7 +295,7 @@ class ImageStore:
         return FsInfo(time.time_ns(), str(self.root), used, inodes)
 
     # ----------------------------------------------------------------- leases
-    def acquire_lease(self, holder: str, image: Image) -> list[Path]:
+    def acquire_lease(self, holder: str, image: Image) -> builtins.list[Path]:
         """Pin ``image``'s layers for ``holder`` (a container ID); returns the layer dirs."""
         with self._locked():
             current = self._read_index().get(image.id)
@@ -321,7 +317,7 @@ class ImageStore:
                 (self._leases / f"{holder}.json").unlink()
             self._gc_layers(self._read_index())
 
-    def lease_holders(self) -> list[str]:
+    def lease_holders(self) -> builtins.list[str]:
         return sorted(p.stem for p in self._leases.glob("*.json"))
 
     def _leased_layers(self) -> set[str]:
@@ -395,7 +391,9 @@ class ImageStore:
                 _rmtree(layer)
 
     # ----------------------------------------------------------------- import
-    def import_archive(self, path: str | os.PathLike[str], *, name: str = "") -> list[Image]:
+    def import_archive(
+        self, path: str | os.PathLike[str], *, name: str = ""
+    ) -> builtins.list[Image]:
         """Import every image in a docker-archive or OCI-layout tar; ``name`` tags the first."""
         if name:
             name = imageref.normalize(name, field="name")
@@ -435,7 +433,7 @@ class ImageStore:
         return f.read()
 
     def _scan_docker_archive(self, tar: tarfile.TarFile,
-                             members: dict[str, tarfile.TarInfo]) -> list[_ArchiveImage]:
+                             members: dict[str, tarfile.TarInfo]) -> builtins.list[_ArchiveImage]:
         try:
             manifest = json.loads(self._read_member(tar, members, "manifest.json"))
         except ValueError as exc:
@@ -452,7 +450,7 @@ class ImageStore:
         return out
 
     def _scan_oci_layout(self, tar: tarfile.TarFile,
-                         members: dict[str, tarfile.TarInfo]) -> list[_ArchiveImage]:
+                         members: dict[str, tarfile.TarInfo]) -> builtins.list[_ArchiveImage]:
         def blob(digest: str) -> bytes:
             data = self._read_member(tar, members, f"blobs/sha256/{_sha256_hex(digest, 'blob')}")
             if hashlib.sha256(data).hexdigest() != _sha256_hex(digest, "blob"):
@@ -522,7 +520,8 @@ class ImageStore:
                 member = _resolve_member(members, member_name)
                 size += member.size
                 self._unpack_layer(tar, member, diff_id)
-            (self._configs / f"{image_id.split(':', 1)[1]}.json").write_bytes(config_b)
+            # durable before the index names it: a crash never leaves a torn config
+            write_atomic(self._configs / f"{image_id.split(':', 1)[1]}.json", config_b)
             images = self._read_index()
             tags = list(dict.fromkeys(item.names))
             old = images.get(image_id)
@@ -648,7 +647,9 @@ class ImageStore:
         head = raw.peek(4)[:4]  # type: ignore[attr-defined]
         if head.startswith(_ZSTD_MAGIC):
             raise InvalidArgument(f"layer {diff_id}: zstd-compressed layers are not supported")
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head.startswith(_GZIP_MAGIC) else raw
+        stream: IO[bytes] = (
+            cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head.startswith(_GZIP_MAGIC) else raw
+        )
         hashing = _HashingReader(stream)
         work = Path(self._tmp) / f"{hexid}.{uuid.uuid4().hex[:8]}"
         fs = work / "fs"

@@ -327,20 +327,20 @@ def build_mounts(config: ContainerConfigSpec, sandbox: SandboxView,
             wanted[dest] = {"destination": dest, "type": "bind", "source": src,
                             "options": ["rbind", "rprivate",
                                         "ro" if config.security.readonly_rootfs else "rw"]}
-    for i, m in enumerate(config.mounts):
-        if not m.container_path or not os.path.isabs(m.container_path):
-            raise InvalidArgument(f"mounts[{i}].container_path: {m.container_path!r} must be "
+    for i, mnt in enumerate(config.mounts):
+        if not mnt.container_path or not os.path.isabs(mnt.container_path):
+            raise InvalidArgument(f"mounts[{i}].container_path: {mnt.container_path!r} must be "
                                   "an absolute path")
-        if not m.host_path or not os.path.isabs(m.host_path):
-            raise InvalidArgument(f"mounts[{i}].host_path: {m.host_path!r} must be an "
+        if not mnt.host_path or not os.path.isabs(mnt.host_path):
+            raise InvalidArgument(f"mounts[{i}].host_path: {mnt.host_path!r} must be an "
                                   "absolute path")
-        if not os.path.exists(m.host_path):
-            raise InvalidArgument(f"mounts[{i}].host_path: {m.host_path!r} does not exist")
+        if not os.path.exists(mnt.host_path):
+            raise InvalidArgument(f"mounts[{i}].host_path: {mnt.host_path!r} does not exist")
         propagation = {PROPAGATION_BIDIRECTIONAL: "rshared",
-                       PROPAGATION_HOST_TO_CONTAINER: "rslave"}.get(m.propagation, "rprivate")
-        dest = os.path.normpath(m.container_path)
-        wanted[dest] = {"destination": dest, "type": "bind", "source": m.host_path,
-                        "options": ["rbind", propagation, "ro" if m.readonly else "rw"]}
+                       PROPAGATION_HOST_TO_CONTAINER: "rslave"}.get(mnt.propagation, "rprivate")
+        dest = os.path.normpath(mnt.container_path)
+        wanted[dest] = {"destination": dest, "type": "bind", "source": mnt.host_path,
+                        "options": ["rbind", propagation, "ro" if mnt.readonly else "rw"]}
     # parents before children, so /dev is mounted before /dev/shm
     return sorted(wanted.values(), key=lambda m: m["destination"].rstrip("/").count("/"))
 

@@ -17,6 +17,7 @@ Containers get what they need through :class:`SandboxInfo` (``SandboxManager.get
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import dataclasses
 import hashlib
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pycni.atomic_files import write_atomic
 from pykubelet.runtime import netns, pidns
 from pykubelet.runtime.errors import (
     AlreadyExists,
@@ -164,18 +166,6 @@ class SandboxContainers(Protocol):
     def stop_all_in_sandbox(self, sandbox_id: str, timeout: int) -> None: ...
 
     def remove_all_in_sandbox(self, sandbox_id: str) -> None: ...
-
-
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write to a temp file, fsync, rename into place: a reader sees old or new, never half."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 CHECKPOINT_VERSION = 1
@@ -355,7 +345,7 @@ class SandboxManager:
             raise NotFound(f"pod sandbox {sandbox_id!r} not found")
         return info
 
-    def list_view(self) -> list[SandboxInfo]:
+    def list_view(self) -> builtins.list[SandboxInfo]:
         """Like ``list`` without the copies (read-only, as ``view``)."""
         with self._lock:
             return list(self._sandboxes.values())
@@ -378,9 +368,9 @@ class SandboxManager:
     # -- checkpoint -----------------------------------------------------------------------
 
     def _checkpoint(self, info: SandboxInfo) -> None:
-        write_atomic(self._dir(info.id) / CHECKPOINT, encode_checkpoint(info), 0o600)
+        write_atomic(self._dir(info.id) / CHECKPOINT, encode_checkpoint(info), mode=0o600)
 
-    def recover(self) -> list[str]:
+    def recover(self) -> builtins.list[str]:
         """Load every checkpoint after a (re)start; finish half-made sandboxes as NOTREADY.
 
         A sandbox whose RunPodSandbox never completed (a crash between pinning and the final
@@ -546,9 +536,10 @@ class SandboxManager:
         else:
             hosts = hosts_text(info.hostname, [info.ip, *info.additional_ips] if info.ip else [])
             hostname = info.hostname
-        write_atomic(d / "hosts", hosts.encode())
-        write_atomic(d / "resolv.conf", resolv_conf_text(info.dns).encode())
-        write_atomic(d / "hostname", (hostname + "\n").encode())
+        # not durable: the containers these files serve do not outlive a host crash
+        write_atomic(d / "hosts", hosts, durable=False)
+        write_atomic(d / "resolv.conf", resolv_conf_text(info.dns), durable=False)
+        write_atomic(d / "hostname", hostname + "\n", durable=False)
 
     def _discard(self, info: SandboxInfo) -> None:
         """Undo a failed run: network, namespaces, files, reservations."""

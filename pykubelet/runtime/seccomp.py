@@ -200,10 +200,10 @@ def load_localhost_profile(path: str, capabilities: Iterable[str]) -> dict[str, 
         out["architectures"] = doc["architectures"]
     elif doc.get("archMap"):
         native = _arches()[:1]
-        for entry in doc["archMap"]:
-            if entry.get("architecture") in native:
-                out["architectures"] = [entry["architecture"], *(entry.get("subArchitectures")
-                                                                 or [])]
+        for arch_entry in doc["archMap"]:
+            if arch_entry.get("architecture") in native:
+                out["architectures"] = [arch_entry["architecture"],
+                                        *(arch_entry.get("subArchitectures") or [])]
     if doc.get("flags"):
         out["flags"] = doc["flags"]
     syscalls = []

@@ -11,6 +11,7 @@ import fcntl
 import ipaddress
 import os
 
+from pycni.atomic_files import write_atomic
 from pycni.spec import IPAddress
 
 LAST_IP_PREFIX = "last_reserved_ip."
@@ -54,8 +55,8 @@ class DiskStore:
             os.unlink(path)
             raise
         os.close(fd)
-        with open(os.path.join(self.dir, LAST_IP_PREFIX + range_id), "w") as f:
-            f.write(str(ip))
+        # a hint for the next allocation, as host-local's: atomic, not flushed
+        write_atomic(os.path.join(self.dir, LAST_IP_PREFIX + range_id), str(ip), durable=False)
         return True
 
     def last_reserved_ip(self, range_id: str) -> IPAddress | None:

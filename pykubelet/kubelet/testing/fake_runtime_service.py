@@ -29,7 +29,7 @@ ExecHandler = Callable[[str, list[str]], pb.ExecSyncResponse]
 class FakeSandbox:
     id: str
     config: pb.PodSandboxConfig
-    state: int
+    state: pb.PodSandboxState
     created_at: int  # nanoseconds
     ip: str
 
@@ -39,7 +39,7 @@ class FakeContainer:
     id: str
     sandbox_id: str
     config: pb.ContainerConfig
-    state: int
+    state: pb.ContainerState
     created_at: int
     log_path: str
     image_ref: str

@@ -38,6 +38,7 @@ from pykubelet.runtime.containers import (
     ContainerStatus,
 )
 from pykubelet.runtime.errors import InvalidArgument
+from pykubelet.runtime.oci_spec import SandboxView
 
 _NS_MODES = {pb.POD: NS_POD, pb.CONTAINER: NS_CONTAINER, pb.NODE: NS_NODE, pb.TARGET: NS_TARGET}
 _PROPAGATION = {
@@ -233,7 +234,7 @@ class ContainerRPC:
     """
 
     def __init__(self, containers: ContainerManager,
-                 sandbox_for_create: Callable[[str], Any]) -> None:
+                 sandbox_for_create: Callable[[str], SandboxView]) -> None:
         self.containers = containers
         self.sandbox_for_create = sandbox_for_create
         # container id -> [the ContainerStatus, its pb.Container, its pb.ContainerStatus]

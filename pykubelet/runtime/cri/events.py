@@ -30,13 +30,14 @@ _BACKLOG = 10000  # events kept for a slow listener before it is dropped
 
 
 def transitions(before: pb.Container | None, after: pb.Container | None,
-                started: bool) -> list[int]:
+                started: bool) -> list[pb.ContainerEventType]:
     """The events between two observations of one container (None: absent)."""
     if before is None and after is None:
         return []
     if after is None:  # removed; if it was running, it stopped first
-        return [STOPPED, DELETED] if before.state == pb.CONTAINER_RUNNING else [DELETED]
-    out: list[int] = []
+        running = before is not None and before.state == pb.CONTAINER_RUNNING
+        return [STOPPED, DELETED] if running else [DELETED]
+    out: list[pb.ContainerEventType] = []
     old = before.state if before is not None else None
     if before is None:
         out.append(CREATED)

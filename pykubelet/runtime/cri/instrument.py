@@ -45,7 +45,8 @@ def _run(method: str, fn: Callable[[Any, grpc.ServicerContext], Any], request: A
         context.abort(grpc.StatusCode.UNIMPLEMENTED,
                       f"{method} is not implemented by the pykubelet runtime")
     except Exception as exc:
-        if context.code() not in (None, grpc.StatusCode.OK):
+        # ServicerContext.code() exists since grpcio 1.38; the stubs lack it
+        if context.code() not in (None, grpc.StatusCode.OK):  # type: ignore[attr-defined]
             raise  # the handler aborted with its own status
         log.exception("%s failed with an unexpected error", method)
         context.abort(grpc.StatusCode.INTERNAL, f"{method}: {type(exc).__name__}: {exc}")

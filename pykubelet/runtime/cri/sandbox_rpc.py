@@ -90,9 +90,7 @@ def _metadata(info: SandboxInfo) -> pb.PodSandboxMetadata:
 
 def _namespace_option(info: SandboxInfo) -> pb.NamespaceOption:
     return pb.NamespaceOption(
-        network=pb.NamespaceMode.Value(info.network_mode),
-        pid=pb.NamespaceMode.Value(info.pid_ns_mode),
-        ipc=pb.NamespaceMode.Value(info.ipc_mode),
+        network=info.network_mode, pid=info.pid_ns_mode, ipc=info.ipc_mode,  # enum names
     )
 
 

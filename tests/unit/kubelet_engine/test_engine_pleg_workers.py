@@ -61,7 +61,7 @@ def test_workers_serial_per_pod_parallel_across():
             active[pod.uid] -= 1
         return None
 
-    w = PodWorkers(sync, lambda pod: None, lambda p: p.uid)
+    w = PodWorkers(sync, lambda pod: None)
     w.update_pod(P("a", 0), UpdateType.CREATE)
     w.update_pod(P("b", 0), UpdateType.CREATE)
     time.sleep(0.05)
@@ -87,7 +87,7 @@ def test_requeue_and_kill():
     def terminate(pod):
         killed.set()
 
-    w = PodWorkers(sync, terminate, lambda p: p.uid)
+    w = PodWorkers(sync, terminate)
     w.update_pod(P("a"), UpdateType.CREATE)
     time.sleep(0.45)
     assert calls[0] == "create"
@@ -118,7 +118,7 @@ def test_failing_sync_is_retried():
     old = workers_mod.ERROR_RETRY_S
     workers_mod.ERROR_RETRY_S = 0.05
     try:
-        w = PodWorkers(sync, lambda p: None, lambda p: p.uid)
+        w = PodWorkers(sync, lambda p: None)
         w.update_pod(P("a"), UpdateType.CREATE)
         end = time.monotonic() + 2
         while len(calls) < 2 and time.monotonic() < end:
@@ -142,7 +142,7 @@ def test_readded_during_termination_starts_after_it():
         gate.wait(2)
         events.append("terminate-end")
 
-    w = PodWorkers(sync, terminate, lambda p: p.uid)
+    w = PodWorkers(sync, terminate)
     w.update_pod(P("a"), UpdateType.CREATE)
     time.sleep(0.1)
     w.kill_pod(P("a"))

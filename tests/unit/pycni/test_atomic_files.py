@@ -1,0 +1,50 @@
+"""write_atomic: the one writer of persisted state (pycni and pykubelet)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pycni.atomic_files import write_atomic
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_replaces_the_contents_with_the_mode_asked(tmp_path: Path, durable: bool) -> None:
+    target = tmp_path / "checkpoint"
+    target.write_text("old")
+    write_atomic(target, b"new\x00bytes", mode=0o600, durable=durable)
+    assert target.read_bytes() == b"new\x00bytes"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    write_atomic(str(target), "text is UTF-8: é", mode=0o755, durable=durable)
+    assert target.read_text() == "text is UTF-8: é"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint"]  # no temp file left
+
+
+def test_mode_is_not_narrowed_by_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o077)
+    try:
+        write_atomic(tmp_path / "launcher", "#!/bin/sh\n", mode=0o755)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "launcher").stat().st_mode) == 0o755
+
+
+def test_a_failed_write_keeps_the_old_contents_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "index.json"
+    target.write_text('{"old": true}')
+    with pytest.raises(TypeError):
+        write_atomic(target, 42, mode=0o644)  # type: ignore[arg-type]
+    assert target.read_text() == '{"old": true}'
+    assert sorted(os.listdir(tmp_path)) == ["index.json"]
+
+
+def test_a_failed_rename_leaves_no_temp(tmp_path: Path) -> None:
+    (tmp_path / "occupied").mkdir()
+    (tmp_path / "occupied" / "x").touch()
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "occupied", b"data")
+    assert sorted(os.listdir(tmp_path)) == ["occupied"]
