@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pykubelet.runtime import cgroups, rootfs  # noqa: E402
-from pykubelet.runtime.container_config import (  # noqa: E402
+from pykubelet.runtime.container_request import (  # noqa: E402
     ContainerConfigSpec,
     ContainerMetadata,
     Resources,

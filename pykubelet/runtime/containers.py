@@ -66,7 +66,7 @@ from typing import Any
 
 from pycni.atomic_files import write_atomic
 from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
-from pykubelet.runtime.container_config import (
+from pykubelet.runtime.container_request import (
     NS_NODE,
     NS_POD,
     ContainerConfigSpec,

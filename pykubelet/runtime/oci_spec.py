@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from pykubelet.oom import own_oom_score_adj as own_oom_score_adj
 from pykubelet.runtime import seccomp
-from pykubelet.runtime.container_config import (
+from pykubelet.runtime.container_request import (
     NS_CONTAINER,
     NS_NODE,
     NS_POD,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.runtime.container_config import (
+from pykubelet.runtime.container_request import (
     NS_CONTAINER,
     NS_NODE,
     NS_POD,

@@ -1,8 +1,8 @@
-"""Fixtures of the agent's integration tests; they live in kle_support.py."""
+"""Fixtures of the agent's integration tests; they live in agent_harness.py."""
 
 from __future__ import annotations
 
-from kle_support import (  # noqa: F401 (pytest finds fixtures by name here)
+from agent_harness import (  # noqa: F401 (pytest finds fixtures by name here)
     agent_factory,
     containerd_endpoint,
     endpoint,

@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
-from kle_support import IMAGE, PYKUBELET, busybox_pod, free_port, remove_all
+from agent_harness import IMAGE, PYKUBELET, busybox_pod, free_port, remove_all
 
 from pykubelet.kubelet.cri_client import CRIClient
 from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NAME_ANNOTATION
@@ -175,7 +175,7 @@ def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
     runtime instead of starting a second one on the same root."""
     import json as _json
 
-    from kle_support import PykRuntime
+    from agent_harness import PykRuntime
 
     h = agent_factory("")
     rt = PykRuntime(h.base / "rt")  # only for its cleanup of what a runtime may leave
@@ -309,7 +309,7 @@ def test_sigkill_inside_start_container_keeps_that_start(agent_factory):
     import tempfile
     from pathlib import Path
 
-    from kle_support import PykRuntime
+    from agent_harness import PykRuntime
 
     base = Path(tempfile.mkdtemp(prefix="kle-rt3-", dir="/tmp"))
     flag = base / "slow-start"

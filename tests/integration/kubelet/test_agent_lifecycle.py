@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kle_support import IMAGE, SUBNETS, busybox_pod
+from agent_harness import IMAGE, SUBNETS, busybox_pod
 
 from pykubelet.kubelet.labels import (
     CONTAINER_HASH_ANNOTATION,

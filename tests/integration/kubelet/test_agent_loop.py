@@ -9,7 +9,7 @@ import time
 import urllib.request
 
 import pytest
-from kle_support import busybox_pod, free_port
+from agent_harness import busybox_pod, free_port
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 
@@ -93,7 +93,7 @@ def test_runtime_restart_under_the_agent(agent_factory, tmp_path):
     import tempfile
     from pathlib import Path
 
-    from kle_support import PykRuntime
+    from agent_harness import PykRuntime
 
     rt = PykRuntime(Path(tempfile.mkdtemp(prefix="kle-rt2-", dir="/tmp")),
                     bridge="kle-br2", subnet="10.96.2.0/24", netns_prefix="kle2-")

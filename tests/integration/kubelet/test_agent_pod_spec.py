@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kle_support import busybox_pod
+from agent_harness import busybox_pod
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 

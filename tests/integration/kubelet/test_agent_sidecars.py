@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 import pytest
-from kle_support import IMAGE
+from agent_harness import IMAGE
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pck_cni import (
+from plugin_harness import (
     chain_rules,
     cni,
     drop_chain,

@@ -12,14 +12,13 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pck_cni import REFERENCE_BIN, unique
+from plugin_harness import REFERENCE_BIN
 
-from pycni import ns
 from pycni.install import install
 
 pytestmark = [pytest.mark.root, pytest.mark.netns,
@@ -28,12 +27,9 @@ pytestmark = [pytest.mark.root, pytest.mark.netns,
 
 
 @pytest.fixture
-def outer() -> Iterator[str]:
-    path = ns.create_netns(unique("6o"))
-    try:
-        yield os.path.basename(path)
-    finally:
-        ns.delete_netns(path)
+def outer(netns_factory: Callable[[str], str]) -> str:
+    """The namespace both plugin flavours run in, by name (``ip netns exec``)."""
+    return os.path.basename(netns_factory("6o"))
 
 
 def in_outer(outer: str, *cmd: str, stdin: bytes | None = None,
@@ -42,7 +38,8 @@ def in_outer(outer: str, *cmd: str, stdin: bytes | None = None,
                           capture_output=True, timeout=60, check=False)
 
 
-def run_flavor(outer: str, tmp: Path, flavor: str) -> dict[str, Any]:
+def run_flavor(outer: str, tmp: Path, flavor: str,
+               make_netns: Callable[[str], str]) -> dict[str, Any]:
     if flavor == "ours":
         bin_dir = str(tmp / "bin")
         install(bin_dir)
@@ -53,7 +50,7 @@ def run_flavor(outer: str, tmp: Path, flavor: str) -> dict[str, Any]:
             "isDefaultGateway": True, "ipMasq": True,
             "ipam": {"type": ipam_type, "dataDir": str(tmp / f"data-{flavor}"),
                      "ranges": [[{"subnet": "10.92.106.0/24"}], [{"subnet": "fd92:106::/64"}]]}}
-    cont = ns.create_netns(unique("6c"))
+    cont = make_netns("6c")
     c = os.path.basename(cont)
     env = dict(os.environ, CNI_CONTAINERID="pck6-container", CNI_NETNS=cont,
                CNI_IFNAME="eth0", CNI_PATH=bin_dir)
@@ -90,13 +87,14 @@ def run_flavor(outer: str, tmp: Path, flavor: str) -> dict[str, Any]:
         seen["nat6_after_del"] = [r for r in nat6 if "CNI-" in r]
         return seen
     finally:
-        ns.delete_netns(cont)
         in_outer(outer, "ip", "link", "del", "pck6br")
 
 
-def test_dual_stack_matches_the_reference(outer: str, tmp_path: Path) -> None:
-    ref = run_flavor(outer, tmp_path, "reference")
-    ours = run_flavor(outer, tmp_path, "ours")
+def test_dual_stack_matches_the_reference(
+    outer: str, tmp_path: Path, netns_factory: Callable[[str], str]
+) -> None:
+    ref = run_flavor(outer, tmp_path, "reference", netns_factory)
+    ours = run_flavor(outer, tmp_path, "ours", netns_factory)
     assert ours == ref
     assert ref["addrs"] == ["10.92.106.2/24", "fd92:106::2/64"]
     assert ("default", "fd92:106::1") in ref["routes6"]

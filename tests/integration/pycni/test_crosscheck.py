@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pck_cni import REFERENCE_BIN, chain_rules, cni, drop_chain, ip_json, ping, unique
+from plugin_harness import REFERENCE_BIN, chain_rules, cni, drop_chain, ip_json, ping, unique
 
 from pycni import ns
 from pycni.install import install
@@ -32,13 +32,13 @@ CID = "pck-crosscheck-container"
 
 
 class World:
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, make_netns: Callable[[str], str]) -> None:
         self.tmp = tmp
         self.bin = str(tmp / "bin")
         install(self.bin)
         self.bridge = unique("xbr")
         self.net = unique("xn")
-        self.out_ns = ns.create_netns(unique("xo"))
+        self.out_ns = make_netns("xo")
         self.out_host = unique("xv")
         subprocess.run(["ip", "link", "add", self.out_host, "type", "veth", "peer", "name",
                         "eth0", "netns", os.path.basename(self.out_ns)], check=True)
@@ -51,15 +51,14 @@ class World:
         subprocess.run(["ip", "-n", o, "link", "set", "eth0", "up"], check=True)
 
     def cleanup(self) -> None:
-        drop_chain(self.net, CID)
-        ns.delete_netns(self.out_ns)
+        drop_chain(self.net, CID)  # the namespace goes with netns_factory
         for link in (self.bridge, self.out_host):
             subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    w = World(tmp_path)
+def world(tmp_path: Path, netns_factory: Callable[[str], str]) -> Iterator[World]:
+    w = World(tmp_path, netns_factory)
     try:
         yield w
     finally:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pck_cni import REFERENCE_BIN, cni
+from plugin_harness import REFERENCE_BIN, cni
 
 from pycni.install import install
 

@@ -11,24 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pck_cni import cni, drop_chain, ip_json, nat_rules, unique
+from plugin_harness import cni, drop_chain, ip_json, nat_rules, unique
 
-from pycni import ns
 from pycni.install import install
 from pycni.masq import chain_name, comment
 from pycni.masq.restore import RestoreBackend
 from pycni.masq.select import get_backend, probe_iptables_variant
 
 pytestmark = [pytest.mark.root, pytest.mark.netns]
-
-
-@pytest.fixture
-def netns() -> Iterator[str]:
-    path = ns.create_netns(unique("lo"))
-    try:
-        yield path
-    finally:
-        ns.delete_netns(path)
 
 
 @pytest.fixture

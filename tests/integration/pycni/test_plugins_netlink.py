@@ -6,10 +6,10 @@ import errno
 import ipaddress
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
-from pck_cni import ip_json, unique
+from plugin_harness import ip_json
 
 from pycni import ns
 from pycni.ip import addr as ipaddr
@@ -21,15 +21,11 @@ pytestmark = [pytest.mark.root, pytest.mark.netns]
 
 
 @pytest.fixture
-def nl() -> Iterator[tuple[str, RtNetlink]]:
-    path = ns.create_netns(unique("nl"))
-    try:
-        with ns.entered(path):
-            sock = RtNetlink()
-        with sock:
-            yield path, sock
-    finally:
-        ns.delete_netns(path)
+def nl(netns: str) -> Iterator[tuple[str, RtNetlink]]:
+    with ns.entered(netns):
+        sock = RtNetlink()
+    with sock:
+        yield netns, sock
 
 
 def test_links_addresses_routes_and_idempotence(nl: tuple[str, RtNetlink]) -> None:
@@ -64,56 +60,52 @@ def test_links_addresses_routes_and_idempotence(nl: tuple[str, RtNetlink]) -> No
     iplink.delete_link(sock, br.index)  # ENODEV tolerated
 
 
-def test_veth_pair_across_namespaces(nl: tuple[str, RtNetlink]) -> None:
+def test_veth_pair_across_namespaces(
+    nl: tuple[str, RtNetlink], netns_factory: Callable[[str], str]
+) -> None:
     _path, sock = nl
-    other = ns.create_netns(unique("nl"))
+    other = netns_factory("nl")
+    with ns.entered(other):
+        peer_sock = RtNetlink()
+    fd = ns.open_netns(other)
     try:
-        with ns.entered(other):
-            peer_sock = RtNetlink()
-        fd = ns.open_netns(other)
-        try:
-            iplink.create_veth(sock, "pckv0", "pckv1", fd, mtu=1300, mac="0a:58:00:00:00:01")
-        finally:
-            os.close(fd)
-        with peer_sock:
-            host, peer = iplink.get_link(sock, "pckv0"), iplink.get_link(peer_sock, "pckv1")
-            assert (host.kind, peer.kind, host.mtu, peer.mtu) == ("veth", "veth", 1300, 1300)
-            assert peer.mac == "0a:58:00:00:00:01"
-            assert host.peer_index == peer.index
-            assert peer.peer_index == host.index
-            assert host.up
-            assert not peer.up
+        iplink.create_veth(sock, "pckv0", "pckv1", fd, mtu=1300, mac="0a:58:00:00:00:01")
     finally:
-        ns.delete_netns(other)
+        os.close(fd)
+    with peer_sock:
+        host, peer = iplink.get_link(sock, "pckv0"), iplink.get_link(peer_sock, "pckv1")
+        assert (host.kind, peer.kind, host.mtu, peer.mtu) == ("veth", "veth", 1300, 1300)
+        assert peer.mac == "0a:58:00:00:00:01"
+        assert host.peer_index == peer.index
+        assert peer.peer_index == host.index
+        assert host.up
+        assert not peer.up
 
 
-def test_entered_switches_only_the_calling_thread() -> None:
-    path = ns.create_netns(unique("nl"))
-    try:
-        here = os.stat("/proc/thread-self/ns/net").st_ino
-        target = os.stat(path).st_ino
-        seen: dict[str, int] = {}
-        inside = threading.Event()
-        release = threading.Event()
+def test_entered_switches_only_the_calling_thread(netns: str) -> None:
+    path = netns
+    here = os.stat("/proc/thread-self/ns/net").st_ino
+    target = os.stat(path).st_ino
+    seen: dict[str, int] = {}
+    inside = threading.Event()
+    release = threading.Event()
 
-        def worker() -> None:
-            with ns.entered(path):
-                seen["worker"] = os.stat("/proc/thread-self/ns/net").st_ino
-                inside.set()
-                release.wait(5)
-            seen["after"] = os.stat("/proc/thread-self/ns/net").st_ino
+    def worker() -> None:
+        with ns.entered(path):
+            seen["worker"] = os.stat("/proc/thread-self/ns/net").st_ino
+            inside.set()
+            release.wait(5)
+        seen["after"] = os.stat("/proc/thread-self/ns/net").st_ino
 
-        t = threading.Thread(target=worker)
-        t.start()
-        assert inside.wait(5)
-        seen["main"] = os.stat("/proc/thread-self/ns/net").st_ino
-        release.set()
-        t.join()
-        assert seen == {"worker": target, "main": here, "after": here}
-        with pytest.raises(ns.NotANetNS), ns.entered("/etc/hostname"):
-            pass
-        with pytest.raises(ns.NetNSNotFound), ns.entered("/run/netns/pck-nope"):
-            pass
-        assert os.stat("/proc/thread-self/ns/net").st_ino == here
-    finally:
-        ns.delete_netns(path)
+    t = threading.Thread(target=worker)
+    t.start()
+    assert inside.wait(5)
+    seen["main"] = os.stat("/proc/thread-self/ns/net").st_ino
+    release.set()
+    t.join()
+    assert seen == {"worker": target, "main": here, "after": here}
+    with pytest.raises(ns.NotANetNS), ns.entered("/etc/hostname"):
+        pass
+    with pytest.raises(ns.NetNSNotFound), ns.entered("/run/netns/pck-nope"):
+        pass
+    assert os.stat("/proc/thread-self/ns/net").st_ino == here

@@ -9,12 +9,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import container_manager_fixtures
 import pytest
-import rtc_support
-from rtc_support import Env, wait_for
+from container_manager_fixtures import Env, wait_for
 
 from pykubelet.runtime import cgroups, logs
-from pykubelet.runtime.container_config import (
+from pykubelet.runtime.container_request import (
     ContainerConfigSpec,
     ContainerMetadata,
     MountSpec,
@@ -39,8 +39,8 @@ from pykubelet.runtime.errors import (
 pytestmark = [pytest.mark.root, pytest.mark.runc]
 
 # the shared fixtures (a plain module, since conftest.py belongs to the CRI tests)
-env = rtc_support.env
-busybox_archive = rtc_support.busybox_archive
+env = container_manager_fixtures.env
+busybox_archive = container_manager_fixtures.busybox_archive
 
 
 def cfg(name: str, *command: str, **kw: object) -> ContainerConfigSpec:

@@ -13,19 +13,19 @@ import json
 import os
 import signal
 
+import container_manager_fixtures
 import grpc
 import pytest
-import rtc_support
-from rtc_support import wait_for
+from container_manager_fixtures import wait_for
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.runtime.container_config import ContainerConfigSpec, ContainerMetadata
+from pykubelet.runtime.container_request import ContainerConfigSpec, ContainerMetadata
 from pykubelet.runtime.containers import EXITED, RUNNING
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 
-env = rtc_support.env
-busybox_archive = rtc_support.busybox_archive
+env = container_manager_fixtures.env
+busybox_archive = container_manager_fixtures.busybox_archive
 
 
 def _all_containers(cri, twice: bool = True) -> dict[str, pb.Container]:  # type: ignore[no-untyped-def]

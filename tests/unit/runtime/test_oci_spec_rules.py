@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pykubelet.runtime import oci_spec, seccomp
-from pykubelet.runtime.container_config import (
+from pykubelet.runtime.container_request import (
     ContainerConfigSpec,
     ContainerMetadata,
     MountSpec,

@@ -1,5 +1,5 @@
-"""Shared helpers and fixtures for the agent's integration tests (prefix ``kle``): real CRI
-runtimes, real runc. The fixtures are re-exported by conftest.py.
+"""The harness of the agent's integration tests (what they create starts with ``kle``):
+real CRI runtimes, real runc. The fixtures are re-exported by conftest.py.
 
 * ``containerd_endpoint`` (session): the containerd peer from ``../shared/peers/containerd``
   (beside the clone; ``/work/shared`` here), copied to /tmp, set up and started. If the

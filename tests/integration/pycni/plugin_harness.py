@@ -1,5 +1,6 @@
-"""Shared helpers for pycni-kernel's plugin tests (prefix ``pck``): calling a plugin
-exec'd or in-process, unique names and subnets, and leak inspection."""
+"""The harness of pycni's plugin integration tests: calling a plugin exec'd or
+in-process, unique names and subnets (links, chains and namespaces they create start with
+``pck``), and leak inspection."""
 
 from __future__ import annotations
 

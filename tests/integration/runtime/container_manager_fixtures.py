@@ -1,4 +1,4 @@
-"""Shared fixtures for runtime-containers' integration tests (prefix ``rtc``).
+"""Fixtures for the ContainerManager's integration tests (what they create starts with ``rtc``).
 
 A ContainerManager on a private root (runc root, cgroup parent, socket dir all private),
 the busybox image built once per session, a minimal sandbox, and a cleanup that kills
