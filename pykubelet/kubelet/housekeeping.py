@@ -12,7 +12,6 @@ unused images go when the image filesystem is too full.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.image_gc import ImageGCManager
 from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
 from pykubelet.kubelet.log_symlinks import remove_dangling
+from pykubelet.kubelet.periodic import Periodic
 from pykubelet.kubelet.pleg import GenericPLEG
 from pykubelet.kubelet.pod_cgroups import PodCgroups
 from pykubelet.kubelet.pod_manager import PodManager
@@ -75,27 +75,13 @@ class Housekeeping:
         self.pod_cgroups = pod_cgroups
         self.image_gc = image_gc
         self.on_pass = on_pass
-        self.period = period
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("housekeeping", self.cleanup, period, expected=(CRICallError,))
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="housekeeping", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.period):
-            try:
-                self.cleanup()
-            except CRICallError as exc:
-                log.warning("housekeeping: %s", exc)
-            except Exception:
-                log.exception("housekeeping failed")
+        self._loop.stop()
 
     def cleanup(self) -> None:
         """One pass of HandlePodCleanups."""

@@ -15,12 +15,12 @@ import gzip
 import logging
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from pykubelet.kubelet.labels import POD_UID_LABEL
+from pykubelet.kubelet.periodic import Periodic
 from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
 
 log = logging.getLogger(__name__)
@@ -53,26 +53,14 @@ class ContainerLogManager:
         self.period = period
         self._clock = clock
         self._owns = owns  # pod uid -> is it this agent's pod (runtimes may be shared)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("container-logs", self.rotate_logs, period,
+                              expected=(CRICallError,))
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="container-logs", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.period):
-            try:
-                self.rotate_logs()
-            except CRICallError as exc:
-                log.warning("log rotation: %s", exc)
-            except Exception:
-                log.exception("log rotation failed")
+        self._loop.stop()
 
     def rotate_logs(self) -> None:
         """One pass over the running containers."""

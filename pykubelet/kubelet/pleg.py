@@ -9,13 +9,13 @@ label are not ours and are ignored. The agent turns events into pod syncs.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from pykubelet.kubelet.labels import POD_UID_LABEL
 from pykubelet.kubelet.metrics import KubeletMetrics
+from pykubelet.kubelet.periodic import Periodic
 from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
 
 log = logging.getLogger(__name__)
@@ -91,11 +91,10 @@ class GenericPLEG:
     ) -> None:
         self._cri = cri
         self._on_event = on_event
-        self._period = period
         self._metrics = metrics
         self._prev: RelistSnapshot | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("pleg", self._relist_and_notify, period, immediately=True,
+                              expected=(CRICallError,))
         self.last_relist: float = 0.0
         self.relists = 0
 
@@ -133,24 +132,14 @@ class GenericPLEG:
         return self.last_relist > 0 and time.monotonic() - self.last_relist < threshold_s
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="pleg", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
+        self._loop.stop()
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for ev in self.relist():
-                    self._on_event(ev)
-            except CRICallError as exc:
-                log.warning("pleg relist failed: %s", exc)
-            except Exception:
-                log.exception("pleg relist failed")
-            self._stop.wait(self._period)
+    def _relist_and_notify(self) -> None:
+        for ev in self.relist():
+            self._on_event(ev)
 
 
 def _state_name(value: int, container: bool) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pykubelet.api.errors import APIError
 from pykubelet.api.manifest import load_documents
 from pykubelet.api.types import Pod
 from pykubelet.api.validation import validate_pod
+from pykubelet.kubelet.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +144,7 @@ class StaticPodSource:
         self.directory = directory
         self.node_name = node_name
         self._on_pods = on_pods
-        self._period = period
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("static-pods", self.poll, period)
         self._last: dict[str, str] | None = None
         self._cache: dict[str, tuple[tuple[int, int], list[Pod] | SourceError]] = {}
         self.errors: list[SourceError] = []
@@ -166,17 +164,7 @@ class StaticPodSource:
         if not Path(self.directory).is_dir():
             log.info("staticPodPath %s does not exist (yet): no static pods", self.directory)
         self.poll()
-        self._thread = threading.Thread(target=self._loop, name="static-pods", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._period):
-            try:
-                self.poll()
-            except Exception:
-                log.exception("reading static pods from %s", self.directory)
+        self._loop.stop()
