@@ -173,3 +173,32 @@ def test_the_ground_floor_stands_on_nothing_above_it() -> None:
         if bad:
             offenders[m] = bad
     assert offenders == {}
+
+
+def test_test_doubles_stay_out_of_the_product() -> None:
+    """``pykubelet.kubelet.testing`` (the fake runtime service) is for tests only."""
+    offenders = {}
+    for package in ("pycni", "pysched", "pykubelet"):
+        for p in modules_of(package):
+            rel = p.relative_to(REPO)
+            if rel.parts[:3] == ("pykubelet", "kubelet", "testing"):
+                continue
+            bad = sorted(
+                m for m in imported_modules(p) if m.startswith("pykubelet.kubelet.testing")
+            )
+            if bad:
+                offenders[str(rel)] = bad
+    assert offenders == {}
+
+
+def test_the_kubelet_side_reaches_the_runtime_only_through_the_cri_seam() -> None:
+    """Only the remote client may import grpc on the kubelet side; everything else depends
+    on the RuntimeService/ImageService Protocols."""
+    offenders = {}
+    for p in sorted((REPO / "pykubelet" / "kubelet").rglob("*.py")):
+        if p.name == "cri_client.py":
+            continue
+        bad = sorted(m for m in imported_modules(p) if m == "grpc" or m.startswith("grpc."))
+        if bad:
+            offenders[str(p.relative_to(REPO))] = bad
+    assert offenders == {}

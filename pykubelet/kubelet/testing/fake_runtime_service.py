@@ -6,8 +6,11 @@ CREATED -> RUNNING -> EXITED), keep the labels, annotations and metadata they we
 created with, and answer the status and list calls the kubelet side makes. Tests drive
 what a real runtime would do on its own with ``exit_container`` (a process ending) and
 make any call fail with ``inject_error``; ``calls`` records every call by CRI method
-name. Stop and Remove are idempotent, unknown objects answer NOT_FOUND to status calls,
-and StopPodSandbox stops the sandbox's containers, as containerd does.
+name and ``targets`` the object each call was about. Stop and Remove are idempotent,
+unknown objects answer NOT_FOUND to status calls, and StopPodSandbox stops the sandbox's
+containers, as containerd does. ``refuse_removal`` models containerd 1.6/1.7 keeping the
+task of a start its client abandoned (containerd/containerd#11037): RemoveContainer of
+those ids fails with FAILED_PRECONDITION, whatever their state.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ class FakeRuntimeService:
     clock: Callable[[], float] = time.time
     exec_handler: ExecHandler | None = None
     calls: list[str] = field(default_factory=list)
+    targets: dict[str, list[str]] = field(default_factory=dict)  # method -> ids, in order
+    refuse_removal: set[str] = field(default_factory=set)
     sandboxes: dict[str, FakeSandbox] = field(default_factory=dict)
     containers: dict[str, FakeContainer] = field(default_factory=dict)
     _errors: dict[str, list[CRICallError]] = field(default_factory=dict)
@@ -110,8 +115,10 @@ class FakeRuntimeService:
                           key=lambda c: c.created_at)
 
     # ------------------------------------------------------------------ plumbing
-    def _enter(self, method: str) -> None:
+    def _enter(self, method: str, target: str = "") -> None:
         self.calls.append(method)
+        if target:
+            self.targets.setdefault(method, []).append(target)
         pending = self._errors.get(method)
         if pending:
             raise pending.pop(0)
@@ -167,7 +174,7 @@ class FakeRuntimeService:
 
     def stop_pod_sandbox(self, sandbox_id: str) -> None:
         with self._lock:
-            self._enter("StopPodSandbox")
+            self._enter("StopPodSandbox", sandbox_id)
             s = self.sandboxes.get(sandbox_id)
             if s is None:
                 return
@@ -178,14 +185,14 @@ class FakeRuntimeService:
 
     def remove_pod_sandbox(self, sandbox_id: str) -> None:
         with self._lock:
-            self._enter("RemovePodSandbox")
+            self._enter("RemovePodSandbox", sandbox_id)
             for cid in [c.id for c in self.containers.values() if c.sandbox_id == sandbox_id]:
                 del self.containers[cid]
             self.sandboxes.pop(sandbox_id, None)
 
     def pod_sandbox_status(self, sandbox_id: str) -> pb.PodSandboxStatus:
         with self._lock:
-            self._enter("PodSandboxStatus")
+            self._enter("PodSandboxStatus", sandbox_id)
             s = self._sandbox("PodSandboxStatus", sandbox_id)
             st = pb.PodSandboxStatus(
                 id=s.id, metadata=s.config.metadata, state=s.state, created_at=s.created_at,
@@ -215,7 +222,7 @@ class FakeRuntimeService:
         self, sandbox_id: str, config: pb.ContainerConfig, sandbox_config: pb.PodSandboxConfig
     ) -> str:
         with self._lock:
-            self._enter("CreateContainer")
+            self._enter("CreateContainer", sandbox_id)
             s = self._sandbox("CreateContainer", sandbox_id)
             if s.state != pb.SANDBOX_READY:
                 raise CRICallError("CreateContainer", "FAILED_PRECONDITION",
@@ -236,7 +243,7 @@ class FakeRuntimeService:
 
     def start_container(self, container_id: str) -> None:
         with self._lock:
-            self._enter("StartContainer")
+            self._enter("StartContainer", container_id)
             c = self._container("StartContainer", container_id)
             if c.state != pb.CONTAINER_CREATED:
                 raise CRICallError("StartContainer", "FAILED_PRECONDITION",
@@ -246,14 +253,18 @@ class FakeRuntimeService:
 
     def stop_container(self, container_id: str, timeout_s: int) -> None:
         with self._lock:
-            self._enter("StopContainer")
+            self._enter("StopContainer", container_id)
             c = self._container("StopContainer", container_id)
             if c.state in (pb.CONTAINER_RUNNING, pb.CONTAINER_CREATED):
                 self.exit_container(container_id, STOP_EXIT_CODE, "Error")
 
     def remove_container(self, container_id: str) -> None:
         with self._lock:
-            self._enter("RemoveContainer")
+            self._enter("RemoveContainer", container_id)
+            if container_id in self.refuse_removal:
+                raise CRICallError("RemoveContainer", "FAILED_PRECONDITION",
+                                   "failed to delete containerd container: cannot delete "
+                                   "running task: failed precondition")
             c = self.containers.get(container_id)
             if c is None:
                 return
@@ -279,7 +290,7 @@ class FakeRuntimeService:
 
     def container_status(self, container_id: str) -> pb.ContainerStatus:
         with self._lock:
-            self._enter("ContainerStatus")
+            self._enter("ContainerStatus", container_id)
             c = self._container("ContainerStatus", container_id)
             return pb.ContainerStatus(
                 id=c.id, metadata=c.config.metadata, state=c.state, created_at=c.created_at,
@@ -291,7 +302,7 @@ class FakeRuntimeService:
 
     def reopen_container_log(self, container_id: str) -> None:
         with self._lock:
-            self._enter("ReopenContainerLog")
+            self._enter("ReopenContainerLog", container_id)
             c = self._container("ReopenContainerLog", container_id)
             if c.state != pb.CONTAINER_RUNNING:
                 raise CRICallError("ReopenContainerLog", "FAILED_PRECONDITION",
@@ -301,7 +312,7 @@ class FakeRuntimeService:
         self, container_id: str, cmd: list[str], timeout_s: float
     ) -> pb.ExecSyncResponse:
         with self._lock:
-            self._enter("ExecSync")
+            self._enter("ExecSync", container_id)
             c = self._container("ExecSync", container_id)
             if c.state != pb.CONTAINER_RUNNING:
                 raise CRICallError("ExecSync", "FAILED_PRECONDITION",

@@ -5,15 +5,14 @@ containerd 1.6/1.7 keeps the task of a StartContainer whose client went away at 
 wrong moment (containerd/containerd#11037): CRI then reports the container EXITED with
 reason StartError and refuses every RemoveContainer with FailedPrecondition. CI met it
 once when the agent was SIGKILLed inside StartContainer; the real daemon produces it only
-by a race, so these rules are tested against a small stand-in that refuses removal the
-way containerd does (the integration tests in tests/integration/kubelet drive the real
-runtimes, including a start held in flight by a slow runc).
+by a race, so these rules are tested against the fake runtime service told to refuse
+removal the way containerd does (the integration tests in tests/integration/kubelet drive
+the real runtimes, including a start held in flight by a slow runc).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from kubelet_builders import ctr, make_pod, observed, sandbox
@@ -27,44 +26,27 @@ from pykubelet.kubelet.manager import (
 )
 from pykubelet.kubelet.runtime_service import CRICallError
 from pykubelet.kubelet.runtime_state import ContainerState, SandboxState
+from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 from pykubelet.kubelet.volumes import pod_dir
 
-REFUSAL = ("failed to delete containerd container: cannot delete running task: "
-           "failed precondition")
+
+def refusing(stuck: set[str]) -> FakeRuntimeService:
+    """A runtime that refuses to remove the containers ``stuck``, as containerd does."""
+    return FakeRuntimeService(runtime_name="containerd", refuse_removal=stuck)
 
 
-class RefusingRuntime:
-    """Answers what the manager asks before removing, and refuses removals of `stuck`."""
-
-    def __init__(self, stuck: set[str]) -> None:
-        self.stuck = stuck
-        self.removed: list[str] = []
-        self.remove_attempts: list[str] = []
-        self.sandboxes_removed: list[str] = []
-
-    def version(self) -> SimpleNamespace:
-        return SimpleNamespace(runtime_name="containerd")
-
-    def container_status(self, cid: str) -> SimpleNamespace:
-        return SimpleNamespace(log_path="", labels={})
-
-    def remove_container(self, cid: str) -> None:
-        self.remove_attempts.append(cid)
-        if cid in self.stuck:
-            raise CRICallError("RemoveContainer", "FAILED_PRECONDITION", REFUSAL)
-        self.removed.append(cid)
-
-    def stop_pod_sandbox(self, sid: str) -> None:
-        pass
-
-    def remove_pod_sandbox(self, sid: str) -> None:
-        self.sandboxes_removed.append(sid)
+def attempts(cri: FakeRuntimeService, method: str = "RemoveContainer") -> list[str]:
+    return cri.targets.get(method, [])
 
 
-def manager(cri: RefusingRuntime, root: Path) -> RuntimeManager:
+def removed(cri: FakeRuntimeService) -> list[str]:
+    return [c for c in attempts(cri) if c not in cri.refuse_removal]
+
+
+def manager(cri: FakeRuntimeService, root: Path) -> RuntimeManager:
     return RuntimeManager(
-        cri,  # type: ignore[arg-type]
-        cri,  # type: ignore[arg-type]
+        cri,
+        cri,
         node_name="n1", root_dir=str(root), pod_logs_dir=str(root / "logs"),
         memory_capacity=1 << 30, backoff=Backoff(clock=lambda: 1000.0),
         image_backoff=Backoff(clock=lambda: 1000.0),
@@ -78,7 +60,7 @@ def aborted_start(pod, cid: str = "a-stuck"):
 
 def test_interrupted_start_that_cannot_be_removed_is_kept_once(tmp_path: Path) -> None:
     pod = make_pod(("a",))
-    cri = RefusingRuntime({"a-stuck"})
+    cri = refusing({"a-stuck"})
     m = manager(cri, tmp_path)
     marker = pod_dir(str(tmp_path), pod.uid) / "starting" / "a-stuck"
     marker.parent.mkdir(parents=True)
@@ -91,18 +73,18 @@ def test_interrupted_start_that_cannot_be_removed_is_kept_once(tmp_path: Path) -
         with pytest.raises(CRICallError):
             m.remove_leftover_created(obs)
         assert marker.exists()
-        assert len(cri.remove_attempts) == attempt
+        assert len(attempts(cri)) == attempt
     # ... until the last attempt: then the instance is kept, and never tried again
     assert m.remove_leftover_created(obs) is False
-    assert cri.remove_attempts == ["a-stuck"] * LEFTOVER_REMOVE_ATTEMPTS
+    assert attempts(cri) == ["a-stuck"] * LEFTOVER_REMOVE_ATTEMPTS
     assert not marker.exists()
     assert m.remove_leftover_created(obs) is False
-    assert len(cri.remove_attempts) == LEFTOVER_REMOVE_ATTEMPTS
+    assert len(attempts(cri)) == LEFTOVER_REMOVE_ATTEMPTS
 
 
 def test_a_removal_refused_only_while_a_start_settles_succeeds_later(tmp_path: Path) -> None:
     pod = make_pod(("a",))
-    cri = RefusingRuntime({"a-stuck"})
+    cri = refusing({"a-stuck"})
     m = manager(cri, tmp_path)
     marker = pod_dir(str(tmp_path), pod.uid) / "starting" / "a-stuck"
     marker.parent.mkdir(parents=True)
@@ -111,9 +93,9 @@ def test_a_removal_refused_only_while_a_start_settles_succeeds_later(tmp_path: P
     obs.containers[0].started_at = 0.0
     with pytest.raises(CRICallError):
         m.remove_leftover_created(obs)
-    cri.stuck.clear()  # containerd lets go once the start has settled
+    cri.refuse_removal.clear()  # containerd lets go once the start has settled
     assert m.remove_leftover_created(obs) is True
-    assert cri.removed == ["a-stuck"]
+    assert attempts(cri) == ["a-stuck", "a-stuck"]  # refused once, then removed
     assert not marker.exists()
 
 
@@ -129,7 +111,7 @@ def test_the_container_is_started_again_under_the_next_attempt(tmp_path: Path) -
 
 def test_garbage_collection_goes_on_past_a_refused_removal(tmp_path: Path) -> None:
     pod = make_pod(("a", "b"))
-    cri = RefusingRuntime({"a-stuck"})
+    cri = refusing({"a-stuck"})
     m = manager(cri, tmp_path)
     obs = observed(
         ctr(pod, "a", ContainerState.RUNNING, cid="a-new", created=400.0),
@@ -139,13 +121,13 @@ def test_garbage_collection_goes_on_past_a_refused_removal(tmp_path: Path) -> No
         ctr(pod, "b", ContainerState.EXITED, cid="b-old", created=250.0),
     )
     m.garbage_collect(obs)  # must not raise
-    assert sorted(cri.remove_attempts) == ["a-stuck", "b-old"]
-    assert cri.removed == ["b-old"]
+    assert sorted(attempts(cri)) == ["a-stuck", "b-old"]
+    assert removed(cri) == ["b-old"]
 
 
 def test_pod_removal_removes_everything_it_can_then_reports(tmp_path: Path) -> None:
     pod = make_pod(("a", "b"))
-    cri = RefusingRuntime({"a-stuck"})
+    cri = refusing({"a-stuck"})
     m = manager(cri, tmp_path)
     obs = observed(
         aborted_start(pod),
@@ -154,15 +136,15 @@ def test_pod_removal_removes_everything_it_can_then_reports(tmp_path: Path) -> N
     )
     with pytest.raises(CRICallError, match="cannot delete running task"):
         m.remove_pod(obs)  # the pod worker tries again later
-    assert cri.removed == ["b-1"]
-    assert cri.sandboxes_removed == ["sb1"]
+    assert removed(cri) == ["b-1"]
+    assert attempts(cri, "RemovePodSandbox") == ["sb1"]
 
 
 def test_a_fresh_marker_on_a_created_container_means_wait(tmp_path: Path) -> None:
     import os
 
     pod = make_pod(("a", "b"))
-    m = manager(RefusingRuntime(set()), tmp_path)
+    m = manager(refusing(set()), tmp_path)
     obs = observed(ctr(pod, "a", ContainerState.CREATED, cid="a-0"),
                    ctr(pod, "b", ContainerState.RUNNING, cid="b-0"))
     markers = pod_dir(str(tmp_path), pod.uid) / "starting"

@@ -1,0 +1,88 @@
+"""The agent's entry points for pod sources: each source's full set (config SET) touches
+only that source's pods, so a static-pod directory and an API server can feed one agent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubelet_builders import make_pod
+
+from pykubelet.api.types import Pod
+from pykubelet.config import KubeletConfig
+from pykubelet.kubelet.agent import Kubelet
+from pykubelet.kubelet.pod_manager import API_SOURCE, FILE_SOURCE, pod_source
+from pykubelet.kubelet.status import CONFIG_SOURCE_ANNOTATION
+from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
+
+
+class NoCgroups:
+    def ensure(self, pod: Pod) -> str:
+        return ""
+
+    def remove(self, uid: str) -> None:
+        pass
+
+
+@pytest.fixture
+def kubelet(tmp_path: Path) -> Iterator[Kubelet]:
+    runtime = FakeRuntimeService()
+    runtime.add_image("busybox:1.36")
+    config = KubeletConfig(nodeName="n1", rootDir=str(tmp_path / "root"), staticPodPath="",
+                           podLogsDir=str(tmp_path / "logs" / "pods"), healthzPort=0)
+    k = Kubelet(config, runtime, pod_cgroups=NoCgroups(), memory_capacity=1 << 30,
+                node_ips=["192.0.2.1"])
+    try:
+        yield k
+    finally:
+        k.stop()
+
+
+def pod(uid: str, source: str | None) -> Pod:
+    p = make_pod(("app",))
+    p.metadata.uid = uid
+    p.metadata.name = f"p-{uid}"
+    if source is not None:
+        p.metadata.annotations[CONFIG_SOURCE_ANNOTATION] = source
+    return p
+
+
+def wait_for(check, timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def test_pod_source_is_the_config_source_annotation() -> None:
+    assert pod_source(pod("a", FILE_SOURCE)) == FILE_SOURCE
+    assert pod_source(pod("b", None)) == API_SOURCE
+
+
+def test_a_source_set_leaves_other_sources_pods_alone(kubelet: Kubelet) -> None:
+    kubelet.set_source_pods([pod("f1", FILE_SOURCE), pod("f2", FILE_SOURCE)])
+    kubelet.handle_pod_additions([pod("a1", None)])  # from the API server
+    assert kubelet.pod_manager.uids() == {"f1", "f2", "a1"}
+    kubelet.set_source_pods([pod("f2", FILE_SOURCE)])  # f1's manifest went away
+    assert kubelet.pod_manager.uids() == {"f2", "a1"}
+    kubelet.set_source_pods([], source=API_SOURCE)
+    assert kubelet.pod_manager.uids() == {"f2"}
+    # the removed pods are killed and forgotten by their workers
+    wait_for(lambda: not ({"f1", "a1"} & kubelet.workers.known_uids()))
+    listed = {p["metadata"]["uid"] for p in kubelet.pod_list()["items"]}
+    assert listed == {"f2"}
+
+
+def test_a_pod_admission_refuses_is_listed_failed_and_never_run(kubelet: Kubelet) -> None:
+    big = pod("big", FILE_SOURCE)
+    big.spec.node_selector = {"disk": "ssd"}  # this node has no such label
+    kubelet.set_source_pods([big])
+    status = kubelet.status_manager.get_pod_status("big")
+    assert status is not None
+    assert status.phase == "Failed"
+    assert not kubelet.pod_manager.has_pod("big")
+    assert kubelet.workers.known_uids() == set()
+    kubelet.set_source_pods([])
+    assert kubelet.status_manager.get_pod_status("big") is None

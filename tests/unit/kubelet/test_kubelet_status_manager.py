@@ -1,0 +1,92 @@
+"""The status manager: versioned statuses, and the patcher hook a control plane plugs in."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from kubelet_builders import make_pod
+
+from pykubelet.api.types import PodStatus
+from pykubelet.kubelet.status_manager import StatusManager, VersionedPodStatus
+
+
+class Patcher:
+    def __init__(self, fail: int = 0) -> None:
+        self.fail = fail
+        self.written: list[VersionedPodStatus] = []
+        self.event = threading.Event()
+
+    def patch_pod_status(self, status: VersionedPodStatus) -> None:
+        if self.fail:
+            self.fail -= 1
+            raise TimeoutError("apiserver timeout")
+        self.written.append(status)
+        self.event.set()
+
+
+def test_a_changed_status_gets_the_next_version_an_equal_one_does_not() -> None:
+    sm = StatusManager(clock=lambda: 100.0)
+    pod = make_pod()
+    v1 = sm.set_pod_status(pod, PodStatus(phase="Pending"))
+    assert (v1.version, v1.name, v1.namespace, v1.at) == (1, "web", "default", 100.0)
+    assert sm.set_pod_status(pod, PodStatus(phase="Pending")) is v1
+    v2 = sm.set_pod_status(pod, PodStatus(phase="Running"))
+    assert v2.version == 2
+    assert sm.get_pod_status(pod.uid) == PodStatus(phase="Running")
+    assert not sm.is_terminal(pod.uid)
+    sm.set_pod_status(pod, PodStatus(phase="Succeeded"))
+    assert sm.is_terminal(pod.uid)
+
+
+def test_without_a_patcher_nothing_is_written_and_no_thread_runs() -> None:
+    sm = StatusManager()
+    sm.start()
+    sm.set_pod_status(make_pod(), PodStatus(phase="Running"))
+    assert sm.sync_batch() == 0
+    assert not any(t.name == "status-manager" for t in threading.enumerate())
+    sm.stop()
+
+
+def test_only_newer_versions_are_written_and_failures_are_retried() -> None:
+    patcher = Patcher(fail=1)
+    sm = StatusManager(patcher)
+    a, b = make_pod(), make_pod()
+    b.metadata.uid = "uid-2"
+    sm.set_pod_status(a, PodStatus(phase="Running"))
+    sm.set_pod_status(b, PodStatus(phase="Pending"))
+    assert sm.sync_batch() == 1  # one write failed
+    assert len(sm.unwritten()) == 1
+    assert sm.sync_batch() == 1
+    assert sorted(w.uid for w in patcher.written) == ["uid-1", "uid-2"]
+    assert sm.sync_batch() == 0
+    sm.set_pod_status(b, PodStatus(phase="Running"))
+    assert sm.sync_batch() == 1
+    assert (patcher.written[-1].uid, patcher.written[-1].version) == ("uid-2", 2)
+
+
+def test_forgotten_pods_are_not_written() -> None:
+    patcher = Patcher()
+    sm = StatusManager(patcher)
+    a, b = make_pod(), make_pod()
+    b.metadata.uid = "uid-2"
+    sm.set_pod_status(a, PodStatus(phase="Running"))
+    sm.set_pod_status(b, PodStatus(phase="Running"))
+    sm.remove_orphaned_statuses({"uid-2"})
+    sm.remove_pod_status("uid-2")
+    assert sm.statuses() == {}
+    assert sm.sync_batch() == 0
+
+
+def test_the_sync_thread_writes_a_change_without_waiting_for_the_period() -> None:
+    patcher = Patcher()
+    sm = StatusManager(patcher, sync_period=60.0)
+    sm.start()
+    try:
+        t0 = time.monotonic()
+        sm.set_pod_status(make_pod(), PodStatus(phase="Running"))
+        assert patcher.event.wait(5)
+        assert time.monotonic() - t0 < 5
+        assert [w.version for w in patcher.written] == [1]
+    finally:
+        sm.stop()
