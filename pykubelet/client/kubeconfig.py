@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from pycni.atomic_files import write_atomic
+
 Config = dict[str, Any]
 
 
@@ -109,14 +111,8 @@ def _locked(path: Path, timeout: float = 10.0) -> Iterator[None]:
 def write_kubeconfig(path: Path, config: Config) -> None:
     """Write ``config`` to ``path`` (mode 0600, atomically)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        yaml.safe_dump(config, f, default_flow_style=False, sort_keys=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    text = yaml.safe_dump(config, default_flow_style=False, sort_keys=False)
+    write_atomic(path, text, mode=0o600)
 
 
 def _replace_named(items: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:

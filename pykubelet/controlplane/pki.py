@@ -16,7 +16,6 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import os
 import secrets
 import socket
 import threading
@@ -28,6 +27,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from pycni.atomic_files import write_atomic
+
 CA_DAYS = 3650
 CERT_DAYS = 365
 _JOIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -36,14 +37,7 @@ _JOIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 def _write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` with mode 0600, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_atomic(path, data, mode=0o600)
 
 
 def _key() -> ec.EllipticCurvePrivateKey:

@@ -220,11 +220,14 @@ class Kubelet:
 
     # ------------------------------------------------------------------ pod sources
     def set_source_pods(self, pods: list[Pod], source: str = FILE_SOURCE) -> None:
-        """A source's full desired set (kubelet's config SET): add new pods, remove the
-        source's pods that are gone. Pods of other sources are left alone."""
+        """A source's full desired set (kubelet's config SET, merged as config.go does):
+        remove the source's pods that are gone, update the ones that changed, add the new
+        ones. Pods of other sources are left alone."""
         now = {p.uid: p for p in pods}
         current = self.pod_manager.source_uids(source)
         self.handle_pod_removes([u for u in current if u not in now])
+        known = self.pod_manager.pods()
+        self.handle_pod_updates([p for p in pods if p.uid in known and p != known[p.uid]])
         self.handle_pod_additions([p for p in pods if p.uid not in current])
 
     def handle_pod_additions(self, pods: list[Pod]) -> None:

@@ -86,3 +86,20 @@ def test_a_pod_admission_refuses_is_listed_failed_and_never_run(kubelet: Kubelet
     assert kubelet.workers.known_uids() == set()
     kubelet.set_source_pods([])
     assert kubelet.status_manager.get_pod_status("big") is None
+
+
+def test_a_source_set_with_a_changed_pod_updates_it(kubelet: Kubelet) -> None:
+    kubelet.set_source_pods([pod("a1", None)], source=API_SOURCE)
+    same = pod("a1", None)
+    kubelet.set_source_pods([same], source=API_SOURCE)  # equal: nothing to do
+    assert kubelet.pod_manager.get_pod("a1") is not same
+    deleted = pod("a1", None)
+    deleted.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    deleted.metadata.deletion_grace_period_seconds = 0
+    kubelet.set_source_pods([deleted], source=API_SOURCE)
+    assert kubelet.pod_manager.get_pod("a1") is deleted  # handed to handle_pod_updates
+    # a deleted pod stays listed until its source drops it
+    wait_for(lambda: "a1" not in kubelet.workers.known_uids())
+    assert kubelet.pod_manager.has_pod("a1")
+    kubelet.set_source_pods([], source=API_SOURCE)
+    assert not kubelet.pod_manager.has_pod("a1")
