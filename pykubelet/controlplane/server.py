@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from pycni.atomic_files import write_atomic
 from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.app import APIServer
@@ -248,7 +249,7 @@ class ControlPlane:
         config = admin_kubeconfig(self.local_url, self.pki.ca_pem, self.tokens.admin)
         write_kubeconfig(out, config)
         self.kubeconfig_path = out
-        (self.root / "server").write_text(self.server_url + "\n")
+        write_atomic(self.root / "server", self.server_url + "\n")
 
     def join_command(self) -> str:
         assert self.tokens is not None

@@ -248,7 +248,7 @@ class ImageStore:
         return hits[0] if hits else None
 
     @staticmethod
-    def _by_id_prefix(images: dict[str, Image], ref: str) -> list[Image]:
+    def _by_id_prefix(images: dict[str, Image], ref: str) -> builtins.list[Image]:
         hexpart = ref.removeprefix("sha256:")
         if not hexpart or len(hexpart) > 64 or any(c not in "0123456789abcdef" for c in hexpart):
             return []
@@ -578,7 +578,7 @@ class ImageStore:
         """Where downloads wait before they are unpacked (same filesystem as the store)."""
         return self._tmp
 
-    def add_pulled(self, *, config: bytes, layers: list[tuple[str, Path | None]],
+    def add_pulled(self, *, config: bytes, layers: builtins.list[tuple[str, Path | None]],
                    name: str, manifest_digest: str, size: int) -> Image:
         """Record an image a registry served: ``config`` (verified by the caller), and per
         diff_id the downloaded blob (None when the layer is already unpacked). ``name`` is
@@ -600,7 +600,8 @@ class ImageStore:
                     raise NotFound(f"layer {diff_id} was removed during the pull")
                 with open(blob, "rb") as raw:
                     self._unpack_stream(raw, diff_id, str(blob.name))
-            (self._configs / f"{image_id.split(':', 1)[1]}.json").write_bytes(config)
+            # durable before the index names it: a crash never leaves a torn config
+            write_atomic(self._configs / f"{image_id.split(':', 1)[1]}.json", config)
             images = self._read_index()
             old = images.get(image_id)
             tags = list(old.repo_tags) if old else []
@@ -643,7 +644,7 @@ class ImageStore:
         hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
         final = self._layers / hexid
         if not hasattr(raw, "peek"):
-            raw = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type]
+            raw = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type,type-var]
         head = raw.peek(4)[:4]  # type: ignore[attr-defined]
         if head.startswith(_ZSTD_MAGIC):
             raise InvalidArgument(f"layer {diff_id}: zstd-compressed layers are not supported")

@@ -396,7 +396,8 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
             async with sem:
                 pipe = ChunkPipe()
                 unpack = asyncio.ensure_future(asyncio.to_thread(
-                    store.unpack_reader, pipe, diff_id, desc["digest"]))
+                    store.unpack_reader, pipe,  # type: ignore[arg-type]  # file-like: read()
+                    diff_id, desc["digest"]))
                 try:
                     await client.blob_to_sink(desc["digest"], pipe.feed, step)
                     pipe.finish()

@@ -28,6 +28,7 @@ import struct
 import tempfile
 import termios
 from pathlib import Path
+from typing import Any
 
 from pykubelet.runtime import monitor
 from pykubelet.runtime.netns import CLONE_NEWNET, _enter, in_throwaway_thread
@@ -246,7 +247,7 @@ async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
     others = [asyncio.create_task(resizes())]
     if io.opts.stdin:
         others.append(asyncio.create_task(_pump_stdin(io, write_in, close_in)))
-    waits: list[asyncio.Future[object]] = [reader, asyncio.ensure_future(io.gone.wait())]
+    waits: list[asyncio.Future[Any]] = [reader, asyncio.ensure_future(io.gone.wait())]
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:

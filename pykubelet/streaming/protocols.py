@@ -95,7 +95,7 @@ class ResizeDecoder:
 
     def feed(self, data: bytes) -> list[TerminalSize]:
         self._buf += data.decode(errors="replace")
-        out = []
+        out: list[TerminalSize] = []
         while True:
             text = self._buf.lstrip()
             if not text:

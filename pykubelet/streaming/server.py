@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import struct
@@ -364,6 +365,13 @@ async def _copy(read: Callable[[], Awaitable[bytes]],
         await write(chunk)
 
 
+def _text_to(
+    send: Callable[[int, bytes], Awaitable[None]], channel: int
+) -> Callable[[str], Awaitable[None]]:
+    """A writer of text messages to one channel (as UTF-8)."""
+    return lambda message: send(channel, message.encode())
+
+
 async def _forward(port: int, dial: Dialer, read: Callable[[], Awaitable[bytes]],
                    write: Callable[[bytes], Awaitable[None]],
                    close_out: Callable[[], Awaitable[None]],
@@ -578,9 +586,8 @@ async def _serve_ws_port_forward(request: web.Request, ports: list[int],
     reader = asyncio.create_task(pump())
     try:
         await asyncio.gather(*(
-            _forward(port, dial, inbound[i].get,
-                     lambda d, ch=2 * i: send(ch, d), no_close,
-                     lambda m, ch=2 * i + 1: send(ch, m.encode()))
+            _forward(port, dial, inbound[i].get, functools.partial(send, 2 * i), no_close,
+                     _text_to(send, 2 * i + 1))
             for i, port in enumerate(ports)))
         await ws.close()
     finally:
