@@ -12,7 +12,6 @@ per-node tokens, as k3s keeps its token files. The CA hash nodes pin is kubeadm'
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import hmac
 import ipaddress
 import json
@@ -28,6 +27,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pycni.atomic_files import write_atomic
+from pykubelet.client.bootstrap import ca_cert_hash
+
+__all__ = ["PKI", "Tokens", "ca_cert_hash", "host_addresses"]
 
 CA_DAYS = 3650
 CERT_DAYS = 365
@@ -48,14 +50,6 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM,
                              serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
-
-
-def ca_cert_hash(ca_pem: bytes) -> str:
-    """kubeadm's discovery-token-ca-cert-hash of a CA certificate."""
-    cert = x509.load_pem_x509_certificate(ca_pem)
-    spki = cert.public_key().public_bytes(serialization.Encoding.DER,
-                                          serialization.PublicFormat.SubjectPublicKeyInfo)
-    return "sha256:" + hashlib.sha256(spki).hexdigest()
 
 
 def host_addresses() -> list[str]:
@@ -162,6 +156,42 @@ class PKI:
         _write_private(paths.key, _key_pem(key))
         _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
         return paths
+
+
+    def sign_node_csr(self, csr_pem: bytes, node: str) -> bytes:
+        """A node's serving certificate from its CSR (kubelet's TLS bootstrap, approved
+        here): the subject must be ``system:node:<node>``; the names it asks for are kept."""
+        try:
+            csr = x509.load_pem_x509_csr(csr_pem)
+        except ValueError:
+            raise ValueError("csr: not a PEM certificate signing request") from None
+        if not csr.is_signature_valid:
+            raise ValueError("csr: bad signature")
+        cns = csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        if not cns or cns[0].value != f"system:node:{node}":
+            raise ValueError(f'csr: subject must be "system:node:{node}"')
+        try:
+            san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        except x509.ExtensionNotFound:
+            san = x509.SubjectAlternativeName([x509.DNSName(node)])
+        ca_key = serialization.load_pem_private_key(self.ca_key_path.read_bytes(), None)
+        ca_cert = x509.load_pem_x509_certificate(self.ca_pem)
+        t = dt.datetime.now(dt.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(csr.subject).issuer_name(ca_cert.subject)
+            .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(t - dt.timedelta(minutes=5))
+            .not_valid_after(t + dt.timedelta(days=CERT_DAYS))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False,
+                                         False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .add_extension(san, critical=False)
+            .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        )
+        return cert.public_bytes(serialization.Encoding.PEM)
 
 
 class Tokens:

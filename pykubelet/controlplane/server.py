@@ -238,9 +238,21 @@ class ControlPlane:
         last = getattr(sched, "last_decision", None)
         return last(namespace, name) if last is not None else None
 
-    async def _join(self, node: str) -> dict[str, Any]:
+    async def _join(self, node: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A node's bootstrap: its own token, and its serving certificate signed from its
+        CSR (its key never leaves it)."""
         assert self.tokens is not None
-        return {"nodeName": node, "token": self.tokens.node_token(node)}
+        answer: dict[str, Any] = {"nodeName": node, "token": self.tokens.node_token(node)}
+        csr = body.get("csr")
+        if csr:
+            if not isinstance(csr, str):
+                raise errors.bad_request("csr: expected a PEM string")
+            try:
+                answer["certificate"] = self.pki.sign_node_csr(csr.encode(), node).decode()
+            except ValueError as exc:
+                raise errors.bad_request(str(exc)) from None
+        log.info("node %s joined", node)
+        return answer
 
     # ------------------------------------------------------------------ outputs
     def _write_kubeconfig(self) -> None:

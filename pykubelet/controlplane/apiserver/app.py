@@ -95,7 +95,7 @@ class APIServer:
     openapi: OpenAPI = field(default_factory=OpenAPI)
     bookmark_interval: float = 60.0
     subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
-    join_handler: Callable[[str], Awaitable[dict[str, Any]]] | None = None
+    join_handler: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
     node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
     decisions: Callable[[str, str], dict[str, Any] | None] | None = None
@@ -190,7 +190,7 @@ class APIServer:
         node = body.get("nodeName") if isinstance(body, dict) else None
         if not isinstance(node, str) or not node:
             raise errors.bad_request("nodeName: Required value")
-        return json_response(await self.join_handler(node))
+        return json_response(await self.join_handler(node, body))
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
         return web.Response(body=V2_PROTOBUF, headers={"Content-Type": V2_CONTENT_TYPE})

@@ -1,0 +1,169 @@
+"""How a node joins a control plane (kubeadm's discovery + kubelet's TLS bootstrap, small).
+
+1. Discovery: fetch the cluster CA from ``/cacerts`` without trusting the connection, and
+   trust it only if its hash is the ``caCertHash`` the join command gave
+   (``sha256:`` + hex SHA-256 of the CA's SubjectPublicKeyInfo, kubeadm's
+   discovery-token-ca-cert-hash).
+2. Bootstrap: with the join token, send the node's name and a certificate signing request
+   for its serving certificate (the node's own key never leaves it); the control plane
+   answers with the node's token (which may only act as ``system:node:<name>``) and the
+   signed certificate.
+3. Keep the credentials under the node's root (0600) and reuse them on the next start; a
+   node joins again only when they are missing or the certificate is about to expire.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+import urllib3
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+class BootstrapError(Exception):
+    """Joining failed; the message says why in one line."""
+
+
+def ca_cert_hash(ca_pem: bytes) -> str:
+    """kubeadm's discovery-token-ca-cert-hash of a CA certificate."""
+    cert = x509.load_pem_x509_certificate(ca_pem)
+    spki = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                          serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "sha256:" + hashlib.sha256(spki).hexdigest()
+
+
+@dataclass(frozen=True)
+class NodeCredentials:
+    server: str
+    token: str
+    ca_pem: bytes
+    cert_path: Path
+    key_path: Path
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def fetch_ca(server: str, expected_hash: str, timeout: float = 10.0) -> bytes:
+    """The cluster CA, verified against ``expected_hash`` (not the TLS connection)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # the hash, not the connection, is the trust anchor
+    pool = urllib3.PoolManager(ssl_context=ctx, retries=False,
+                               timeout=urllib3.Timeout(connect=5.0, read=timeout))
+    try:
+        resp = pool.request("GET", server.rstrip("/") + "/cacerts")
+    except urllib3.exceptions.HTTPError as exc:
+        raise BootstrapError(f"server {server}: cannot reach it ({getattr(exc, 'reason', exc)})"
+                             ) from None
+    if resp.status != 200:
+        raise BootstrapError(f"server {server}: /cacerts answered HTTP {resp.status}")
+    pem = bytes(resp.data)
+    try:
+        got = ca_cert_hash(pem)
+    except ValueError:
+        raise BootstrapError(f"server {server}: /cacerts is not a PEM certificate") from None
+    if expected_hash and got != expected_hash.strip():
+        raise BootstrapError(f"caCertHash: the server's CA hash is {got}, not {expected_hash} "
+                             "(wrong server, or a stale join command)")
+    return pem
+
+
+def _csr(node: str, addresses: list[str], key: ec.EllipticCurvePrivateKey) -> bytes:
+    import ipaddress
+
+    names: list[x509.GeneralName] = [x509.DNSName(node)]
+    for a in addresses:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(a)))
+        except ValueError:
+            names.append(x509.DNSName(a))
+    csr = (x509.CertificateSigningRequestBuilder()
+           .subject_name(x509.Name([
+               x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+               x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{node}")]))
+           .add_extension(x509.SubjectAlternativeName(names), critical=False)
+           .sign(key, hashes.SHA256()))
+    return csr.public_bytes(serialization.Encoding.PEM)
+
+
+def _cert_fresh(path: Path, addresses: list[str]) -> bool:
+    try:
+        cert = x509.load_pem_x509_certificate(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    if cert.not_valid_after_utc < dt.datetime.now(dt.UTC) + dt.timedelta(days=7):
+        return False
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return False
+    have = {str(i) for i in san.get_values_for_type(x509.IPAddress)} | set(
+        san.get_values_for_type(x509.DNSName))
+    return set(addresses) <= have
+
+
+def join(server: str, join_token: str, expected_ca_hash: str, node: str,
+         addresses: list[str], state_dir: Path) -> NodeCredentials:
+    """The node's credentials: the ones kept in ``state_dir`` when still good for this
+    server and these addresses, else fresh ones from the control plane."""
+    paths = {n: state_dir / n for n in ("ca.crt", "kubelet.crt", "kubelet.key", "token",
+                                        "server")}
+    if all(p.exists() for p in paths.values()):
+        saved_server = paths["server"].read_text().strip()
+        ca = paths["ca.crt"].read_bytes()
+        if (saved_server == server and (not expected_ca_hash
+                                        or ca_cert_hash(ca) == expected_ca_hash.strip())
+                and _cert_fresh(paths["kubelet.crt"], addresses)):
+            return NodeCredentials(server, paths["token"].read_text().strip(), ca,
+                                   paths["kubelet.crt"], paths["kubelet.key"])
+    if not join_token:
+        raise BootstrapError("token: required to join a control plane (the join command's "
+                             "--token)")
+    ca = fetch_ca(server, expected_ca_hash)
+    key = ec.generate_private_key(ec.SECP256R1())
+    body = json.dumps({"nodeName": node, "csr": _csr(node, addresses, key).decode()}).encode()
+    pool = urllib3.PoolManager(ssl_context=ssl.create_default_context(cadata=ca.decode()),
+                               retries=False, timeout=urllib3.Timeout(connect=5.0, read=30.0))
+    try:
+        resp = pool.request("POST", server.rstrip("/") + "/bootstrap/node", body=body,
+                            headers={"Authorization": f"Bearer {join_token}",
+                                     "Content-Type": "application/json"})
+    except urllib3.exceptions.HTTPError as exc:
+        raise BootstrapError(f"server {server}: {getattr(exc, 'reason', exc)}") from None
+    try:
+        answer = json.loads(resp.data)
+    except ValueError:
+        answer = {}
+    if resp.status != 200:
+        why = answer.get("message") or f"HTTP {resp.status}"
+        if resp.status == 401:
+            why = "the join token was refused"
+        raise BootstrapError(f"joining {server} as {node}: {why}")
+    _write(paths["ca.crt"], ca)
+    _write(paths["kubelet.key"], key.private_bytes(serialization.Encoding.PEM,
+                                                   serialization.PrivateFormat.PKCS8,
+                                                   serialization.NoEncryption()))
+    _write(paths["kubelet.crt"], answer["certificate"].encode())
+    _write(paths["token"], answer["token"].encode())
+    _write(paths["server"], server.encode())
+    return NodeCredentials(server, answer["token"], ca, paths["kubelet.crt"],
+                           paths["kubelet.key"])
