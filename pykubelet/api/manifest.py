@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pykubelet.api import kinds
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import APIError, DecodeError
@@ -50,6 +51,15 @@ def parse_pod(obj: Any) -> Pod:
                 raise DecodeError(key, "Required value")
     set_defaults_pod(pod)
     validate_pod(pod)
+    return pod
+
+
+def decode_api_pod(obj: Any) -> Pod:
+    """A Pod as the API server sends it: already defaulted and validated there, so only
+    decoded (and defaulted again, which changes nothing); a field this model lacks is
+    dropped rather than refused, so a node never rejects what the API accepted."""
+    pod: Pod = kinds.POD.decode(obj, unknown=[])
+    set_defaults_pod(pod)
     return pod
 
 

@@ -16,10 +16,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import psutil
+
+if TYPE_CHECKING:
+    from pykubelet.kubelet.agent import Kubelet
 
 from pycni.atomic_files import write_atomic
 from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
@@ -157,8 +162,8 @@ def run(config_path: str | None, verbose: bool) -> None:
             f"containerRuntimeEndpoint {cfg.runtime_endpoint}: the runtime does not answer "
             f"({exc.code}: {exc.details})"
         ) from None
-    control = _start_control_plane(cfg, agent)
     agent.start()
+    control = _start_control_plane(cfg, agent)
     where = (
         f"http://{cfg.healthzBindAddress}:{cfg.healthzPort}/pods" if cfg.healthzPort else "off"
     )
@@ -183,18 +188,12 @@ def run(config_path: str | None, verbose: bool) -> None:
                 runtime_proc.kill()
 
 
-def _start_control_plane(cfg: KubeletConfig, agent: object):  # type: ignore[no-untyped-def]
-    """Hook for the control plane and API pod source (pykubelet.controlplane), when
-    configured and present in this build; returns a stop function or None."""
-    if cfg.controlPlane is None and not cfg.server:
-        return None
-    try:
-        from pykubelet.controlplane import node_hook  # type: ignore[attr-defined]
-    except ImportError:
-        log.warning("controlPlane/server configured, but this build has no control plane: "
-                    "serving static pods only")
-        return None
-    return node_hook.start(cfg, agent)
+def _start_control_plane(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
+    """The control plane (``controlPlane:``) and the node's cluster side (``server:``, or
+    the control node itself); returns a stop function, or None without a cluster."""
+    from pykubelet.cli import cluster_side
+
+    return cluster_side.start(cfg, agent)
 
 
 def _notify(state: str) -> None:

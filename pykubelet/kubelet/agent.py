@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -180,6 +181,8 @@ class Kubelet:
         )
         self.static_source: StaticPodSource | None = None
         self.http: AgentHTTPServer | None = None
+        # told when a pod being deleted has stopped here (a control plane's final delete)
+        self.on_pod_terminated: Callable[[Pod], None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -509,6 +512,8 @@ class Kubelet:
         self.reason_cache.delete(pod.uid)
         self.start_tracker.forget(pod.uid)
         self._backoff_seeded.discard(pod.uid)
+        if deleting and spec is not None and self.on_pod_terminated is not None:
+            self.on_pod_terminated(spec)
 
     # ------------------------------------------------------------------ views
     def _mark_sync_loop(self) -> None:

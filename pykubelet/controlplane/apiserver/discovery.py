@@ -4,23 +4,16 @@ does), never mixing the two (k8s-api.md §1)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
 from typing import Any
 
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo, group_versions
+from pykubelet.version import KUBE_VERSION, git_version
 
-KUBE_VERSION = "v1.32.0"
+__all__ = ["GIT_VERSION", "KUBE_VERSION", "api_group", "api_group_list", "api_versions",
+           "resource_list", "version_info"]
 
-
-def _pykube_version() -> str:
-    try:
-        return importlib.metadata.version("pykube-node")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a tree
-        return "0.0.0"
-
-
-GIT_VERSION = f"{KUBE_VERSION}+pykube.{_pykube_version()}"
+GIT_VERSION = git_version()
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 

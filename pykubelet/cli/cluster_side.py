@@ -1,0 +1,74 @@
+"""`pykubelet run` with a cluster: the control plane in this process when the config has
+``controlPlane:``, and the node's side of the cluster (join, Node, Lease, pod source,
+status, logs server) when it has ``server:`` or is itself the control node."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from pykubelet.config import KubeletConfig
+
+if TYPE_CHECKING:
+    from pykubelet.kubelet.agent import Kubelet
+
+log = logging.getLogger("pykubelet.run")
+
+
+def control_plane_root(cfg: KubeletConfig) -> Path:
+    return Path(cfg.rootDir) / "control-plane"
+
+
+def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
+    """Start what the config asks for beside the agent; a stop function, or None."""
+    if cfg.controlPlane is None and not cfg.server:
+        return None
+    from pykubelet.client.bootstrap import BootstrapError, join
+    from pykubelet.kubelet.api_node import APINode, state_dir
+    from pykubelet.version import git_version
+
+    cp_thread = None
+    server, token, ca_hash = cfg.server, cfg.token, cfg.caCertHash
+    if cfg.controlPlane is not None:
+        from pykubelet.controlplane.controllers import default_controllers
+        from pykubelet.controlplane.server import ControlPlaneThread, Options
+
+        options = Options(root=control_plane_root(cfg), listen=cfg.controlPlane.listen,
+                          store_path=Path(cfg.controlPlane.storePath),
+                          advertise_address=agent.host_ips[0])
+        cp_thread = ControlPlaneThread(options)
+        cp_thread.cp.controllers = default_controllers()
+        try:
+            cp_thread.start()
+        except OSError as exc:
+            raise click.ClickException(
+                f"controlPlane.listen {cfg.controlPlane.listen}: cannot serve: "
+                f"{exc.strerror or exc}") from None
+        cp = cp_thread.cp
+        assert cp.tokens is not None
+        log.info("control plane serving on %s; admin kubeconfig %s", cp.local_url,
+                 cp.kubeconfig_path)
+        # the control node joins its own cluster like any other node
+        server, token, ca_hash = cp.local_url, cp.tokens.join, cp.ca_hash
+    try:
+        creds = join(server, token, ca_hash, agent.node_name, agent.host_ips,
+                     state_dir(cfg.rootDir))
+    except BootstrapError as exc:
+        if cp_thread is not None:
+            cp_thread.stop()
+        raise click.ClickException(str(exc)) from None
+    node = APINode(agent, creds, address=agent.host_ips[0], kubelet_version=git_version(),
+                   control_plane=cfg.controlPlane is not None)
+    node.start()
+    log.info("node %s joined %s", agent.node_name, creds.server)
+
+    def stop() -> None:
+        node.stop()
+        if cp_thread is not None:
+            cp_thread.stop()
+
+    return stop

@@ -1,0 +1,199 @@
+"""A node that belongs to a cluster: everything the agent does with a control plane, wired
+onto a running ``Kubelet``.
+
+Join (the node's credentials), then: register and report the Node and renew its Lease
+(``NodeStatusReporter``), run the pods bound to it (``APIPodSource``), write their
+statuses (``APIStatusPatcher`` as the status manager's patcher) and finish their graceful
+deletion (``FinalDeleter``), send its events, keep mirror pods for its static pods, and
+serve container logs to the control plane on port 10250 (``NodeServer``). When the control
+plane is away all of it retries while the pods keep running; the pod watch resumes from its
+last resourceVersion.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psutil
+
+from pykubelet.client.bootstrap import NodeCredentials
+from pykubelet.client.rest import RESTClient
+from pykubelet.kubelet import node_status
+from pykubelet.kubelet.api_source import APIPodSource
+from pykubelet.kubelet.api_status import APIEventSink, APIStatusPatcher, FinalDeleter
+from pykubelet.kubelet.labels import CONTAINER_NAME_LABEL, POD_UID_LABEL
+from pykubelet.kubelet.mirror_pods import MirrorPods
+from pykubelet.kubelet.node_server import LogError, LogTarget, NodeServer
+from pykubelet.kubelet.pod_manager import FILE_SOURCE, pod_source
+
+if TYPE_CHECKING:
+    from pykubelet.kubelet.agent import Kubelet
+
+log = logging.getLogger(__name__)
+
+MIRROR_SYNC_PERIOD_S = 2.0
+CONTAINER_RUNNING = 1  # runtime.v1 ContainerState.CONTAINER_RUNNING
+
+
+class APINode:
+    def __init__(self, kubelet: Kubelet, creds: NodeCredentials, *, address: str,
+                 kubelet_version: str, control_plane: bool = False,
+                 server_port: int = node_status.KUBELET_PORT) -> None:
+        self.kubelet = kubelet
+        cfg = kubelet.config
+        self.node_name = kubelet.node_name
+        self.client = RESTClient(creds.server, token=creds.token, ca_pem=creds.ca_pem,
+                                 user_agent=f"pykubelet/{self.node_name}")
+        self.source = APIPodSource(self.client, self.node_name, kubelet)
+        self.reporter = node_status.NodeStatusReporter(
+            self.client, self.node_name,
+            labels=node_status.node_labels(self.node_name, dict(cfg.nodeLabels), control_plane),
+            taints=[dict(t) for t in cfg.registerWithTaints],
+            pod_cidr=cfg.podCIDR,
+            facts=self._facts(address, kubelet_version),
+            readings=self._readings,
+            images=self._images,
+        )
+        self.mirrors = MirrorPods(self.client, self.source.informer, self._static_pods,
+                                  lambda: self.reporter.node_uid)
+        patcher = APIStatusPatcher(self.client, self.source.api_pod, self.mirrors.mirror_of)
+        kubelet.status_manager.patcher = patcher
+        self.deleter = FinalDeleter(self.client, before=self._flush_status)
+        kubelet.on_pod_terminated = self.deleter.pod_terminated
+        self.events = APIEventSink(self.client)
+        kubelet.recorder.sink = self.events
+        self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
+                                 server_port, creds.cert_path, creds.key_path, creds.ca_pem,
+                                 self._log_target)
+        self._stop = threading.Event()
+        self._mirror_thread = threading.Thread(target=self._mirror_loop, name="mirror-pods",
+                                               daemon=True)
+
+    # ------------------------------------------------------------------ readings
+    def _facts(self, address: str, kubelet_version: str) -> node_status.Facts:
+        try:
+            version = self.kubelet.cri.version()
+            runtime = f"{version.runtime_name}://{version.runtime_version}"
+        except Exception:
+            runtime = "unknown://"
+        try:
+            disk = psutil.disk_usage(self.kubelet.config.rootDir).total
+        except OSError:
+            disk = 0
+        addresses = [{"type": "InternalIP", "address": address},
+                     {"type": "Hostname", "address": self.node_name}]
+        return node_status.Facts(
+            cpu=psutil.cpu_count() or 1, memory=self.kubelet.memory_capacity,
+            ephemeral_storage=disk,
+            node_info=node_status.node_info(runtime, kubelet_version),
+            addresses=addresses,
+            allocatable_overrides=dict(self.kubelet.config.allocatable),
+        )
+
+    def _readings(self) -> node_status.Readings:
+        r = node_status.read_signals(self.kubelet.config.rootDir)
+        try:
+            st = self.kubelet.cri.status()
+            down = [c for c in st.status.conditions if not c.status]
+            r.runtime_ready = not down
+            r.runtime_message = ", ".join(f"{c.type}: {c.reason} {c.message}".strip()
+                                          for c in down)
+        except Exception as exc:
+            r.runtime_ready = False
+            r.runtime_message = str(exc)
+        r.pleg_healthy = self.kubelet.pleg.healthy()
+        return r
+
+    def _images(self) -> list[dict[str, object]]:
+        try:
+            images = self.kubelet.cri.list_images()
+        except Exception:
+            return []
+        out = [{"names": [*im.repo_tags, *im.repo_digests], "sizeBytes": int(im.size)}
+               for im in images]
+        out.sort(key=lambda i: -int(i["sizeBytes"]))  # type: ignore[call-overload]
+        return out[:node_status.MAX_IMAGES]
+
+    def _static_pods(self) -> list:  # type: ignore[type-arg]
+        return [p for p in self.kubelet.pod_manager.all_pods() if pod_source(p) == FILE_SOURCE]
+
+    def _flush_status(self, pod: object) -> None:
+        self.kubelet.status_manager.sync_batch()
+
+    # ------------------------------------------------------------------ logs
+    def _log_target(self, namespace: str, name: str, container: str,
+                    previous: bool) -> LogTarget:
+        pod = next((p for p in self.kubelet.pod_manager.all_pods()
+                    if p.namespace == namespace and p.name == name), None)
+        if pod is None:
+            raise LogError(f'pod "{name}" not found', 404)
+        if container not in {c.name for c in pod.all_containers()}:
+            raise LogError(f'container "{container}" in pod "{name}" is not valid')
+        cri = self.kubelet.cri
+        found = cri.list_containers(label_selector={POD_UID_LABEL: pod.uid,
+                                                    CONTAINER_NAME_LABEL: container})
+        found.sort(key=lambda c: (c.metadata.attempt, c.created_at), reverse=True)
+        if previous:
+            if len(found) < 2:
+                raise LogError(f'previous terminated container "{container}" in pod "{name}" '
+                               "not found")
+            chosen = found[1]
+        else:
+            if not found:
+                reason = "ContainerCreating"
+                status = self.kubelet.status_manager.get_pod_status(pod.uid)
+                for cs in ((status.init_container_statuses + status.container_statuses)
+                           if status else []):
+                    if cs.name == container and cs.state.waiting and cs.state.waiting.reason:
+                        reason = cs.state.waiting.reason
+                raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
+                               f"{reason}")
+            chosen = found[0]
+        st = cri.container_status(chosen.id)
+        if not st.log_path:
+            raise LogError(f'container "{container}" in pod "{name}" has no log')
+        cid = chosen.id
+
+        def running() -> bool:
+            try:
+                return int(cri.container_status(cid).state) == CONTAINER_RUNNING
+            except Exception:
+                return False
+
+        return LogTarget(st.log_path, running)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Start after the agent: the status manager gets its sync thread now."""
+        self.kubelet.status_manager.start()
+        self.events.start()
+        self.deleter.start()
+        self.reporter.start()
+        self.source.start()
+        self.server.start()
+        self._mirror_thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.source.stop()
+        self.reporter.stop()
+        self.server.stop()
+        self.deleter.stop()
+        self.events.stop()
+        self._mirror_thread.join(2)
+
+    def _mirror_loop(self) -> None:
+        while not self._stop.wait(MIRROR_SYNC_PERIOD_S):
+            if self.reporter.registered.is_set():
+                try:
+                    self.mirrors.sync()
+                except Exception:
+                    log.exception("mirror pods")
+
+
+def state_dir(root_dir: str) -> Path:
+    """Where the node keeps its cluster credentials."""
+    return Path(root_dir) / "pki"
