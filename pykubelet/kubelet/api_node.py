@@ -59,7 +59,9 @@ class APINode:
         )
         self.mirrors = MirrorPods(self.client, self.source.informer, self._static_pods,
                                   lambda: self.reporter.node_uid)
-        patcher = APIStatusPatcher(self.client, self.source.api_pod, self.mirrors.mirror_of)
+        patcher = APIStatusPatcher(
+            self.client, self.source.api_pod, self.mirrors.mirror_of,
+            lambda uid: any(p.uid == uid for p in self._static_pods()))
         kubelet.status_manager.patcher = patcher
         self.deleter = FinalDeleter(self.client, before=self._flush_status)
         kubelet.on_pod_terminated = self.deleter.pod_terminated

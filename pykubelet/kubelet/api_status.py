@@ -56,14 +56,20 @@ def status_patch(new: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
     return patch
 
 
+class PendingMirror(Exception):
+    """A static pod's status has nowhere to go yet (its mirror pod is not made)."""
+
+
 class APIStatusPatcher:
     """The status manager's StatusPatcher for a node with a control plane."""
 
     def __init__(self, client: RESTClient, api_pod: ApiPodLookup,
-                 static_mirror: Callable[[str], tuple[str, str] | None]) -> None:
+                 static_mirror: Callable[[str], tuple[str, str] | None],
+                 is_static: Callable[[str], bool] = lambda uid: False) -> None:
         self.client = client
         self.api_pod = api_pod
         self.static_mirror = static_mirror  # static pod uid -> (namespace, name) of its mirror
+        self.is_static = is_static
 
     def patch_pod_status(self, vs: VersionedPodStatus) -> None:
         ns, name = vs.namespace, vs.name
@@ -72,7 +78,10 @@ class APIStatusPatcher:
             ns, name = mirror
         current = self.api_pod(ns, name)
         if current is None:
-            return  # gone from the API (or not yet seen): nothing to write
+            if mirror is not None or self.is_static(vs.uid):
+                # a static pod whose mirror is not made yet: offer it again later
+                raise PendingMirror(f"no mirror pod for {ns}/{name} yet")
+            return  # gone from the API: nothing to write
         uid = (current.get("metadata") or {}).get("uid", "")
         if mirror is None and uid != vs.uid:
             return  # another pod of the same name now
