@@ -1,0 +1,158 @@
+"""A real node for cluster tests: ``pykubelet run`` joined to a control plane process, on its
+own root, run dir, CNI bridge (``kcn<N>``) and pod subnet, with the offline busybox image.
+Cleanup removes its pods (over CRI), stops it and its runtime, and removes the bridge,
+mounts and directories, even after a SIGKILL."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from cp_process import ControlPlaneProcess, free_port
+
+REPO = Path(__file__).resolve().parents[3]
+IMAGE = "localhost/busybox:latest"
+
+
+def join_args(cp: ControlPlaneProcess) -> dict[str, str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root", str(cp.root),
+         "join-command"], capture_output=True, text=True, check=True).stdout.split()
+    args = dict(zip(out[0::2], out[1::2], strict=True))
+    return {"server": f"https://127.0.0.1:{cp.port}", "token": args["--token"],
+            "caCertHash": args["--ca-cert-hash"]}
+
+
+@dataclass
+class NodeProcess:
+    base: Path
+    name: str
+    index: int
+    cp: ControlPlaneProcess
+    static_pods: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bridge(self) -> str:
+        return f"kcn{self.index}"
+
+    @property
+    def subnet(self) -> str:
+        return f"10.97.{230 + self.index}.0/24"
+
+    @property
+    def config_path(self) -> Path:
+        return self.base / "config.yaml"
+
+    @property
+    def log_path(self) -> Path:
+        return self.base / "agent.log"
+
+    def prepare(self, image_archive: Path) -> None:
+        for d in ("net.d", "manifests", "root", "run", "logs"):
+            (self.base / d).mkdir(parents=True, exist_ok=True)
+        (self.base / "net.d" / "10-kcn.conflist").write_text(json.dumps({
+            "cniVersion": "1.0.0", "name": f"kcn{self.index}",
+            "plugins": [{"type": "bridge", "bridge": self.bridge, "isGateway": True,
+                         "ipMasq": False,
+                         "ipam": {"type": "host-local", "dataDir": str(self.base / "ipam"),
+                                  "ranges": [[{"subnet": self.subnet}]]}}]}))
+        for name, text in self.static_pods.items():
+            (self.base / "manifests" / name).write_text(text)
+        self.healthz_port = free_port()
+        cfg = {"apiVersion": "pykubelet.io/v1alpha1", "kind": "KubeletConfiguration",
+               "nodeName": self.name, "rootDir": str(self.base / "root"),
+               "runDir": str(self.base / "run"), "staticPodPath": str(self.base / "manifests"),
+               "cniConfDir": str(self.base / "net.d"), "cniBinDir": "/usr/lib/cni",
+               "podLogsDir": str(self.base / "logs"), "healthzPort": self.healthz_port,
+               "podCIDR": self.subnet, "nodeLabels": {"test/node": self.name},
+               **join_args(self.cp)}
+        self.config_path.write_text(yaml.safe_dump(cfg))
+        subprocess.run([str(REPO / ".venv" / "bin" / "pykubelet"), "image", "--root",
+                        str(self.base / "root"), "import", str(image_archive)], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def start(self) -> None:
+        out = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pykubelet.cli.main", "run", "--config",
+             str(self.config_path)], stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        out.close()
+
+    def kill(self) -> None:
+        """SIGKILL the agent (its runtime and containers live on)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def cri(self):  # type: ignore[no-untyped-def]
+        from pykubelet.kubelet.cri_client import CRIClient
+
+        return CRIClient(f"unix://{self.base / 'run' / 'cri.sock'}", timeout=10)
+
+    def cleanup(self) -> None:
+        """Let the agent remove its pods (their containers, sandboxes, volumes, cgroups),
+        then remove whatever is left over CRI, stop the agent and its runtime, and remove
+        the host's traces."""
+        from pykubelet.kubelet.cri_client import CRICallError
+
+        sock = self.base / "run" / "cri.sock"
+        if self.proc is None and sock.exists():
+            self.start()  # a killed agent: its runtime serves; the agent cleans up
+        for f in (self.base / "manifests").glob("*"):
+            f.unlink()
+        with contextlib.suppress(Exception):
+            self.cp.kubectl("delete", "pods", "-A", "--field-selector",
+                            f"spec.nodeName={self.name}", "--grace-period=0", "--force",
+                            check=False, timeout=30)
+        end = time.monotonic() + 60
+        while sock.exists() and time.monotonic() < end:
+            try:
+                with self.cri() as cri:
+                    if not cri.list_pod_sandbox():
+                        break
+            except (CRICallError, OSError):
+                break
+            time.sleep(0.5)
+        if sock.exists():
+            with contextlib.suppress(CRICallError, OSError), self.cri() as cri:
+                for c in cri.list_containers():
+                    with contextlib.suppress(CRICallError):
+                        cri.stop_container(c.id, 0)
+                        cri.remove_container(c.id)
+                for s in cri.list_pod_sandbox():
+                    with contextlib.suppress(CRICallError):
+                        cri.stop_pod_sandbox(s.id)
+                        cri.remove_pod_sandbox(s.id)
+        self.stop()
+        pid_file = self.base / "run" / "runtime.pid"
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+            time.sleep(0.5)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+        with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
+            mounts = [ln.split()[4] for ln in f if ln.split()[4].startswith(str(self.base))]
+        for m in sorted(mounts, key=len, reverse=True):
+            subprocess.run(["umount", "-l", m], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)

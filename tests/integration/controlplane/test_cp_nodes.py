@@ -1,0 +1,237 @@
+"""Nodes joined to a real control plane (marker root: real runc, namespaces, bridges):
+registration and heartbeats, pods bound to a node running there with their status in the
+API, logs through the API, graceful deletion carried out by the node, mirror pods, and the
+failures: an agent SIGKILLed and restarted, a control plane SIGKILLed and restarted."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cp_process import ControlPlaneProcess, wait_for
+from node_process import IMAGE, NodeProcess
+
+pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.slow]
+
+STATIC = f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: kcn-static}}
+spec:
+  containers:
+  - name: c
+    image: {IMAGE}
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", "echo static-ready; sleep 3600"]
+"""
+
+
+def pod(name: str, command: str, grace: int = 30, restart: str = "Always",
+        labels: dict[str, str] | None = None) -> str:
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"restartPolicy": restart, "terminationGracePeriodSeconds": grace,
+                 "containers": [{"name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                                 "command": ["sh", "-c", command]}]}})
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlPlaneProcess,
+                                                                       NodeProcess]]:
+    from pykubelet.runtime.image_build import build_busybox_image
+
+    work = tmp_path_factory.mktemp("kcn")
+    cp = ControlPlaneProcess(work / "cp", extra_args=["--node-monitor-grace-period", "6"])
+    cp.start()
+    archive = work / "busybox.tar"
+    build_busybox_image(archive, name=IMAGE)
+    base = Path(tempfile.mkdtemp(prefix="kcn-", dir="/tmp"))
+    node = NodeProcess(base, "kcn-node1", 1, cp, static_pods={"static.yaml": STATIC})
+    try:
+        node.prepare(archive)
+        node.start()
+        wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="node Ready")
+        yield cp, node
+    finally:
+        node.cleanup()
+        cp.stop()
+
+
+@pytest.fixture
+def ns(cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    cp, _ = cluster
+    name = "kcn-" + request.node.name.lower().replace("_", "-")[5:40].strip("-")
+    cp.kubectl("create", "namespace", name)
+    yield name
+    cp.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def _ready(cp: ControlPlaneProcess, name: str) -> str:
+    out = cp.kubectl("get", "node", name, "-o", "json", check=False)
+    if out.returncode != 0:
+        return ""
+    for c in json.loads(out.stdout).get("status", {}).get("conditions", []):
+        if c["type"] == "Ready":
+            return str(c["status"])
+    return ""
+
+
+def _pod(cp: ControlPlaneProcess, ns: str, name: str) -> dict[str, Any]:
+    out = cp.kubectl("get", "pod", name, "-n", ns, "-o", "json", check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
+
+def _running(cp: ControlPlaneProcess, ns: str, name: str) -> bool:
+    st = _pod(cp, ns, name).get("status", {})
+    return st.get("phase") == "Running" and all(
+        c.get("ready") for c in st.get("containerStatuses") or [{}])
+
+
+def test_node_registers_with_real_facts_and_a_lease(cluster: Any) -> None:
+    cp, node = cluster
+    obj = json.loads(cp.kubectl("get", "node", node.name, "-o", "json").stdout)
+    labels = obj["metadata"]["labels"]
+    assert labels["kubernetes.io/hostname"] == node.name
+    assert labels["kubernetes.io/os"] == "linux"
+    assert labels["kubernetes.io/arch"]
+    assert labels["test/node"] == node.name
+    assert obj["spec"]["podCIDR"] == node.subnet
+    info = obj["status"]["nodeInfo"]
+    assert info["kubeletVersion"].startswith("v1.32.0+pykube")
+    assert info["containerRuntimeVersion"].startswith("pykubelet://")
+    assert info["kernelVersion"]
+    assert info["osImage"]
+    assert info["machineID"]
+    types = {c["type"]: c["status"] for c in obj["status"]["conditions"]}
+    assert types == {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False",
+                     "PIDPressure": "False"}
+    assert int(obj["status"]["capacity"]["cpu"]) >= 1
+    assert any(a["type"] == "InternalIP" for a in obj["status"]["addresses"])
+    assert any(IMAGE in i["names"] for i in obj["status"]["images"])
+    lease = json.loads(cp.kubectl("get", "lease", node.name, "-n", "kube-node-lease",
+                                  "-o", "json").stdout)
+    first = lease["spec"]["renewTime"]
+    wait_for(lambda: json.loads(cp.kubectl("get", "lease", node.name, "-n", "kube-node-lease",
+                                           "-o", "json").stdout)["spec"]["renewTime"] != first,
+             timeout=25, what="lease renewal")
+
+
+def test_static_pod_has_a_mirror(cluster: Any) -> None:
+    cp, node = cluster
+    name = f"kcn-static-{node.name}"
+    wait_for(lambda: _running(cp, "default", name), timeout=60, what="mirror pod Running")
+    obj = _pod(cp, "default", name)
+    assert "kubernetes.io/config.mirror" in obj["metadata"]["annotations"]
+    assert obj["spec"]["nodeName"] == node.name
+    assert cp.kubectl("logs", name).stdout.strip() == "static-ready"
+
+
+def test_pod_runs_reports_and_logs(cluster: Any, ns: str) -> None:
+    cp, node = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-",
+               input=pod("counter", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; "
+                                    "done"))
+    wait_for(lambda: _running(cp, ns, "counter"), timeout=60, what="Running")
+    st = _pod(cp, ns, "counter")["status"]
+    assert st["podIP"].startswith(node.subnet.rsplit(".", 2)[0])
+    assert st["hostIP"]
+    assert st["startTime"]
+    assert st["qosClass"] == "BestEffort"
+    cs = st["containerStatuses"][0]
+    assert cs["state"]["running"]["startedAt"]
+    assert cs["imageID"]
+    assert cs["containerID"]
+    conds = {c["type"]: c["status"] for c in st["conditions"]}
+    assert conds["Ready"] == "True"
+    assert conds["PodScheduled"] == "True"
+    time.sleep(1)
+    tail = cp.kubectl("logs", "counter", "-n", ns, "--tail", "2").stdout.splitlines()
+    assert len(tail) == 2
+    assert all(line.startswith("line ") for line in tail)
+    stamped = cp.kubectl("logs", "counter", "-n", ns, "--tail", "1", "--timestamps").stdout
+    assert stamped.split(" ", 1)[0].endswith("Z") or "+00:00" in stamped.split(" ", 1)[0]
+    follow = cp.kubectl_bg("logs", "-f", "counter", "-n", ns, "--tail", "1")
+    time.sleep(1.5)
+    follow.terminate()
+    out, _ = follow.communicate(timeout=10)
+    assert len(out.splitlines()) >= 3  # it kept streaming
+    events = cp.kubectl("get", "events", "-n", ns, "--field-selector",
+                        "involvedObject.name=counter").stdout
+    assert "Started" in events
+    assert "Created" in events
+
+
+def test_previous_logs_after_a_restart(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-",
+               input=pod("flaky", "echo run at $(date +%s%N); sleep 1; exit 3"))
+    wait_for(lambda: (_pod(cp, ns, "flaky").get("status", {}).get("containerStatuses")
+                      or [{}])[0].get("restartCount", 0) >= 1, timeout=60, what="a restart")
+    prev = cp.kubectl("logs", "flaky", "-n", ns, "--previous").stdout
+    assert prev.startswith("run at ")
+    status = _pod(cp, ns, "flaky")["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 3
+
+
+def test_graceful_deletion_is_carried_out_by_the_node(cluster: Any, ns: str) -> None:
+    cp, node = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-",
+               input=pod("polite", "trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; "
+                                   "done", grace=20))
+    wait_for(lambda: _running(cp, ns, "polite"), timeout=60, what="Running")
+    uid = _pod(cp, ns, "polite")["metadata"]["uid"]
+    t0 = time.monotonic()
+    cp.kubectl("delete", "pod", "polite", "-n", ns, "--wait=true", timeout=60)
+    took = time.monotonic() - t0
+    assert took < 15, f"the node took {took:.1f}s to finish a graceful delete"
+    with node.cri() as cri:
+        left = [c for c in cri.list_containers() if c.labels.get("io.kubernetes.pod.uid") == uid]
+    assert left == []
+
+
+def test_agent_sigkill_node_unknown_then_back_without_duplicates(cluster: Any,
+                                                                  ns: str) -> None:
+    cp, node = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod("survivor", "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, "survivor"), timeout=60, what="Running")
+    uid = _pod(cp, ns, "survivor")["metadata"]["uid"]
+
+    def containers() -> list[str]:
+        with node.cri() as cri:
+            return [c.id for c in cri.list_containers()
+                    if c.labels.get("io.kubernetes.pod.uid") == uid]
+
+    before = containers()
+    node.kill()
+    wait_for(lambda: _ready(cp, node.name) == "Unknown", timeout=30, what="Ready=Unknown")
+    assert containers() == before  # the pod kept running
+    node.start()
+    wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="Ready again")
+    taints = json.loads(cp.kubectl("get", "node", node.name, "-o", "json").stdout)[
+        "spec"].get("taints") or []
+    wait_for(lambda: not (json.loads(cp.kubectl("get", "node", node.name, "-o", "json")
+                                     .stdout)["spec"].get("taints")),
+             timeout=20, what=f"taints gone (had {taints})")
+    time.sleep(2)
+    assert containers() == before  # no duplicate, no restart
+    assert _running(cp, ns, "survivor")
+
+
+def test_control_plane_sigkill_loses_nothing_and_the_node_catches_up(cluster: Any,
+                                                                     ns: str) -> None:
+    cp, node = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod("before", "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, "before"), timeout=60, what="Running")
+    cp.kill()
+    time.sleep(2)
+    cp.start()  # same root and port
+    assert _running(cp, ns, "before")
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod("after", "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, "after"), timeout=90, what="a pod made after the restart")
+    wait_for(lambda: _ready(cp, node.name) == "True", timeout=30, what="node Ready")
