@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Cluster benchmark on a 3-node lab (run as root from the repository):
+
+1. ``pykubelet lab up --nodes 3`` to every node Ready (wall time);
+2. each node's agent + runtime RSS, idle;
+3. 100 pods created at once (10 clients) to all Running as the agents report it: per-pod
+   p50/p99 from the create request to the watch event showing ``phase: Running`` with
+   every container ready, and the API's p99 for single-object reads during that load;
+4. each node's agent + runtime RSS with about 30 pods;
+5. ``lab down``.
+
+Targets (issue 9): creation -> Running p99 <= 2 s; API p99 <= 100 ms under that load;
+lab up <= 10 s; agent + runtime RSS with 30 pods <= 80 MB. Figures only.
+
+    .venv/bin/python bench/cluster_bench.py [--pods 100] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from pykubelet.client.rest import PODS, RESTClient  # noqa: E402
+
+PYKUBELET = str(REPO / ".venv" / "bin" / "pykubelet")
+NAME = "bench"
+IMAGE = "localhost/busybox:latest"
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def lab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYKUBELET, "lab", *args], capture_output=True, text=True,
+                          check=check)
+
+
+def rss_by_node() -> dict[str, float]:
+    """MiB of each node's agent plus its embedded runtime (not containers or monitors)."""
+    status = json.loads(lab("status", "--name", NAME, "-o", "json").stdout)
+    out: dict[str, float] = {}
+    for node in status["nodes"]:
+        total = 0
+        try:
+            agent = psutil.Process(node["agentPid"])
+            procs = [agent] + [c for c in agent.children(recursive=False)
+                               if "runtime" in " ".join(c.cmdline())]
+            total = sum(p.memory_info().rss for p in procs)
+        except (psutil.Error, TypeError):
+            pass
+        out[node["name"]] = total / 2**20
+    return out
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name,
+                                                           "labels": {"app": "bench"}},
+            "spec": {"terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "c", "image": IMAGE,
+                                     "imagePullPolicy": "IfNotPresent",
+                                     "command": ["sleep", "3600"],
+                                     "resources": {"requests": {"cpu": "10m"}}}]}}
+
+
+def running(obj: dict[str, Any]) -> bool:
+    st = obj.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    return st.get("phase") == "Running" and bool(cs) and all(c.get("ready") for c in cs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pods", type=int, default=100)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root")
+    lab("down", "--name", NAME, check=False)
+    t0 = time.monotonic()
+    up = lab("up", "--nodes", "3", "--name", NAME, check=False)
+    took = time.monotonic() - t0
+    if up.returncode != 0:
+        print(up.stdout, up.stderr, file=sys.stderr)
+        return 1
+    print(f"lab up --nodes 3: all nodes Ready in {took:.1f} s (target <= 10 s)")
+    try:
+        client = RESTClient.from_kubeconfig(context=f"pykube-{NAME}", user_agent="bench")
+        idle = rss_by_node()
+        print("agent + runtime RSS idle: " + ", ".join(f"{n} {v:.1f} MiB"
+                                                      for n, v in idle.items()))
+        sent: dict[str, float] = {}
+        done: dict[str, float] = {}
+        stop = threading.Event()
+        rv = client.list(PODS, "default", limit=1)["metadata"]["resourceVersion"]
+
+        def watch() -> None:
+            for ev in client.watch(PODS, "default", resource_version=rv, timeout_seconds=300):
+                obj = ev.get("object") or {}
+                name = (obj.get("metadata") or {}).get("name", "")
+                if name in sent and name not in done and running(obj):
+                    done[name] = time.perf_counter()
+                if len(done) >= args.pods or stop.is_set():
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        api_lat: list[float] = []
+
+        def prober() -> None:
+            while not stop.is_set():
+                t = time.perf_counter()
+                client.list(PODS, "kube-system", limit=1)
+                api_lat.append(time.perf_counter() - t)
+                time.sleep(0.02)
+
+        probe = threading.Thread(target=prober, daemon=True)
+        probe.start()
+        names = [f"bench-{i:03d}" for i in range(args.pods)]
+
+        def creator(chunk: list[str]) -> None:
+            for n in chunk:
+                sent[n] = time.perf_counter()
+                client.create(PODS, pod(n), "default")
+
+        t_start = time.perf_counter()
+        creators = [threading.Thread(target=creator, args=(names[i::10],)) for i in range(10)]
+        for t in creators:
+            t.start()
+        for t in creators:
+            t.join()
+        watcher.join(300)
+        stop.set()
+        probe.join(5)
+        lat = [done[n] - sent[n] for n in names if n in done]
+        print(f"{args.pods} pods at once: {len(done)} Running after "
+              f"{max(done.values(), default=t_start) - t_start:.1f} s; creation -> Running "
+              f"p50 {pct(lat, .5):.2f} s, p99 {pct(lat, .99):.2f} s (target p99 <= 2 s)")
+        print(f"API during that load: {len(api_lat)} reads, p50 "
+              f"{pct(api_lat, .5) * 1000:.1f} ms, p99 {pct(api_lat, .99) * 1000:.1f} ms "
+              "(target p99 <= 100 ms)")
+        per_node: dict[str, int] = {}
+        for item in client.list(PODS, "default", labelSelector="app=bench")["items"]:
+            node = (item.get("spec") or {}).get("nodeName", "")
+            per_node[node] = per_node.get(node, 0) + 1
+        busy = rss_by_node()
+        print("agent + runtime RSS with pods: " + ", ".join(
+            f"{n} {v:.1f} MiB ({per_node.get(n, 0)} pods)" for n, v in busy.items())
+            + " (target <= 80 MB with 30 pods)")
+    finally:
+        if not args.keep:
+            down = lab("down", "--name", NAME, check=False)
+            print("lab down:", "ok" if down.returncode == 0 else down.stderr.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
