@@ -35,6 +35,7 @@ DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 DEFAULT_TERMINATION_MESSAGE_POLICY = "File"
+DEFAULT_VOLUME_MODE = 0o644  # configMap/secret volumes' defaultMode (420)
 
 
 def image_tag(image: str) -> str:
@@ -120,8 +121,13 @@ def set_defaults_pod(pod: Pod) -> Pod:
         spec.enable_service_links = True
     for volume in spec.volumes:
         # SetDefaults_Volume: a volume naming no source at all is an emptyDir
-        if volume.empty_dir is None and volume.host_path is None and not volume.unmodelled:
+        if (volume.empty_dir is None and volume.host_path is None and volume.config_map is None
+                and volume.secret is None and not volume.unmodelled):
             volume.empty_dir = EmptyDirVolumeSource()
+        if volume.config_map is not None and volume.config_map.default_mode is None:
+            volume.config_map.default_mode = DEFAULT_VOLUME_MODE
+        if volume.secret is not None and volume.secret.default_mode is None:
+            volume.secret.default_mode = DEFAULT_VOLUME_MODE
         if volume.host_path is not None and volume.host_path.type is None:
             volume.host_path.type = ""
     for container in (*spec.init_containers, *spec.containers):

@@ -146,11 +146,10 @@ class ResourceFieldSelector(Model):
 
 @dataclass(kw_only=True)
 class KeySelector(Model):
-    """ConfigMapKeySelector / SecretKeySelector: decoded so manifests load; the node
-    agent does not resolve them (no configmaps or secrets on a standalone node)."""
+    """ConfigMapKeySelector / SecretKeySelector (same fields): a node in a cluster resolves
+    them from the API; a standalone node has no configmaps or secrets to read."""
 
     __k8s__ = "io.k8s.api.core.v1.ConfigMapKeySelector"
-
 
     name: str = ""
     key: str = ""
@@ -165,6 +164,31 @@ class EnvVarSource(Model):
     resource_field_ref: ResourceFieldSelector | None = None
     config_map_key_ref: KeySelector | None = None
     secret_key_ref: KeySelector | None = None
+
+
+@dataclass(kw_only=True)
+class ConfigMapEnvSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.ConfigMapEnvSource"
+
+    name: str = ""
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class SecretEnvSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.SecretEnvSource"
+
+    name: str = ""
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class EnvFromSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.EnvFromSource"
+
+    prefix: str = ""
+    config_map_ref: ConfigMapEnvSource | None = None
+    secret_ref: SecretEnvSource | None = None
 
 
 @dataclass(kw_only=True)
@@ -320,6 +344,7 @@ class Container(Model):
     args: list[str] = field(default_factory=list)
     working_dir: str = ""
     ports: list[ContainerPort] = field(default_factory=list)
+    env_from: list[EnvFromSource] = field(default_factory=list)
     env: list[EnvVar] = field(default_factory=list)
     resources: ResourceRequirements = field(default_factory=ResourceRequirements)
     volume_mounts: list[VolumeMount] = field(default_factory=list)
@@ -358,12 +383,43 @@ class HostPathVolumeSource(Model):
 
 
 @dataclass(kw_only=True)
+class KeyToPath(Model):
+    __k8s__ = "io.k8s.api.core.v1.KeyToPath"
+
+    key: str = field(default="", metadata=KEEP)
+    path: str = field(default="", metadata=KEEP)
+    mode: int | None = None
+
+
+@dataclass(kw_only=True)
+class ConfigMapVolumeSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.ConfigMapVolumeSource"
+
+    name: str = ""
+    items: list[KeyToPath] = field(default_factory=list)
+    default_mode: int | None = None
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class SecretVolumeSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.SecretVolumeSource"
+
+    secret_name: str = ""
+    items: list[KeyToPath] = field(default_factory=list)
+    default_mode: int | None = None
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
 class Volume(Model):
     __k8s__ = "io.k8s.api.core.v1.Volume"
 
     name: str = field(default="", metadata=KEEP)
     empty_dir: EmptyDirVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
+    config_map: ConfigMapVolumeSource | None = None
+    secret: SecretVolumeSource | None = None
 
 
 # --------------------------------------------------------------------------- scheduling

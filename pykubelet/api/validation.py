@@ -147,8 +147,9 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
             if vol.name in volumes:
                 errs.append(duplicate(f"{path}.name", vol.name))
             volumes.add(vol.name)
-        # every volume source upstream has (emptyDir, hostPath, and the unmodelled ones)
-        sources = [s for s in ("emptyDir", "hostPath") if getattr(vol, _snake(s)) is not None]
+        # every volume source upstream has (the typed ones, and the unmodelled ones)
+        sources = [s for s in ("emptyDir", "hostPath", "configMap", "secret")
+                   if getattr(vol, _snake(s)) is not None]
         sources += list(vol.unmodelled)
         if len(sources) == 0:
             errs.append(required(path, "must specify a volume type"))
@@ -169,6 +170,32 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
                         "must be greater than or equal to 0",
                     )
                 )
+        for src_name, src in (("configMap", vol.config_map), ("secret", vol.secret)):
+            if src is None:
+                continue
+            ref = src.name if src_name == "configMap" else src.secret_name  # type: ignore[union-attr]
+            if not ref:
+                errs.append(required(f"{path}.{src_name}." + (
+                    "name" if src_name == "configMap" else "secretName")))
+            mode = src.default_mode
+            if mode is not None and not 0 <= mode <= 0o777:
+                errs.append(invalid(f"{path}.{src_name}.defaultMode", mode,
+                                    "must be a number between 0 and 0777 (octal), both "
+                                    "inclusive"))
+            for j, item in enumerate(src.items):
+                ipath = f"{path}.{src_name}.items[{j}]"
+                if not item.key:
+                    errs.append(required(f"{ipath}.key"))
+                if not item.path:
+                    errs.append(required(f"{ipath}.path"))
+                elif item.path.startswith("/"):
+                    errs.append(invalid(f"{ipath}.path", item.path,
+                                        "must be a relative path"))
+                elif ".." in item.path.split("/"):
+                    errs.append(invalid(f"{ipath}.path", item.path, "must not contain '..'"))
+                if item.mode is not None and not 0 <= item.mode <= 0o777:
+                    errs.append(invalid(f"{ipath}.mode", item.mode, "must be a number between "
+                                        "0 and 0777 (octal), both inclusive"))
         if vol.host_path is not None:
             if not vol.host_path.path:
                 errs.append(required(f"{path}.hostPath.path"))
@@ -286,6 +313,17 @@ def _container_errors(
         if port.protocol and port.protocol not in ("TCP", "UDP", "SCTP"):
             errs.append(not_supported(f"{ppath}.protocol", port.protocol, ("SCTP", "TCP", "UDP")))
 
+    for j, ef in enumerate(c.env_from):
+        efpath = f"{path}.envFrom[{j}]"
+        refs = [r for r in (ef.config_map_ref, ef.secret_ref) if r is not None]
+        if len(refs) != 1:
+            errs.append(invalid(efpath, "", "must specify one of: `configMapRef` or "
+                                "`secretRef`"))
+        for r, rname in ((ef.config_map_ref, "configMapRef"), (ef.secret_ref, "secretRef")):
+            if r is not None and not r.name:
+                errs.append(required(f"{efpath}.{rname}.name"))
+        if ef.prefix and not _ENV_NAME_RE.match(ef.prefix):
+            errs.append(invalid(f"{efpath}.prefix", ef.prefix, ENV_NAME_MSG))
     for j, env in enumerate(c.env):
         epath = f"{path}.env[{j}]"
         if not env.name:

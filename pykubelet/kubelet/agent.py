@@ -429,6 +429,7 @@ class Kubelet:
                 self._record_status(pod, observed, now)
                 return self._backoff_requeue(pod, observed)
             self.manager.garbage_collect(observed)
+            self.manager.refresh_object_volumes(pod)
             return self._requeue_for(pod)
 
         result = self.manager.sync_pod(pod, observed, actions)

@@ -27,6 +27,7 @@ from pykubelet.kubelet.api_status import APIEventSink, APIStatusPatcher, FinalDe
 from pykubelet.kubelet.labels import CONTAINER_NAME_LABEL, POD_UID_LABEL
 from pykubelet.kubelet.mirror_pods import MirrorPods
 from pykubelet.kubelet.node_server import LogError, LogTarget, NodeServer
+from pykubelet.kubelet.object_refs import APIObjectRefs
 from pykubelet.kubelet.pod_manager import FILE_SOURCE, pod_source
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class APINode:
         kubelet.on_pod_terminated = self.deleter.pod_terminated
         self.events = APIEventSink(self.client)
         kubelet.recorder.sink = self.events
+        kubelet.manager.object_refs = APIObjectRefs(self.client)
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
                                  self._log_target)

@@ -9,6 +9,7 @@ resources (cpu shares/quota, memory limit, QoS oom_score_adj) and the security c
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from pykubelet.api.qos import container_oom_score_adj
 from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.labels import new_container_annotations, new_container_labels
+from pykubelet.kubelet.object_refs import ObjectRefs, RefError
 from pykubelet.kubelet.sandbox_config import namespace_options
 from pykubelet.oom import own_oom_score_adj
 
@@ -33,6 +35,9 @@ DEFAULT_MASKED_PATHS = [
 DEFAULT_READONLY_PATHS = [
     "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 ]
+
+
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 
 
 class ContainerConfigError(Exception):
@@ -106,12 +111,43 @@ def _resource_ref(pod: Pod, container: Container, ref: object, where: str) -> st
     return str(math.ceil(q.exact / div))
 
 
+def _ref_data(refs: ObjectRefs | None, kind: str, namespace: str, name: str,
+              optional: bool | None, where: str) -> dict[str, bytes] | None:
+    """The ConfigMap's or Secret's data; None when it is missing and optional."""
+    if refs is None:
+        raise ContainerConfigError(f"{where}: {kind}s need a control plane (this node has none)")
+    try:
+        data = refs.configmap(namespace, name) if kind == "configmap" else refs.secret(
+            namespace, name)
+    except RefError as exc:
+        raise ContainerConfigError(str(exc)) from None
+    if data is None and not optional:
+        raise ContainerConfigError(f'{kind} "{name}" not found')
+    return data
+
+
 def make_environment(
-    pod: Pod, container: Container, pod_ip: str, host_ip: str = ""
+    pod: Pod, container: Container, pod_ip: str, host_ip: str = "",
+    refs: ObjectRefs | None = None,
 ) -> list[tuple[str, str]]:
-    """kubelet's makeEnvironmentVariables: in order, each may refer to the ones before."""
+    """kubelet's makeEnvironmentVariables: ``envFrom`` first, then ``env`` in order, each
+    may refer to the ones before."""
     env: dict[str, str] = {}
     order: list[str] = []
+    for i, ef in enumerate(container.env_from):
+        src = ef.config_map_ref or ef.secret_ref
+        if src is None:
+            continue
+        kind = "configmap" if ef.config_map_ref is not None else "secret"
+        data = _ref_data(refs, kind, pod.namespace, src.name, src.optional,
+                         f"envFrom[{i}]")
+        for key, raw in sorted((data or {}).items()):
+            name = ef.prefix + key
+            if not _ENV_NAME.match(name):
+                continue  # upstream skips (and reports) keys that are no env names
+            if name not in env:
+                order.append(name)
+            env[name] = raw.decode(errors="replace")
     for i, var in enumerate(container.env):
         where = f"env[{i}]({var.name})"
         src = var.value_from
@@ -122,9 +158,19 @@ def make_environment(
         elif src.resource_field_ref is not None:
             value = _resource_ref(pod, container, src.resource_field_ref, where)
         else:
-            raise ContainerConfigError(
-                f"{where}.valueFrom: configMapKeyRef/secretKeyRef need an API server"
-            )
+            ref = src.config_map_key_ref or src.secret_key_ref
+            assert ref is not None
+            kind = "configmap" if src.config_map_key_ref is not None else "secret"
+            data = _ref_data(refs, kind, pod.namespace, ref.name, ref.optional, where)
+            if data is None:
+                continue
+            if ref.key not in data:
+                if ref.optional:
+                    continue
+                label = "ConfigMap" if kind == "configmap" else "Secret"
+                raise ContainerConfigError(
+                    f"couldn't find key {ref.key} in {label} {pod.namespace}/{ref.name}")
+            value = data[ref.key].decode(errors="replace")
         if var.name not in env:
             order.append(var.name)
         env[var.name] = value
@@ -189,6 +235,10 @@ def _security_context(pod: Pod, container: Container) -> pb.LinuxContainerSecuri
     return sc
 
 
+def read_only_volumes(pod: Pod) -> set[str]:
+    return {v.name for v in pod.spec.volumes if v.config_map is not None or v.secret is not None}
+
+
 def make_mounts(
     pod: Pod,
     container: Container,
@@ -212,7 +262,10 @@ def make_mounts(
             if vm.sub_path.startswith("/") or ".." in Path(vm.sub_path).parts:
                 raise ContainerConfigError(f"{where}.subPath: must be a relative path inside")
             sub = Path(host) / vm.sub_path
-            sub.mkdir(parents=True, exist_ok=True)
+            if sub.is_symlink() or sub.is_file():
+                sub = sub.resolve()  # a configMap/secret key: the file as it is now
+            else:
+                sub.mkdir(parents=True, exist_ok=True)
             host = str(sub)
         if vm.mount_propagation not in props:
             raise ContainerConfigError(
@@ -222,7 +275,8 @@ def make_mounts(
             pb.Mount(
                 container_path=vm.mount_path,
                 host_path=host,
-                readonly=vm.read_only,
+                # configMap and secret volumes are always mounted read-only (since 1.10)
+                readonly=vm.read_only or vm.name in read_only_volumes(pod),
                 propagation=props[vm.mount_propagation],
             )
         )
@@ -248,9 +302,10 @@ def generate_container_config(
     memory_capacity: int,
     host_ip: str = "",
     termination_log: str | None = None,
+    refs: ObjectRefs | None = None,
 ) -> pb.ContainerConfig:
     """The ContainerConfig kubelet sends for ``container`` at ``restart_count``."""
-    env = make_environment(pod, container, pod_ip, host_ip)
+    env = make_environment(pod, container, pod_ip, host_ip, refs)
     env_map = dict(env)
     cfg = pb.ContainerConfig(
         metadata=pb.ContainerMetadata(name=container.name, attempt=restart_count),

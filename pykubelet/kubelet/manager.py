@@ -48,6 +48,7 @@ from pykubelet.kubelet.log_symlinks import (
     log_symlink_path,
     remove_log_symlink,
 )
+from pykubelet.kubelet.object_refs import ObjectRefs
 from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
 from pykubelet.kubelet.runtime_service import CRICallError, ImageService, RuntimeService
 from pykubelet.kubelet.runtime_state import (
@@ -144,6 +145,8 @@ class RuntimeManager:
         self.image_backoff = image_backoff
         self.runtime_type = cri.version().runtime_name or "cri"
         self.images = ImageManager(images, image_backoff, recorder)
+        # the ConfigMaps and Secrets pods use (set when the node has a control plane)
+        self.object_refs: ObjectRefs | None = None
         self._killer = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kill")
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
@@ -541,6 +544,7 @@ class RuntimeManager:
                 etc_hosts=etc_hosts,
                 memory_capacity=self.memory_capacity,
                 termination_log=termination_log,
+                refs=self.object_refs,
             )
         except (ContainerConfigError, OSError) as exc:
             self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc}", container.name)
@@ -602,6 +606,17 @@ class RuntimeManager:
         return best + 1
 
     # ------------------------------------------------------------------ SyncPod
+    def refresh_object_volumes(self, pod: Pod) -> None:
+        """Bring a running pod's configMap and secret volumes up to date (kubelet resyncs
+        them so a changed ConfigMap reaches the files its containers read)."""
+        if self.object_refs is None or not any(
+                v.config_map is not None or v.secret is not None for v in pod.spec.volumes):
+            return
+        try:
+            setup_volumes(pod, self.root_dir, self.object_refs)
+        except (VolumeError, OSError) as exc:
+            log.info("%s: volumes not refreshed: %s", pod.format(), exc)
+
     def sync_pod(self, pod: Pod, observed: PodRuntimeStatus, actions: PodActions) -> SyncResult:
         """SyncPod steps 2-6 for ``actions`` computed from ``observed``."""
         result = SyncResult()
@@ -640,7 +655,7 @@ class RuntimeManager:
 
         # Step 4: the sandbox.
         try:
-            volume_paths = setup_volumes(pod, self.root_dir)
+            volume_paths = setup_volumes(pod, self.root_dir, self.object_refs)
         except (VolumeError, OSError) as exc:
             # kubelet waits for volumes before SyncPod (event FailedMount): nothing starts
             result.sandbox_error = ("FailedMount", str(exc))

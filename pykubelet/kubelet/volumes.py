@@ -1,7 +1,14 @@
-"""Pod volumes on the node: emptyDir (a directory, or tmpfs for medium Memory) and
-hostPath (with its type checks), under ``<rootDir>/pods/<uid>/volumes`` as kubelet lays
-them out, plus the kubelet-managed /etc/hosts file. Setup is idempotent (a restarted agent
-finds the volumes in place); teardown unmounts tmpfs and removes the pod directory.
+"""Pod volumes on the node: emptyDir (a directory, or tmpfs for medium Memory), hostPath
+(with its type checks), configMap and secret (files projected from the objects, secrets on
+tmpfs), under ``<rootDir>/pods/<uid>/volumes`` as kubelet lays them out, plus the
+kubelet-managed /etc/hosts file. Setup is idempotent (a restarted agent finds the volumes
+in place) and refreshes configMap and secret files; teardown unmounts tmpfs and removes the
+pod directory.
+
+ConfigMap and secret files are written as kubelet's AtomicWriter writes them: into a new
+``..<timestamp>`` directory, then the ``..data`` symlink is swapped to it in one rename, and
+the names users see are symlinks through ``..data``; a container reading the volume sees
+the old set or the new one, never half of each.
 """
 
 from __future__ import annotations
@@ -12,13 +19,24 @@ import ctypes.util
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from pycni.atomic_files import write_atomic
-from pykubelet.api.types import STORAGE_MEDIUM_MEMORY, Pod, Volume
+from pykubelet.api.types import (
+    STORAGE_MEDIUM_MEMORY,
+    ConfigMapVolumeSource,
+    KeyToPath,
+    Pod,
+    Volume,
+)
+from pykubelet.kubelet.object_refs import ObjectRefs, RefError
 
 EMPTY_DIR_PLUGIN = "kubernetes.io~empty-dir"
 HOST_PATH_PLUGIN = "kubernetes.io~host-path"
+CONFIGMAP_PLUGIN = "kubernetes.io~configmap"
+SECRET_PLUGIN = "kubernetes.io~secret"
+DATA_DIR = "..data"
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 MS_NOSUID, MS_NODEV = 2, 4
@@ -109,8 +127,98 @@ def _host_path(vol: Volume) -> str:
     return path
 
 
-def setup_volumes(pod: Pod, root_dir: str) -> dict[str, str]:
-    """Make every volume of the pod exist on the host; returns name -> host path."""
+def _projection(data: dict[str, bytes], items: list[KeyToPath], default_mode: int,
+                optional: bool, what: str) -> dict[str, tuple[bytes, int]]:
+    """The files a configMap/secret volume holds: every key, or the listed items."""
+    if not items:
+        return {k: (v, default_mode) for k, v in data.items()}
+    out: dict[str, tuple[bytes, int]] = {}
+    for item in items:
+        if item.key not in data:
+            if optional:
+                continue
+            raise VolumeError(f"{what} references non-existent config key: {item.key}")
+        out[item.path] = (data[item.key], item.mode if item.mode is not None else default_mode)
+    return out
+
+
+def write_projected(target: Path, files: dict[str, tuple[bytes, int]]) -> bool:
+    """AtomicWriter: make ``target`` hold exactly ``files``; False if it already did."""
+    target.mkdir(parents=True, exist_ok=True)
+    data_link = target / DATA_DIR
+    current = target / os.readlink(data_link) if data_link.is_symlink() else None
+    if current is not None and current.is_dir() and _same_files(current, files):
+        return False
+    stamp = target / f"..{time.strftime('%Y_%m_%d_%H_%M_%S')}.{os.getpid()}{time.monotonic_ns()}"
+    stamp.mkdir(mode=0o755)
+    for rel, (content, mode) in files.items():
+        path = stamp / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        os.chmod(path, mode)
+    tmp = target / "..data_tmp"
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    os.symlink(stamp.name, tmp)
+    os.replace(tmp, data_link)
+    tops = {Path(rel).parts[0] for rel in files}
+    for top in tops:
+        link = target / top
+        if not link.is_symlink():
+            os.symlink(f"{DATA_DIR}/{top}", link)
+    for child in target.iterdir():
+        if child.name.startswith(".."):
+            if child.is_dir() and not child.is_symlink() and child != stamp:
+                shutil.rmtree(child, ignore_errors=True)
+        elif child.is_symlink() and child.name not in tops:
+            child.unlink()
+    return True
+
+
+def _same_files(directory: Path, files: dict[str, tuple[bytes, int]]) -> bool:
+    have = {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()}
+    if have != set(files):
+        return False
+    for rel, (content, mode) in files.items():
+        p = directory / rel
+        if p.read_bytes() != content or stat.S_IMODE(p.stat().st_mode) != mode:
+            return False
+    return True
+
+
+def _object_volume(pod: Pod, vol: Volume, root_dir: str, refs: ObjectRefs | None) -> str:
+    """A configMap or secret volume, projected from its object (secrets on tmpfs)."""
+    is_cm = vol.config_map is not None
+    src = vol.config_map if is_cm else vol.secret
+    assert src is not None
+    name = src.name if isinstance(src, ConfigMapVolumeSource) else src.secret_name
+    kind = "configmap" if is_cm else "secret"
+    if refs is None:
+        raise VolumeError(f"volumes[{vol.name}]: {kind} volumes need a control plane (this "
+                          "node has none)")
+    try:
+        data = refs.configmap(pod.namespace, name) if is_cm else refs.secret(pod.namespace, name)
+    except RefError as exc:
+        raise VolumeError(f'MountVolume.SetUp failed for volume "{vol.name}" : {exc}') from None
+    optional = bool(src.optional)
+    if data is None and not optional:
+        raise VolumeError(f'MountVolume.SetUp failed for volume "{vol.name}" : {kind} '
+                          f'"{name}" not found')
+    target = pod_dir(root_dir, pod.uid) / "volumes" / (
+        CONFIGMAP_PLUGIN if is_cm else SECRET_PLUGIN) / vol.name
+    target.mkdir(parents=True, exist_ok=True)
+    if not is_cm and not _is_mountpoint(target):
+        _mount_tmpfs(target, None)  # secrets never touch the disk
+    mode = src.default_mode if src.default_mode is not None else 0o644
+    files = _projection(data or {}, src.items, mode, optional,
+                        f'MountVolume.SetUp failed for volume "{vol.name}" : {kind} {name}')
+    write_projected(target, files)
+    return str(target)
+
+
+def setup_volumes(pod: Pod, root_dir: str, refs: ObjectRefs | None = None) -> dict[str, str]:
+    """Make every volume of the pod exist on the host (refreshing configMap and secret
+    files); returns name -> host path."""
     out: dict[str, str] = {}
     for vol in pod.spec.volumes:
         if vol.empty_dir is not None:
@@ -123,8 +231,11 @@ def setup_volumes(pod: Pod, root_dir: str) -> dict[str, str]:
             out[vol.name] = str(p)
         elif vol.host_path is not None:
             out[vol.name] = _host_path(vol)
+        elif vol.config_map is not None or vol.secret is not None:
+            out[vol.name] = _object_volume(pod, vol, root_dir, refs)
         else:
-            raise VolumeError(f"volumes[{vol.name}]: only emptyDir and hostPath are supported")
+            raise VolumeError(f"volumes[{vol.name}]: only emptyDir, hostPath, configMap and "
+                              "secret are supported")
     return out
 
 
@@ -154,10 +265,11 @@ def write_etc_hosts(pod: Pod, root_dir: str, pod_ip: str, hostname: str, domain:
 def teardown_pod_dir(root_dir: str, uid: str) -> None:
     """Unmount tmpfs emptyDirs and remove the pod's directory (after its containers)."""
     base = pod_dir(root_dir, uid)
-    ed = base / "volumes" / EMPTY_DIR_PLUGIN
-    if ed.is_dir():
-        for child in ed.iterdir():
-            if _is_mountpoint(child):
-                _umount(child)
+    for plugin in (EMPTY_DIR_PLUGIN, SECRET_PLUGIN):
+        d = base / "volumes" / plugin
+        if d.is_dir():
+            for child in d.iterdir():
+                if _is_mountpoint(child):
+                    _umount(child)
     if base.exists():
         shutil.rmtree(base, ignore_errors=True)

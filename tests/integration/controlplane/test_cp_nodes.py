@@ -235,3 +235,56 @@ def test_control_plane_sigkill_loses_nothing_and_the_node_catches_up(cluster: An
     cp.kubectl("create", "-n", ns, "-f", "-", input=pod("after", "sleep 3600"))
     wait_for(lambda: _running(cp, ns, "after"), timeout=90, what="a pod made after the restart")
     wait_for(lambda: _ready(cp, node.name) == "True", timeout=30, what="node Ready")
+
+
+def test_configmap_and_secret_env_envfrom_and_volumes(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    cp.kubectl("create", "configmap", "app-cfg", "-n", ns, "--from-literal=greeting=hello",
+               "--from-literal=color=blue")
+    cp.kubectl("create", "secret", "generic", "app-secret", "-n", ns,
+               "--from-literal=password=s3cret")
+    body = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "reader"},
+        "spec": {
+            "volumes": [{"name": "cfg", "configMap": {"name": "app-cfg"}},
+                        {"name": "sec", "secret": {"secretName": "app-secret",
+                                                   "defaultMode": 0o400}}],
+            "containers": [{
+                "name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", "echo env=$GREETING/$PASSWORD/$CFG_color; "
+                            "while true; do echo file=$(cat /cfg/greeting)/$(cat /sec/password);"
+                            " sleep 1; done"],
+                "env": [{"name": "GREETING", "valueFrom": {"configMapKeyRef": {
+                    "name": "app-cfg", "key": "greeting"}}},
+                        {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {
+                            "name": "app-secret", "key": "password"}}}],
+                "envFrom": [{"configMapRef": {"name": "app-cfg"}, "prefix": "CFG_"}],
+                "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"},
+                                 {"name": "sec", "mountPath": "/sec"}],
+            }]}}
+    cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(body))
+    wait_for(lambda: _running(cp, ns, "reader"), timeout=60, what="Running")
+    time.sleep(1.5)
+    logs = cp.kubectl("logs", "reader", "-n", ns).stdout.splitlines()
+    assert logs[0] == "env=hello/s3cret/blue"
+    assert "file=hello/s3cret" in logs[1:]
+    # a changed ConfigMap reaches the mounted files (not the environment)
+    cp.kubectl("patch", "configmap", "app-cfg", "-n", ns, "--type", "merge", "-p",
+               '{"data":{"greeting":"bonjour"}}')
+    wait_for(lambda: "file=bonjour/s3cret" in cp.kubectl("logs", "reader", "-n", ns,
+                                                         "--tail", "1").stdout,
+             timeout=60, what="the updated file")
+    # a pod whose ConfigMap does not exist waits with upstream's reason
+    missing = dict(body, metadata={"name": "orphan"})
+    missing["spec"] = {"containers": [{
+        "name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": ["true"],
+        "env": [{"name": "X", "valueFrom": {"configMapKeyRef": {"name": "absent",
+                                                               "key": "k"}}}]}]}
+    cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(missing))
+
+    def waiting_reason() -> str:
+        cs = (_pod(cp, ns, "orphan").get("status", {}).get("containerStatuses") or [{}])[0]
+        return str((cs.get("state", {}).get("waiting") or {}).get("message", ""))
+
+    wait_for(lambda: waiting_reason() == 'configmap "absent" not found', timeout=60,
+             what="CreateContainerConfigError")

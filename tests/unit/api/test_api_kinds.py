@@ -29,10 +29,10 @@ def test_a_real_clusters_pod_round_trips_without_losing_a_field() -> None:
     # typed where the code reads it ...
     assert pod.spec.containers[0].resources.limits["cpu"].milli_value() == 500
     assert pod.spec.tolerations[0].toleration_seconds == 300
+    assert pod.spec.containers[0].env_from[0].prefix == "WEB_"
     # ... and kept, checked against upstream's schema, where it does not
     assert pod.spec.unmodelled["runtimeClassName"] == "runc"
     assert pod.spec.volumes[0].unmodelled["projected"]["defaultMode"] == 420
-    assert pod.spec.containers[0].unmodelled["envFrom"][0]["prefix"] == "WEB_"
     out = json.loads(json.dumps(kinds.POD.encode(pod)))
     assert out == _drop_nulls(REAL_POD)
 

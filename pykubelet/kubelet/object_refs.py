@@ -1,0 +1,83 @@
+"""ConfigMaps and Secrets a pod refers to (env ``valueFrom``, ``envFrom`` and volumes), read
+from the control plane by the node that runs the pod (kubelet's configmap and secret
+managers). Without a control plane there are none: a pod that needs them cannot start.
+
+Values come back decoded: a ConfigMap's ``data`` and ``binaryData`` (bytes), a Secret's
+``data`` (base64 on the wire) and ``stringData``. Reads are cached for a few seconds per
+object, so a pod's containers and volumes in one sync share one read.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from typing import Protocol
+
+from pykubelet.client.rest import CONFIGMAPS, SECRETS, ClientError, RESTClient, StatusError
+
+CACHE_TTL_S = 5.0
+
+
+class RefError(Exception):
+    """The object could not be read (the control plane is away, or refused)."""
+
+
+class ObjectRefs(Protocol):
+    def configmap(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The ConfigMap's keys and values; None if it does not exist."""
+
+    def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The Secret's keys and decoded values; None if it does not exist."""
+
+
+class APIObjectRefs:
+    """ObjectRefs over the API (the node may read what its pods use, by name)."""
+
+    def __init__(self, client: RESTClient, ttl: float = CACHE_TTL_S) -> None:
+        self.client = client
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
+
+    def _get(self, kind: str, namespace: str, name: str) -> dict[str, bytes] | None:
+        key = (kind, namespace, name)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and now - hit[0] < self.ttl:
+                return hit[1]
+        res = CONFIGMAPS if kind == "configmap" else SECRETS
+        try:
+            obj = self.client.get(res, name, namespace)
+            value: dict[str, bytes] | None = _values(kind, obj)
+        except StatusError as exc:
+            if not exc.not_found:
+                raise RefError(f'{kind} "{name}": {exc.message}') from None
+            value = None
+        except ClientError as exc:
+            raise RefError(f'{kind} "{name}": {exc}') from None
+        with self._lock:
+            self._cache[key] = (now, value)
+        return value
+
+    def configmap(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        return self._get("configmap", namespace, name)
+
+    def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        return self._get("secret", namespace, name)
+
+
+def _values(kind: str, obj: dict[str, object]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    if kind == "configmap":
+        for k, v in (obj.get("data") or {}).items():  # type: ignore[union-attr]
+            out[k] = str(v).encode()
+        for k, v in (obj.get("binaryData") or {}).items():  # type: ignore[union-attr]
+            out[k] = base64.b64decode(str(v))
+    else:
+        for k, v in (obj.get("data") or {}).items():  # type: ignore[union-attr]
+            out[k] = base64.b64decode(str(v))
+        for k, v in (obj.get("stringData") or {}).items():  # type: ignore[union-attr]
+            out[k] = str(v).encode()
+    return out
