@@ -6,6 +6,7 @@ certificate (``apiserver-kubelet-client``) and checks the node's against the clu
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ssl
 from typing import Any
@@ -85,3 +86,42 @@ class NodeProxy:
             with contextlib.suppress(ConnectionResetError, RuntimeError):
                 await resp.write_eof()
             return resp
+
+    async def exec_stream(self, request: web.Request, node: str, namespace: str, pod: str,
+                          container: str) -> web.StreamResponse:
+        """pods/exec: join the client's WebSocket to the node's, frame for frame (the
+        channel protocols need no translation; the node's answer picks the subprotocol)."""
+        url = f"{self.endpoint(node)}/exec/{namespace}/{pod}/{container}"
+        params = [(k, v) for k, v in request.query.items()]
+        asked = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
+                 if p.strip()]
+        try:
+            upstream = await self.session().ws_connect(url, params=params, protocols=asked,
+                                                       autoping=True, heartbeat=None,
+                                                       max_msg_size=0)
+        except aiohttp.WSServerHandshakeError as exc:
+            raise errors.APIError(exc.status if exc.status in (400, 404) else 500,
+                                  errors.BAD_REQUEST if exc.status == 400 else
+                                  errors.INTERNAL_ERROR, exc.message or "exec refused") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise errors.service_unavailable(f"unable to reach the node at {url}: {exc}") from None
+        client = web.WebSocketResponse(protocols=[upstream.protocol] if upstream.protocol
+                                       else asked, autoping=True, max_msg_size=0)
+        await client.prepare(request)
+
+        async def pump(src: Any, dst: Any) -> None:
+            async for msg in src:
+                if msg.type == aiohttp.WSMsgType.BINARY:
+                    await dst.send_bytes(msg.data)
+                elif msg.type == aiohttp.WSMsgType.TEXT:
+                    await dst.send_str(msg.data)
+                else:
+                    break
+            await dst.close()
+
+        try:
+            await asyncio.gather(pump(upstream, client), pump(client, upstream))
+        finally:
+            await upstream.close()
+            await client.close()
+        return client

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIRROR_SYNC_PERIOD_S = 2.0
+EXEC_TIMEOUT_S = 3600.0  # a non-interactive exec runs at most this long
 CONTAINER_RUNNING = 1  # runtime.v1 ContainerState.CONTAINER_RUNNING
 
 
@@ -71,7 +72,7 @@ class APINode:
         kubelet.manager.object_refs = APIObjectRefs(self.client)
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
-                                 self._log_target)
+                                 self._log_target, self._exec_target, self._exec_sync)
         self._stop = threading.Event()
         self._mirror_thread = threading.Thread(target=self._mirror_loop, name="mirror-pods",
                                                daemon=True)
@@ -168,6 +169,23 @@ class APINode:
                 return False
 
         return LogTarget(st.log_path, running)
+
+    # ------------------------------------------------------------------ exec
+    def _exec_target(self, namespace: str, name: str, container: str) -> str:
+        pod = next((p for p in self.kubelet.pod_manager.all_pods()
+                    if p.namespace == namespace and p.name == name), None)
+        if pod is None:
+            raise LogError(f'pod "{name}" not found', 404)
+        found = self.kubelet.cri.list_containers(label_selector={
+            POD_UID_LABEL: pod.uid, CONTAINER_NAME_LABEL: container})
+        running = [c for c in found if int(c.state) == CONTAINER_RUNNING]
+        if not running:
+            raise LogError(f'container "{container}" in pod "{name}" is not running')
+        return str(running[0].id)
+
+    def _exec_sync(self, container_id: str, command: list[str]) -> tuple[bytes, bytes, int]:
+        resp = self.kubelet.cri.exec_sync(container_id, command, EXEC_TIMEOUT_S)
+        return bytes(resp.stdout), bytes(resp.stderr), int(resp.exit_code)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 import logging
 import os
 import ssl
@@ -53,6 +54,14 @@ class LogTarget:
 
 
 LogLookup = Callable[[str, str, str, bool], LogTarget]  # ns, pod, container, previous
+# ns, pod, container -> the running container's id (raises LogError when there is none)
+ExecLookup = Callable[[str, str, str], str]
+# container id, command -> (stdout, stderr, exit code)
+ExecRunner = Callable[[str, list[str]], tuple[bytes, bytes, int]]
+
+# the channel protocols of remotecommand (k8s.io/apimachinery/pkg/util/remotecommand)
+STREAM_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+STDOUT, STDERR, ERROR, CLOSE = 1, 2, 3, 255
 
 
 @dataclass(frozen=True)
@@ -137,10 +146,13 @@ class NodeServer:
     """aiohttp on its own loop thread, TLS with client certificates."""
 
     def __init__(self, address: str, port: int, cert: Path, key: Path, ca_pem: bytes,
-                 lookup: LogLookup) -> None:
+                 lookup: LogLookup, exec_lookup: ExecLookup | None = None,
+                 exec_runner: ExecRunner | None = None) -> None:
         self.address = address
         self.port = port
         self.lookup = lookup
+        self.exec_lookup = exec_lookup
+        self.exec_runner = exec_runner
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=ca_pem.decode())
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_cert_chain(str(cert), str(key))
@@ -160,6 +172,7 @@ class NodeServer:
         app = web.Application(middlewares=[self._auth])
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self._logs)
+        app.router.add_route("*", "/exec/{ns}/{pod}/{container}", self._exec)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.ssl,
@@ -215,6 +228,51 @@ class NodeServer:
             await resp.write_eof()
         return resp
 
+    async def _exec(self, request: web.Request) -> web.StreamResponse:
+        """``/exec``: run a command in a container and stream its output over the channel
+        protocol (WebSocket ``v5``/``v4.channel.k8s.io``): stdout on channel 1, stderr on 2,
+        then one Status on channel 3 (``NonZeroExitCode`` with the exit code as cause).
+        Commands with stdin or a TTY are interactive: this node runs them through the
+        runtime's streaming server once it has one; without one it says so."""
+        ns, pod, container = (request.match_info[k] for k in ("ns", "pod", "container"))
+        q = request.query
+        command = q.getall("command", [])
+        if self.exec_lookup is None or self.exec_runner is None:
+            return web.Response(status=501, text="exec is not supported by this node")
+        if not command:
+            return web.Response(status=400, text="you must specify at least one command "
+                                "for the container")
+        interactive = any(str(q.get(k, "")).lower() in ("1", "t", "true")
+                          for k in ("input", "stdin", "tty"))
+        ws = web.WebSocketResponse(protocols=STREAM_PROTOCOLS, autoping=True, heartbeat=None)
+        if not ws.can_prepare(request).ok:
+            return web.Response(status=400, text="Upgrade request required (WebSocket "
+                                "v5.channel.k8s.io or v4.channel.k8s.io)")
+        await ws.prepare(request)
+        try:
+            if interactive:
+                status = _failure("interactive exec (stdin or tty) is not supported by this "
+                                  "node yet")
+            else:
+                try:
+                    cid = await asyncio.to_thread(self.exec_lookup, ns, pod, container)
+                    out, err, code = await asyncio.to_thread(self.exec_runner, cid, command)
+                except LogError as exc:
+                    out, err, code = b"", b"", -1
+                    status = _failure(str(exc))
+                else:
+                    if out:
+                        await ws.send_bytes(bytes([STDOUT]) + out)
+                    if err:
+                        await ws.send_bytes(bytes([STDERR]) + err)
+                    status = _exit_status(code)
+            await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+        except (ConnectionResetError, RuntimeError):
+            pass
+        finally:
+            await ws.close()
+        return ws
+
     @staticmethod
     async def _send(resp: web.StreamResponse, lines: list[bytes], budget: int | None) -> int:
         data = b"".join(lines)
@@ -265,3 +323,18 @@ def _inode(path: str) -> int:
         return os.stat(path).st_ino
     except OSError:
         return -1
+
+
+def _exit_status(code: int) -> dict[str, Any]:
+    """The channel-3 Status of a finished command (remotecommand's error stream)."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {"metadata": {}, "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command "
+                       f"[...], exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+
+
+def _failure(message: str) -> dict[str, Any]:
+    return {"metadata": {}, "status": "Failure", "message": message}

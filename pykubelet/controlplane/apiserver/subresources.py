@@ -241,7 +241,45 @@ async def scheduling(server: APIServer, request: web.Request, info: RequestInfo,
                   "decision": decision})
 
 
+async def pod_exec(server: APIServer, request: web.Request, info: RequestInfo,
+                   store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """pods/exec: checked here (the pod, its node, its phase, the container, a command),
+    then proxied to the node's server, which runs it in the container."""
+    pod = store.get(info.namespace, info.name).obj()
+    spec = pod.get("spec") or {}
+    q = request.query
+    names = [c.get("name") for c in spec.get("containers") or []]
+    all_names = names + [c.get("name") for c in spec.get("initContainers") or []]
+    container = q.get("container", "")
+    if not container:
+        if len(names) != 1:
+            raise errors.bad_request(
+                f"a container name must be specified for pod {info.name}, choose one of: "
+                f"[{' '.join(n for n in names if n)}]")
+        container = names[0] or ""
+    elif container not in all_names:
+        raise errors.bad_request(f"container {container} is not valid for pod {info.name}")
+    if not q.getall("command", []):
+        raise errors.bad_request("you must specify at least one command for the container")
+    node = spec.get("nodeName")
+    if not node:
+        raise errors.bad_request(f"pod {info.name} does not have a host assigned")
+    phase = (pod.get("status") or {}).get("phase")
+    if phase in ("Succeeded", "Failed"):
+        raise errors.bad_request(f"cannot exec into a container in a completed pod; current "
+                                 f"phase is {phase}")
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        raise errors.bad_request("Upgrade request required: use the WebSocket "
+                                 "v5.channel.k8s.io protocol")
+    if server.node_proxy is None:
+        raise errors.service_unavailable(f"no connection to node {node} is configured")
+    resp: web.StreamResponse = await server.node_proxy.exec_stream(
+        request, node, info.namespace, info.name, container)
+    return resp
+
+
 SUBRESOURCES = {
+    ("pods", "exec"): pod_exec,
     ("pods", "scheduling"): scheduling,
     ("pods", "binding"): binding,
     ("pods", "eviction"): eviction,

@@ -288,3 +288,25 @@ def test_configmap_and_secret_env_envfrom_and_volumes(cluster: Any, ns: str) -> 
 
     wait_for(lambda: waiting_reason() == 'configmap "absent" not found', timeout=60,
              what="CreateContainerConfigError")
+
+
+def test_exec_through_the_api(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod("shell", "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, "shell"), timeout=60, what="Running")
+    out = cp.kubectl("exec", "shell", "-n", ns, "--", "sh", "-c", "echo out; echo err >&2")
+    assert out.stdout == "out\n"
+    assert out.stderr == "err\n"
+    failed = cp.kubectl("exec", "shell", "-n", ns, "--", "sh", "-c", "exit 3", check=False)
+    assert failed.returncode == 3
+    assert "command terminated with exit code 3" in failed.stderr
+    missing = cp.kubectl("exec", "shell", "-n", ns, "-c", "nope", "--", "true", check=False)
+    assert "container nope is not valid for pod shell" in missing.stderr
+    # the official Python client speaks v4.channel.k8s.io over the same path
+    from kubernetes import client, config
+    from kubernetes.stream import stream
+
+    api = client.CoreV1Api(config.new_client_from_config(str(cp.kubeconfig)))
+    text = stream(api.connect_get_namespaced_pod_exec, "shell", ns, command=["echo", "py"],
+                  stderr=True, stdin=False, stdout=True, tty=False)
+    assert text.strip() == "py"
