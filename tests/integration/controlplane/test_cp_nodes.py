@@ -306,7 +306,13 @@ def test_exec_through_the_api(cluster: Any, ns: str) -> None:
     from kubernetes import client, config
     from kubernetes.stream import stream
 
-    api = client.CoreV1Api(config.new_client_from_config(str(cp.kubeconfig)))
-    text = stream(api.connect_get_namespaced_pod_exec, "shell", ns, command=["echo", "py"],
-                  stderr=True, stdin=False, stdout=True, tty=False)
-    assert text.strip() == "py"
+    with config.new_client_from_config(str(cp.kubeconfig)) as api_client:
+        api = client.CoreV1Api(api_client)
+        ws = stream(api.connect_get_namespaced_pod_exec, "shell", ns, command=["echo", "py"],
+                    stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+        try:
+            ws.run_forever(timeout=20)
+            assert ws.read_stdout().strip() == "py"
+            assert ws.returncode == 0
+        finally:
+            ws.close()
