@@ -30,6 +30,12 @@ class ControlPlaneConfig:
 
     listen: str = "0.0.0.0:6443"
     storePath: str = "/var/lib/pykubelet/store.db"
+    # kube-controller-manager's --node-monitor-grace-period, as a duration ("40s")
+    nodeMonitorGracePeriod: str = "40s"
+
+    @property
+    def node_monitor_grace_seconds(self) -> float:
+        return parse_duration(self.nodeMonitorGracePeriod)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,19 @@ _STR_FIELDS = {
 }
 
 
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """A Go-style duration ("40s", "1m30s", "500ms") in seconds."""
+    import re
+
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
 def _type_name(value: Any) -> str:
     return type(value).__name__
 
@@ -116,7 +135,14 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         if key not in known:
             raise ConfigError(f"controlPlane.{key}: unknown field")
     kwargs = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()}
-    return ControlPlaneConfig(**kwargs)
+    cp = ControlPlaneConfig(**kwargs)
+    try:
+        if cp.node_monitor_grace_seconds <= 0:
+            raise ValueError("must be positive")
+    except ValueError as exc:
+        raise ConfigError(f"controlPlane.nodeMonitorGracePeriod: {exc} (a duration such as "
+                          f"\"40s\"), got {cp.nodeMonitorGracePeriod!r}") from None
+    return cp
 
 
 def _decode_taints(value: Any) -> list[dict[str, Any]]:

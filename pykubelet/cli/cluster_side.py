@@ -39,7 +39,8 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
 
         options = Options(root=control_plane_root(cfg), listen=cfg.controlPlane.listen,
                           store_path=Path(cfg.controlPlane.storePath),
-                          advertise_address=agent.host_ips[0])
+                          advertise_address=agent.host_ips[0],
+                          node_monitor_grace_period=cfg.controlPlane.node_monitor_grace_seconds)
         cp_thread = ControlPlaneThread(options)
         cp_thread.cp.controllers = default_controllers()
         try:
