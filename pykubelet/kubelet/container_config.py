@@ -135,11 +135,11 @@ def make_environment(
     env: dict[str, str] = {}
     order: list[str] = []
     for i, ef in enumerate(container.env_from):
-        src = ef.config_map_ref or ef.secret_ref
-        if src is None:
+        from_ref = ef.config_map_ref or ef.secret_ref
+        if from_ref is None:
             continue
         kind = "configmap" if ef.config_map_ref is not None else "secret"
-        data = _ref_data(refs, kind, pod.namespace, src.name, src.optional,
+        data = _ref_data(refs, kind, pod.namespace, from_ref.name, from_ref.optional,
                          f"envFrom[{i}]")
         for key, raw in sorted((data or {}).items()):
             name = ef.prefix + key

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import threading
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from pykubelet.client.rest import CONFIGMAPS, SECRETS, ClientError, RESTClient, StatusError
 
@@ -68,16 +68,16 @@ class APIObjectRefs:
         return self._get("secret", namespace, name)
 
 
-def _values(kind: str, obj: dict[str, object]) -> dict[str, bytes]:
+def _values(kind: str, obj: dict[str, Any]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if kind == "configmap":
-        for k, v in (obj.get("data") or {}).items():  # type: ignore[union-attr]
+        for k, v in (obj.get("data") or {}).items():
             out[k] = str(v).encode()
-        for k, v in (obj.get("binaryData") or {}).items():  # type: ignore[union-attr]
+        for k, v in (obj.get("binaryData") or {}).items():
             out[k] = base64.b64decode(str(v))
     else:
-        for k, v in (obj.get("data") or {}).items():  # type: ignore[union-attr]
+        for k, v in (obj.get("data") or {}).items():
             out[k] = base64.b64decode(str(v))
-        for k, v in (obj.get("stringData") or {}).items():  # type: ignore[union-attr]
+        for k, v in (obj.get("stringData") or {}).items():
             out[k] = str(v).encode()
     return out
