@@ -56,6 +56,11 @@ def test_unschedulable_pod_says_why_then_schedules_when_room_is_made(
     events = cp.kubectl("get", "events", "-n", ns, "--field-selector",
                         "reason=FailedScheduling,involvedObject.name=huge").stdout
     assert "Insufficient cpu" in events
+    # the recorded decision says, per node, what rejected it
+    code, decision = raw("GET", f"/api/v1/namespaces/{ns}/pods/huge/scheduling")
+    assert code == 200, decision
+    assert decision["decision"]["node"] is None
+    assert decision["decision"]["filtered"][node_a.name]["plugin"] == "NodeResourcesFit"
     # room appears: a bigger node
     big = FakeNode(cp, node_a.name + "-big", cpu="8")
     try:
