@@ -1,22 +1,23 @@
-"""The API server's connection to nodes' servers (kubelet's port 10250): container logs
-now, exec/attach/port-forward streams later. The node's address comes from its status
+"""The API server's connection to nodes' servers (kubelet's port 10250): container logs,
+and the exec/attach/port-forward streams. The node's address comes from its status
 (InternalIP first, as ``--kubelet-preferred-address-types``), the port from
 ``status.daemonEndpoints.kubeletEndpoint.Port``. The API server shows its client
 certificate (``apiserver-kubelet-client``) and checks the node's against the cluster CA."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ssl
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.resources import NODES
 from pykubelet.controlplane.registry.store import Registry
+from pykubelet.streaming.proxy import proxy_upgrade
 
 ADDRESS_PREFERENCE = ("InternalIP", "ExternalIP", "Hostname")
 DEFAULT_KUBELET_PORT = 10250
@@ -87,41 +88,21 @@ class NodeProxy:
                 await resp.write_eof()
             return resp
 
-    async def exec_stream(self, request: web.Request, node: str, namespace: str, pod: str,
-                          container: str) -> web.StreamResponse:
-        """pods/exec: join the client's WebSocket to the node's, frame for frame (the
-        channel protocols need no translation; the node's answer picks the subprotocol)."""
-        url = f"{self.endpoint(node)}/exec/{namespace}/{pod}/{container}"
-        params = [(k, v) for k, v in request.query.items()]
-        asked = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
-                 if p.strip()]
-        try:
-            upstream = await self.session().ws_connect(url, params=params, protocols=asked,
-                                                       autoping=True, heartbeat=None,
-                                                       max_msg_size=0)
-        except aiohttp.WSServerHandshakeError as exc:
-            raise errors.APIError(exc.status if exc.status in (400, 404) else 500,
-                                  errors.BAD_REQUEST if exc.status == 400 else
-                                  errors.INTERNAL_ERROR, exc.message or "exec refused") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise errors.service_unavailable(f"unable to reach the node at {url}: {exc}") from None
-        client = web.WebSocketResponse(protocols=[upstream.protocol] if upstream.protocol
-                                       else asked, autoping=True, max_msg_size=0)
-        await client.prepare(request)
-
-        async def pump(src: Any, dst: Any) -> None:
-            async for msg in src:
-                if msg.type == aiohttp.WSMsgType.BINARY:
-                    await dst.send_bytes(msg.data)
-                elif msg.type == aiohttp.WSMsgType.TEXT:
-                    await dst.send_str(msg.data)
-                else:
-                    break
-            await dst.close()
-
-        try:
-            await asyncio.gather(pump(upstream, client), pump(client, upstream))
-        finally:
-            await upstream.close()
-            await client.close()
-        return client
+    async def upgrade(self, request: web.Request, node: str, path: str,
+                      params: list[tuple[str, str]]) -> web.StreamResponse:
+        """exec/attach/port-forward: the client's upgrade request, with the node's query,
+        spliced to the node's server byte for byte (``UpgradeAwareHandler``); a refusal
+        comes back as a Status with the node's words."""
+        url = URL(self.endpoint(node) + path).with_query(params)
+        resp = await proxy_upgrade(request, url, ssl=self.ssl_context)
+        if resp.status == 101:
+            return resp
+        body = resp.body if isinstance(resp, web.Response) and isinstance(resp.body, bytes) \
+            else b""
+        message = body.decode(errors="replace").strip() or resp.reason or "error"
+        if resp.status == 502:
+            raise errors.service_unavailable(f"unable to reach node {node}: {message}")
+        code = resp.status if resp.status in (400, 403, 404) else 500
+        raise errors.APIError(code, {400: errors.BAD_REQUEST, 404: errors.NOT_FOUND,
+                                     403: errors.FORBIDDEN}.get(code, errors.INTERNAL_ERROR),
+                              message)

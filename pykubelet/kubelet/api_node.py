@@ -5,7 +5,8 @@ Join (the node's credentials), then: register and report the Node and renew its 
 (``NodeStatusReporter``), run the pods bound to it (``APIPodSource``), write their
 statuses (``APIStatusPatcher`` as the status manager's patcher) and finish their graceful
 deletion (``FinalDeleter``), send its events, keep mirror pods for its static pods, and
-serve container logs to the control plane on port 10250 (``NodeServer``). When the control
+serve container logs and exec/attach/port-forward streams to the control plane on port
+10250 (``NodeServer``). When the control
 plane is away all of it retries while the pods keep running; the pod watch resumes from its
 last resourceVersion.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,14 +31,15 @@ from pykubelet.kubelet.mirror_pods import MirrorPods
 from pykubelet.kubelet.node_server import LogError, LogTarget, NodeServer
 from pykubelet.kubelet.object_refs import APIObjectRefs
 from pykubelet.kubelet.pod_manager import FILE_SOURCE, pod_source
+from pykubelet.kubelet.runtime_service import CRICallError, StreamFlags
 
 if TYPE_CHECKING:
+    from pykubelet.api.types import Pod
     from pykubelet.kubelet.agent import Kubelet
 
 log = logging.getLogger(__name__)
 
 MIRROR_SYNC_PERIOD_S = 2.0
-EXEC_TIMEOUT_S = 3600.0  # a non-interactive exec runs at most this long
 CONTAINER_RUNNING = 1  # runtime.v1 ContainerState.CONTAINER_RUNNING
 
 
@@ -72,7 +75,7 @@ class APINode:
         kubelet.manager.object_refs = APIObjectRefs(self.client)
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
-                                 self._log_target, self._exec_target, self._exec_sync)
+                                 self._log_target, self)
         self._stop = threading.Event()
         self._mirror_thread = threading.Thread(target=self._mirror_loop, name="mirror-pods",
                                                daemon=True)
@@ -131,10 +134,7 @@ class APINode:
     # ------------------------------------------------------------------ logs
     def _log_target(self, namespace: str, name: str, container: str,
                     previous: bool) -> LogTarget:
-        pod = next((p for p in self.kubelet.pod_manager.all_pods()
-                    if p.namespace == namespace and p.name == name), None)
-        if pod is None:
-            raise LogError(f'pod "{name}" not found', 404)
+        pod = self._pod(namespace, name)
         if container not in {c.name for c in pod.all_containers()}:
             raise LogError(f'container "{container}" in pod "{name}" is not valid')
         cri = self.kubelet.cri
@@ -170,22 +170,47 @@ class APINode:
 
         return LogTarget(st.log_path, running)
 
-    # ------------------------------------------------------------------ exec
-    def _exec_target(self, namespace: str, name: str, container: str) -> str:
+    # ------------------------------------------------------------------ streams
+    def _pod(self, namespace: str, name: str, uid: str = "") -> Pod:
         pod = next((p for p in self.kubelet.pod_manager.all_pods()
                     if p.namespace == namespace and p.name == name), None)
-        if pod is None:
+        if pod is None or (uid and pod.uid != uid):
             raise LogError(f'pod "{name}" not found', 404)
+        return pod
+
+    def _running_container(self, namespace: str, name: str, uid: str, container: str) -> str:
+        pod = self._pod(namespace, name, uid)
         found = self.kubelet.cri.list_containers(label_selector={
             POD_UID_LABEL: pod.uid, CONTAINER_NAME_LABEL: container})
         running = [c for c in found if int(c.state) == CONTAINER_RUNNING]
         if not running:
-            raise LogError(f'container "{container}" in pod "{name}" is not running')
+            raise LogError(f'container not found ("{container}")', 404)
         return str(running[0].id)
 
-    def _exec_sync(self, container_id: str, command: list[str]) -> tuple[bytes, bytes, int]:
-        resp = self.kubelet.cri.exec_sync(container_id, command, EXEC_TIMEOUT_S)
-        return bytes(resp.stdout), bytes(resp.stderr), int(resp.exit_code)
+    def exec_url(self, namespace: str, pod: str, uid: str, container: str, cmd: list[str],
+                 streams: StreamFlags) -> str:
+        cid = self._running_container(namespace, pod, uid, container)
+        return self._cri_url(lambda: self.kubelet.cri.exec(cid, cmd, streams))
+
+    def attach_url(self, namespace: str, pod: str, uid: str, container: str,
+                   streams: StreamFlags) -> str:
+        cid = self._running_container(namespace, pod, uid, container)
+        return self._cri_url(lambda: self.kubelet.cri.attach(cid, streams))
+
+    def port_forward_url(self, namespace: str, pod: str, uid: str, ports: list[int]) -> str:
+        p = self._pod(namespace, pod, uid)
+        ready = self.kubelet.cri.list_pod_sandbox({POD_UID_LABEL: p.uid}, ready_only=True)
+        if not ready:
+            raise LogError(f'pod "{pod}" has no running sandbox', 404)
+        sandbox = max(ready, key=lambda s: s.created_at).id
+        return self._cri_url(lambda: self.kubelet.cri.port_forward(sandbox, ports))
+
+    @staticmethod
+    def _cri_url(call: Callable[[], str]) -> str:
+        try:
+            return call()
+        except CRICallError as exc:
+            raise LogError(exc.details, 404 if exc.not_found else 500) from None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:

@@ -17,7 +17,7 @@ import grpc
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet._proto.runtime.v1 import api_pb2_grpc as pb_grpc
-from pykubelet.kubelet.runtime_service import CRICallError, wait_ready
+from pykubelet.kubelet.runtime_service import CRICallError, StreamFlags, wait_ready
 
 __all__ = ["DEFAULT_TIMEOUT_S", "CRICallError", "CRIClient"]
 
@@ -153,6 +153,22 @@ class CRIClient:
     ) -> pb.ExecSyncResponse:
         req = pb.ExecSyncRequest(container_id=container_id, cmd=cmd, timeout=int(max(1, timeout_s)))
         return self._call(self._rt, "ExecSync", req, timeout=timeout_s + EXEC_MARGIN_S)
+
+    def exec(self, container_id: str, cmd: list[str], streams: StreamFlags) -> str:
+        req = pb.ExecRequest(container_id=container_id, cmd=cmd, tty=streams.tty,
+                             stdin=streams.stdin, stdout=streams.stdout,
+                             stderr=streams.stderr and not streams.tty)
+        return str(self._call(self._rt, "Exec", req).url)
+
+    def attach(self, container_id: str, streams: StreamFlags) -> str:
+        req = pb.AttachRequest(container_id=container_id, tty=streams.tty,
+                               stdin=streams.stdin, stdout=streams.stdout,
+                               stderr=streams.stderr and not streams.tty)
+        return str(self._call(self._rt, "Attach", req).url)
+
+    def port_forward(self, sandbox_id: str, ports: list[int]) -> str:
+        req = pb.PortForwardRequest(pod_sandbox_id=sandbox_id, port=ports)
+        return str(self._call(self._rt, "PortForward", req).url)
 
     # ------------------------------------------------------------------ images
     def image_status(self, image: str) -> pb.Image | None:

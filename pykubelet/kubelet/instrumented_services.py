@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.kubelet.metrics import KubeletMetrics
-from pykubelet.kubelet.runtime_service import RuntimeAndImageService
+from pykubelet.kubelet.runtime_service import RuntimeAndImageService, StreamFlags
 
 T = TypeVar("T")
 
@@ -116,6 +116,15 @@ class InstrumentedRuntimeService:
         return self._record(
             "ExecSync", lambda: self.service.exec_sync(container_id, cmd, timeout_s)
         )
+
+    def exec(self, container_id: str, cmd: list[str], streams: StreamFlags) -> str:
+        return self._record("Exec", lambda: self.service.exec(container_id, cmd, streams))
+
+    def attach(self, container_id: str, streams: StreamFlags) -> str:
+        return self._record("Attach", lambda: self.service.attach(container_id, streams))
+
+    def port_forward(self, sandbox_id: str, ports: list[int]) -> str:
+        return self._record("PortForward", lambda: self.service.port_forward(sandbox_id, ports))
 
     # ------------------------------------------------------------------ images
     def image_status(self, image: str) -> pb.Image | None:

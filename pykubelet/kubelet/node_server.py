@@ -1,5 +1,6 @@
-"""The node's own server (kubelet's port 10250): container logs for ``kubectl logs``, over
-TLS, to the control plane only.
+"""The node's own server (kubelet's port 10250): container logs for ``kubectl logs`` and
+the streams of ``kubectl exec``, ``attach`` and ``port-forward``, over TLS, to the control
+plane only.
 
 It presents the node's serving certificate (signed by the cluster CA at join) and asks for
 a client certificate from that CA whose subject is the API server's kubelet client
@@ -12,6 +13,15 @@ a client certificate from that CA whose subject is the API server's kubelet clie
 one), ``tailLines``, ``timestamps``, ``sinceSeconds``/``sinceTime`` and ``limitBytes``; its
 errors are kubelet's (``container "c" in pod "p" is waiting to start: ContainerCreating``,
 ``previous terminated container "c" in pod "p" not found``).
+
+``/exec/<namespace>/<pod>/<container>?command=..&input=1&output=1&error=1&tty=1``,
+``/attach/<namespace>/<pod>/<container>`` and ``/portForward/<namespace>/<pod>?port=..``
+(each also with the pod's uid before the container, as kubelet routes them) ask the runtime
+for a streaming session (CRI Exec, Attach, PortForward) and proxy the client's upgrade to
+the URL it answers, byte for byte: WebSocket (``v5.channel.k8s.io`` ...), SPDY/3.1, or SPDY
+tunnelled in a WebSocket, whatever the client and the runtime agree on (kubelet's
+``proxyStream``). A refusal before the upgrade is a plain-text error with its HTTP status,
+which kubectl prints after "unable to upgrade connection".
 """
 
 from __future__ import annotations
@@ -19,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import logging
 import os
 import ssl
@@ -27,9 +36,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
+
+from pykubelet.kubelet.runtime_service import StreamFlags
+from pykubelet.streaming.proxy import proxy_upgrade
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +66,46 @@ class LogTarget:
 
 
 LogLookup = Callable[[str, str, str, bool], LogTarget]  # ns, pod, container, previous
-# ns, pod, container -> the running container's id (raises LogError when there is none)
-ExecLookup = Callable[[str, str, str], str]
-# container id, command -> (stdout, stderr, exit code)
-ExecRunner = Callable[[str, list[str]], tuple[bytes, bytes, int]]
 
-# the channel protocols of remotecommand (k8s.io/apimachinery/pkg/util/remotecommand)
-STREAM_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
-STDOUT, STDERR, ERROR, CLOSE = 1, 2, 3, 255
+
+class StreamHost(Protocol):
+    """Where a session's streaming URL comes from (the kubelet asks its runtime); each
+    raises LogError (with an HTTP status) when the pod or container cannot be reached."""
+
+    def exec_url(self, namespace: str, pod: str, uid: str, container: str, cmd: list[str],
+                 streams: StreamFlags) -> str: ...
+
+    def attach_url(self, namespace: str, pod: str, uid: str, container: str,
+                   streams: StreamFlags) -> str: ...
+
+    def port_forward_url(self, namespace: str, pod: str, uid: str, ports: list[int]) -> str: ...
+
+
+def _flag(query: Any, name: str) -> bool:
+    return str(query.get(name, "")).lower() in ("1", "t", "true")
+
+
+def stream_flags(query: Any) -> StreamFlags:
+    """kubelet's remotecommand options from the query (``input``, ``output``, ``error``,
+    ``tty``; with a TTY stderr is merged into stdout)."""
+    tty = _flag(query, "tty")
+    flags = StreamFlags(stdin=_flag(query, "input"), stdout=_flag(query, "output"),
+                        stderr=_flag(query, "error") and not tty, tty=tty)
+    if not (flags.stdin or flags.stdout or flags.stderr):
+        raise LogError("you must specify at least 1 of stdin, stdout, stderr")
+    return flags
+
+
+def forward_ports(query: Any) -> list[int]:
+    """The ``port`` parameters (each 1-65535; SPDY clients may name ports per stream
+    instead, so none is fine)."""
+    ports = []
+    for raw in query.getall("port", []):
+        for part in str(raw).split(","):
+            if not part.isdigit() or not 0 < int(part) < 65536:
+                raise LogError(f"invalid port {part!r}: must be a number in 1-65535")
+            ports.append(int(part))
+    return ports
 
 
 @dataclass(frozen=True)
@@ -146,13 +190,11 @@ class NodeServer:
     """aiohttp on its own loop thread, TLS with client certificates."""
 
     def __init__(self, address: str, port: int, cert: Path, key: Path, ca_pem: bytes,
-                 lookup: LogLookup, exec_lookup: ExecLookup | None = None,
-                 exec_runner: ExecRunner | None = None) -> None:
+                 lookup: LogLookup, streams: StreamHost | None = None) -> None:
         self.address = address
         self.port = port
         self.lookup = lookup
-        self.exec_lookup = exec_lookup
-        self.exec_runner = exec_runner
+        self.streams = streams
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=ca_pem.decode())
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_cert_chain(str(cert), str(key))
@@ -172,7 +214,14 @@ class NodeServer:
         app = web.Application(middlewares=[self._auth])
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self._logs)
-        app.router.add_route("*", "/exec/{ns}/{pod}/{container}", self._exec)
+        for prefix, handler in (("/exec", self._exec), ("/attach", self._attach)):
+            app.router.add_route("GET", prefix + "/{ns}/{pod}/{container}", handler)
+            app.router.add_route("POST", prefix + "/{ns}/{pod}/{container}", handler)
+            app.router.add_route("GET", prefix + "/{ns}/{pod}/{uid}/{container}", handler)
+            app.router.add_route("POST", prefix + "/{ns}/{pod}/{uid}/{container}", handler)
+        for path in ("/portForward/{ns}/{pod}", "/portForward/{ns}/{pod}/{uid}"):
+            app.router.add_route("GET", path, self._port_forward)
+            app.router.add_route("POST", path, self._port_forward)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.ssl,
@@ -229,49 +278,40 @@ class NodeServer:
         return resp
 
     async def _exec(self, request: web.Request) -> web.StreamResponse:
-        """``/exec``: run a command in a container and stream its output over the channel
-        protocol (WebSocket ``v5``/``v4.channel.k8s.io``): stdout on channel 1, stderr on 2,
-        then one Status on channel 3 (``NonZeroExitCode`` with the exit code as cause).
-        Commands with stdin or a TTY are interactive: this node runs them through the
-        runtime's streaming server once it has one; without one it says so."""
         ns, pod, container = (request.match_info[k] for k in ("ns", "pod", "container"))
-        q = request.query
-        command = q.getall("command", [])
-        if self.exec_lookup is None or self.exec_runner is None:
-            return web.Response(status=501, text="exec is not supported by this node")
-        if not command:
-            return web.Response(status=400, text="you must specify at least one command "
-                                "for the container")
-        interactive = any(str(q.get(k, "")).lower() in ("1", "t", "true")
-                          for k in ("input", "stdin", "tty"))
-        ws = web.WebSocketResponse(protocols=STREAM_PROTOCOLS, autoping=True, heartbeat=None)
-        if not ws.can_prepare(request).ok:
-            return web.Response(status=400, text="Upgrade request required (WebSocket "
-                                "v5.channel.k8s.io or v4.channel.k8s.io)")
-        await ws.prepare(request)
+        uid = request.match_info.get("uid", "")
+
+        def url(host: StreamHost) -> str:
+            command = request.query.getall("command", [])
+            if not command:
+                raise LogError("you must specify at least one command for the container")
+            return host.exec_url(ns, pod, uid, container, command, stream_flags(request.query))
+
+        return await self._proxy(request, url)
+
+    async def _attach(self, request: web.Request) -> web.StreamResponse:
+        ns, pod, container = (request.match_info[k] for k in ("ns", "pod", "container"))
+        uid = request.match_info.get("uid", "")
+        return await self._proxy(request, lambda host: host.attach_url(
+            ns, pod, uid, container, stream_flags(request.query)))
+
+    async def _port_forward(self, request: web.Request) -> web.StreamResponse:
+        ns, pod = request.match_info["ns"], request.match_info["pod"]
+        uid = request.match_info.get("uid", "")
+        return await self._proxy(request, lambda host: host.port_forward_url(
+            ns, pod, uid, forward_ports(request.query)))
+
+    async def _proxy(self, request: web.Request,
+                     url_of: Callable[[StreamHost], str]) -> web.StreamResponse:
+        """Ask for the session's URL (off the loop: it is a CRI call), then splice."""
+        host = self.streams
+        if host is None:
+            return web.Response(status=501, text="streaming is not supported by this node")
         try:
-            if interactive:
-                status = _failure("interactive exec (stdin or tty) is not supported by this "
-                                  "node yet")
-            else:
-                try:
-                    cid = await asyncio.to_thread(self.exec_lookup, ns, pod, container)
-                    out, err, code = await asyncio.to_thread(self.exec_runner, cid, command)
-                except LogError as exc:
-                    out, err, code = b"", b"", -1
-                    status = _failure(str(exc))
-                else:
-                    if out:
-                        await ws.send_bytes(bytes([STDOUT]) + out)
-                    if err:
-                        await ws.send_bytes(bytes([STDERR]) + err)
-                    status = _exit_status(code)
-            await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
-        except (ConnectionResetError, RuntimeError):
-            pass
-        finally:
-            await ws.close()
-        return ws
+            url = await asyncio.to_thread(url_of, host)
+        except LogError as exc:
+            return web.Response(status=exc.code, text=str(exc))
+        return await proxy_upgrade(request, url)
 
     @staticmethod
     async def _send(resp: web.StreamResponse, lines: list[bytes], budget: int | None) -> int:
@@ -323,18 +363,3 @@ def _inode(path: str) -> int:
         return os.stat(path).st_ino
     except OSError:
         return -1
-
-
-def _exit_status(code: int) -> dict[str, Any]:
-    """The channel-3 Status of a finished command (remotecommand's error stream)."""
-    if code == 0:
-        return {"metadata": {}, "status": "Success"}
-    return {"metadata": {}, "status": "Failure",
-            "message": f"command terminated with non-zero exit code: error executing command "
-                       f"[...], exit code {code}",
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
-
-
-def _failure(message: str) -> dict[str, Any]:
-    return {"metadata": {}, "status": "Failure", "message": message}

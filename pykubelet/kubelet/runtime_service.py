@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
@@ -33,6 +34,17 @@ class CRICallError(Exception):
     @property
     def not_found(self) -> bool:
         return self.code == "NOT_FOUND"
+
+
+@dataclass(frozen=True)
+class StreamFlags:
+    """Which of an exec's or attach's streams the client opens (kubelet's query ``input``,
+    ``output``, ``error``, ``tty``)."""
+
+    stdin: bool = False
+    stdout: bool = True
+    stderr: bool = True
+    tty: bool = False
 
 
 class RuntimeService(Protocol):
@@ -75,6 +87,13 @@ class RuntimeService(Protocol):
     def exec_sync(
         self, container_id: str, cmd: list[str], timeout_s: float
     ) -> pb.ExecSyncResponse: ...
+
+    # streaming: each answers the URL of the runtime's streaming server for one session
+    def exec(self, container_id: str, cmd: list[str], streams: StreamFlags) -> str: ...
+
+    def attach(self, container_id: str, streams: StreamFlags) -> str: ...
+
+    def port_forward(self, sandbox_id: str, ports: list[int]) -> str: ...
 
 
 class ImageService(Protocol):

@@ -22,6 +22,9 @@ from yarl import URL
 
 _HOP_BY_HOP = {"host", "keep-alive", "proxy-connection", "proxy-authorization",
                "proxy-authenticate", "te", "trailer", "transfer-encoding", "content-length"}
+# the client's credentials were for this server; the target gets the proxy's own (its TLS
+# client certificate, or ``headers``), as the API server drops Authorization once checked
+_CREDENTIALS = {"authorization", "cookie"}
 
 
 class _Splice(asyncio.Protocol):
@@ -74,7 +77,7 @@ async def proxy_upgrade(request: web.Request, target: str | URL, *,
         u.raw_path + ("?" + raw_query if raw_query else ""))
     lines = [f"{request.method} {path} HTTP/1.1", f"Host: {u.raw_authority}"]
     for name, value in request.headers.items():
-        if name.lower() not in _HOP_BY_HOP:
+        if name.lower() not in _HOP_BY_HOP and name.lower() not in _CREDENTIALS:
             lines.append(f"{name}: {value}")
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))

@@ -1,6 +1,8 @@
 """Pod subresources: ``binding`` (the scheduler's write), ``eviction`` (a delete that
-respects PodDisruptionBudgets) and ``log`` (proxied to the node's server), as
-pkg/registry/core/pod/storage does them."""
+respects PodDisruptionBudgets), ``log`` (proxied to the node's server), ``exec``,
+``attach`` and ``portforward`` (the client's upgrade spliced to the node's server), as
+pkg/registry/core/pod/storage does them; and ``scheduling``, the scheduler's last
+decision for the pod (ours)."""
 
 from __future__ import annotations
 
@@ -241,45 +243,107 @@ async def scheduling(server: APIServer, request: web.Request, info: RequestInfo,
                   "decision": decision})
 
 
-async def pod_exec(server: APIServer, request: web.Request, info: RequestInfo,
-                   store: GenericStore, ctx: Context) -> web.StreamResponse:
-    """pods/exec: checked here (the pod, its node, its phase, the container, a command),
-    then proxied to the node's server, which runs it in the container."""
+def _query_bool(request: web.Request, name: str) -> bool:
+    try:
+        return bool(parse_bool(request.query.get(name)))
+    except ValueError:
+        raise errors.bad_request(f"{name}: invalid boolean {request.query.get(name)!r}") from None
+
+
+def _stream_target(info: RequestInfo, store: GenericStore, request: web.Request
+                   ) -> tuple[dict[str, Any], str, str]:
+    """streamLocation: the pod, its container (named, or its only one) and its node."""
     pod = store.get(info.namespace, info.name).obj()
     spec = pod.get("spec") or {}
-    q = request.query
-    names = [c.get("name") for c in spec.get("containers") or []]
-    all_names = names + [c.get("name") for c in spec.get("initContainers") or []]
-    container = q.get("container", "")
+    names = [c.get("name") or "" for c in spec.get("containers") or []]
+    init_names = [c.get("name") or "" for c in spec.get("initContainers") or []]
+    ephemeral = [c.get("name") or "" for c in spec.get("ephemeralContainers") or []]
+    container = request.query.get("container", "")
     if not container:
-        if len(names) != 1:
-            raise errors.bad_request(
-                f"a container name must be specified for pod {info.name}, choose one of: "
-                f"[{' '.join(n for n in names if n)}]")
-        container = names[0] or ""
-    elif container not in all_names:
+        if len(names) == 1:
+            container = names[0]
+        elif not names:
+            raise errors.bad_request(f"a container name must be specified for pod {info.name}")
+        else:
+            msg = (f"a container name must be specified for pod {info.name}, choose one of: "
+                   f"[{' '.join(names)}]")
+            if init_names:
+                msg += f" or one of the init containers: [{' '.join(init_names)}]"
+            raise errors.bad_request(msg)
+    elif container not in (*names, *init_names, *ephemeral):
         raise errors.bad_request(f"container {container} is not valid for pod {info.name}")
-    if not q.getall("command", []):
-        raise errors.bad_request("you must specify at least one command for the container")
-    node = spec.get("nodeName")
+    node = spec.get("nodeName") or ""
     if not node:
         raise errors.bad_request(f"pod {info.name} does not have a host assigned")
-    phase = (pod.get("status") or {}).get("phase")
-    if phase in ("Succeeded", "Failed"):
-        raise errors.bad_request(f"cannot exec into a container in a completed pod; current "
-                                 f"phase is {phase}")
-    if request.headers.get("Upgrade", "").lower() != "websocket":
-        raise errors.bad_request("Upgrade request required: use the WebSocket "
-                                 "v5.channel.k8s.io protocol")
+    return pod, container, node
+
+
+def _stream_params(request: web.Request, *, command: bool) -> list[tuple[str, str]]:
+    """streamParams: PodExecOptions/PodAttachOptions as the node's query (``input``,
+    ``output``, ``error``, ``tty``, each ``1``; ``command`` repeated)."""
+    params = [(node_name, "1") for name, node_name in
+              (("stdin", "input"), ("stdout", "output"), ("stderr", "error"), ("tty", "tty"))
+              if _query_bool(request, name)]
+    if not params or params == [("tty", "1")]:
+        raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
+    if command:
+        commands = request.query.getall("command", [])
+        if not commands:
+            raise errors.bad_request("you must specify at least one command for the container")
+        params += [("command", c) for c in commands]
+    return params
+
+
+async def _proxy_to_node(server: APIServer, request: web.Request, node: str, path: str,
+                         params: list[tuple[str, str]]) -> web.StreamResponse:
     if server.node_proxy is None:
         raise errors.service_unavailable(f"no connection to node {node} is configured")
-    resp: web.StreamResponse = await server.node_proxy.exec_stream(
-        request, node, info.namespace, info.name, container)
+    resp: web.StreamResponse = await server.node_proxy.upgrade(request, node, path, params)
     return resp
+
+
+async def pod_exec(server: APIServer, request: web.Request, info: RequestInfo,
+                   store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """pods/exec: the pod, container and options checked here (ExecLocation), then the
+    client's upgrade (WebSocket or SPDY) proxied to the node, which has the runtime run
+    the command."""
+    _, container, node = _stream_target(info, store, request)
+    params = _stream_params(request, command=True)
+    return await _proxy_to_node(server, request, node,
+                                f"/exec/{info.namespace}/{info.name}/{container}", params)
+
+
+async def pod_attach(server: APIServer, request: web.Request, info: RequestInfo,
+                     store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """pods/attach: as exec, to the container's own process (AttachLocation)."""
+    _, container, node = _stream_target(info, store, request)
+    params = _stream_params(request, command=False)
+    return await _proxy_to_node(server, request, node,
+                                f"/attach/{info.namespace}/{info.name}/{container}", params)
+
+
+async def pod_port_forward(server: APIServer, request: web.Request, info: RequestInfo,
+                           store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """pods/portforward: PortForwardLocation (the ports, if the query names them, passed on
+    as ``port``; SPDY clients name them per stream)."""
+    pod = store.get(info.namespace, info.name).obj()
+    node = (pod.get("spec") or {}).get("nodeName") or ""
+    if not node:
+        raise errors.bad_request(f"pod {info.name} does not have a host assigned")
+    params = []
+    for raw in request.query.getall("ports", []):
+        for part in raw.split(","):
+            if not part.strip().isdigit() or not 0 < int(part) < 65536:
+                raise errors.bad_request(f"ports: invalid port {part!r}: must be 1-65535")
+            params.append(("port", str(int(part))))
+    return await _proxy_to_node(server, request, node,
+                                f"/portForward/{info.namespace}/{info.name}", params)
 
 
 SUBRESOURCES = {
     ("pods", "exec"): pod_exec,
+    ("pods", "attach"): pod_attach,
+    ("pods", "portforward"): pod_port_forward,
     ("pods", "scheduling"): scheduling,
     ("pods", "binding"): binding,
     ("pods", "eviction"): eviction,

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.kubelet.runtime_service import CRICallError
+from pykubelet.kubelet.runtime_service import CRICallError, StreamFlags
 
 STOP_EXIT_CODE = 137  # what a stopped container reports (SIGKILL after the grace period)
+FAKE_STREAMING_URL = "http://127.0.0.1:1"  # nothing listens: a fake session is only a URL
 ExecHandler = Callable[[str, list[str]], pb.ExecSyncResponse]
 
 
@@ -319,6 +320,28 @@ class FakeRuntimeService:
                                    f"container {container_id} is not running")
             handler = self.exec_handler
         return handler(container_id, cmd) if handler is not None else pb.ExecSyncResponse()
+
+    def exec(self, container_id: str, cmd: list[str], streams: StreamFlags) -> str:
+        self._running("Exec", container_id)
+        return f"{FAKE_STREAMING_URL}/exec/{container_id}"
+
+    def attach(self, container_id: str, streams: StreamFlags) -> str:
+        self._running("Attach", container_id)
+        return f"{FAKE_STREAMING_URL}/attach/{container_id}"
+
+    def port_forward(self, sandbox_id: str, ports: list[int]) -> str:
+        with self._lock:
+            self._enter("PortForward", sandbox_id)
+            self._sandbox("PortForward", sandbox_id)
+        return f"{FAKE_STREAMING_URL}/portforward/{sandbox_id}"
+
+    def _running(self, method: str, container_id: str) -> None:
+        with self._lock:
+            self._enter(method, container_id)
+            c = self._container(method, container_id)
+            if c.state != pb.CONTAINER_RUNNING:
+                raise CRICallError(method, "FAILED_PRECONDITION",
+                                   f"container {container_id} is not running")
 
     # ------------------------------------------------------------------ images
     def image_status(self, image: str) -> pb.Image | None:

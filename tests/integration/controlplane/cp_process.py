@@ -77,9 +77,10 @@ class ControlPlaneProcess:
         self.stop(signal.SIGKILL)
 
     def kubectl(self, *args: str, input: str | None = None, timeout: float = 60,
-                check: bool = True) -> subprocess.CompletedProcess[str]:
+                check: bool = True, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
-                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"))
+                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"), **(env or {}))
         res = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True,
                              env=env, timeout=timeout)
         if check and res.returncode != 0:
@@ -87,9 +88,10 @@ class ControlPlaneProcess:
                                  f"{res.stdout}\n{res.stderr}")
         return res
 
-    def kubectl_bg(self, *args: str) -> subprocess.Popen[str]:
+    def kubectl_bg(self, *args: str, env: dict[str, str] | None = None
+                   ) -> subprocess.Popen[str]:
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
-                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"))
+                   KUBECACHEDIR=str(self.root.parent / "kubectl-cache"), **(env or {}))
         return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
 

@@ -6,8 +6,10 @@ failures: an agent SIGKILLed and restarted, a control plane SIGKILLed and restar
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -264,6 +266,8 @@ def test_configmap_and_secret_env_envfrom_and_volumes(cluster: Any, ns: str) -> 
             }]}}
     cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(body))
     wait_for(lambda: _running(cp, ns, "reader"), timeout=60, what="Running")
+    missing = cp.kubectl("attach", "reader", "-n", ns, "-c", "nope", check=False)
+    assert "container nope is not valid for pod reader" in missing.stderr
     time.sleep(1.5)
     logs = cp.kubectl("logs", "reader", "-n", ns).stdout.splitlines()
     assert logs[0] == "env=hello/s3cret/blue"
@@ -302,6 +306,11 @@ def test_exec_through_the_api(cluster: Any, ns: str) -> None:
     assert "command terminated with exit code 3" in failed.stderr
     missing = cp.kubectl("exec", "shell", "-n", ns, "-c", "nope", "--", "true", check=False)
     assert "container nope is not valid for pod shell" in missing.stderr
+    # interactive: stdin through, over WebSocket (v5) and over SPDY (kubectl's fallback)
+    for env in ({}, SPDY_EXEC):
+        piped = cp.kubectl("exec", "-i", "shell", "-n", ns, "--", "sh", "-c", "cat; echo end",
+                           input="line one\nline two\n", env=env)
+        assert piped.stdout == "line one\nline two\nend\n", env
     # the official Python client speaks v4.channel.k8s.io over the same path
     from kubernetes import client, config
     from kubernetes.stream import stream
@@ -316,3 +325,67 @@ def test_exec_through_the_api(cluster: Any, ns: str) -> None:
             assert ws.returncode == 0
         finally:
             ws.close()
+
+
+SPDY_EXEC = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
+SPDY_PORT_FORWARD = {"KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
+
+
+def test_exec_with_a_tty_through_the_python_client(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod("tty", "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, "tty"), timeout=60, what="Running")
+    from kubernetes import client, config
+    from kubernetes.stream import stream
+
+    with config.new_client_from_config(str(cp.kubeconfig)) as api_client:
+        api = client.CoreV1Api(api_client)
+        ws = stream(api.connect_get_namespaced_pod_exec, "tty", ns,
+                    command=["sh", "-c", "tty; stty size"], stderr=True, stdin=False,
+                    stdout=True, tty=True, _preload_content=False)
+        try:
+            ws.run_forever(timeout=20)
+            out = ws.read_stdout()
+        finally:
+            ws.close()
+    assert out.splitlines()[0].startswith("/dev/pts/"), out
+    assert ws.returncode == 0
+
+
+def test_attach_to_the_containers_own_stdin(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    doc = json.loads(pod("reader", "read l; echo got:$l", restart="Never"))
+    doc["spec"]["containers"][0].update(stdin=True, stdinOnce=True)
+    cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(doc))
+    wait_for(lambda: _running(cp, ns, "reader"), timeout=60, what="Running")
+    out = cp.kubectl("attach", "-i", "reader", "-n", ns, input="hello\n", timeout=60)
+    assert "got:hello" in out.stdout
+    wait_for(lambda: _pod(cp, ns, "reader").get("status", {}).get("phase") == "Succeeded",
+             timeout=30, what="the container ends when its stdin closes")
+
+
+def _forwarded(cp: ControlPlaneProcess, ns: str, env: dict[str, str]) -> str:
+    """kubectl port-forward to the pod's 8080 on a free local port; one HTTP GET through it."""
+    proc = cp.kubectl_bg("port-forward", "-n", ns, "pod/web", ":8080", env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # Forwarding from 127.0.0.1:PORT -> 8080
+        match = re.search(r"127\.0\.0\.1:(\d+) -> 8080", line)
+        assert match, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr
+                       else "")
+        url = f"http://127.0.0.1:{match.group(1)}/index.html"
+        with urllib.request.urlopen(url, timeout=20) as resp:
+            return resp.read().decode()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_port_forward_over_websocket_and_spdy(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod(
+        "web", "mkdir -p /www && echo served-$HOSTNAME > /www/index.html && "
+               "exec httpd -f -p 8080 -h /www"))
+    wait_for(lambda: _running(cp, ns, "web"), timeout=60, what="Running")
+    assert _forwarded(cp, ns, {}) == "served-web\n"
+    assert _forwarded(cp, ns, SPDY_PORT_FORWARD) == "served-web\n"
