@@ -39,6 +39,7 @@ ATTACH_PIPE_STDOUT = 2
 ATTACH_PIPE_STDERR = 3
 _ATTACH_BUF = 8192 + 1
 _EOT = b"\x04"
+CONMON_CONTROL_PACE_S = 0.05
 
 
 def _set_winsize(fd: int, width: int, height: int) -> None:
@@ -239,9 +240,20 @@ async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
             sock.shutdown(socket.SHUT_WR)
 
     async def resizes() -> None:
+        # conmon (2.1.6) parses the first line of its control buffer for every line a read
+        # brings, so two resizes read together apply the first twice (kubectl attach sends
+        # size+1 then the size, to force a redraw): send only the newest size, one message
+        # at a time, paced so conmon reads each on its own
         while (size := await io.resizes.get()) is not None:
+            while not io.resizes.empty():
+                newer = io.resizes.get_nowait()
+                if newer is None:
+                    io.resizes.put_nowait(None)
+                    break
+                size = newer
             with contextlib.suppress(OSError):
                 monitor.resize_terminal(paths, size.width, size.height)
+            await asyncio.sleep(CONMON_CONTROL_PACE_S)
 
     reader = asyncio.create_task(read_out())
     others = [asyncio.create_task(resizes())]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -34,7 +35,8 @@ def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlaneProcess
 @pytest.fixture
 def ns(cp: ControlPlaneProcess, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace per test, named after it."""
-    name = "t-" + request.node.name.lower().replace("_", "-")[:40].strip("-")
+    name = "t-" + re.sub(r"[^a-z0-9-]", "-", request.node.name.lower().replace("_", "-"))[
+        :40].strip("-")
     cp.kubectl("create", "namespace", name)
     yield name
     cp.kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -6,7 +6,10 @@ failures: an agent SIGKILLed and restarted, a control plane SIGKILLed and restar
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cp_process import ControlPlaneProcess, wait_for
+from cp_process import KUBECTL, ControlPlaneProcess, wait_for
 from node_process import IMAGE, NodeProcess
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.slow]
@@ -68,7 +71,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlP
 @pytest.fixture
 def ns(cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
     cp, _ = cluster
-    name = "kcn-" + request.node.name.lower().replace("_", "-")[5:40].strip("-")
+    name = "kcn-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:40].strip("-")
     cp.kubectl("create", "namespace", name)
     yield name
     cp.kubectl("delete", "namespace", name, "--wait=false", check=False)
@@ -389,3 +392,89 @@ def test_port_forward_over_websocket_and_spdy(cluster: Any, ns: str) -> None:
     wait_for(lambda: _running(cp, ns, "web"), timeout=60, what="Running")
     assert _forwarded(cp, ns, {}) == "served-web\n"
     assert _forwarded(cp, ns, SPDY_PORT_FORWARD) == "served-web\n"
+
+
+class Terminal:
+    """A program on a pseudo-terminal of a given size, as a person runs it."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], rows: int, cols: int) -> None:
+        import fcntl
+        import struct
+        import termios
+
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self.seen = b""
+
+    def send(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def expect(self, pattern: str, timeout: float = 30) -> re.Match[bytes]:
+        end = time.monotonic() + timeout
+        while (match := re.search(pattern.encode(), self.seen)) is None:
+            left = end - time.monotonic()
+            ready, _, _ = select.select([self.master], [], [], max(0.0, left))
+            if not ready:
+                raise AssertionError(f"no {pattern!r} on the terminal: {self.seen[-500:]!r}")
+            try:
+                self.seen += os.read(self.master, 65536)
+            except OSError:  # the program ended and closed the terminal
+                raise AssertionError(f"no {pattern!r}: {self.seen[-500:]!r}") from None
+        return match
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(timeout=20)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            os.close(self.master)
+
+
+def _terminal(cp: ControlPlaneProcess, *args: str, rows: int = 33, cols: int = 101,
+              env: dict[str, str] | None = None) -> Terminal:
+    full = dict(os.environ, KUBECONFIG=str(cp.kubeconfig), TERM="xterm", **(env or {}))
+    return Terminal([KUBECTL, *args], full, rows, cols)
+
+
+@pytest.mark.parametrize("env", [{}, SPDY_EXEC], ids=["websocket", "spdy"])
+def test_exec_it_on_a_real_terminal(cluster: Any, ns: str, env: dict[str, str]) -> None:
+    cp, _ = cluster
+    name = "term-spdy" if env else "term-ws"
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod(name, "sleep 3600"))
+    wait_for(lambda: _running(cp, ns, name), timeout=60, what="Running")
+    term = _terminal(cp, "exec", "-it", "-n", ns, name, "--", "sh", env=env)
+    try:
+        term.send("stty size; tty; echo marker-$((6*7))\r")
+        term.expect(r"marker-42")
+        assert re.search(rb"33 101", term.seen), term.seen
+        assert re.search(rb"/dev/pts/\d+", term.seen), term.seen
+        term.send("exit 5\r")
+    finally:
+        code = term.close()
+    assert code == 5
+
+
+def test_attach_it_on_a_real_terminal(cluster: Any, ns: str) -> None:
+    cp, _ = cluster
+    doc = json.loads(pod("console", 'while read l; do [ "$l" = size ] && stty size; '
+                                    'echo echoed:$l; done'))
+    doc["spec"]["containers"][0].update(stdin=True, tty=True)
+    cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(doc))
+    wait_for(lambda: _running(cp, ns, "console"), timeout=60, what="Running")
+    term = _terminal(cp, "attach", "-it", "-n", ns, "console", rows=21, cols=77)
+    try:
+        term.send("first\r")
+        term.expect(r"echoed:first")
+        term.send("size\r")
+        term.expect(r"echoed:size")
+        assert re.search(rb"21 77", term.seen), term.seen
+    finally:
+        term.proc.terminate()  # the person closes kubectl; the container goes on
+        term.close()
+    time.sleep(1)
+    assert _running(cp, ns, "console")
