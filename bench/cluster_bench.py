@@ -7,7 +7,9 @@
    p50/p99 from the create request to the watch event showing ``phase: Running`` with
    every container ready, and the API's p99 for single-object reads during that load;
 4. each node's agent + runtime RSS with about 30 pods;
-5. ``lab down``.
+5. ``kubectl exec POD -- true`` round trips through the API server, the node's server and
+   the runtime's streaming server (issue 11's target: <= 300 ms);
+6. ``lab down``.
 
 Targets (issue 9): creation -> Running p99 <= 2 s; API p99 <= 100 ms under that load;
 lab up <= 10 s; agent + runtime RSS with 30 pods <= 80 MB. Figures only.
@@ -162,6 +164,14 @@ def main() -> int:
         print("agent + runtime RSS with pods: " + ", ".join(
             f"{n} {v:.1f} MiB ({per_node.get(n, 0)} pods)" for n, v in busy.items())
             + " (target <= 80 MB with 30 pods)")
+        exec_times = []
+        for _ in range(20):
+            t = time.perf_counter()
+            subprocess.run(["kubectl", "--context", f"pykube-{NAME}", "exec", names[0], "--",
+                            "true"], check=True, capture_output=True)
+            exec_times.append(time.perf_counter() - t)
+        print(f"kubectl exec POD -- true: p50 {pct(exec_times, .5) * 1000:.0f} ms, p99 "
+              f"{pct(exec_times, .99) * 1000:.0f} ms over 20 (target <= 300 ms)")
     finally:
         if not args.keep:
             down = lab("down", "--name", NAME, check=False)
