@@ -99,7 +99,10 @@ class StdlibClient(RESTClient):
 
         data = None
         if body is not None:
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            # kubectl's bodies are Go maps marshalled: sorted keys (the server names problems
+            # in the order it meets them, so this keeps its messages kubectl's)
+            data = body if isinstance(body, bytes) else json.dumps(
+                body, sort_keys=True, separators=(",", ":")).encode()
         headers = self._headers(content_type if data is not None else None, accept)
         conn, resp = self._send(method, self._target(path, params), data, headers,
                                 timeout or self.timeout, stream=False)
