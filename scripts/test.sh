@@ -10,8 +10,9 @@ cd "$here"
 # and its rules (see pyproject's [tool.mypy] for the settings of everything else)
 .venv/bin/python -m mypy --strict -p pysched.apimachinery -p pykubelet.api \
   -m pysched.quantity -m pykubelet.oom
-# the control plane and the API client, strictly
-.venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client
+# the control plane, the API client and pykubectl, strictly
+.venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client \
+  -p pykubelet.cli.kubectl
 # pysched with the settings above, its framework strictly ([tool.mypy] overrides)
 .venv/bin/python -m mypy -p pysched
 # types, with the shared settings: the kubelet side and the runtime

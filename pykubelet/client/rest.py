@@ -13,16 +13,16 @@ import base64
 import json
 import os
 import ssl
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
-import urllib3
-
 from pykubelet.client.kubeconfig import KubeconfigError, read, target_path
+
+if TYPE_CHECKING:
+    import urllib3
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -107,16 +107,15 @@ class RESTClient:
         self.token = token
         self.timeout = timeout
         self.user_agent = user_agent
-        ctx = ssl.create_default_context()
-        if insecure:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        elif ca_pem:
-            ctx = ssl.create_default_context(cadata=ca_pem.decode())
-        if client_cert is not None:
-            ctx.load_cert_chain(*client_cert)
-        self.pool = urllib3.PoolManager(ssl_context=ctx, maxsize=16, retries=False,
-                                        timeout=urllib3.Timeout(connect=5.0, read=timeout))
+        self.pool = self._new_pool(_ssl_context(ca_pem, insecure, client_cert))
+
+    def _new_pool(self, ctx: ssl.SSLContext) -> urllib3.PoolManager:
+        """The connection pool (a subclass may bring another transport; urllib3 is
+        imported here, not with the module, so such a subclass never pays for it)."""
+        import urllib3
+
+        return urllib3.PoolManager(ssl_context=ctx, maxsize=16, retries=False,
+                                   timeout=urllib3.Timeout(connect=5.0, read=self.timeout))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -124,7 +123,13 @@ class RESTClient:
                         user_agent: str = "pykubectl") -> RESTClient:
         """A client for a kubeconfig's current (or named) context."""
         file = target_path(path)
-        cfg = read(file)
+        return cls.from_config(read(file), context, str(file), user_agent)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], context: str | None = None,
+                    file: str = "kubeconfig", user_agent: str = "pykubectl") -> RESTClient:
+        """A client for a loaded kubeconfig's current (or named) context; ``file`` names it
+        in errors."""
         if not (cfg.get("contexts") or cfg.get("clusters")):
             raise KubeconfigError(f"{file}: no configuration (is the cluster up? set "
                                   "--kubeconfig or $KUBECONFIG)")
@@ -182,6 +187,8 @@ class RESTClient:
         timeout: float | None = None,
     ) -> Any:
         """One request; the decoded JSON answer (or text for non-JSON answers)."""
+        import urllib3
+
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -281,6 +288,8 @@ class RESTClient:
 
     def _lines(self, path: str, params: Mapping[str, Any], read_timeout: float
                ) -> Iterator[bytes]:
+        import urllib3
+
         try:
             resp = self.pool.request("GET", self._url(path, params),
                                      headers=self._headers(None, None), preload_content=False,
@@ -308,6 +317,8 @@ class RESTClient:
     def stream(self, path: str, params: Mapping[str, Any] | None = None,
                timeout: float | None = None) -> Iterator[bytes]:
         """A streamed body (``logs -f``), chunk by chunk."""
+        import urllib3
+
         try:
             resp = self.pool.request("GET", self._url(path, params),
                                      headers=self._headers(None, "*/*"), preload_content=False,
@@ -322,6 +333,21 @@ class RESTClient:
             resp.release_conn()
 
 
+def _ssl_context(ca_pem: bytes | None, insecure: bool,
+                 client_cert: tuple[str, str] | None) -> ssl.SSLContext:
+    # the system CA bundle costs tens of milliseconds to load: only when it is used
+    if ca_pem and not insecure:
+        ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    else:
+        ctx = ssl.create_default_context()
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if client_cert is not None:
+        ctx.load_cert_chain(*client_cert)
+    return ctx
+
+
 def _reason(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None)
     return str(reason or exc)
@@ -329,6 +355,8 @@ def _reason(exc: BaseException) -> str:
 
 def _materialise(cert: bytes, key: bytes) -> tuple[str, str]:
     """Client certificate data from a kubeconfig as files (ssl wants paths), 0600."""
+    import tempfile  # only here: it costs a short command's start-up a few milliseconds
+
     d = tempfile.mkdtemp(prefix="pykube-cert-")
     paths = []
     for name, data in (("client.crt", cert), ("client.key", key)):

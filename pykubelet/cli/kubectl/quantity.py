@@ -1,0 +1,85 @@
+"""Resource quantities as ``describe`` prints them (apimachinery's resource.Quantity): exact
+values, sums, ``Value()``/``MilliValue()`` rounded up, and the canonical text
+(``1.5`` -> ``1500m``, ``2000`` -> ``2k``, ``1024Mi`` -> ``1Gi``, ``512`` in binary -> ``512``).
+Small and self-contained so the pykubectl path imports nothing of the scheduler."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
+            "E": 18}
+_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$")
+
+BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: Fraction
+    format: str = DECIMAL_SI
+
+    @classmethod
+    def parse(cls, text: object) -> Quantity:
+        """A quantity from its JSON form; unreadable text counts as zero (describe shows
+        what it can rather than fail)."""
+        if isinstance(text, bool):
+            return cls(Fraction(0))
+        if isinstance(text, int | float):
+            return cls(Fraction(str(text)))
+        m = _RE.match(str(text).strip())
+        if not m:
+            return cls(Fraction(0))
+        number, suffix, exp = m.group(1), m.group(2), m.group(3)
+        value = Fraction(number)
+        if exp is not None:
+            return cls(value * Fraction(10) ** int(exp), DECIMAL_EXPONENT)
+        if suffix in _BINARY:
+            return cls(value * 1024 ** _BINARY[suffix], BINARY_SI)
+        return cls(value * Fraction(10) ** _DECIMAL[suffix or ""], DECIMAL_SI)
+
+    def __add__(self, other: Quantity) -> Quantity:
+        return Quantity(self.value + other.value, self.format)
+
+    def value_ceil(self) -> int:
+        return math.ceil(self.value)
+
+    def milli_ceil(self) -> int:
+        return math.ceil(self.value * 1000)
+
+    def __str__(self) -> str:
+        return canonical(self.value, self.format)
+
+
+ZERO = Quantity(Fraction(0))
+
+
+def canonical(value: Fraction, fmt: str) -> str:
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    if fmt == BINARY_SI and v >= 1024:
+        n = math.ceil(v)
+        k = 0
+        while k < 6 and n % 1024 == 0:
+            n //= 1024
+            k += 1
+        if k == 0:
+            return f"{sign}{n}"
+        return f"{sign}{n}{next(s for s, e in _BINARY.items() if e == k)}"
+    # decimal: the smallest integral mantissa at a power of 1000 (no finer than nano)
+    scaled = v * Fraction(10) ** 9
+    n = math.ceil(scaled)
+    exp = -9
+    while exp < 18 and n % 1000 == 0:
+        n //= 1000
+        exp += 3
+    if fmt == DECIMAL_EXPONENT:
+        return f"{sign}{n}" + (f"e{exp}" if exp else "")
+    suffix = next(s for s, e in _DECIMAL.items() if e == exp)
+    return f"{sign}{n}{suffix}"
