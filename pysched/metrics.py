@@ -1,16 +1,31 @@
-"""Scheduler metrics with upstream names (pkg/scheduler/metrics), kept in process.
+"""Scheduler metrics with upstream names (pkg/scheduler/metrics), through prometheus-client.
 
-No Prometheus dependency: counters and histograms live here, ``render()`` prints the text
-exposition format, and listeners (callables) get every observation, so an embedding control
-plane can forward them wherever it likes.
+Every ``SchedulerMetrics`` owns its collectors in one ``CollectorRegistry`` (its own, or
+the one an embedding control plane passes so that a single /metrics shows everything):
+``scheduler_schedule_attempts_total{result,profile}``,
+``scheduler_scheduling_attempt_duration_seconds{result,profile}`` (upstream's buckets),
+``scheduler_pending_pods{queue}``, ``scheduler_preemption_attempts_total`` and
+``scheduler_preemption_victims``. ``render()`` is the Prometheus text exposition.
+Listeners (callables) also get every observation, and the attempt durations are kept
+(bounded) for benches that want exact quantiles.
 """
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+
+# Go's client (what upstream exposes) has no *_created series; neither do we.
+disable_created_metrics()
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -18,60 +33,61 @@ ERROR = "error"
 
 # metrics.go: ExponentialBuckets(0.001, 2, 15)
 ATTEMPT_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+# metrics.go: ExponentialBuckets(1, 2, 7)
+VICTIM_BUCKETS = tuple(float(2**i) for i in range(7))
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+KEEP_SAMPLES = 200_000
 
-_BUCKET = "scheduler_scheduling_attempt_duration_seconds_bucket"
 Listener = Callable[[str, dict[str, str], float], None]
-
-
-@dataclass
-class Histogram:
-    buckets: tuple[float, ...]
-    counts: list[int] = field(default_factory=list)
-    total: float = 0.0
-    n: int = 0
-    samples: list[float] = field(default_factory=list)
-    keep_samples: int = 200_000
-
-    def __post_init__(self) -> None:
-        self.counts = [0] * (len(self.buckets) + 1)
-
-    def observe(self, v: float) -> None:
-        self.counts[bisect.bisect_left(self.buckets, v)] += 1
-        self.total += v
-        self.n += 1
-        if len(self.samples) < self.keep_samples:
-            self.samples.append(v)
-
-    def quantile(self, q: float) -> float:
-        """From the kept samples (exact while fewer than keep_samples)."""
-        if not self.samples:
-            return 0.0
-        s = sorted(self.samples)
-        i = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
-        return s[i]
 
 
 class SchedulerMetrics:
     """scheduler_schedule_attempts_total, scheduler_scheduling_attempt_duration_seconds,
     scheduler_pending_pods, scheduler_preemption_attempts_total, scheduler_preemption_victims."""
 
-    def __init__(self) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self._attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"), registry=self.registry)
+        self._duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ("result", "profile"), buckets=ATTEMPT_BUCKETS, registry=self.registry)
+        self._pending = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
+            "number of pods in unschedulablePods that the scheduler attempted to schedule "
+            "and failed; 'gated' is the number of unschedulable pods that the scheduler "
+            "never attempted to schedule because they are gated.",
+            ("queue",), registry=self.registry)
+        for queue in QUEUES:
+            self._pending.labels(queue).set(0)
+        self._preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now", registry=self.registry)
+        self._victims = Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            buckets=VICTIM_BUCKETS, registry=self.registry)
         self._lock = threading.Lock()
-        self.schedule_attempts_total: dict[tuple[str, str], int] = {}
-        self.attempt_duration: dict[tuple[str, str], Histogram] = {}
-        self.pending_pods: dict[str, int] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+        self._samples: list[float] = []
+        self.pending_pods: dict[str, int] = dict.fromkeys(QUEUES, 0)
         self.preemption_attempts_total = 0
         self.preemption_victims: list[int] = []
         self.listeners: list[Listener] = []
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        key = (result, profile)
+        self._attempts.labels(result, profile).inc()
+        self._duration.labels(result, profile).observe(seconds)
         with self._lock:
-            self.schedule_attempts_total[key] = self.schedule_attempts_total.get(key, 0) + 1
-            h = self.attempt_duration.get(key)
-            if h is None:
-                h = self.attempt_duration[key] = Histogram(ATTEMPT_BUCKETS)
-            h.observe(seconds)
+            key = (result, profile)
+            self._counts[key] = self._counts.get(key, 0) + 1
+            if len(self._samples) < KEEP_SAMPLES:
+                self._samples.append(seconds)
         for cb in self.listeners:
             cb(
                 "scheduler_scheduling_attempt_duration_seconds",
@@ -80,6 +96,8 @@ class SchedulerMetrics:
             )
 
     def set_pending_pods(self, counts: dict[str, int]) -> None:
+        for queue, n in counts.items():
+            self._pending.labels(queue).set(n)
         with self._lock:
             self.pending_pods = dict(counts)
         for queue, n in counts.items():
@@ -87,48 +105,23 @@ class SchedulerMetrics:
                 cb("scheduler_pending_pods", {"queue": queue}, float(n))
 
     def observe_preemption(self, victims: int) -> None:
+        self._preemption_attempts.inc()
         with self._lock:
             self.preemption_attempts_total += 1
             if victims:
                 self.preemption_victims.append(victims)
+        if victims:
+            self._victims.observe(victims)
 
     def attempts(self, result: str | None = None) -> int:
         with self._lock:
-            return sum(
-                v for (r, _), v in self.schedule_attempts_total.items() if result in (None, r)
-            )
+            return sum(v for (r, _), v in self._counts.items() if result in (None, r))
 
     def all_durations(self) -> list[float]:
+        """Every attempt's duration (the first KEEP_SAMPLES), for exact quantiles."""
         with self._lock:
-            out: list[float] = []
-            for h in self.attempt_duration.values():
-                out.extend(h.samples)
-            return out
+            return list(self._samples)
 
     def render(self) -> str:
-        """Prometheus text exposition of what is kept here."""
-        lines = []
-        with self._lock:
-            lines.append("# TYPE scheduler_schedule_attempts_total counter")
-            for (result, profile), v in sorted(self.schedule_attempts_total.items()):
-                lbl = f'profile="{profile}",result="{result}"'
-                lines.append(f"scheduler_schedule_attempts_total{{{lbl}}} {v}")
-            lines.append("# TYPE scheduler_scheduling_attempt_duration_seconds histogram")
-            for (result, profile), h in sorted(self.attempt_duration.items()):
-                lbl = f'profile="{profile}",result="{result}"'
-                cum = 0
-                for b, c in zip(h.buckets, h.counts, strict=False):
-                    cum += c
-                    le = f'le="{b:g}"'
-                    lines.append(f"{_BUCKET}{{{lbl},{le}}} {cum}")
-                lines.append(f'{_BUCKET}{{{lbl},le="+Inf"}} {h.n}')
-                lines.append(
-                    f"scheduler_scheduling_attempt_duration_seconds_sum{{{lbl}}} {h.total}"
-                )
-                lines.append(f"scheduler_scheduling_attempt_duration_seconds_count{{{lbl}}} {h.n}")
-            lines.append("# TYPE scheduler_pending_pods gauge")
-            for queue, n in sorted(self.pending_pods.items()):
-                lines.append(f'scheduler_pending_pods{{queue="{queue}"}} {n}')
-            lines.append("# TYPE scheduler_preemption_attempts_total counter")
-            lines.append(f"scheduler_preemption_attempts_total {self.preemption_attempts_total}")
-        return "\n".join(lines) + "\n"
+        """Prometheus text exposition of this registry."""
+        return generate_latest(self.registry).decode()

@@ -63,13 +63,17 @@ def image(ctx: click.Context, root: str) -> None:
 @root_option
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--name", default="", help="tag the (first) imported image with this reference")
+@click.option("-q", "--quiet", is_flag=True, help="no per-layer progress")
 @click.pass_context
-def import_(ctx: click.Context, file: str, name: str) -> None:
+def import_(ctx: click.Context, file: str, name: str, quiet: bool) -> None:
     """Import a docker-archive or OCI-layout tarball."""
+    printer = _LayerProgress(enabled=not quiet, working="unpacking")
     try:
-        images = _store(ctx).import_archive(file, name=name)
+        images = _store(ctx).import_archive(file, name=name, progress=printer)
     except CRIError as exc:
+        printer.end()
         raise click.ClickException(str(exc)) from exc
+    printer.end()
     for img in images:
         tags = ", ".join(img.repo_tags) or "<none>"
         click.echo(f"imported {img.id} ({tags})")
@@ -158,7 +162,7 @@ def pull(ctx: click.Context, ref: str, creds: str, insecure: tuple[str, ...],
             raise click.ClickException(str(exc)) from exc
         return
     user, _, password = creds.partition(":")
-    printer = _PullProgress(enabled=not quiet)
+    printer = _LayerProgress(enabled=not quiet, working="downloading")
     try:
         img = pull_image(_store(ctx), ref, Credentials(user, password),
                          PullOptions(insecure_registries=(*DEFAULT_INSECURE, *insecure)),
@@ -170,14 +174,16 @@ def pull(ctx: click.Context, ref: str, creds: str, insecure: tuple[str, ...],
     click.echo(img.id)
 
 
-class _PullProgress:
-    """Per-layer progress: redrawn in place on a terminal, one line per layer elsewhere."""
+class _LayerProgress:
+    """Per-layer progress of a pull or an import: redrawn in place on a terminal, one line
+    per layer elsewhere (on stderr: stdout keeps what scripts read)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, working: str) -> None:
         import sys
         import time
 
         self.enabled = enabled
+        self.working = working
         self.tty = sys.stderr.isatty()
         self.layers: dict[str, tuple[int, int, str]] = {}
         self.drawn = 0
@@ -189,14 +195,14 @@ class _PullProgress:
             return
         digest, done, total = ev.digest, ev.done, ev.total  # type: ignore[attr-defined]
         state = ("exists" if ev.skipped else "done" if ev.finished  # type: ignore[attr-defined]
-                 else "downloading")
+                 else self.working)
         self.layers[digest] = (done, total, state)
         if not self.tty:
-            if state != "downloading":
+            if state != self.working:
                 click.echo(f"{digest[7:19]}: {state} {_human(total)}", err=True)
             return
         now = self._time()
-        if state == "downloading" and now - self.last < 0.1:
+        if state == self.working and now - self.last < 0.1:
             return
         self.last = now
         self._draw()

@@ -42,12 +42,15 @@ from pykubelet.runtime.runc import DEFAULT_RUNC
 @click.option("--insecure-registry", "insecure_registries", multiple=True, metavar="HOST[:PORT]",
               help="Pull from this registry over plain HTTP (repeatable; localhost and "
                    "loopback addresses always may).")
+@click.option("--metrics-address", default="", metavar="HOST:PORT",
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (default: off, as "
+                   "containerd's metrics.address).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str, ...],
             cni_cache_dir: str, netns_dir: str, netns_prefix: str, runc_binary: str,
             stream_address: str, stream_port: int, insecure_registries: tuple[str, ...],
-            log_level: str) -> None:
+            metrics_address: str, log_level: str) -> None:
     """Serve CRI v1 on a unix socket: runc containers in pinned-namespace sandboxes."""
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -62,6 +65,19 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         raise click.UsageError(str(exc)) from exc
     if not (os.path.isfile(runc_binary) and os.access(runc_binary, os.X_OK)):
         raise click.BadParameter(f"{runc_binary}: not an executable file", param_hint="--runc")
+    metrics = None
+    if metrics_address:
+        from pykubelet.runtime.metrics import RuntimeMetrics
+
+        metrics = RuntimeMetrics()
+        try:
+            metrics_server, _ = metrics.serve(metrics_address)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[1],
+                                     param_hint="--metrics-address") from None
+        except OSError as exc:
+            raise click.ClickException(
+                f"--metrics-address {metrics_address}: {exc.strerror or exc}") from None
     options = RuntimeOptions(
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
         cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
@@ -76,7 +92,7 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
             f"--stream-address/--stream-port {stream_address}:{stream_port}: "
             f"{exc.strerror or exc}") from exc
     try:
-        server = start_server(listen, rt.runtime_servicer, rt.image_servicer)
+        server = start_server(listen, rt.runtime_servicer, rt.image_servicer, metrics=metrics)
     except ValueError as exc:
         rt.close()
         raise click.ClickException(str(exc)) from exc
@@ -94,6 +110,9 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         pass
     server.stop(grace=5).wait()
     rt.close()
+    if metrics is not None:
+        metrics_server.shutdown()
+        metrics_server.server_close()
     with contextlib.suppress(OSError):
         os.unlink(socket_path(listen))
     logging.getLogger("pykubelet.runtime").info("stopped; pods and containers keep running")

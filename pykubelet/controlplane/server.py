@@ -29,6 +29,7 @@ from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.cacher import Cacher
+from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
@@ -106,6 +107,7 @@ class ControlPlane:
         self.serving = asyncio.Event()
         self.ca_hash = ""
         self.scheduler: Any = None  # the SchedulerRunner, once its controller runs
+        self.metrics = ControlPlaneMetrics()
 
     # ------------------------------------------------------------------ addresses
     def advertise_address(self) -> str:
@@ -175,6 +177,8 @@ class ControlPlane:
             subresources=dict(SUBRESOURCES),
             node_proxy=NodeProxy(self.registry, self._kubelet_client_context()),
             decisions=self._decision,
+            observers=[self.metrics.observe_request],
+            metrics=self.metrics.exposition,
         )
         self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()

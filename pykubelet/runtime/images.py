@@ -33,7 +33,7 @@ import stat
 import tarfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, cast
@@ -392,9 +392,11 @@ class ImageStore:
 
     # ----------------------------------------------------------------- import
     def import_archive(
-        self, path: str | os.PathLike[str], *, name: str = ""
+        self, path: str | os.PathLike[str], *, name: str = "",
+        progress: Callable[[LayerProgress], None] | None = None,
     ) -> builtins.list[Image]:
-        """Import every image in a docker-archive or OCI-layout tar; ``name`` tags the first."""
+        """Import every image in a docker-archive or OCI-layout tar; ``name`` tags the first.
+        ``progress`` hears of each layer as it is read (as a pull's progress does)."""
         if name:
             name = imageref.normalize(name, field="name")
         try:
@@ -423,7 +425,7 @@ class ImageStore:
                 raise InvalidArgument(f"archive {str(path)!r} holds no image")
             if name:
                 found[0].names = [name, *found[0].names]
-            return [self._import_one(tar, members, item) for item in found]
+            return [self._import_one(tar, members, item, progress) for item in found]
 
     def _read_member(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
                      name: str) -> bytes:
@@ -496,7 +498,8 @@ class ImageStore:
         return out
 
     def _import_one(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
-                    item: _ArchiveImage) -> Image:
+                    item: _ArchiveImage,
+                    progress: Callable[[LayerProgress], None] | None = None) -> Image:
         config_b = self._read_member(tar, members, item.config_member)
         image_id = "sha256:" + hashlib.sha256(config_b).hexdigest()
         if item.config_digest and item.config_digest != image_id:
@@ -519,7 +522,7 @@ class ImageStore:
             for diff_id, member_name in zip(diff_ids, item.layer_members, strict=True):
                 member = _resolve_member(members, member_name)
                 size += member.size
-                self._unpack_layer(tar, member, diff_id)
+                self._unpack_layer(tar, member, diff_id, progress)
             # durable before the index names it: a crash never leaves a torn config
             write_atomic(self._configs / f"{image_id.split(':', 1)[1]}.json", config_b)
             images = self._read_index()
@@ -553,13 +556,21 @@ class ImageStore:
             self._write_index(images)
             return img
 
-    def _unpack_layer(self, tar: tarfile.TarFile, member: tarfile.TarInfo, diff_id: str) -> None:
+    def _unpack_layer(self, tar: tarfile.TarFile, member: tarfile.TarInfo, diff_id: str,
+                      progress: Callable[[LayerProgress], None] | None = None) -> None:
         """Unpack one layer blob into layers/<diff_id hex>/fs, once (caller holds the lock)."""
         if self.has_layer(diff_id):
+            if progress:
+                progress(LayerProgress(diff_id, member.size, member.size, skipped=True))
             return
         raw = tar.extractfile(member)
         assert raw is not None
+        if progress:
+            raw = _CountingReader(raw, lambda n: progress(  # type: ignore[assignment]
+                LayerProgress(diff_id, n, member.size)))
         self._unpack_stream(raw, diff_id, member.name)
+        if progress:
+            progress(LayerProgress(diff_id, member.size, member.size, finished=True))
 
     # ----------------------------------------------------------------- pulled images
     def config_blob(self, digest: str) -> bytes | None:
@@ -677,6 +688,37 @@ class ImageStore:
         finally:
             if work.exists():
                 _rmtree(work)
+
+
+@dataclass(frozen=True)
+class LayerProgress:
+    """One layer being read: ``done`` of ``total`` bytes (``skipped``: already unpacked)."""
+
+    digest: str
+    done: int
+    total: int
+    skipped: bool = False
+    finished: bool = False
+
+
+class _CountingReader(io.RawIOBase):
+    """A reader that reports how many bytes went through it."""
+
+    def __init__(self, raw: IO[bytes], report: Callable[[int], None]) -> None:
+        self.raw = raw
+        self.report = report
+        self.done = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        data = self.raw.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        self.done += n
+        self.report(self.done)
+        return n
 
 
 def _resolve_member(members: dict[str, tarfile.TarInfo], name: str) -> tarfile.TarInfo:

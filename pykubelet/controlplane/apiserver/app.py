@@ -49,6 +49,7 @@ ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SubresourceFn = Callable[["APIServer", web.Request, RequestInfo, GenericStore, Context],
@@ -99,7 +100,9 @@ class APIServer:
     ready: Callable[[], bool] = lambda: True
     node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
     decisions: Callable[[str, str], dict[str, Any] | None] | None = None
+    # called for every request with its method, path with query, status code and seconds
     observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
+    metrics: Callable[[], bytes] | None = None  # the Prometheus text /metrics serves
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
@@ -111,6 +114,7 @@ class APIServer:
             r.add_get(path, fn)
             r.add_get(path + "/", fn)  # the Python client asks for /version/
         r.add_post("/bootstrap/node", self._bootstrap)
+        r.add_get("/metrics", self._metrics)
         r.add_get("/openapi/v2", self._openapi_v2)
         r.add_get("/openapi/v3", self._openapi_v3_index)
         r.add_get("/openapi/v3/{path:.+}", self._openapi_v3)
@@ -146,7 +150,7 @@ class APIServer:
             return status_response(errors.internal(str(exc)))
         finally:
             for obs in self.observers:
-                obs(request.method, request.path, code, time.monotonic() - t0)
+                obs(request.method, request.path_qs, code, time.monotonic() - t0)
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, request: web.Request) -> Identity:
@@ -178,6 +182,19 @@ class APIServer:
             return web.Response(text="[-]informer-sync failed: not synced\nreadyz check failed",
                                 status=500, content_type="text/plain")
         return web.Response(text="ok", content_type="text/plain")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        """Prometheus text for admins, as kube-apiserver's RBAC allows /metrics to
+        system:masters (and monitoring): anyone else authenticated is refused."""
+        user = self.user(request)
+        if user is not ADMIN:
+            raise errors.APIError(403, errors.FORBIDDEN,
+                                  f'forbidden: User "{user.name}" cannot get path "/metrics"')
+        if self.metrics is None:
+            raise errors.APIError(404, errors.NOT_FOUND,
+                                  "the server could not find the requested resource")
+        return web.Response(body=self.metrics(),
+                            headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
     async def _cacerts(self, request: web.Request) -> web.Response:
         return web.Response(body=self.ca_pem, content_type="application/x-pem-file")

@@ -57,7 +57,8 @@ class SchedulerRunner:
         self.loop = asyncio.get_running_loop()
         self.registry = cp.registry
         self.recorder = EventRecorder(cp.registry, SCHEDULER_NAME)
-        self.scheduler = EmbeddedScheduler(self, status_writer=self, async_binding=True)
+        self.scheduler = EmbeddedScheduler(self, status_writer=self, async_binding=True,
+                                           metrics=cp.metrics.scheduler)
         self.events: queue.SimpleQueue[tuple[str, CachedEvent | Entry | None] | None] = (
             queue.SimpleQueue())
         self._feeder = threading.Thread(target=self._feed, name="scheduler-informer",

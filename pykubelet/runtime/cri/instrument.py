@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 
 from pykubelet.runtime.errors import CRIError
+from pykubelet.runtime.metrics import RuntimeMetrics
 
 log = logging.getLogger("pykubelet.runtime.cri")
 
@@ -55,19 +56,63 @@ def _run(method: str, fn: Callable[[Any, grpc.ServicerContext], Any], request: A
     return response
 
 
+# Go's codes.Code.String(), the grpc_code label go-grpc-prometheus reports
+_GO_CODE_NAMES = {grpc.StatusCode.OK: "OK", grpc.StatusCode.CANCELLED: "Canceled"}
+
+
+def _code_name(context: grpc.ServicerContext, exc: BaseException | None) -> str:
+    """The status an RPC ended with (OK, NotFound, Internal, ...)."""
+    code = context.code()
+    if code is None:
+        code = grpc.StatusCode.OK if exc is None else grpc.StatusCode.UNKNOWN
+    return _GO_CODE_NAMES.get(code) or "".join(w.capitalize() for w in code.name.split("_"))
+
+
+class _Measure:
+    """One RPC's started/handled counts and duration (nothing without metrics)."""
+
+    def __init__(self, metrics: RuntimeMetrics | None, kind: str, full: str) -> None:
+        self.metrics = metrics
+        self.kind = kind
+        self.service, _, self.method = full.lstrip("/").rpartition("/")
+        self.t0 = time.perf_counter()
+        if metrics is not None:
+            metrics.observe_start(kind, self.service, self.method)
+
+    def done(self, context: grpc.ServicerContext, failure: BaseException | None) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_done(self.kind, self.service, self.method,
+                                      _code_name(context, failure),
+                                      time.perf_counter() - self.t0)
+
+
 class ErrorInterceptor(grpc.ServerInterceptor):
-    """Wrap every unary handler: error mapping, timing, logging."""
+    """Wrap every unary handler: error mapping, timing, logging, and the gRPC metrics
+    when ``metrics`` is given."""
+
+    def __init__(self, metrics: RuntimeMetrics | None = None) -> None:
+        self.metrics = metrics
 
     def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
         handler = continuation(handler_call_details)
         if handler is None:
             return None
-        method = handler_call_details.method.rsplit("/", 1)[-1]
+        full = handler_call_details.method
+        method = full.rsplit("/", 1)[-1]
+        metrics = self.metrics
         if handler.unary_unary is not None:
             inner = handler.unary_unary
 
             def unary(request: Any, context: grpc.ServicerContext) -> Any:
-                return _run(method, inner, request, context)
+                measure = _Measure(metrics, "unary", full)
+                failure: BaseException | None = None
+                try:
+                    return _run(method, inner, request, context)
+                except BaseException as exc:
+                    failure = exc
+                    raise
+                finally:
+                    measure.done(context, failure)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary,
@@ -78,8 +123,15 @@ class ErrorInterceptor(grpc.ServerInterceptor):
             inner_stream = handler.unary_stream
 
             def stream(request: Any, context: grpc.ServicerContext) -> Any:
-                iterator = _run(method, inner_stream, request, context)
-                yield from iterator
+                measure = _Measure(metrics, "server_stream", full)
+                failure: BaseException | None = None
+                try:
+                    yield from _run(method, inner_stream, request, context)
+                except BaseException as exc:
+                    failure = exc
+                    raise
+                finally:
+                    measure.done(context, failure)
 
             return grpc.unary_stream_rpc_method_handler(
                 stream,

@@ -12,6 +12,7 @@ import grpc
 
 from pykubelet.runtime.cri.instrument import ErrorInterceptor
 from pykubelet.runtime.cri.servicer import ImageServicer, RuntimeServicer, add_to_server
+from pykubelet.runtime.metrics import RuntimeMetrics
 
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -50,7 +51,7 @@ def _clear_stale_socket(path: str) -> None:
 
 
 def start_server(listen: str, runtime: RuntimeServicer, images: ImageServicer,
-                 max_workers: int = 128) -> grpc.Server:
+                 max_workers: int = 128, metrics: RuntimeMetrics | None = None) -> grpc.Server:
     """Bind and start; the socket exists with mode 0600 before this returns.
 
     ``max_workers`` bounds the RPCs served at once; beyond it calls queue. kubelet starting
@@ -63,7 +64,7 @@ def start_server(listen: str, runtime: RuntimeServicer, images: ImageServicer,
     _clear_stale_socket(path)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="cri"),
-        interceptors=[ErrorInterceptor()],
+        interceptors=[ErrorInterceptor(metrics)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE),
             ("grpc.max_send_message_length", MAX_MESSAGE),

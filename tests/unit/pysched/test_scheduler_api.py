@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from engine_objects import make_node, make_pod, node_dict
+from prometheus_client.parser import text_string_to_metric_families
 
 from pysched.api import EmbeddedScheduler, admission_check, node_scheduling_properties_change
 from pysched.clock import FakeClock
@@ -175,7 +176,10 @@ def test_preemption_through_the_api_nominates_and_evicts() -> None:
     assert [pi.pod.key for pi in s.queue.nominated_pods_for_node("n1")] == ["default/p"]
     assert s.metrics.preemption_attempts_total == 1
     assert s.metrics.preemption_victims == [1]
-    assert "scheduler_preemption_attempts_total 1" in s.metrics.render()
+    exposed = {x.name: x.value for f in text_string_to_metric_families(s.metrics.render())
+               for x in f.samples}
+    assert exposed["scheduler_preemption_attempts_total"] == 1
+    assert exposed["scheduler_preemption_victims_sum"] == 1
 
 
 def test_deleted_pending_pod_leaves_the_queue() -> None:
@@ -196,7 +200,10 @@ def test_metrics_hooks_receive_observations() -> None:
     names = {n for n, _, _ in seen}
     assert "scheduler_scheduling_attempt_duration_seconds" in names
     assert ("scheduler_pending_pods", {"queue": "active"}, 0.0) in seen
-    assert 'scheduler_pending_pods{queue="active"} 0' in s.metrics.render()
+    pending = {x.labels["queue"]: x.value
+               for f in text_string_to_metric_families(s.metrics.render())
+               if f.name == "scheduler_pending_pods" for x in f.samples}
+    assert pending == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
 
 
 def test_run_loop_in_a_thread_binds_pods() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from engine_objects import CPUFit, FreeCPUScore, NoTaints, make_node, make_pod
+from prometheus_client.parser import text_string_to_metric_families
 
 from pysched.cache import Cache, Snapshot
 from pysched.clock import FakeClock
@@ -245,11 +246,12 @@ def test_metrics_count_attempts() -> None:
     s.schedule_one()
     assert s.metrics.attempts("scheduled") == 1
     assert s.metrics.attempts("unschedulable") == 1
-    text = s.metrics.render()
-    assert (
-        'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1'
-        in text
-    )
+    families = {f.name: f for f in text_string_to_metric_families(s.metrics.render())}
+    attempts = {(x.labels["result"], x.labels["profile"]): x.value
+                for x in families["scheduler_schedule_attempts"].samples}
+    assert attempts == {("scheduled", "default-scheduler"): 1.0,
+                        ("unschedulable", "default-scheduler"): 1.0}
+    assert families["scheduler_scheduling_attempt_duration_seconds"].type == "histogram"
 
 
 class Gate:

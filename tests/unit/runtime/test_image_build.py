@@ -66,3 +66,22 @@ def test_missing_busybox_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="busybox-static"):
         build_busybox_image(tmp_path / "x.tar", busybox=str(tmp_path / "nope"))
     assert not (tmp_path / "x.tar").exists()
+
+
+def test_import_reports_each_layer_as_it_is_read(tmp_path: Path) -> None:
+    """What `pykubelet image import` draws its progress from: bytes as they are read,
+    the layer's end, and a layer the store already had."""
+    from pykubelet.runtime.images import ImageStore, LayerProgress
+
+    built = build_busybox_image(tmp_path / "bb.tar", name="localhost/bb:1")
+    store = ImageStore(tmp_path / "images")
+    seen: list[LayerProgress] = []
+    store.import_archive(built.path, progress=seen.append)
+    assert seen[-1].finished
+    assert seen[-1].done == seen[-1].total > 0
+    reading = [e.done for e in seen if not e.finished]
+    assert reading == sorted(reading)
+    assert len(reading) >= 1
+    again: list[LayerProgress] = []
+    store.import_archive(built.path, progress=again.append)
+    assert [(e.skipped, e.done) for e in again] == [(True, seen[-1].total)]
