@@ -27,10 +27,10 @@ _children: list[subprocess.Popen[bytes]] = []
 
 
 def embedded_control_plane_available() -> bool:
-    """Whether `pykubelet run` in this build serves the control plane itself when its
-    config has ``controlPlane:`` (the agent's join work); else the lab runs
-    `pykubelet control-plane` beside node 1's agent."""
-    return importlib.util.find_spec("pykubelet.controlplane.node_hook") is not None
+    """Whether `pykubelet run` in this build joins a cluster, and so serves the control
+    plane itself when its config has ``controlPlane:`` (the node bootstrap is there);
+    else the lab runs `pykubelet control-plane` beside node 1's agent."""
+    return importlib.util.find_spec("pykubelet.client.bootstrap") is not None
 
 
 def pykubelet_argv(*args: str) -> list[str]:
