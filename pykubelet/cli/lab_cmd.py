@@ -15,7 +15,14 @@ from pathlib import Path
 
 import click
 
-from pykubelet.lab.layout import RUN_ROOT, STATE_ROOT, LayoutError, parse_duration, validate_name
+from pykubelet.lab.layout import (
+    RUN_ROOT,
+    STATE_ROOT,
+    LayoutError,
+    parse_duration,
+    validate_name,
+    validate_nodes,
+)
 
 
 def _name(value: str) -> str:
@@ -55,6 +62,8 @@ def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
     from pykubelet.lab.create import up as create
 
     try:
+        validate_name(name)
+        validate_nodes(nodes)
         seconds = parse_duration(wait)
     except LayoutError as exc:
         raise click.ClickException(str(exc)) from None
