@@ -27,6 +27,7 @@ from pykubelet.lab.layout import (
     validate_name,
     validate_nodes,
 )
+from pykubelet.lab.nodeconfig import node_monitor_grace_configurable
 from pykubelet.lab.provider import NetnsProvider
 from pykubelet.lab.state import LabState
 from pykubelet.lab.status import StatusPrinter
@@ -106,7 +107,7 @@ def _prepare_nodes(ctx: Context) -> None:
     with ThreadPoolExecutor(max_workers=min(4, len(nodes))) as pool:
         for f in [pool.submit(ctx.provider.prepare_node, n, ctx.archive) for n in nodes]:
             f.result()
-    ctx.provider.write_config(ctx.lab.control_node, None)
+    ctx.provider.write_config(ctx.lab.control_node, None, ctx.options.node_monitor_grace_period)
 
 
 def _start_control_plane(ctx: Context) -> None:
@@ -232,6 +233,10 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
         raise LabError(str(exc)) from None
     if os.geteuid() != 0:
         raise LabError("lab up: must run as root (namespaces, links, runc)")
+    if (options.node_monitor_grace_period is not None and not node_monitor_grace_configurable()
+            and processes.embedded_control_plane_available()):
+        raise LabError("--node-monitor-grace-period: this build's node config has no "
+                       "controlPlane.nodeMonitorGracePeriod to carry it")
     printer = printer or StatusPrinter()
     probe = LabLayout(options.name, options.nodes, 0, options.state_root, options.run_root)
     with lab_lock(probe):

@@ -176,7 +176,7 @@ def lab_subnet(index: int) -> ipaddress.IPv4Network:
     """The K-th lab's /24 inside 10.250.0.0/16 (DESIGN's 10.250.0.0/24 for the first)."""
     if not 0 <= index < MAX_LABS:
         raise LayoutError(f"subnet index {index} out of range")
-    return ipaddress.ip_network(f"10.250.{index}.0/24")
+    return ipaddress.IPv4Network(f"10.250.{index}.0/24")
 
 
 @dataclass(frozen=True)

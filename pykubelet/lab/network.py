@@ -46,7 +46,7 @@ def host_networks() -> list[ipaddress.IPv4Network]:
         for msg in ipr.get_addr(family=2):
             addr = msg.get_attr("IFA_ADDRESS")
             if addr:
-                out.append(ipaddress.ip_network(f"{addr}/{msg['prefixlen']}", strict=False))
+                out.append(ipaddress.IPv4Network(f"{addr}/{msg['prefixlen']}", strict=False))
     return out
 
 

@@ -11,10 +11,10 @@ reach pods on other nodes by their own addresses through the host-gw routes.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from pykubelet.config import API_VERSION, KIND, decode_config
+from pykubelet.config import API_VERSION, KIND, ControlPlaneConfig, decode_config
 from pykubelet.lab.layout import HEALTHZ_PORT, NodeLayout
 
 CNI_BIN_DIR = "/opt/cni/bin:/usr/lib/cni"
@@ -47,7 +47,14 @@ def parse_join_command(text: str) -> JoinInfo:
     return JoinInfo(values["server"], values["token"], values["ca-cert-hash"])
 
 
-def node_config(node: NodeLayout, join: JoinInfo | None) -> dict[str, Any]:
+def node_monitor_grace_configurable() -> bool:
+    """Whether node configs take ``controlPlane.nodeMonitorGracePeriod`` (an embedded
+    control plane's node-monitor grace, which tests shorten)."""
+    return "nodeMonitorGracePeriod" in {f.name for f in fields(ControlPlaneConfig)}
+
+
+def node_config(node: NodeLayout, join: JoinInfo | None,
+                node_monitor_grace_period: float | None = None) -> dict[str, Any]:
     """The node's KubeletConfiguration; ``join`` is required for every node but node 1."""
     cfg: dict[str, Any] = {
         "apiVersion": API_VERSION,
@@ -69,6 +76,8 @@ def node_config(node: NodeLayout, join: JoinInfo | None) -> dict[str, Any]:
     if node.is_control_plane:
         cfg["controlPlane"] = {"listen": node.api_listen,
                                "storePath": str(node.control_plane_root / "store.db")}
+        if node_monitor_grace_period is not None and node_monitor_grace_configurable():
+            cfg["controlPlane"]["nodeMonitorGracePeriod"] = f"{node_monitor_grace_period:g}s"
     if join is not None and not node.is_control_plane:
         cfg.update(server=join.server, token=join.token, caCertHash=join.ca_cert_hash)
     elif not node.is_control_plane:

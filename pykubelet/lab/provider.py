@@ -59,8 +59,10 @@ class NetnsProvider:
         if not any(BUSYBOX_REF in img.repo_tags for img in store.list()):
             store.import_archive(archive, name=BUSYBOX_REF)
 
-    def write_config(self, node: NodeLayout, join: JoinInfo | None) -> Path:
-        _write_atomic(node.config_path, yaml.safe_dump(node_config(node, join), sort_keys=False))
+    def write_config(self, node: NodeLayout, join: JoinInfo | None,
+                     node_monitor_grace_period: float | None = None) -> Path:
+        cfg = node_config(node, join, node_monitor_grace_period)
+        _write_atomic(node.config_path, yaml.safe_dump(cfg, sort_keys=False))
         return node.config_path
 
     # ------------------------------------------------------------------ processes

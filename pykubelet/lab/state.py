@@ -126,7 +126,7 @@ def load(path: Path) -> LabState | None:
 
 def all_states(state_root: Path = STATE_ROOT) -> list[LabState]:
     """Every lab described under ``state_root`` (unreadable files are skipped)."""
-    out = []
+    out: list[LabState] = []
     if not state_root.is_dir():
         return out
     for d in sorted(state_root.iterdir()):
