@@ -92,6 +92,17 @@ def lab_lock(lab: LabLayout) -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 # ---------------------------------------------------------------------- the steps
 def _build_image(ctx: Context) -> None:
     ctx.archive = ctx.provider.build_image(ctx.lab)
@@ -243,15 +254,16 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
         if teardown.exists(options.name, options.state_root, options.run_root):
             raise LabError(f"lab {options.name!r} already exists (remove it with: pykubelet "
                            f"lab down --name {options.name})")
-        used = {s.subnet_index for s in state.all_states(options.state_root)}
-        try:
-            k = free_subnet_index(used, network.host_networks())
-        except LayoutError as exc:
-            raise LabError(str(exc)) from None
-        st = LabState(options.name, options.nodes, k, str(options.state_root),
-                      str(options.run_root))
-        ctx = Context(options, st, NetnsProvider())
-        ctx.save()  # before anything is made: `down` always knows the lab
+        with _flock(options.run_root / "subnets.lock"):  # two labs never pick one subnet
+            used = {s.subnet_index for s in state.all_states(options.state_root)}
+            try:
+                k = free_subnet_index(used, network.host_networks())
+            except LayoutError as exc:
+                raise LabError(str(exc)) from None
+            st = LabState(options.name, options.nodes, k, str(options.state_root),
+                          str(options.run_root))
+            ctx = Context(options, st, NetnsProvider())
+            ctx.save()  # before anything is made: `down` always knows the lab
         started = time.monotonic()
         for describe, run in steps(options):
             printer.start(describe(ctx))

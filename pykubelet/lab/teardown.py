@@ -115,6 +115,9 @@ def down(name: str, state_root: Path = STATE_ROOT, run_root: Path = RUN_ROOT,
     shutil.rmtree(lab.run_dir, ignore_errors=True)
     with contextlib.suppress(OSError):
         lab.lock_file.unlink()  # the caller's flock holds until it closes
+    if not any(state_root.glob("*/lab.json")):  # the last lab on this host
+        with contextlib.suppress(OSError):
+            (run_root / "subnets.lock").unlink()
     for d in (state_root, run_root):
         with contextlib.suppress(OSError):
             d.rmdir()  # only when no other lab is left
