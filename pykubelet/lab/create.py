@@ -61,7 +61,6 @@ class Context:
     state: LabState
     provider: NetnsProvider
     archive: Path | None = None
-    join: object = None
     kubeconfig_file: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
