@@ -132,6 +132,22 @@ def wait_running(lab: LabLayout, index: int, timeout: float = 90) -> dict[str, A
     raise AssertionError(f"{lab.node(index).name}: no Running pod after {timeout}s")
 
 
+def fetch_from(netns: Path, ip: str, timeout: float = 20) -> str:
+    """GET the web pod's page from inside ``netns`` (retried while httpd starts listening:
+    Running says the container started, not that it serves yet)."""
+    end = time.monotonic() + timeout
+    out = ""
+    while time.monotonic() < end:
+        got = subprocess.run(["nsenter", f"--net={netns}", "busybox", "wget", "-qO-", "-T", "3",
+                              f"http://{ip}:8080/index.html"],
+                             capture_output=True, text=True, timeout=30, check=False)
+        out = got.stdout.strip() or got.stderr.strip()
+        if got.returncode == 0:
+            return out
+        time.sleep(0.3)
+    return out
+
+
 def pins_of(lab: LabLayout) -> list[str]:
     return [default_netns_prefix(n.root_dir) for n in lab.node_layouts()]
 
@@ -191,11 +207,7 @@ def test_up_status_down_leaves_nothing(env: dict[str, str], kubeconfig: Path,
     assert web2["status"]["podIP"].startswith("10.244.2.")
     pin1 = [p for p in os.listdir(NETNS_DIR) if p.startswith(pins_of(lab)[0])]
     assert len(pin1) == 1, pin1
-    got = subprocess.run(
-        ["nsenter", f"--net={NETNS_DIR / pin1[0]}", "busybox", "wget", "-qO-", "-T", "5",
-         f"http://{web2['status']['podIP']}:8080/index.html"],
-        capture_output=True, text=True, timeout=30, check=False)
-    assert got.stdout.strip() == "hello-from-node2", got.stderr
+    assert fetch_from(NETNS_DIR / pin1[0], web2["status"]["podIP"]) == "hello-from-node2"
     table = lab_cli("status", "--name", name, env=env)
     assert f"node1  {lab.node(1).address}" in table.stdout
 
