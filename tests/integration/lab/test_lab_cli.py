@@ -23,9 +23,11 @@ import psutil
 import pytest
 import yaml
 
+from pycni.ns import entered
 from pykubelet.lab import network
 from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout
 from pykubelet.lab.processes import embedded_control_plane_available
+from pykubelet.runtime.netns import in_throwaway_thread
 from pykubelet.runtime.service import default_netns_prefix
 
 pytestmark = [pytest.mark.root, pytest.mark.netns, pytest.mark.runc, pytest.mark.slow]
@@ -133,19 +135,21 @@ def wait_running(lab: LabLayout, index: int, timeout: float = 90) -> dict[str, A
 
 
 def fetch_from(netns: Path, ip: str, timeout: float = 20) -> str:
-    """GET the web pod's page from inside ``netns`` (retried while httpd starts listening:
-    Running says the container started, not that it serves yet)."""
+    """GET the web pod's page from inside ``netns`` (a throwaway thread joins it), retried
+    while httpd starts listening: Running says the container started, not that it serves."""
+    def get() -> str:
+        with entered(str(netns)), urllib.request.urlopen(
+                f"http://{ip}:8080/index.html", timeout=3) as r:
+            return r.read().decode().strip()
+
     end = time.monotonic() + timeout
-    out = ""
-    while time.monotonic() < end:
-        got = subprocess.run(["nsenter", f"--net={netns}", "busybox", "wget", "-qO-", "-T", "3",
-                              f"http://{ip}:8080/index.html"],
-                             capture_output=True, text=True, timeout=30, check=False)
-        out = got.stdout.strip() or got.stderr.strip()
-        if got.returncode == 0:
-            return out
-        time.sleep(0.3)
-    return out
+    while True:
+        try:
+            return in_throwaway_thread(get, "lab-fetch")
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.3)
 
 
 def pins_of(lab: LabLayout) -> list[str]:
