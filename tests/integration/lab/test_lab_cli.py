@@ -26,7 +26,7 @@ import yaml
 from pycni.ns import entered
 from pykubelet.lab import network
 from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout
-from pykubelet.lab.processes import embedded_control_plane_available
+from pykubelet.lab.processes import embedded_control_plane_available, tail
 from pykubelet.runtime.netns import in_throwaway_thread
 from pykubelet.runtime.service import default_netns_prefix
 
@@ -113,25 +113,35 @@ def static_web_pod(lab: LabLayout, index: int) -> None:
                         "exec httpd -f -p 8080 -h /tmp"]}]}}))
 
 
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
+
+
 def node_pods(lab: LabLayout, index: int) -> list[dict[str, Any]]:
     """The pods a node's agent reports on its status port (its lab address)."""
-    try:
-        with urllib.request.urlopen(f"http://{lab.node(index).address}:10248/pods",
-                                    timeout=2) as r:
-            return list(json.load(r)["items"])
-    except OSError:
-        return []
+    with _DIRECT.open(f"http://{lab.node(index).address}:10248/pods", timeout=2) as r:
+        return list(json.load(r)["items"])
 
 
 def wait_running(lab: LabLayout, index: int, timeout: float = 90) -> dict[str, Any]:
     end = time.monotonic() + timeout
+    last: object = None
     while time.monotonic() < end:
-        for p in node_pods(lab, index):
+        try:
+            last = node_pods(lab, index)
+        except OSError as exc:
+            last = exc
+            time.sleep(0.3)
+            continue
+        for p in last:
             st = p.get("status") or {}
             if st.get("phase") == "Running" and st.get("podIP"):
                 return p
         time.sleep(0.3)
-    raise AssertionError(f"{lab.node(index).name}: no Running pod after {timeout}s")
+    node = lab.node(index)
+    logs = "\n".join(f"--- {f.name}:\n{tail(f, 30)}" for f in (
+        node.agent_log, node.root_dir / "runtime.log"))
+    raise AssertionError(f"{node.name}: no Running pod after {timeout}s; /pods: "
+                         f"{str(last)[:1500]}\n{logs}")
 
 
 def fetch_from(netns: Path, ip: str, timeout: float = 20) -> str:
