@@ -13,6 +13,7 @@ import click
 # name -> "module:attribute" of a click command
 SUBCOMMANDS: dict[str, str] = {
     "run": "pykubelet.cli.run_cmd:run",
+    "lab": "pykubelet.cli.lab_cmd:lab",
     "control-plane": "pykubelet.cli.controlplane_cmd:control_plane",
     "runtime": "pykubelet.cli.runtime_cmd:runtime",
     "image": "pykubelet.cli.image_cmd:image",

@@ -1,0 +1,289 @@
+"""`lab up`: kind's create as a list of idempotent steps over one context.
+
+Each step says what it does (the ✓/✗ line), does it, and records what it made in the
+lab's state file before the next one starts, so a failure at any point leaves a lab that
+`down` removes completely, which `up` does itself unless ``--retain``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pykubelet.lab import kubecontext, network, processes, state, teardown
+from pykubelet.lab.layout import (
+    RUN_ROOT,
+    STATE_ROOT,
+    LabLayout,
+    LayoutError,
+    NodeLayout,
+    free_subnet_index,
+    validate_name,
+    validate_nodes,
+)
+from pykubelet.lab.nodeconfig import node_monitor_grace_configurable
+from pykubelet.lab.provider import NetnsProvider
+from pykubelet.lab.state import LabState
+from pykubelet.lab.status import StatusPrinter
+
+DEFAULT_WAIT = 120.0
+API_TIMEOUT = 60.0
+POLL = 0.1
+
+
+class LabError(RuntimeError):
+    """`up` failed; the message is one line naming what and why."""
+
+
+@dataclass
+class Options:
+    name: str = "lab"
+    nodes: int = 1
+    wait: float = DEFAULT_WAIT  # seconds for every node to be Ready; 0: do not wait
+    retain: bool = False
+    kubeconfig: str | None = None
+    node_monitor_grace_period: float | None = None
+    state_root: Path = STATE_ROOT
+    run_root: Path = RUN_ROOT
+
+
+@dataclass
+class Context:
+    """What the steps share (kind's ActionContext)."""
+
+    options: Options
+    state: LabState
+    provider: NetnsProvider
+    archive: Path | None = None
+    kubeconfig_file: Path | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def lab(self) -> LabLayout:
+        return self.state.layout
+
+    def save(self) -> None:
+        state.save(self.state)
+
+
+Step = tuple[Callable[[Context], str], Callable[[Context], None]]
+
+
+@contextlib.contextmanager
+def lab_lock(lab: LabLayout) -> Iterator[None]:
+    """One `up`/`down` of a lab at a time (a flock on <run root>/NAME.lock)."""
+    lab.lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lab.lock_file, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LabError(f"lab {lab.name!r} is busy: another `pykubelet lab` command is "
+                           "working on it") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------- the steps
+def _build_image(ctx: Context) -> None:
+    ctx.archive = ctx.provider.build_image(ctx.lab)
+
+
+def _network(ctx: Context) -> None:
+    ctx.provider.provision_network(ctx.lab)
+
+
+def _prepare_nodes(ctx: Context) -> None:
+    assert ctx.archive is not None
+    nodes = ctx.lab.node_layouts()
+    with ThreadPoolExecutor(max_workers=min(4, len(nodes))) as pool:
+        for f in [pool.submit(ctx.provider.prepare_node, n, ctx.archive) for n in nodes]:
+            f.result()
+    ctx.provider.write_config(ctx.lab.control_node, None, ctx.options.node_monitor_grace_period)
+
+
+def _start_control_plane(ctx: Context) -> None:
+    lab, node = ctx.lab, ctx.lab.control_node
+    ctx.state.embedded_control_plane = processes.embedded_control_plane_available()
+    if not ctx.state.embedded_control_plane:
+        ctx.provider.start_control_plane(ctx.state, node, ctx.options.node_monitor_grace_period)
+    ctx.provider.start_agent(ctx.state, node)
+    ctx.save()
+    end = time.monotonic() + API_TIMEOUT
+    while NetnsProvider.admin_kubeconfig(lab) is None or not _api_answers(ctx):
+        _check_alive(ctx, [node])
+        if time.monotonic() > end:
+            raise LabError(f"node1: the API did not serve on {node.api_server} within "
+                           f"{API_TIMEOUT:.0f}s; see {node.dir}/*.log")
+        time.sleep(POLL)
+
+
+def _api_answers(ctx: Context) -> bool:
+    from pykubelet.client.rest import ClientError
+
+    admin = NetnsProvider.admin_kubeconfig(ctx.lab)
+    if admin is None:
+        return False
+    try:
+        return bool(_client(admin).request("GET", "/version", timeout=2))
+    except (ClientError, OSError, ValueError):
+        return False
+
+
+def _client(admin: Path):  # type: ignore[no-untyped-def]
+    from pykubelet.client.rest import RESTClient
+
+    return RESTClient.from_kubeconfig(admin, user_agent="pykubelet-lab")
+
+
+def _join_nodes(ctx: Context) -> None:
+    others = ctx.lab.node_layouts()[1:]
+    if not others:
+        return
+    join = ctx.provider.join_info(ctx.lab)
+    for node in others:
+        ctx.provider.write_config(node, join)
+        ctx.provider.start_agent(ctx.state, node)
+    ctx.save()
+
+
+def _wait_ready(ctx: Context) -> None:
+    from pykubelet.client.rest import NODES, ClientError
+
+    admin = NetnsProvider.admin_kubeconfig(ctx.lab)
+    assert admin is not None
+    client = _client(admin)
+    want = {n.name for n in ctx.lab.node_layouts()}
+    end = time.monotonic() + ctx.options.wait
+    ready: set[str] = set()
+    while True:
+        _check_alive(ctx, ctx.lab.node_layouts())
+        with contextlib.suppress(ClientError, OSError, ValueError):
+            ready = {n["metadata"]["name"] for n in client.list(NODES).get("items") or []
+                     if node_ready(n)} & want
+        if ready == want:
+            return
+        if time.monotonic() > end:
+            missing = ", ".join(sorted(want - ready))
+            raise LabError(f"not Ready after {ctx.options.wait:.0f}s: {missing}")
+        time.sleep(POLL * 2)
+
+
+def node_ready(node: dict[str, object]) -> bool:
+    status = node.get("status") or {}
+    assert isinstance(status, dict)
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in status.get("conditions") or [])
+
+
+def _check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
+    """Fail fast, with the log's last line, when a node's process died."""
+    for node in nodes:
+        procs = ctx.state.node_processes(node.name)
+        for what, ref, log in (("agent", procs.agent, node.agent_log),
+                               ("control plane", procs.control_plane,
+                                node.dir / "control-plane.log")):
+            if ref is not None and processes.exited(ref):
+                last = processes.tail(log, 1) or "no output"
+                raise LabError(f"{node.name}: the {what} (pid {ref.pid}) exited: {last}")
+
+
+def _kubeconfig(ctx: Context) -> None:
+    admin = NetnsProvider.admin_kubeconfig(ctx.lab)
+    assert admin is not None
+    ctx.kubeconfig_file = kubecontext.merge(admin, ctx.lab.context, ctx.options.kubeconfig)
+    ctx.state.kubeconfig = str(ctx.kubeconfig_file)
+
+
+def steps(options: Options) -> list[Step]:
+    n = options.nodes
+    out: list[Step] = [
+        (lambda c: "Building the busybox image (localhost/busybox:latest)", _build_image),
+        (lambda c: f"Creating the lab network ({c.lab.bridge}, {c.lab.subnet})", _network),
+        (lambda c: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
+         _prepare_nodes),
+        (lambda c: f"Starting the control plane on node1 ({c.lab.control_node.api_server})",
+         _start_control_plane),
+    ]
+    if n > 1:
+        out.append((lambda c: f"Joining node2..node{n}", _join_nodes))
+    if options.wait > 0:
+        out.append((lambda c: f"Waiting for {n} node{'s' if n > 1 else ''} to be Ready",
+                    _wait_ready))
+    out.append((lambda c: f"Setting kubectl context {c.lab.context}", _kubeconfig))
+    return out
+
+
+# ---------------------------------------------------------------------- up
+def up(options: Options, printer: StatusPrinter | None = None) -> Context:
+    """Create the lab; raises LabError (one line) after tearing down what it made,
+    unless ``options.retain``."""
+    try:
+        validate_name(options.name)
+        validate_nodes(options.nodes)
+    except LayoutError as exc:
+        raise LabError(str(exc)) from None
+    if os.geteuid() != 0:
+        raise LabError("lab up: must run as root (namespaces, links, runc)")
+    if (options.node_monitor_grace_period is not None and not node_monitor_grace_configurable()
+            and processes.embedded_control_plane_available()):
+        raise LabError("--node-monitor-grace-period: this build's node config has no "
+                       "controlPlane.nodeMonitorGracePeriod to carry it")
+    printer = printer or StatusPrinter()
+    probe = LabLayout(options.name, options.nodes, 0, options.state_root, options.run_root)
+    with lab_lock(probe):
+        if teardown.exists(options.name, options.state_root, options.run_root):
+            raise LabError(f"lab {options.name!r} already exists (remove it with: pykubelet "
+                           f"lab down --name {options.name})")
+        with _flock(options.run_root / "subnets.lock"):  # two labs never pick one subnet
+            used = {s.subnet_index for s in state.all_states(options.state_root)}
+            try:
+                k = free_subnet_index(used, network.host_networks())
+            except LayoutError as exc:
+                raise LabError(str(exc)) from None
+            st = LabState(options.name, options.nodes, k, str(options.state_root),
+                          str(options.run_root))
+            ctx = Context(options, st, NetnsProvider())
+            ctx.save()  # before anything is made: `down` always knows the lab
+        started = time.monotonic()
+        for describe, run in steps(options):
+            printer.start(describe(ctx))
+            t0 = time.monotonic()
+            try:
+                run(ctx)
+                ctx.save()
+            except (Exception, KeyboardInterrupt) as exc:
+                printer.end(False)
+                ctx.state.phase = state.PHASE_FAILED
+                with contextlib.suppress(OSError):
+                    ctx.save()
+                msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if not options.retain:
+                    teardown.down(options.name, options.state_root, options.run_root,
+                                  options.kubeconfig)
+                    raise LabError(f"{msg} (the lab was removed; --retain keeps it)") from exc
+                raise LabError(f"{msg} (kept for inspection: --retain)") from exc
+            ctx.timings[run.__name__.strip("_")] = time.monotonic() - t0
+            printer.end(True)
+        ctx.timings["total"] = time.monotonic() - started
+        ctx.state.phase = state.PHASE_UP
+        ctx.save()
+        return ctx

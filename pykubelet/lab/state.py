@@ -1,0 +1,137 @@
+"""What a lab made and which processes it runs, in ``<state dir>/lab.json``.
+
+Written before the first thing is made and after every step, atomically (temp file and
+rename), so `down` and `status` need no memory: a lab whose `up` crashed is still
+described by its file. Processes are kept as (pid, start time), so a reused pid is never
+mistaken for a node's process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from pykubelet.lab.layout import RUN_ROOT, STATE_ROOT, LabLayout
+
+PHASE_CREATING = "creating"
+PHASE_UP = "up"
+PHASE_FAILED = "failed"
+
+
+class StateError(ValueError):
+    """A state file that cannot be read."""
+
+
+@dataclass
+class ProcessRef:
+    """A process the lab started: its pid and start time (psutil's create_time)."""
+
+    pid: int
+    start_time: float
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessRef:
+        try:
+            return cls(pid, psutil.Process(pid).create_time())
+        except psutil.Error:
+            return cls(pid, 0.0)
+
+    def alive(self) -> bool:
+        """True while this very process runs (not a later one with the same pid)."""
+        try:
+            p = psutil.Process(self.pid)
+            if p.status() == psutil.STATUS_ZOMBIE:
+                return False
+            return not self.start_time or abs(p.create_time() - self.start_time) < 0.05
+        except psutil.Error:
+            return False
+
+
+@dataclass
+class NodeProcesses:
+    agent: ProcessRef | None = None
+    control_plane: ProcessRef | None = None  # a separate `pykubelet control-plane`
+
+
+@dataclass
+class LabState:
+    name: str
+    nodes: int
+    subnet_index: int
+    state_root: str = str(STATE_ROOT)
+    run_root: str = str(RUN_ROOT)
+    phase: str = PHASE_CREATING
+    kubeconfig: str = ""  # the file the context was merged into
+    embedded_control_plane: bool = True  # node 1's agent runs the control plane
+    processes: dict[str, NodeProcesses] = field(default_factory=dict)
+
+    @property
+    def layout(self) -> LabLayout:
+        return LabLayout(self.name, self.nodes, self.subnet_index, Path(self.state_root),
+                         Path(self.run_root))
+
+    def node_processes(self, node: str) -> NodeProcesses:
+        return self.processes.setdefault(node, NodeProcesses())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LabState:
+        procs = {}
+        for node, p in (data.get("processes") or {}).items():
+            procs[node] = NodeProcesses(
+                agent=ProcessRef(**p["agent"]) if p.get("agent") else None,
+                control_plane=ProcessRef(**p["control_plane"]) if p.get("control_plane")
+                else None)
+        return cls(
+            name=data["name"], nodes=int(data["nodes"]), subnet_index=int(data["subnet_index"]),
+            state_root=data.get("state_root", str(STATE_ROOT)),
+            run_root=data.get("run_root", str(RUN_ROOT)),
+            phase=data.get("phase", PHASE_CREATING), kubeconfig=data.get("kubeconfig", ""),
+            embedded_control_plane=bool(data.get("embedded_control_plane", True)),
+            processes=procs)
+
+
+def save(state: LabState) -> None:
+    path = state.layout.state_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(state.to_json(), f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def load(path: Path) -> LabState | None:
+    """The state in ``path``, or None when there is none."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise StateError(f"{path}: unreadable lab state: {exc}") from None
+    try:
+        return LabState.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"{path}: malformed lab state: {exc}") from None
+
+
+def all_states(state_root: Path = STATE_ROOT) -> list[LabState]:
+    """Every lab described under ``state_root`` (unreadable files are skipped)."""
+    out: list[LabState] = []
+    if not state_root.is_dir():
+        return out
+    for d in sorted(state_root.iterdir()):
+        with contextlib.suppress(StateError):
+            st = load(d / "lab.json")
+            if st is not None:
+                out.append(st)
+    return out

@@ -1,0 +1,312 @@
+"""`pykubelet lab up/status/down` on real namespaces, links, runc containers and processes.
+
+Each test drives the CLI as a user would, with its own kubeconfig file, and checks that
+`down` leaves nothing behind: namespaces (nodes' and pods'), links, routes, mounts,
+processes, cgroups, directories, CNI cache entries and kubeconfig entries. Lab names
+start with ``tlab`` so leftovers are traceable to this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import yaml
+
+from pycni.ns import entered
+from pykubelet.lab import network
+from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout
+from pykubelet.lab.processes import embedded_control_plane_available, tail
+from pykubelet.runtime.netns import in_throwaway_thread
+from pykubelet.runtime.service import default_netns_prefix
+
+pytestmark = [pytest.mark.root, pytest.mark.netns, pytest.mark.runc, pytest.mark.slow]
+
+JOIN = embedded_control_plane_available()  # the agent's join: nodes register and go Ready
+WAIT = "120s" if JOIN else "0"
+
+
+def lab_cli(*args: str, env: dict[str, str], timeout: float = 240,
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pykubelet.cli.main", "lab", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig with someone else's context in it, which the lab must keep."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "other",
+        "clusters": [{"name": "other", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "other", "user": {"token": "x"}}],
+        "contexts": [{"name": "other", "context": {"cluster": "other", "user": "other"}}]}))
+    return path
+
+
+@pytest.fixture
+def env(kubeconfig: Path) -> dict[str, str]:
+    return {**os.environ, "KUBECONFIG": str(kubeconfig)}
+
+
+@pytest.fixture
+def cleanup(env: dict[str, str]) -> Iterator[list[str]]:
+    """Names of labs to remove whatever happens in the test."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        lab_cli("down", "--name", name, env=env)
+
+
+def traces(name: str, pin_prefixes: list[str], pids: list[int],
+           pod_uids: list[str]) -> dict[str, list[str]]:
+    """Everything of lab ``name`` still on the host (empty lists when clean)."""
+    ours = (f"{STATE_ROOT}/{name}/", f"{RUN_ROOT}/{name}/")
+    netns = sorted(n for n in os.listdir(NETNS_DIR) if n.startswith(f"pykube-{name}-")
+                   or any(n.startswith(p) for p in pin_prefixes))
+    from pyroute2 import IPRoute
+
+    with IPRoute() as ipr:
+        links = sorted(str(m.get_attr("IFLA_IFNAME")) for m in ipr.get_links()
+                       if str(m.get_attr("IFLA_IFNAME")).startswith(f"pkl-{name}")
+                       or m.get_attr("IFLA_IFALIAS") == f"pykube-lab:{name}")
+    with open("/proc/self/mountinfo") as f:
+        mounts = [ln.split()[4] for ln in f if ln.split()[4].startswith(ours)
+                  or any(ln.split()[4].startswith(f"{NETNS_DIR}/{p}") for p in pin_prefixes)]
+    procs = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(p.info.get("cmdline") or [])
+        mine = any(o in cmd for o in ours) or p.info["pid"] in pids
+        if mine and p.status() != psutil.STATUS_ZOMBIE:
+            procs.append(f"{p.info['pid']} {cmd[:80]}")
+    dirs = [d for d in (STATE_ROOT / name, RUN_ROOT / name) if d.exists()]
+    results = Path("/var/lib/cni/results")
+    cni = sorted(f.name for f in results.iterdir()
+                 if f.name.startswith(f"pykube-{name}-")) if results.is_dir() else []
+    cgroups = [str(d) for uid in pod_uids
+               for d in Path("/sys/fs/cgroup").glob(f"*/kubepods/**/pod{uid}")]
+    return {"netns": netns, "links": links, "mounts": mounts, "processes": procs,
+            "dirs": [str(d) for d in dirs], "cni": cni, "cgroups": cgroups}
+
+
+def assert_clean(found: dict[str, list[str]]) -> None:
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def static_web_pod(lab: LabLayout, index: int) -> None:
+    node = lab.node(index)
+    (node.manifests_dir / "web.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+            "name": "web", "image": "localhost/busybox:latest",
+            "command": ["sh", "-c", f"echo hello-from-{node.name} > /tmp/index.html; "
+                        "exec httpd -f -p 8080 -h /tmp"]}]}}))
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
+
+
+def node_pods(lab: LabLayout, index: int) -> list[dict[str, Any]]:
+    """The pods a node's agent reports on its status port (its lab address)."""
+    with _DIRECT.open(f"http://{lab.node(index).address}:10248/pods", timeout=2) as r:
+        return list(json.load(r)["items"])
+
+
+def wait_running(lab: LabLayout, index: int, timeout: float = 90) -> dict[str, Any]:
+    end = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < end:
+        try:
+            last = node_pods(lab, index)
+        except OSError as exc:
+            last = exc
+            time.sleep(0.3)
+            continue
+        for p in last:
+            st = p.get("status") or {}
+            if st.get("phase") == "Running" and st.get("podIP"):
+                return p
+        time.sleep(0.3)
+    node = lab.node(index)
+    logs = "\n".join(f"--- {f.name}:\n{tail(f, 30)}" for f in (
+        node.agent_log, node.root_dir / "runtime.log"))
+    raise AssertionError(f"{node.name}: no Running pod after {timeout}s; /pods: "
+                         f"{str(last)[:1500]}\n{logs}")
+
+
+def fetch_from(netns: Path, ip: str, timeout: float = 20) -> str:
+    """GET the web pod's page from inside ``netns`` (a throwaway thread joins it), retried
+    while httpd starts listening: Running says the container started, not that it serves."""
+    def get() -> str:
+        with entered(str(netns)), urllib.request.urlopen(
+                f"http://{ip}:8080/index.html", timeout=3) as r:
+            return r.read().decode().strip()
+
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return in_throwaway_thread(get, "lab-fetch")
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.3)
+
+
+def pins_of(lab: LabLayout) -> list[str]:
+    return [default_netns_prefix(n.root_dir) for n in lab.node_layouts()]
+
+
+def read_state(lab: LabLayout) -> dict[str, Any]:
+    return json.loads(lab.state_file.read_text())
+
+
+def test_up_status_down_leaves_nothing(env: dict[str, str], kubeconfig: Path,
+                                       cleanup: list[str]) -> None:
+    name = "tlabud"
+    cleanup.append(name)
+    up = lab_cli("up", "--nodes", "2", "--name", name, "--wait", WAIT, env=env)
+    assert up.returncode == 0, up.stderr
+    assert " ✓ Creating the lab network (pkl-tlabud, 10.250." in up.stderr
+    st = yaml.safe_load(kubeconfig.read_text())
+    assert st["current-context"] == f"pykube-{name}"
+    assert {c["name"] for c in st["contexts"]} == {"other", f"pykube-{name}"}
+
+    status = lab_cli("status", "--name", name, "-o", "json", env=env)
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    k = read_state(LabLayout(name, 2))["subnet_index"]
+    lab = LabLayout(name, 2, k)
+    assert doc["name"] == name
+    assert [n["name"] for n in doc["nodes"]] == ["node1", "node2"]
+    assert [n["address"] for n in doc["nodes"]] == [lab.node(1).address, lab.node(2).address]
+    assert all(psutil.pid_exists(n["agentPid"]) for n in doc["nodes"])
+    assert doc["nodes"][0]["controlPlanePid"] is not None
+    assert doc["nodes"][1]["controlPlanePid"] is None
+    assert all(n["etcdPid"] is None for n in doc["nodes"])
+    assert doc["leader"] == "node1"
+    if JOIN:
+        assert [n["ready"] for n in doc["nodes"]] == [True, True]
+    # the host reaches the API on node 1's lab address through the merged context
+    from pykubelet.client.rest import NAMESPACES, RESTClient
+
+    client = RESTClient.from_kubeconfig(kubeconfig)
+    assert client.server == lab.control_node.api_server
+    assert "kube-system" in {n["metadata"]["name"] for n in client.list(NAMESPACES)["items"]}
+    # host-gw: each node routes the other's pod CIDR through its lab address
+    assert network.node_routes(lab.node(1).netns) == [("10.244.2.0/24", lab.node(2).address)]
+    assert network.node_routes(lab.node(2).netns) == [("10.244.1.0/24", lab.node(1).address)]
+
+    again = lab_cli("up", "--nodes", "1", "--name", name, env=env)
+    assert again.returncode != 0
+    assert again.stderr.strip().splitlines()[-1] == (
+        f"Error: lab '{name}' already exists (remove it with: pykubelet lab down --name "
+        f"{name})")
+    assert [psutil.pid_exists(n["agentPid"]) for n in doc["nodes"]] == [True, True]
+
+    # pods on both nodes reach each other by their own addresses
+    static_web_pod(lab, 1)
+    static_web_pod(lab, 2)
+    web1, web2 = wait_running(lab, 1), wait_running(lab, 2)
+    assert web1["status"]["podIP"].startswith("10.244.1.")
+    assert web2["status"]["podIP"].startswith("10.244.2.")
+    pin1 = [p for p in os.listdir(NETNS_DIR) if p.startswith(pins_of(lab)[0])]
+    assert len(pin1) == 1, pin1
+    assert fetch_from(NETNS_DIR / pin1[0], web2["status"]["podIP"]) == "hello-from-node2"
+    table = lab_cli("status", "--name", name, env=env)
+    assert f"node1  {lab.node(1).address}" in table.stdout
+
+    pids = [n["agentPid"] for n in doc["nodes"]]
+    uids = [web1["metadata"]["uid"], web2["metadata"]["uid"]]
+    down = lab_cli("down", "--name", name, env=env)
+    assert down.returncode == 0, down.stderr
+    assert " ✓ Stopping pods" in down.stderr
+    assert_clean(traces(name, pins_of(lab), pids, uids))
+    st = yaml.safe_load(kubeconfig.read_text())
+    assert [c["name"] for c in st["contexts"]] == ["other"]
+    assert [c["name"] for c in st["clusters"]] == ["other"]
+    assert [u["name"] for u in st["users"]] == ["other"]
+    assert st["current-context"] == ""
+
+    twice = lab_cli("down", "--name", name, env=env)
+    assert twice.returncode == 0
+    assert f"lab '{name}': nothing to remove" in twice.stderr
+
+
+def test_down_after_a_crash_of_up_and_of_the_node_processes(env: dict[str, str],
+                                                             cleanup: list[str]) -> None:
+    name = "tlabcr"
+    cleanup.append(name)
+    up = subprocess.Popen([sys.executable, "-m", "pykubelet.cli.main", "lab", "up", "--nodes",
+                           "2", "--name", name, "--wait", WAIT], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state_file = LabLayout(name, 2).state_file
+    end = time.monotonic() + 60
+    agent = None
+    while agent is None and time.monotonic() < end:
+        try:
+            agent = (read_state(LabLayout(name, 2))["processes"].get("node1") or {}).get("agent")
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    assert agent is not None, "up never started node1's agent"
+    up.send_signal(signal.SIGKILL)  # `up` dies half-way: node1 runs, node2 never started
+    up.wait(10)
+    lab = LabLayout(name, 2, json.loads(state_file.read_text())["subnet_index"])
+    static_web_pod(lab, 1)
+    web = wait_running(lab, 1)
+    pin = [p for p in os.listdir(NETNS_DIR) if p.startswith(pins_of(lab)[0])]
+    assert len(pin) == 1
+    in_pod = [p.pid for p in psutil.process_iter()
+              if _netns_ino(p.pid) == os.stat(NETNS_DIR / pin[0]).st_ino]
+    assert in_pod, "the pod's container runs"
+    status = lab_cli("status", "--name", name, env=env)
+    assert status.returncode == 0, status.stderr
+
+    # then the node's own processes crash: agent, its runtime, node 1's control plane
+    runtime_pid = int((lab.node(1).node_run_dir / "runtime.pid").read_text())
+    procs = read_state(lab)["processes"]["node1"]
+    crashed = [agent["pid"], runtime_pid] + (
+        [procs["control_plane"]["pid"]] if procs.get("control_plane") else [])
+    for pid in crashed:
+        os.kill(pid, signal.SIGKILL)
+    assert all(psutil.pid_exists(p) for p in in_pod), "containers outlive their runtime"
+
+    down = lab_cli("down", "--name", name, env=env)
+    assert down.returncode == 0, down.stderr
+    assert_clean(traces(name, pins_of(lab), crashed + in_pod, [web["metadata"]["uid"]]))
+
+
+def _netns_ino(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["up", "--nodes", "0", "--name", "tlabbad"], "--nodes: must be between 1 and 50, got 0"),
+    (["up", "--nodes", "2", "--name", "Bad_Name"], "--name: 'Bad_Name' must be 1-32"),
+    (["up", "--name", "tlabbad", "--wait", "soon"], "--wait: 'soon' is not a duration"),
+    (["status", "--name", "tlabbad"], "lab 'tlabbad' not found"),
+])
+def test_bad_input_is_one_clear_line_and_changes_nothing(env: dict[str, str], args: list[str],
+                                                         error: str) -> None:
+    got = lab_cli(*args, env=env, timeout=60)
+    assert got.returncode != 0
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Error: ")
+    assert error in lines[0]
+    assert not (STATE_ROOT / "tlabbad").exists()
+    assert not network.link_exists("pkl-tlabbad")
+    assert not any(n.startswith("pykube-tlabbad-") for n in os.listdir(NETNS_DIR))

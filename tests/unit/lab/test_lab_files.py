@@ -1,0 +1,133 @@
+"""The lab's files: its state, its kubeconfig context, its status output."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pykubelet.client.kubeconfig import admin_kubeconfig, merge_context, read
+from pykubelet.lab import kubecontext, state
+from pykubelet.lab.report import LabReport, NodeReport, render_table
+from pykubelet.lab.state import LabState, ProcessRef
+from pykubelet.lab.status import StatusPrinter
+
+
+def test_state_round_trips_and_lists(tmp_path: Path) -> None:
+    st = LabState("a", 2, 3, str(tmp_path), str(tmp_path / "run"))
+    st.node_processes("node1").agent = ProcessRef.of(os.getpid())
+    st.node_processes("node1").control_plane = ProcessRef(1234, 5.0)
+    state.save(st)
+    back = state.load(tmp_path / "a" / "lab.json")
+    assert back == st
+    assert [s.name for s in state.all_states(tmp_path)] == ["a"]
+    assert back is not None
+    assert back.layout.subnet_index == 3
+
+
+def test_a_broken_state_file_is_a_clear_error(tmp_path: Path) -> None:
+    assert state.load(tmp_path / "none.json") is None
+    bad = tmp_path / "lab.json"
+    bad.write_text("{not json")
+    with pytest.raises(state.StateError, match="unreadable lab state"):
+        state.load(bad)
+    bad.write_text(json.dumps({"name": "x"}))
+    with pytest.raises(state.StateError, match="malformed lab state"):
+        state.load(bad)
+
+
+def test_a_process_ref_never_matches_a_reused_pid() -> None:
+    me = ProcessRef.of(os.getpid())
+    assert me.alive()
+    assert not ProcessRef(os.getpid(), me.start_time - 100).alive()
+    assert not ProcessRef(2**22 + 12345, 0.0).alive()
+
+
+def _admin() -> dict[str, object]:
+    return admin_kubeconfig("https://10.250.0.11:6443", b"-----CA-----", "tok", name="pykube")
+
+
+def test_context_is_merged_renamed_and_current(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "config"
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    other = {"apiVersion": "v1", "kind": "Config", "current-context": "other",
+             "clusters": [{"name": "other", "cluster": {"server": "https://o"}}],
+             "users": [{"name": "other", "user": {"token": "o"}}],
+             "contexts": [{"name": "other", "context": {"cluster": "other", "user": "other"}}],
+             "extensionField": {"kept": True}}
+    cfg.write_text(yaml.safe_dump(other))
+    admin = tmp_path / "admin.kubeconfig"
+    admin.write_text(yaml.safe_dump(_admin()))
+    assert kubecontext.merge(admin, "pykube-t") == cfg
+    got = read(cfg)
+    assert got["current-context"] == "pykube-t"
+    ctx = next(c for c in got["contexts"] if c["name"] == "pykube-t")
+    assert ctx["context"] == {"cluster": "pykube-t", "user": "pykube-t"}
+    cluster = next(c for c in got["clusters"] if c["name"] == "pykube-t")["cluster"]
+    assert cluster["server"] == "https://10.250.0.11:6443"
+    assert next(u for u in got["users"] if u["name"] == "pykube-t")["user"] == {"token": "tok"}
+    assert got["extensionField"] == {"kept": True}
+    assert (cfg.stat().st_mode & 0o777) == 0o600
+
+    kubecontext.remove("pykube-t", str(cfg))
+    after = read(cfg)
+    assert after["current-context"] == ""
+    assert [c["name"] for c in after["contexts"]] == ["other"]
+    assert [c["name"] for c in after["clusters"]] == ["other"]
+    assert [u["name"] for u in after["users"]] == ["other"]
+
+
+def test_context_is_removed_from_the_recorded_file_too(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "elsewhere"))
+    recorded = tmp_path / "recorded"
+    merge_context(recorded, kubecontext.lab_context(_admin(), "pykube-r"))
+    kubecontext.remove("pykube-r", str(recorded))
+    assert read(recorded)["contexts"] == []
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_printer_without_a_terminal_prints_one_line_per_step() -> None:
+    out = io.StringIO()
+    p = StatusPrinter(out, tty=False)
+    p.start("Creating the lab network")
+    p.start("Starting the control plane")  # ending the previous step as done
+    p.end(False)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(" ✓ Creating the lab network (")
+    assert lines[1].startswith(" ✗ Starting the control plane (")
+    assert "\r" not in out.getvalue()
+
+
+def test_printer_on_a_terminal_spins_then_settles() -> None:
+    out = io.StringIO()
+    p = StatusPrinter(out, tty=True, interval=0.01)
+    p.start("Waiting")
+    import time
+
+    time.sleep(0.05)
+    p.end(True)
+    text = out.getvalue()
+    assert "\r" in text
+    assert text.rstrip().endswith("s)")
+    assert " ✓ Waiting (" in text
+
+
+def test_status_json_is_designs_shape_exactly() -> None:
+    r = LabReport("lab", [NodeReport("node1", "10.250.0.11", True, 10, 10, pods=["a/b"]),
+                          NodeReport("node2", "10.250.0.12", False, None, None)], "node1")
+    doc = r.to_json()
+    assert list(doc) == ["name", "nodes", "leader"]
+    assert list(doc["nodes"][0]) == ["name", "address", "ready", "agentPid", "controlPlanePid",
+                                     "etcdPid"]
+    assert doc["nodes"][1] == {"name": "node2", "address": "10.250.0.12", "ready": False,
+                               "agentPid": None, "controlPlanePid": None, "etcdPid": None}
+    table = render_table(r)
+    assert "node1  10.250.0.11  True   10     10             1" in table
+    assert "  node1: a/b" in table
