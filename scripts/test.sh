@@ -16,7 +16,7 @@ cd "$here"
 # pysched with the settings above, its framework strictly ([tool.mypy] overrides)
 .venv/bin/python -m mypy -p pysched
 # types, with the shared settings: the kubelet side and the runtime
-.venv/bin/python -m mypy -p pykubelet.kubelet -p pykubelet.runtime
+.venv/bin/python -m mypy -p pykubelet.kubelet -p pykubelet.runtime -p pykubelet.lab
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -62,7 +62,7 @@ _GO_CODE_NAMES = {grpc.StatusCode.OK: "OK", grpc.StatusCode.CANCELLED: "Canceled
 
 def _code_name(context: grpc.ServicerContext, exc: BaseException | None) -> str:
     """The status an RPC ended with (OK, NotFound, Internal, ...)."""
-    code = context.code()
+    code = context.code()  # type: ignore[attr-defined]  # grpc >= 1.38; the stubs lag
     if code is None:
         code = grpc.StatusCode.OK if exc is None else grpc.StatusCode.UNKNOWN
     return _GO_CODE_NAMES.get(code) or "".join(w.capitalize() for w in code.name.split("_"))
