@@ -107,7 +107,9 @@ class RESTClient:
         self.token = token
         self.timeout = timeout
         self.user_agent = user_agent
-        self.pool = self._new_pool(_ssl_context(ca_pem, insecure, client_cert))
+        # also for the streams (exec, attach, port-forward) that other libraries carry
+        self.ssl_context = _ssl_context(ca_pem, insecure, client_cert)
+        self.pool = self._new_pool(self.ssl_context)
 
     def _new_pool(self, ctx: ssl.SSLContext) -> urllib3.PoolManager:
         """The connection pool (a subclass may bring another transport; urllib3 is

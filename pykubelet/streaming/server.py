@@ -135,7 +135,7 @@ async def upgrade_spdy(request: web.Request,
     if transport is None:
         raise ConnectionResetError("client went away during the upgrade")
     request.protocol.keep_alive(False)
-    writer = _TransportWriter(transport)  # type: ignore[arg-type]
+    writer = _TransportWriter(transport)  # type: ignore[arg-type, unused-ignore]
     session = SpdySession(writer, server=True)
     transport.set_protocol(_SpdyTap(request.protocol, session, writer))
     return session, chosen

@@ -77,22 +77,22 @@ class ControlPlaneProcess:
         self.stop(signal.SIGKILL)
 
     def kubectl(self, *args: str, input: str | None = None, timeout: float = 60,
-                check: bool = True, env: dict[str, str] | None = None
-                ) -> subprocess.CompletedProcess[str]:
+                check: bool = True, env: dict[str, str] | None = None,
+                program: str = KUBECTL) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
                    KUBECACHEDIR=str(self.root.parent / "kubectl-cache"), **(env or {}))
-        res = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True,
+        res = subprocess.run([program, *args], input=input, capture_output=True, text=True,
                              env=env, timeout=timeout)
         if check and res.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({res.returncode}):\n"
+            raise AssertionError(f"{program} {' '.join(args)} failed ({res.returncode}):\n"
                                  f"{res.stdout}\n{res.stderr}")
         return res
 
-    def kubectl_bg(self, *args: str, env: dict[str, str] | None = None
-                   ) -> subprocess.Popen[str]:
+    def kubectl_bg(self, *args: str, env: dict[str, str] | None = None,
+                   program: str = KUBECTL) -> subprocess.Popen[str]:
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig),
                    KUBECACHEDIR=str(self.root.parent / "kubectl-cache"), **(env or {}))
-        return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE,
+        return subprocess.Popen([program, *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -10,6 +10,7 @@ import os
 import re
 import select
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -367,9 +368,11 @@ def test_attach_to_the_containers_own_stdin(cluster: Any, ns: str) -> None:
              timeout=30, what="the container ends when its stdin closes")
 
 
-def _forwarded(cp: ControlPlaneProcess, ns: str, env: dict[str, str]) -> str:
+def _forwarded(cp: ControlPlaneProcess, ns: str, env: dict[str, str],
+               program: str = KUBECTL) -> str:
     """kubectl port-forward to the pod's 8080 on a free local port; one HTTP GET through it."""
-    proc = cp.kubectl_bg("port-forward", "-n", ns, "pod/web", ":8080", env=env)
+    proc = cp.kubectl_bg("port-forward", "-n", ns, "pod/web", ":8080", env=env,
+                         program=program)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # Forwarding from 127.0.0.1:PORT -> 8080
@@ -412,6 +415,17 @@ class Terminal:
     def send(self, text: str) -> None:
         os.write(self.master, text.encode())
 
+    def resize(self, rows: int, cols: int) -> None:
+        """The window changes size: the terminal's size, then SIGWINCH to the program
+        (which has no controlling terminal here for the kernel to signal)."""
+        import fcntl
+        import signal
+        import struct
+        import termios
+
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc.send_signal(signal.SIGWINCH)
+
     def expect(self, pattern: str, timeout: float = 30) -> re.Match[bytes]:
         end = time.monotonic() + timeout
         while (match := re.search(pattern.encode(), self.seen)) is None:
@@ -436,9 +450,9 @@ class Terminal:
 
 
 def _terminal(cp: ControlPlaneProcess, *args: str, rows: int = 33, cols: int = 101,
-              env: dict[str, str] | None = None) -> Terminal:
+              env: dict[str, str] | None = None, program: str = KUBECTL) -> Terminal:
     full = dict(os.environ, KUBECONFIG=str(cp.kubeconfig), TERM="xterm", **(env or {}))
-    return Terminal([KUBECTL, *args], full, rows, cols)
+    return Terminal([program, *args], full, rows, cols)
 
 
 @pytest.mark.parametrize("env", [{}, SPDY_EXEC], ids=["websocket", "spdy"])
@@ -478,3 +492,63 @@ def test_attach_it_on_a_real_terminal(cluster: Any, ns: str) -> None:
         term.close()
     time.sleep(1)
     assert _running(cp, ns, "console")
+
+
+PYKUBECTL = str(Path(sys.executable).parent / "pykubectl")
+
+
+def test_pykubectl_exec_attach_and_port_forward(cluster: Any, ns: str) -> None:
+    """pykubectl's streaming commands through the same API: exit codes, stdin, a real
+    terminal whose size follows the window, attach, port-forward."""
+    cp, _ = cluster
+    cp.kubectl("create", "-n", ns, "-f", "-", input=pod(
+        "web", "mkdir -p /www && echo served-$HOSTNAME > /www/index.html && "
+               "exec httpd -f -p 8080 -h /www"))
+    doc = json.loads(pod("console", "while read l; do echo echoed:$l; done"))
+    doc["spec"]["containers"][0].update(stdin=True, tty=True)
+    cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(doc))
+    wait_for(lambda: _running(cp, ns, "web") and _running(cp, ns, "console"), timeout=60,
+             what="Running")
+
+    def pyk(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+        return cp.kubectl(*args, program=PYKUBECTL, **kw)
+
+    out = pyk("exec", "web", "-n", ns, "--", "sh", "-c", "echo out; echo err >&2")
+    assert (out.stdout, out.stderr) == ("out\n", "err\n")
+    failed = pyk("exec", "web", "-n", ns, "--", "sh", "-c", "exit 3", check=False)
+    assert failed.returncode == 3
+    assert "command terminated with exit code 3" in failed.stderr
+    missing = pyk("exec", "web", "-n", ns, "-c", "nope", "--", "true", check=False)
+    assert (missing.returncode, missing.stderr.strip()) == (
+        1, "error: container nope is not valid for pod web")
+    gone = pyk("exec", "ghost", "-n", ns, "--", "true", check=False)
+    assert gone.stderr.strip() == 'Error from server (NotFound): pods "ghost" not found'
+    piped = pyk("exec", "-i", "web", "-n", ns, "--", "sh", "-c", "cat; echo end",
+                input="line one\nline two\n")
+    assert piped.stdout == "line one\nline two\nend\n"
+
+    term = _terminal(cp, "exec", "-it", "-n", ns, "web", "--", "sh", program=PYKUBECTL)
+    try:
+        term.send("stty size; tty; echo marker-$((6*7))\r")
+        term.expect(r"marker-42")
+        assert re.search(rb"33 101", term.seen), term.seen
+        assert re.search(rb"/dev/pts/\d+", term.seen), term.seen
+        term.resize(40, 120)
+        time.sleep(0.5)  # the resize travels ahead of the next keys, as a person types
+        term.send("stty size; echo marker-$((7*7))\r")
+        term.expect(r"40 120\s+marker-49")
+        term.send("exit 5\r")
+    finally:
+        code = term.close()
+    assert code == 5
+
+    term = _terminal(cp, "attach", "-it", "-n", ns, "console", program=PYKUBECTL)
+    try:
+        term.send("first\r")
+        term.expect(r"echoed:first")
+    finally:
+        term.proc.terminate()
+        term.close()
+    assert _running(cp, ns, "console")
+
+    assert _forwarded(cp, ns, {}, program=PYKUBECTL) == "served-web\n"
