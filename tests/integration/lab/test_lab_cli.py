@@ -108,7 +108,8 @@ def static_web_pod(lab: LabLayout, index: int) -> None:
     (node.manifests_dir / "web.yaml").write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
-            "name": "web", "image": "localhost/busybox:latest",
+            # ":latest" means Always to kubelet; the image is the node's own, never pulled
+            "name": "web", "image": "localhost/busybox:latest", "imagePullPolicy": "IfNotPresent",
             "command": ["sh", "-c", f"echo hello-from-{node.name} > /tmp/index.html; "
                         "exec httpd -f -p 8080 -h /tmp"]}]}}))
 
