@@ -65,10 +65,10 @@ def test_counters_move_when_pods_are_created_and_scheduled(cp: ControlPlaneProce
         created = {"verb": "POST", "resource": "pods", "code": "201", "scope": "resource"}
         assert (value(after, "apiserver_request_total", **created)
                 - value(before, "apiserver_request_total", **created)) == 3
-        assert value(after, "apiserver_request_total", verb="POST", resource="pods",
-                     subresource="binding", code="201") >= 3
+        # (the embedded scheduler binds through the registry, not over HTTP: its binds
+        # are scheduler_schedule_attempts_total, not apiserver requests)
         assert value(after, "apiserver_request_duration_seconds_count", verb="POST",
-                     resource="pods") >= 6
+                     resource="pods") >= 3
         assert value(after, "scheduler_scheduling_attempt_duration_seconds_count",
                      result="scheduled", profile="default-scheduler") >= 3
         assert value(after, "scheduler_pending_pods", queue="active") == 0
