@@ -126,7 +126,8 @@ def _raw_terminal(enabled: bool) -> Iterator[None]:
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:
-        tty_mod.setraw(fd)
+        # TCSANOW, as Go's term.MakeRaw: what was typed ahead is kept, not flushed
+        tty_mod.setraw(fd, termios.TCSANOW)
         yield
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -270,7 +270,7 @@ def test_configmap_and_secret_env_envfrom_and_volumes(cluster: Any, ns: str) -> 
             }]}}
     cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(body))
     wait_for(lambda: _running(cp, ns, "reader"), timeout=60, what="Running")
-    missing = cp.kubectl("attach", "reader", "-n", ns, "-c", "nope", check=False)
+    missing = cp.kubectl("logs", "reader", "-n", ns, "-c", "nope", check=False)
     assert "container nope is not valid for pod reader" in missing.stderr
     time.sleep(1.5)
     logs = cp.kubectl("logs", "reader", "-n", ns).stdout.splitlines()
