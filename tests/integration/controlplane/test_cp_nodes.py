@@ -329,6 +329,9 @@ def test_exec_through_the_api(cluster: Any, ns: str) -> None:
             assert ws.returncode == 0
         finally:
             ws.close()
+            # websocket-client's close() does nothing once the server closed first,
+            # leaving its socket open: shut it here
+            ws.sock.shutdown()
 
 
 SPDY_EXEC = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
@@ -352,6 +355,9 @@ def test_exec_with_a_tty_through_the_python_client(cluster: Any, ns: str) -> Non
             out = ws.read_stdout()
         finally:
             ws.close()
+            # websocket-client's close() does nothing once the server closed first,
+            # leaving its socket open: shut it here
+            ws.sock.shutdown()
     assert out.splitlines()[0].startswith("/dev/pts/"), out
     assert ws.returncode == 0
 
