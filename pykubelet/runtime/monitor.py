@@ -16,10 +16,13 @@ pipes we stop reading (a late write would kill it with SIGPIPE), so they go to a
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
+import struct
 import subprocess
+import termios
 import threading
 import time
 import weakref
@@ -285,6 +288,16 @@ def resize_terminal(paths: MonitorPaths, width: int, height: int) -> None:
         os.write(fd, f"{WIN_RESIZE_EVENT} {height} {width}\n".encode())
     finally:
         os.close(fd)
+
+
+def control_pending(paths: MonitorPaths) -> int:
+    """Bytes written to conmon's control fifo that conmon has not read yet (FIONREAD)."""
+    fd = os.open(paths.bundle / "ctl", os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        raw = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    finally:
+        os.close(fd)
+    return int(struct.unpack("i", raw)[0])
 
 
 def reopen_log(paths: MonitorPaths, log_path: str = "", wait: float = 1.0) -> None:

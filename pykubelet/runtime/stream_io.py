@@ -39,7 +39,8 @@ ATTACH_PIPE_STDOUT = 2
 ATTACH_PIPE_STDERR = 3
 _ATTACH_BUF = 8192 + 1
 _EOT = b"\x04"
-CONMON_CONTROL_PACE_S = 0.05
+CONMON_CONTROL_PACE_S = 0.02  # how often to look whether conmon read its control fifo
+CONMON_CONTROL_POLLS = 100  # ... for at most 2 s
 
 
 def _set_winsize(fd: int, width: int, height: int) -> None:
@@ -242,8 +243,8 @@ async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
     async def resizes() -> None:
         # conmon (2.1.6) parses the first line of its control buffer for every line a read
         # brings, so two resizes read together apply the first twice (kubectl attach sends
-        # size+1 then the size, to force a redraw): send only the newest size, one message
-        # at a time, paced so conmon reads each on its own
+        # size+1 then the size, to force a redraw): send only the newest size, and the next
+        # only once conmon has read this one (the fifo is empty), so each is a read of its own
         while (size := await io.resizes.get()) is not None:
             while not io.resizes.empty():
                 newer = io.resizes.get_nowait()
@@ -253,7 +254,13 @@ async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
                 size = newer
             with contextlib.suppress(OSError):
                 monitor.resize_terminal(paths, size.width, size.height)
-            await asyncio.sleep(CONMON_CONTROL_PACE_S)
+            for _ in range(CONMON_CONTROL_POLLS):
+                await asyncio.sleep(CONMON_CONTROL_PACE_S)
+                try:
+                    if not monitor.control_pending(paths):
+                        break
+                except OSError:
+                    break
 
     reader = asyncio.create_task(read_out())
     others = [asyncio.create_task(resizes())]
