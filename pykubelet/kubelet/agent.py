@@ -33,7 +33,7 @@ from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
-from pykubelet.kubelet.admission import NodeInfo, admit
+from pykubelet.kubelet.admission import NODE_AFFINITY, NodeInfo, admit
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
@@ -183,6 +183,9 @@ class Kubelet:
         self.http: AgentHTTPServer | None = None
         # told when a pod being deleted has stopped here (a control plane's final delete)
         self.on_pod_terminated: Callable[[Pod], None] | None = None
+        # the Node's labels in the API (fresh=True reads them now), on a cluster node;
+        # else the config's nodeLabels are all there is
+        self.node_labels: Callable[[bool], dict[str, str] | None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -240,6 +243,10 @@ class Kubelet:
             active = [p for u, p in self.pod_manager.pods().items()
                       if not self.status_manager.is_terminal(u)]
             result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
+            if not result.admit and result.reason == NODE_AFFINITY and self.node_labels:
+                # labels a user just put on the Node may be newer than the ones kept here
+                result = admit(pod, self._node_info(fresh=True), active,
+                               static=is_static_pod(pod))
             if not result.admit:
                 log.warning("rejecting %s: %s: %s", pod.format(), result.reason, result.message)
                 self.pod_manager.reject_pod(pod)
@@ -275,7 +282,7 @@ class Kubelet:
             self.prober.remove_pod(uid)
             self.workers.kill_pod(pod)
 
-    def _node_info(self) -> NodeInfo:
+    def _node_info(self, fresh: bool = False) -> NodeInfo:
         alloc = {
             "cpu": Quantity.from_int(psutil.cpu_count() or 1),
             "memory": Quantity.from_int(self.memory_capacity),
@@ -283,7 +290,9 @@ class Kubelet:
         }
         for k, v in self.config.allocatable.items():
             alloc[k] = Quantity.parse(v)
-        return NodeInfo(name=self.node_name, allocatable=alloc, labels=self.config.nodeLabels)
+        labels = self.node_labels(fresh) if self.node_labels is not None else None
+        return NodeInfo(name=self.node_name, allocatable=alloc,
+                        labels=labels if labels is not None else self.config.nodeLabels)
 
     # ------------------------------------------------------------------ events
     def _on_pleg_event(self, ev: PodLifecycleEvent) -> None:

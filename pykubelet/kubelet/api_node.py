@@ -70,6 +70,7 @@ class APINode:
         kubelet.status_manager.patcher = patcher
         self.deleter = FinalDeleter(self.client, before=self._flush_status)
         kubelet.on_pod_terminated = self.deleter.pod_terminated
+        kubelet.node_labels = self.reporter.current_labels
         self.events = APIEventSink(self.client)
         kubelet.recorder.sink = self.events
         kubelet.manager.object_refs = APIObjectRefs(self.client)

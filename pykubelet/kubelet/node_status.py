@@ -256,6 +256,8 @@ class NodeStatusReporter:
         self.lease_period = lease_period
         self.registered = threading.Event()
         self.node_uid = ""
+        # the Node's labels as the API last returned them (users label nodes there)
+        self.api_labels: dict[str, str] | None = None
         self._conditions: list[dict[str, Any]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -294,7 +296,23 @@ class NodeStatusReporter:
             log.info("node %s already registered; taking it over", self.name)
         self.node_uid = (made.get("metadata") or {}).get("uid", "")
         self._conditions = (made.get("status") or {}).get("conditions") or []
+        self._keep_labels(made)
         self.registered.set()
+
+    def _keep_labels(self, node: dict[str, Any]) -> None:
+        labels = (node.get("metadata") or {}).get("labels")
+        if isinstance(labels, dict):
+            self.api_labels = {str(k): str(v) for k, v in labels.items()}
+
+    def current_labels(self, fresh: bool = False) -> dict[str, str] | None:
+        """The Node's labels in the API (as kubelet's node lister has them): the last seen,
+        or read now when ``fresh``; None before registration or when the API is away."""
+        if fresh and self.registered.is_set():
+            try:
+                self._keep_labels(self.client.get(NODES, self.name))
+            except (ClientError, OSError) as exc:
+                log.debug("reading node %s: %s", self.name, exc)
+        return self.api_labels
 
     def update_status(self) -> None:
         at = now()
@@ -302,6 +320,7 @@ class NodeStatusReporter:
         result = self.client.patch(NODES, self.name, {"status": status}, subresource="status",
                                    content_type="application/merge-patch+json")
         self._conditions = (result.get("status") or {}).get("conditions") or status["conditions"]
+        self._keep_labels(result)
         self.last_status_ok = at.timestamp()
 
     def renew_lease(self) -> None:

@@ -103,3 +103,29 @@ def test_a_source_set_with_a_changed_pod_updates_it(kubelet: Kubelet) -> None:
     assert kubelet.pod_manager.has_pod("a1")
     kubelet.set_source_pods([], source=API_SOURCE)
     assert not kubelet.pod_manager.has_pod("a1")
+
+
+def test_admission_reads_the_nodes_labels_again_before_refusing(kubelet: Kubelet) -> None:
+    """A user labels the Node in the API, then a pod selecting that label is bound here
+    before this agent saw the label: admission looks at the Node again (as kubelet's node
+    lister would have it) instead of refusing the pod."""
+    api_labels = {"kubernetes.io/hostname": "n1"}
+    asked: list[bool] = []
+
+    def node_labels(fresh: bool) -> dict[str, str]:
+        asked.append(fresh)
+        return dict(api_labels, disk="ssd") if fresh else dict(api_labels)
+
+    kubelet.node_labels = node_labels
+    ssd = pod("ssd", None)
+    ssd.spec.node_selector = {"disk": "ssd"}
+    kubelet.handle_pod_additions([ssd])
+    assert asked == [False, True]
+    assert kubelet.pod_manager.has_pod("ssd")
+    gpu = pod("gpu", None)
+    gpu.spec.node_selector = {"gpu": "yes"}  # on no version of the Node: refused
+    kubelet.handle_pod_additions([gpu])
+    assert not kubelet.pod_manager.has_pod("gpu")
+    status = kubelet.status_manager.get_pod_status("gpu")
+    assert status is not None
+    assert status.reason == "NodeAffinity"
