@@ -49,6 +49,7 @@ from pykubelet.kubelet.log_manager import (
 )
 from pykubelet.kubelet.manager import RuntimeManager
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
+from pykubelet.kubelet.node_status import node_labels
 from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.pod_cache import PodCache, ReasonCache
 from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
@@ -291,8 +292,9 @@ class Kubelet:
         for k, v in self.config.allocatable.items():
             alloc[k] = Quantity.parse(v)
         labels = self.node_labels(fresh) if self.node_labels is not None else None
-        return NodeInfo(name=self.node_name, allocatable=alloc,
-                        labels=labels if labels is not None else self.config.nodeLabels)
+        if labels is None:  # kubelet's initialNode: the labels it registers with
+            labels = node_labels(self.node_name, dict(self.config.nodeLabels), False)
+        return NodeInfo(name=self.node_name, allocatable=alloc, labels=labels)
 
     # ------------------------------------------------------------------ events
     def _on_pleg_event(self, ev: PodLifecycleEvent) -> None:

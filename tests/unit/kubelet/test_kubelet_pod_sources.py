@@ -129,3 +129,14 @@ def test_admission_reads_the_nodes_labels_again_before_refusing(kubelet: Kubelet
     status = kubelet.status_manager.get_pod_status("gpu")
     assert status is not None
     assert status.reason == "NodeAffinity"
+
+
+def test_before_the_api_answers_the_node_has_its_registration_labels(kubelet: Kubelet) -> None:
+    """An agent restarting with pods bound to it admits them before it has read its Node:
+    the well-known labels it registers with (kubelet's initialNode) count, so a pod pinned
+    by kubernetes.io/hostname is not refused."""
+    kubelet.node_labels = lambda fresh: None  # registered nowhere yet
+    pinned = pod("pinned", None)
+    pinned.spec.node_selector = {"kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux"}
+    kubelet.handle_pod_additions([pinned])
+    assert kubelet.pod_manager.has_pod("pinned")
