@@ -132,11 +132,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 p.kill()
                 p.wait()
         assert down.returncode == 0, down.stderr
-        assert "pykube-e2e" not in kubeconfig.read_text()
-        assert not [n for n in os.listdir("/run/netns") if LAB in n] if os.path.isdir(
-            "/run/netns") else True
-        assert not [p for p in psutil.process_iter(["cmdline"])
-                    if any(f"/{LAB}/" in a for a in p.info["cmdline"] or [])]
+        assert f"pykube-{LAB}" not in kubeconfig.read_text()
+        netns = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
+        assert not [n for n in netns if n.startswith(f"pykube-{LAB}-")], netns
+        left = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
+                if any(f"/pykube-lab/{LAB}/" in a for a in p.info["cmdline"] or [])]
+        assert not left, left
 
 
 def pod_json(name: str, *, cpu: str = "50m", labels: dict[str, str] | None = None,
@@ -192,22 +193,49 @@ def test_twelve_pods_land_where_the_rules_put_them(lab: Lab) -> None:
         lab.kubectl("label", "nodes", "node2", "disk-", check=False)
 
 
+def millicores(text: str) -> int:
+    return int(text[:-1]) if text.endswith("m") else int(float(text) * 1000)
+
+
 def test_pod_that_fits_nowhere_pends_then_schedules(lab: Lab) -> None:
-    lab.kubectl("create", "-f", "-", input=pod_json("huge", cpu="3"))
-    wait_for(lambda: any(c.get("type") == "PodScheduled" and c.get("status") == "False"
-                         for c in lab.pod("huge").get("status", {}).get("conditions", [])),
-             what="PodScheduled=False")
-    events = lab.kubectl("get", "events", "--field-selector",
-                         "involvedObject.name=huge,reason=FailedScheduling").stdout
-    assert "0/3 nodes are available: 3 Insufficient cpu." in events
-    why = lab.pykubectl("why", "huge").stdout
-    assert "Insufficient cpu" in why
-    assert "node1" in why
-    # room is made: the nodes' allocatable grows (as after adding capacity)
-    lab.kubectl("delete", "pod", "huge", "--grace-period=0", "--force")
-    lab.kubectl("create", "-f", "-", input=pod_json("fits", cpu="500m"))
-    wait_for(lambda: lab.running("fits"), timeout=90, what="fits Running")
-    lab.kubectl("delete", "pod", "fits", "--grace-period=0", "--force")
+    """Every node is nearly full; a pod that fits nowhere stays Pending with
+    kube-scheduler's message, and is scheduled (and runs) once a pod leaves a node."""
+    fillers = []
+    for node in ("node1", "node2", "node3"):
+        alloc = json.loads(lab.kubectl("get", "node", node, "-o", "json").stdout)[
+            "status"]["allocatable"]["cpu"]
+        name = f"filler-{node}"
+        lab.kubectl("create", "-f", "-", input=pod_json(
+            name, cpu=f"{millicores(alloc) - 300}m", nodeSelector={
+                "kubernetes.io/hostname": node},
+            tolerations=[{"operator": "Exists", "effect": "NoSchedule"}]))
+        fillers.append(name)
+    try:
+        wait_for(lambda: all(lab.running(n) for n in fillers), timeout=90, what="fillers")
+        lab.kubectl("create", "-f", "-", input=pod_json("waiting", cpu="500m"))
+        wait_for(lambda: any(
+            c.get("type") == "PodScheduled" and c.get("status") == "False"
+            for c in lab.pod("waiting").get("status", {}).get("conditions", [])),
+            what="PodScheduled=False")
+        cond = next(c for c in lab.pod("waiting")["status"]["conditions"]
+                    if c["type"] == "PodScheduled")
+        assert cond["reason"] == "Unschedulable"
+        assert cond["message"].startswith("0/3 nodes are available: 3 Insufficient cpu. ")
+        assert cond["message"].endswith("preemption: 0/3 nodes are available: 3 No "
+                                        "preemption victims found for incoming pod.")
+        events = lab.kubectl("get", "events", "--field-selector",
+                             "involvedObject.name=waiting,reason=FailedScheduling").stdout
+        assert "0/3 nodes are available: 3 Insufficient cpu." in events
+        why = lab.pykubectl("why", "waiting").stdout
+        assert "Insufficient cpu" in why
+        assert "node2" in why
+        # room is made on node2: the pending pod goes there and runs
+        lab.kubectl("delete", "pod", "filler-node2", "--wait=true", timeout=60)
+        wait_for(lambda: lab.running("waiting"), timeout=90, what="waiting Running")
+        assert lab.pod("waiting")["spec"]["nodeName"] == "node2"
+    finally:
+        lab.kubectl("delete", "pod", "waiting", *fillers, "--grace-period=0", "--force",
+                    "--ignore-not-found", check=False)
 
 
 def test_pods_reach_pods_on_other_nodes_and_logs_come_back(lab: Lab) -> None:
