@@ -43,6 +43,9 @@ class KubeletConfig:
     """The node agent's configuration, with DESIGN.md's defaults."""
 
     nodeName: str = ""
+    # the address this node registers and advertises (kubelet's --node-ip); default: the
+    # address on the default route's interface, else the first global one
+    nodeIP: str = ""
     rootDir: str = "/var/lib/pykubelet"
     runDir: str = "/run/pykubelet"
     containerRuntimeEndpoint: str = ""
@@ -81,7 +84,7 @@ class KubeletConfig:
 
 
 _STR_FIELDS = {
-    "apiVersion", "kind", "nodeName", "rootDir", "runDir", "containerRuntimeEndpoint",
+    "apiVersion", "kind", "nodeName", "nodeIP", "rootDir", "runDir", "containerRuntimeEndpoint",
     "staticPodPath", "cniConfDir", "cniBinDir", "podCIDR", "podLogsDir", "healthzBindAddress",
     "server", "token", "caCertHash",
 }
@@ -211,6 +214,11 @@ def decode_config(data: Any) -> KubeletConfig:
         ipaddress.ip_address(cfg.healthzBindAddress)
     except ValueError as exc:
         raise ConfigError(f"healthzBindAddress: {exc}") from exc
+    if cfg.nodeIP:
+        try:
+            ipaddress.ip_address(cfg.nodeIP)
+        except ValueError as exc:
+            raise ConfigError(f"nodeIP: {exc}") from exc
     ep = cfg.containerRuntimeEndpoint
     if ep and not ep.startswith("unix://"):
         raise ConfigError(

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything pykube-node needs on a Debian 12 host, idempotently:
+# Installs everything pykube-node needs on a Debian 12 host, idempotently (`--vm`: also
+# qemu and libvirt for the opt-in VM lab):
 # the system packages (runc, iptables, iproute2, CNI reference plugins, ...),
 # a virtualenv in .venv with the project installed editable, and pycni's
 # plugin executables in /opt/cni/bin.
@@ -11,7 +12,14 @@ cd "$here"
 pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetworking-plugins
       conmon catatonit containerd skopeo umoci procps util-linux kmod python3-venv python3-dev
       docker-registry apache2-utils
-      libxtables-dev gcc)
+      libxtables-dev gcc
+      # the Vagrant lab's checks (vagrant validate, shellcheck) and its systemd-nspawn nodes
+      shellcheck vagrant vagrant-libvirt debootstrap systemd-container openssh-client)
+# --vm: also what the opt-in VM lab (pytest -m vm) needs: qemu and libvirt
+if [ "${1:-}" = "--vm" ]; then
+  pkgs+=(qemu-system-x86 qemu-utils libvirt-daemon-system libvirt-daemon-driver-qemu
+         libvirt-clients dnsmasq-base e2fsprogs)
+fi
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

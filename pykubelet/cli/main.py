@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "control-plane": "pykubelet.cli.controlplane_cmd:control_plane",
     "runtime": "pykubelet.cli.runtime_cmd:runtime",
     "image": "pykubelet.cli.image_cmd:image",
+    "install-service": "pykubelet.cli.install_service_cmd:install_service",
 }
 
 

@@ -28,8 +28,11 @@ if TYPE_CHECKING:
 
 from pycni.atomic_files import write_atomic
 from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
+from pykubelet.systemd.notify import child_environment
 
 log = logging.getLogger("pykubelet.run")
+#: the embedded runtime's /metrics (containerd's customary metrics port)
+RUNTIME_METRICS_PORT = 1338
 
 
 class _AdoptedRuntime:
@@ -104,8 +107,14 @@ def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes] | _Ado
         "--cni-conf-dir", cfg.cniConfDir,
         "--cni-bin-dir", cfg.cniBinDir,
     ]
+    metrics_address = f"{cfg.healthzBindAddress}:{RUNTIME_METRICS_PORT}"
+    if cfg.healthzPort and _can_listen(cfg.healthzBindAddress, RUNTIME_METRICS_PORT):
+        cmd += ["--metrics-address", metrics_address]  # beside the agent's port
+    elif cfg.healthzPort:
+        log.warning("runtime metrics off: %s is in use by another process", metrics_address)
     with open(log_path, "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                env=child_environment())
     write_atomic(pidfile, f"{proc.pid}\n", durable=False)  # under runDir: gone with the host
     end = time.monotonic() + 60
     while not sock.exists():
@@ -125,13 +134,20 @@ def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes] | _Ado
     "--config", "config_path", type=click.Path(dir_okay=False), default=None,
     help=f"node config (default {DEFAULT_CONFIG_PATH}; single-node defaults if absent)",
 )
-@click.option("-v", "--verbose", is_flag=True, help="debug logging")
-def run(config_path: str | None, verbose: bool) -> None:
-    """Run the node agent (kubelet) until SIGTERM/SIGINT."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+@click.option("-v", "--verbose", "verbosity", count=True,
+              help="more detail: -v the agent's debug lines, -vv everything (libraries too)")
+def run(config_path: str | None, verbosity: int) -> None:
+    """Run the node agent (kubelet) until SIGTERM/SIGINT.
+
+    Under systemd (a Type=notify unit, see `pykubelet install-service`) it says READY=1
+    once it serves and has synced once, keeps a readable status line, pings the watchdog
+    only while healthy, and logs to the journal with levels."""
+    from pykubelet import daemon_logging
+    from pykubelet.systemd.service import SystemdService
+
+    daemon_logging.setup(verbosity)
+    service = SystemdService()
+    service.starting("reading the node config")
     try:
         if config_path is not None:
             cfg = load_config(config_path)
@@ -144,6 +160,8 @@ def run(config_path: str | None, verbose: bool) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
+    if cfg.uses_embedded_runtime:
+        service.starting(f"starting the embedded runtime on {cfg.runtime_endpoint}")
     runtime_proc = start_embedded_runtime(cfg) if cfg.uses_embedded_runtime else None
 
     from pykubelet.kubelet.agent import Kubelet
@@ -162,8 +180,15 @@ def run(config_path: str | None, verbose: bool) -> None:
             f"containerRuntimeEndpoint {cfg.runtime_endpoint}: the runtime does not answer "
             f"({exc.code}: {exc.details})"
         ) from None
+    service.starting(f"starting node {agent.node_name}")
     agent.start()
+    if cfg.controlPlane is not None or cfg.server:
+        service.starting("starting the control plane and joining it" if cfg.controlPlane
+                         else f"joining {cfg.server}")
     control = _start_control_plane(cfg, agent)
+    service.starting("waiting for the first sync")
+    while not agent.synced_once.wait(0.5) and not stop.is_set():
+        pass
     where = (
         f"http://{cfg.healthzBindAddress}:{cfg.healthzPort}/pods" if cfg.healthzPort else "off"
     )
@@ -171,12 +196,12 @@ def run(config_path: str | None, verbose: bool) -> None:
         "node %s running: runtime %s, static pods %s, status %s",
         agent.node_name, cfg.runtime_endpoint, cfg.staticPodPath or "-", where,
     )
-    _notify("READY=1")
+    service.ready(agent.healthy, lambda: _status_line(cfg, agent))
     try:
         while not stop.wait(1.0):
             pass
     finally:
-        _notify("STOPPING=1")
+        service.stopping()
         if control is not None:
             control()
         agent.stop()
@@ -196,18 +221,24 @@ def _start_control_plane(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], Non
     return cluster_side.start(cfg, agent)
 
 
-def _notify(state: str) -> None:
-    """sd_notify, when run under systemd with NOTIFY_SOCKET."""
-    addr = os.environ.get("NOTIFY_SOCKET")
-    if not addr:
-        return
+def _can_listen(host: str, port: int) -> bool:
     import socket
 
-    if addr.startswith("@"):
-        addr = "\0" + addr[1:]
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.connect(addr)
-            s.sendall(state.encode())
+            s.bind((host, port))
         except OSError:
-            pass
+            return False
+    return True
+
+
+def _status_line(cfg: KubeletConfig, agent: Kubelet) -> str:
+    """What `systemctl status pykubelet` shows while the node runs."""
+    line = f"Running: node {agent.node_name}, {agent.status_summary()}"
+    if cfg.controlPlane is not None:
+        line += f"; control plane on {cfg.controlPlane.listen}"
+    elif cfg.server:
+        line += f"; joined {cfg.server}"
+    return line

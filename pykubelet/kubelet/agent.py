@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from pykubelet.api.decode import encode_pod
 from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
-from pykubelet.kubelet import reasons
+from pykubelet.kubelet import failpoints, reasons
 from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
 from pykubelet.kubelet.admission import NODE_AFFINITY, NodeInfo, admit
 from pykubelet.kubelet.backoff import Backoff
@@ -58,7 +59,7 @@ from pykubelet.kubelet.pod_termination import Termination, pod_termination
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
 from pykubelet.kubelet.probes import ContainerView, ProbeType
 from pykubelet.kubelet.runtime_service import RuntimeAndImageService, wait_ready
-from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus
+from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
 from pykubelet.kubelet.static_pods import StaticPodSource
 from pykubelet.kubelet.status import (
     WaitingReason,
@@ -73,6 +74,8 @@ from pykubelet.kubelet.workers import PodWorkers, UpdateType
 log = logging.getLogger(__name__)
 
 RESYNC_PERIOD_S = 10.0
+# /healthz (and systemd's watchdog) fail once the sync loop has not run for this long
+SYNC_LOOP_HEALTH_THRESHOLD_S = failpoints.number("sync-loop-health-threshold", 60.0)
 ERROR_REQUEUE_S = 2.0
 
 __all__ = ["Kubelet", "OrphanPod", "host_ips"]
@@ -128,7 +131,7 @@ class Kubelet:
         self.backoff = Backoff(clock=time.time)
         self.image_backoff = Backoff(clock=time.time)
         self.memory_capacity = memory_capacity or psutil.virtual_memory().total
-        self.host_ips = node_ips or host_ips()
+        self.host_ips = node_ips or ([config.nodeIP] if config.nodeIP else host_ips())
         self.recorder = EventRecorder(self.node_name)
         self.pod_cgroups: PodCgroups = pod_cgroups or CgroupfsPodCgroups()
 
@@ -166,6 +169,8 @@ class Kubelet:
             owns=self.pod_manager.has_pod,
         )
         self._last_sync_loop = time.monotonic()
+        # set by the first sync loop pass after PLEG's first relist: what READY=1 waits for
+        self.synced_once = threading.Event()
         self.housekeeping = Housekeeping(
             runtime=self.cri,
             node_name=self.node_name,
@@ -530,6 +535,8 @@ class Kubelet:
     # ------------------------------------------------------------------ views
     def _mark_sync_loop(self) -> None:
         self._last_sync_loop = time.monotonic()
+        if self.pleg.snapshot is not None:
+            self.synced_once.set()
 
     def pod_list(self) -> dict[str, Any]:
         """kubelet's /pods: a v1 PodList of this node's pods with their status."""
@@ -549,15 +556,31 @@ class Kubelet:
     def healthy(self) -> tuple[bool, str]:
         if not self.pleg.healthy():
             return False, "pleg was last seen active too long ago"
-        if time.monotonic() - self._last_sync_loop > 60:
-            return False, "sync loop is not running"
+        idle = time.monotonic() - self._last_sync_loop
+        if idle > SYNC_LOOP_HEALTH_THRESHOLD_S:
+            return False, (f"sync loop is not running (last pass {idle:.0f}s ago, more than "
+                           f"{SYNC_LOOP_HEALTH_THRESHOLD_S:g}s)")
         return True, "ok"
 
-    def render_metrics(self) -> str:
+    def status_summary(self) -> str:
+        """How many pods and running containers this node has, for a person (systemd's
+        status line)."""
+        running = sum(len(o.running_containers()) for o in self.pod_cache.all())
+        pods = len(self.pod_manager.all_pods())
+        return (f"{pods} pod{'' if pods == 1 else 's'}, "
+                f"{running} container{'' if running == 1 else 's'} running")
+
+    def render_metrics(self) -> bytes:
+        """/metrics: kubelet's metrics as Prometheus text, the pod gauges counted now."""
+        return self.metrics.render(self._pod_gauges)
+
+    def _pod_gauges(self) -> tuple[int, dict[str, int]]:
+        """kubelet_running_pods (pods with a ready sandbox) and containers by state."""
         observed = self.pod_cache.all()
-        running_pods = sum(1 for o in observed if o.running_containers())
+        running_pods = sum(1 for o in observed
+                           if any(sb.state is SandboxState.READY for sb in o.sandboxes))
         by_state: dict[str, int] = {}
         for o in observed:
             for c in o.containers:
                 by_state[c.state.value] = by_state.get(c.state.value, 0) + 1
-        return self.metrics.render(running_pods, by_state)
+        return running_pods, by_state

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pykubelet.kubelet import failpoints
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.image_gc import ImageGCManager
 from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
@@ -85,6 +86,7 @@ class Housekeeping:
 
     def cleanup(self) -> None:
         """One pass of HandlePodCleanups."""
+        failpoints.wedge("wedge-sync-loop")  # tests: a sync loop that stops here for good
         self.on_pass()
         wanted = self.pod_manager.uids()
         busy = self.workers.known_uids()

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 log = logging.getLogger(__name__)
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class AgentHTTPServer:
@@ -27,7 +28,7 @@ class AgentHTTPServer:
         port: int,
         pods: Callable[[], dict[str, Any]],
         healthy: Callable[[], tuple[bool, str]],
-        metrics: Callable[[], str],
+        metrics: Callable[[], bytes],
         events: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         outer = self
@@ -57,7 +58,7 @@ class AgentHTTPServer:
                         body = json.dumps(outer._events()).encode()
                         self._send(200, body, "application/json")
                     elif path == "/metrics":
-                        self._send(200, outer._metrics().encode(), "text/plain; version=0.0.4")
+                        self._send(200, outer._metrics(), METRICS_CONTENT_TYPE)
                     else:
                         self._send(404, b"404 page not found\n", "text/plain")
                 except BrokenPipeError:

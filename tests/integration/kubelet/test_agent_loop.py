@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 from agent_harness import busybox_pod, free_port
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 
@@ -69,11 +70,16 @@ def test_http_endpoints(agent_factory, containerd_endpoint):
     assert pod["status"]["phase"] == "Running"
     assert pod["status"]["podIP"]
     with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
-        metrics = r.read().decode()
-    assert "kubelet_running_pods 1" in metrics
-    assert "kubelet_started_pods_total 1" in metrics
-    assert 'kubelet_runtime_operations_duration_seconds_count{operation_type="RunPodSandbox"}' \
-        in metrics
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        exposed = {(x.name, tuple(sorted(x.labels.items()))): x.value
+                   for f in text_string_to_metric_families(r.read().decode())
+                   for x in f.samples}
+    assert exposed[("kubelet_running_pods", ())] == 1
+    assert exposed[("kubelet_started_pods_total", ())] == 1
+    assert exposed[("kubelet_pod_start_duration_seconds_count", ())] == 1
+    assert exposed[("kubelet_runtime_operations_duration_seconds_count",
+                    (("operation_type", "run_podsandbox"),))] == 1
+    assert exposed[("process_resident_memory_bytes", ())] > 0
     with urllib.request.urlopen(base + "/events", timeout=5) as r:
         events = json.load(r)["items"]
     seen = {(e["reason"], e["involvedObject"].get("fieldPath", "")) for e in events}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from kubelet_builders import make_pod
+from prometheus_client.parser import text_string_to_metric_families
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Pod
@@ -269,9 +270,16 @@ def test_runtime_operations_are_measured_by_operation_type(node: Node) -> None:
     counts = node.kubelet.cri.op_counts
     assert counts["RunPodSandbox"] == 2
     assert counts["StartContainer"] == 1
-    text = node.kubelet.render_metrics()
-    assert 'kubelet_runtime_operations_errors_total{operation_type="RunPodSandbox"} 1' in text
-    assert 'kubelet_runtime_operations_duration_seconds_count{operation_type="RunPodSandbox"} 2' \
-        in text
-    assert "kubelet_running_pods 1" in text
-    assert 'kubelet_pod_worker_duration_seconds_count{operation_type="sync"} 2' in text
+    exposed = {(x.name, tuple(sorted(x.labels.items()))): x.value
+               for f in text_string_to_metric_families(node.kubelet.render_metrics().decode())
+               for x in f.samples}
+    run_sandbox = (("operation_type", "run_podsandbox"),)
+    assert exposed[("kubelet_runtime_operations_errors_total", run_sandbox)] == 1
+    assert exposed[("kubelet_runtime_operations_total", run_sandbox)] == 2
+    assert exposed[("kubelet_runtime_operations_duration_seconds_count", run_sandbox)] == 2
+    assert exposed[("kubelet_started_pods_total", ())] == 1  # a sandbox started
+    assert exposed[("kubelet_started_pods_errors_total", ())] == 1
+    assert exposed[("kubelet_running_pods", ())] == 1
+    assert exposed[("kubelet_running_containers", (("container_state", "running"),))] == 1
+    assert exposed[("kubelet_pod_worker_duration_seconds_count",
+                    (("operation_type", "sync"),))] == 2
