@@ -4,10 +4,16 @@ Like client-go's recorder with its correlator, a repeat of the same event (same 
 type, reason and message) bumps ``count`` and ``lastTimestamp`` instead of adding one.
 Events are kept in a bounded ring and, when a sink is set (the control plane's API
 client), handed to it as v1 Event objects; the agent also serves them at /events.
+
+Each new event is also one log line a person can follow (``journalctl -u pykubelet``),
+key=value with the pod's and the container's identifiers, as kubelet's structured
+event logging prints them; repeats log only at debug level.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import time
 import uuid
@@ -21,6 +27,21 @@ from pykubelet.kubelet.status import rfc3339
 NORMAL = "Normal"
 WARNING = "Warning"
 MAX_EVENTS = 1000
+
+log = logging.getLogger(__name__)
+
+
+def event_log_line(namespace: str, pod_name: str, pod_uid: str, container: str, type_: str,
+                   reason: str, message: str) -> str:
+    """One event as key=value (strings with spaces quoted), e.g.
+    ``event type=Normal reason=Started pod=default/web podUID=... container=httpd ...``."""
+    fields = {"type": type_, "reason": reason, "pod": f"{namespace}/{pod_name}",
+              "podUID": pod_uid, "container": container, "message": message}
+    return "event " + " ".join(f"{k}={_value(v)}" for k, v in fields.items() if v)
+
+
+def _value(v: str) -> str:
+    return v if v and not any(c in v for c in ' "=\n\t') else json.dumps(v)
 
 
 @dataclass
@@ -101,9 +122,15 @@ class EventRecorder:
                 ev.count += 1
                 ev.last = now
             self._events[key] = ev
+            first = ev.count == 1
             while len(self._events) > self._max:
                 self._events.popitem(last=False)
             obj = ev.to_v1(self.node_name)
+        level = (logging.DEBUG if not first else
+                 logging.WARNING if type_ == WARNING else logging.INFO)
+        if log.isEnabledFor(level):
+            log.log(level, "%s", event_log_line(pod.namespace, pod.name, pod.uid, container,
+                                                type_, reason, message))
         if self.sink is not None:
             try:
                 self.sink(obj)
