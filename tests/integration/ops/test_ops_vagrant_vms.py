@@ -122,7 +122,7 @@ def test_every_vm_node_is_ready_and_runs_pods_that_reach_each_other(
         assert ips[f"node{i}"].startswith(f"10.244.{i}."), ips
     # across VMs: node1's pod fetches from node2's and node3's pods over the pod routes
     for i in range(2, NODES + 1):
-        res = kubectl(kubeconfig, "exec", "web1", "--", "wget", "-q", "-O-", "-T", "10",
+        res = kubectl(kubeconfig, "exec", "web1", "--", "wget", "-q", "-O-",
                       f"http://{ips[f'node{i}']}:8080/index.html")
         assert res.returncode == 0, res.stderr
         assert res.stdout.strip() == f"web{i}"
