@@ -148,6 +148,8 @@ class NspawnLab:
     wheels: Path
     run_dir: Path = field(default_factory=lambda: CACHE / "run" / NAME)
     nodes: list[Node] = field(default_factory=list)
+    # the nspawn processes this lab started, waited for by ``down``
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ network
     def _netns_up(self) -> None:
@@ -244,6 +246,7 @@ class NspawnLab:
                                     stdin=subprocess.DEVNULL, stdout=console,
                                     stderr=subprocess.STDOUT, start_new_session=True)
             console.close()
+            self.procs.append(proc)
             node.pid = proc.pid
             (node.state / "nspawn.pid").write_text(f"{proc.pid}\n")
             self.nodes.append(node)
@@ -298,6 +301,10 @@ class NspawnLab:
             if not any(d.exists() for d in dirs) or time.monotonic() > end:
                 break
             time.sleep(0.2)
+        for proc in self.procs:  # reaped above or now; either way Popen knows it ended
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        self.procs.clear()
         run(["ip", "netns", "del", NETNS], check=False)
         shutil.rmtree(self.run_dir, ignore_errors=True)
         self.nodes.clear()
