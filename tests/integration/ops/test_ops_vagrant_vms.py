@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from nspawn_lab import CACHE, wheelhouse
-from vm_lab import BOX, NETNS, POOL, LibvirtLab, box, rootfs_vm
+from vm_lab import BOX, NETNS, POOL, LibvirtLab, box, phase_times, rootfs_vm
 
 pytestmark = [pytest.mark.vm, pytest.mark.root]
 NODES = 3
@@ -50,6 +50,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, timings: dict[str, float]
         res = libvirt.vagrant("up", "--provider=libvirt", env=env, log=log)
         timings["vagrant up (3 VMs)"] = time.monotonic() - t0
         log.flush()
+        timings.update(phase_times(log_path.read_text()))
         assert res.returncode == 0, log_path.read_text()[-6000:]
         yield libvirt, env, dot / "pykube" / "kubeconfig"
     finally:

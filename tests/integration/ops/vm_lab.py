@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from nspawn_lab import CACHE, REPO, _key, locked
 
@@ -121,11 +123,26 @@ class LibvirtLab:
         subprocess.run([*VIRSH, "pool-start", POOL], capture_output=True, check=True)
         return time.monotonic() - t0
 
-    def vagrant(self, *args: str, env: dict[str, str], log: object = None,
+    def vagrant(self, *args: str, env: dict[str, str], log: TextIO | None = None,
                 timeout: float = 3600) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(_ns(["vagrant", *args]), cwd=REPO, env={**os.environ, **env},
-                              stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT,  # type: ignore[arg-type]
-                              text=True, timeout=timeout, check=False)
+        """Run vagrant in the lab's namespace; with ``log``, each output line goes there
+        prefixed by the seconds since the start (``[  33.1s] ...``), so phases can be timed."""
+        if log is None:
+            return subprocess.run(_ns(["vagrant", *args]), cwd=REPO, env={**os.environ, **env},
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, timeout=timeout, check=False)
+        t0 = time.monotonic()
+        with subprocess.Popen(_ns(["vagrant", *args]), cwd=REPO, env={**os.environ, **env},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace") as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(f"[{time.monotonic() - t0:7.1f}s] {line}")
+                log.flush()
+                if time.monotonic() - t0 > timeout:
+                    proc.kill()
+            rc = proc.wait()
+        return subprocess.CompletedProcess(proc.args, rc, "", "")
 
     def down(self) -> None:
         """Domains, networks and volumes of the lab, the daemons (by pid), /dev/kvm's
@@ -162,6 +179,25 @@ class LibvirtLab:
         subprocess.run(["ip", "netns", "del", NETNS], capture_output=True)
         shutil.rmtree(self.pool_dir, ignore_errors=True)
         shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+PHASE = re.compile(r"^\[\s*([\d.]+)s\]\s+(?:==> )?(node\d+): (?:==> )?(.*)$")
+
+
+def phase_times(log_text: str) -> dict[str, float]:
+    """Per node, from a timestamped `vagrant up` log: when the VM answered SSH ("Machine
+    booted and ready!"), and when provisioning ended ("==> nodeN provisioned in N s")."""
+    out: dict[str, float] = {}
+    for line in log_text.splitlines():
+        m = PHASE.match(line)
+        if not m:
+            continue
+        at, node, what = float(m.group(1)), m.group(2), m.group(3)
+        if what.startswith("Machine booted and ready"):
+            out[f"{node} booted (SSH)"] = at
+        elif what.startswith(f"{node} provisioned in"):
+            out[f"{node} provisioned"] = at
+    return out
 
 
 def _lines(cmd: Sequence[str]) -> list[str]:
