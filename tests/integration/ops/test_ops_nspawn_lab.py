@@ -21,7 +21,9 @@ import pytest
 from nspawn_lab import NETNS, Node, NspawnLab, rootfs, wheelhouse
 from prometheus_client.parser import text_string_to_metric_families
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+# the first run on a machine builds the cached rootfs (debootstrap, about 2 min) and the
+# wheelhouse inside the first test's setup: more than the suite's 300 s default may pass
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")

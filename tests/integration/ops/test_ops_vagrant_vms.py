@@ -17,7 +17,8 @@ import pytest
 from nspawn_lab import CACHE, wheelhouse
 from vm_lab import BOX, NETNS, POOL, LibvirtLab, box, phase_times, rootfs_vm
 
-pytestmark = [pytest.mark.vm, pytest.mark.root]
+# box build, `vagrant up` of 3 VMs under TCG and provisioning take tens of minutes
+pytestmark = [pytest.mark.vm, pytest.mark.root, pytest.mark.timeout(3600)]
 NODES = 3
 NETWORK = "10.202.2"
 
