@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the Python stubs for our .proto files into pykubelet/_proto/.
+"""Generate the Python stubs for our .proto files (CRI v1, etcd v3) into pykubelet/_proto/.
 
     python scripts/gen_proto.py            # regenerate in place
     python scripts/gen_proto.py --out DIR  # generate elsewhere (the staleness test does this)
@@ -23,7 +23,11 @@ PROTO_ROOT = REPO / "proto"
 OUT_ROOT = REPO / "pykubelet" / "_proto"
 PACKAGE = "pykubelet._proto"
 # proto files (relative to PROTO_ROOT) that we generate stubs for
-PROTO_FILES = ("runtime/v1/api.proto",)
+PROTO_FILES = (
+    "runtime/v1/api.proto",
+    "etcd/mvccpb/kv.proto",
+    "etcd/etcdserverpb/rpc.proto",
+)
 INIT_TEXT = '"""Generated protobuf/gRPC stubs (scripts/gen_proto.py); never edit by hand."""\n'
 
 

@@ -11,6 +11,7 @@ cd "$here"
 
 pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetworking-plugins
       conmon catatonit containerd skopeo umoci procps util-linux kmod python3-venv python3-dev
+      etcd-server
       docker-registry apache2-utils
       libxtables-dev gcc
       # the Vagrant lab's checks (vagrant validate, shellcheck) and its systemd-nspawn nodes

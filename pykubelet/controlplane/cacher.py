@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from pykubelet.controlplane.storage import CompactedError, Event, Storage
+from pykubelet.controlplane.storage import CompactedError, Event, Progress, Storage
 
 log = logging.getLogger(__name__)
 
@@ -347,6 +347,11 @@ class Cacher:
 
     async def _follow(self, from_rev: int) -> None:
         async for batch in self.store.watch(from_rev):
+            if isinstance(batch, Progress):  # nothing missed up to there: bookmarks say so
+                if batch.revision > self.rev:
+                    self.rev = batch.revision
+                    self._wake()
+                continue
             for ev in batch:
                 cache = self.cache_for(ev.kv.key)
                 if cache is not None:

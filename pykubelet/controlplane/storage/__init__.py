@@ -7,6 +7,7 @@ from pykubelet.controlplane.storage.interface import (
     KeyExistsError,
     KeyValue,
     NotFoundError,
+    Progress,
     Storage,
     StorageError,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "KeyExistsError",
     "KeyValue",
     "NotFoundError",
+    "Progress",
     "Storage",
     "StorageError",
 ]

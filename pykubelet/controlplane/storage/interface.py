@@ -74,6 +74,16 @@ class Event:
         return self.prev is None and not self.deleted
 
 
+class Progress(list[Event]):
+    """A batch without events from a watch: the store vouches that every write under the
+    watched range up to ``revision`` was sent (etcd's progress notification). A watch
+    cache moves its revision there, so bookmarks name it."""
+
+    def __init__(self, revision: int) -> None:
+        super().__init__()
+        self.revision = revision
+
+
 class Storage(Protocol):
     """A revisioned key-value store (see the module docstring)."""
 
@@ -99,7 +109,8 @@ class Storage(Protocol):
         """Remove ``key``; returns the tombstone (key, the last value, the delete's revision)."""
 
     def watch(self, from_revision: int) -> AsyncIterator[list[Event]]:
-        """Every write with revision >= ``from_revision``, in batches, until cancelled."""
+        """Every write with revision >= ``from_revision``, in batches, until cancelled; an
+        empty batch is a :class:`Progress`."""
 
     async def history(self, from_revision: int) -> list[Event]:
         """The writes still on record with revision >= ``from_revision`` (for a watch cache
@@ -107,3 +118,6 @@ class Storage(Protocol):
 
     async def compact(self, revision: int) -> None:
         """Forget superseded values and tombstones at or below ``revision``."""
+
+    async def checkpoint(self) -> None:
+        """Give back the space a compaction freed, where the backend needs telling."""

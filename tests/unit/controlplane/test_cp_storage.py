@@ -1,4 +1,6 @@
-"""The store seam's contract, run against every backend (as storage/testing does upstream)."""
+"""The store seam's contract, run against every backend (as storage/testing does upstream):
+SQLite on a file and in memory, and etcd (Debian's etcd-server, one member on loopback
+ports under the test's temporary directory, removed afterwards)."""
 
 from __future__ import annotations
 
@@ -13,53 +15,69 @@ from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,
     NotFoundError,
+    Progress,
     Storage,
 )
+from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
+from pykubelet.controlplane.storage.etcdserver import EtcdServer
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
-BACKENDS = ["sqlite-file", "sqlite-memory"]
+BACKENDS = ["sqlite-file", "sqlite-memory", "etcd"]
 
 
-def make(backend: str, tmp_path: Path) -> Storage:
+def make(backend: str, tmp_path: Path, etcd: EtcdServer | None) -> Storage:
     if backend == "sqlite-file":
         return SQLiteStorage(tmp_path / "store.db")
+    if backend == "etcd":
+        assert etcd is not None
+        return EtcdStorage(EtcdConfig([etcd.client_url]), page_size=2)  # lists span pages
     return SQLiteStorage(":memory:")
 
 
 def run(backend: str, tmp_path: Path, body: Callable[[Storage], Awaitable[None]]) -> None:
+    etcd = None
+    if backend == "etcd":
+        etcd = EtcdServer(tmp_path / "etcd")
+        etcd.start()
+
     async def main() -> None:
-        store = make(backend, tmp_path)
+        store = make(backend, tmp_path, etcd)
         await store.start()
         try:
             await body(store)
         finally:
             await store.close()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        if etcd is not None:
+            etcd.remove()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_create_get_update_delete_revisions(backend: str, tmp_path: Path) -> None:
     async def body(s: Storage) -> None:
+        r = s.current_revision()  # 0 on SQLite, 1 on a new etcd
         a = await s.create("/registry/pods/default/a", b"1")
-        assert (a.create_revision, a.mod_revision) == (1, 1)
+        assert (a.create_revision, a.mod_revision) == (r + 1, r + 1)
         with pytest.raises(KeyExistsError):
             await s.create("/registry/pods/default/a", b"x")
         b = await s.update(a.key, b"2", a.mod_revision)
-        assert (b.create_revision, b.mod_revision, b.value) == (1, 2, b"2")
+        assert (b.create_revision, b.mod_revision, b.value) == (r + 1, r + 2, b"2")
         with pytest.raises(ConflictError) as exc:
             await s.update(a.key, b"3", a.mod_revision)
-        assert exc.value.actual == 2
+        assert exc.value.actual == r + 2
         got = await s.get(a.key)
         assert got is not None
         assert got.value == b"2"
-        gone = await s.delete(a.key, 2)
-        assert gone.mod_revision == 3
+        gone = await s.delete(a.key, r + 2)
+        assert gone.mod_revision == r + 3
         assert gone.value == b"2"
         assert await s.get(a.key) is None
         with pytest.raises(NotFoundError):
             await s.delete(a.key)
-        assert s.current_revision() == 3
+        assert s.current_revision() == r + 3
 
     run(backend, tmp_path, body)
 
@@ -67,11 +85,14 @@ def test_create_get_update_delete_revisions(backend: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_list_is_sorted_by_key_and_scoped_by_prefix(backend: str, tmp_path: Path) -> None:
     async def body(s: Storage) -> None:
-        for key in ("/registry/pods/b/x", "/registry/pods/a/y", "/registry/minions/n1"):
+        r = s.current_revision()
+        for key in ("/registry/pods/b/x", "/registry/pods/a/y", "/registry/minions/n1",
+                    "/registry/pods/c/z"):
             await s.create(key, key.encode())
         items, rev = await s.list_prefix("/registry/pods/")
-        assert [kv.key for kv in items] == ["/registry/pods/a/y", "/registry/pods/b/x"]
-        assert rev == 3
+        assert [kv.key for kv in items] == [
+            "/registry/pods/a/y", "/registry/pods/b/x", "/registry/pods/c/z"]
+        assert rev == r + 4
 
     run(backend, tmp_path, body)
 
@@ -81,8 +102,9 @@ def test_concurrent_writers_share_commits_and_conflicts_are_exact(
     backend: str, tmp_path: Path
 ) -> None:
     async def body(s: Storage) -> None:
+        r = s.current_revision()
         kvs = await asyncio.gather(*(s.create(f"/k/{i}", b"v") for i in range(200)))
-        assert sorted(kv.mod_revision for kv in kvs) == list(range(1, 201))
+        assert sorted(kv.mod_revision for kv in kvs) == list(range(r + 1, r + 201))
         # 20 racing updates of one key at the same revision: exactly one wins
         base = await s.create("/hot", b"0")
         results = await asyncio.gather(
@@ -98,15 +120,16 @@ def test_concurrent_writers_share_commits_and_conflicts_are_exact(
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_watch_replays_from_a_revision_then_follows(backend: str, tmp_path: Path) -> None:
     async def body(s: Storage) -> None:
+        r = s.current_revision()
         a = await s.create("/k/a", b"1")
         await s.update("/k/a", b"2", a.mod_revision)
         await s.create("/k/b", b"3")
         seen: list[tuple[int, str, bool, bool]] = []
 
         async def consume() -> None:
-            async for batch in s.watch(2):
+            async for batch in s.watch(r + 2):
                 for e in batch:
-                    seen.append((e.kv.mod_revision, e.kv.key, e.created, e.deleted))
+                    seen.append((e.kv.mod_revision - r, e.kv.key, e.created, e.deleted))
                 if seen and seen[-1][0] >= 5:
                     return
 
@@ -131,7 +154,7 @@ def test_history_carries_previous_values(backend: str, tmp_path: Path) -> None:
         a = await s.create("/k/a", b"one")
         await s.update("/k/a", b"two", a.mod_revision)
         await s.delete("/k/a")
-        events = await s.history(1)
+        events = await s.history(a.mod_revision)
         assert [(e.kv.value, e.prev.value if e.prev else None) for e in events] == [
             (b"one", None),
             (b"two", b"one"),
@@ -147,18 +170,19 @@ def test_compaction_keeps_live_keys_and_refuses_old_revisions(
     backend: str, tmp_path: Path
 ) -> None:
     async def body(s: Storage) -> None:
+        r = s.current_revision()
         a = await s.create("/k/a", b"1")
         a = await s.update("/k/a", b"2", a.mod_revision)
         await s.create("/k/gone", b"x")
         await s.delete("/k/gone")
-        await s.compact(4)
-        assert s.compacted_revision() == 4
+        await s.compact(r + 4)
+        assert s.compacted_revision() == r + 4
         with pytest.raises(CompactedError):
-            await s.history(3)
+            await s.history(r + 3)
         items, _ = await s.list_prefix("/k/")
         assert [(kv.key, kv.value) for kv in items] == [("/k/a", b"2")]
         b = await s.create("/k/b", b"y")
-        assert b.mod_revision == 5
+        assert b.mod_revision > r + 4  # (etcd also records the compaction under a key)
 
     run(backend, tmp_path, body)
 
@@ -187,3 +211,71 @@ def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
             await s2.close()
 
     asyncio.run(main())
+
+
+def run_etcd(tmp_path: Path, body: Callable[[EtcdStorage], Awaitable[None]],
+             **config: object) -> None:
+    etcd = EtcdServer(tmp_path / "etcd")
+    etcd.start()
+
+    async def main() -> None:
+        store = EtcdStorage(EtcdConfig([etcd.client_url], **config))  # type: ignore[arg-type]
+        await store.start()
+        try:
+            await body(store)
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        etcd.remove()
+
+
+def test_etcd_watch_from_a_compacted_revision_is_refused(tmp_path: Path) -> None:
+    async def body(s: EtcdStorage) -> None:
+        a = await s.create("/k/a", b"1")
+        for i in range(3):
+            a = await s.update("/k/a", str(i).encode(), a.mod_revision)
+        await s.compact(a.mod_revision)
+        with pytest.raises(CompactedError) as exc:
+            async for _ in s.watch(a.mod_revision - 2):
+                pass
+        assert exc.value.compacted >= a.mod_revision - 1
+        # a watch at the compaction's edge still follows
+        got = []
+        async for batch in s.watch(a.mod_revision + 1):
+            got.extend(batch)
+            break
+        # (the compaction wrote compact_rev_key, which is outside the watched range)
+        assert got == []
+
+    run_etcd(tmp_path, body)
+
+
+def test_etcd_progress_notifications_arrive_as_progress(tmp_path: Path) -> None:
+    async def body(s: EtcdStorage) -> None:
+        kv = await s.create("/k/a", b"1")
+        async for batch in s.watch(kv.mod_revision + 1, progress_every=0.1):
+            assert isinstance(batch, Progress)
+            assert batch.revision >= kv.mod_revision
+            return
+
+    run_etcd(tmp_path, body)
+
+
+def test_etcd_keys_under_a_ttl_prefix_expire_through_a_lease(tmp_path: Path) -> None:
+    async def body(s: EtcdStorage) -> None:
+        ev = await s.create("/registry/events/default/e1", b"{}")
+        pod = await s.create("/registry/pods/default/p1", b"{}")
+        deleted: list[str] = []
+        async for batch in s.watch(pod.mod_revision + 1):
+            deleted.extend(e.kv.key for e in batch if e.deleted)
+            if deleted:
+                break
+        assert deleted == [ev.key]
+        assert await s.get(ev.key) is None
+        assert await s.get(pod.key) is not None
+
+    run_etcd(tmp_path, lambda s: asyncio.wait_for(body(s), 20),
+             key_ttls={"/registry/events/": 1}, lease_reuse_s=0)

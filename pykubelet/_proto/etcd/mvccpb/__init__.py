@@ -1,0 +1,1 @@
+"""Generated protobuf/gRPC stubs (scripts/gen_proto.py); never edit by hand."""
