@@ -24,12 +24,53 @@ class ConfigError(ValueError):
     """The config is malformed; the message names the field and the problem."""
 
 
+DEFAULT_STORE_PATH = "/var/lib/pykubelet/store.db"
+
+
+@dataclass(frozen=True)
+class EtcdStoreConfig:
+    """An etcd cluster as the store (kube-apiserver's ``--etcd-servers``, ``--etcd-cafile``,
+    ``--etcd-certfile``, ``--etcd-keyfile``, ``--etcd-prefix``)."""
+
+    endpoints: tuple[str, ...] = ()
+    caFile: str = ""
+    certFile: str = ""
+    keyFile: str = ""
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """``controlPlane.store``: exactly one backend, ``sqlite`` (the default) or ``etcd``."""
+
+    sqlitePath: str = DEFAULT_STORE_PATH
+    etcd: EtcdStoreConfig | None = None
+
+
+@dataclass(frozen=True)
+class LeaderElectionConfig:
+    """``controlPlane.leaderElection``, as KubeSchedulerConfiguration's ``leaderElection``:
+    the scheduler loop and the controllers run on one control plane at a time."""
+
+    leaderElect: bool = True
+    leaseDuration: str = "15s"
+    renewDeadline: str = "10s"
+    retryPeriod: str = "2s"
+
+    def seconds(self) -> tuple[float, float, float]:
+        """(lease duration, renew deadline, retry period) in seconds."""
+        return (parse_duration(self.leaseDuration), parse_duration(self.renewDeadline),
+                parse_duration(self.retryPeriod))
+
+
 @dataclass(frozen=True)
 class ControlPlaneConfig:
     """Present only on the control node: where the API listens and where the store lives."""
 
     listen: str = "0.0.0.0:6443"
-    storePath: str = "/var/lib/pykubelet/store.db"
+    storePath: str = DEFAULT_STORE_PATH  # shorthand for store: {sqlite: {path: ...}}
+    store: StoreConfig = field(default_factory=StoreConfig)
+    leaderElection: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
     # kube-controller-manager's --node-monitor-grace-period, as a duration ("40s")
     nodeMonitorGracePeriod: str = "40s"
 
@@ -137,7 +178,17 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
     for key in value:
         if key not in known:
             raise ConfigError(f"controlPlane.{key}: unknown field")
-    kwargs = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()}
+    kwargs: dict[str, Any] = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()
+                              if k not in ("store", "leaderElection")}
+    if "store" in value:
+        if "storePath" in value:
+            raise ConfigError("controlPlane.storePath: give either storePath or store, not both")
+        kwargs["store"] = _decode_store(value["store"])
+        kwargs["storePath"] = kwargs["store"].sqlitePath
+    elif "storePath" in value:
+        kwargs["store"] = StoreConfig(sqlitePath=kwargs["storePath"])
+    if "leaderElection" in value:
+        kwargs["leaderElection"] = _decode_leader_election(value["leaderElection"])
     cp = ControlPlaneConfig(**kwargs)
     try:
         if cp.node_monitor_grace_seconds <= 0:
@@ -146,6 +197,81 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         raise ConfigError(f"controlPlane.nodeMonitorGracePeriod: {exc} (a duration such as "
                           f"\"40s\"), got {cp.nodeMonitorGracePeriod!r}") from None
     return cp
+
+
+def _check_fields(where: str, value: Any, known: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {_type_name(value)}")
+    for key in value:
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: unknown field")
+    return value
+
+
+def _decode_store(value: Any) -> StoreConfig:
+    where = "controlPlane.store"
+    value = _check_fields(where, value, {"sqlite", "etcd"})
+    if len(value) != 1:
+        raise ConfigError(f"{where}: name exactly one backend, sqlite or etcd")
+    if "sqlite" in value:
+        sq = _check_fields(f"{where}.sqlite", value["sqlite"] or {}, {"path"})
+        path = _check_str(f"{where}.sqlite.path", sq.get("path", DEFAULT_STORE_PATH))
+        if not path.startswith("/"):
+            raise ConfigError(f"{where}.sqlite.path: must be an absolute path, got {path!r}")
+        return StoreConfig(sqlitePath=path)
+    where += ".etcd"
+    etcd = _check_fields(where, value["etcd"], {f.name for f in fields(EtcdStoreConfig)})
+    endpoints = etcd.get("endpoints")
+    if not isinstance(endpoints, list) or not endpoints:
+        raise ConfigError(f"{where}.endpoints: expected a non-empty list of URLs, got "
+                          f"{endpoints!r}")
+    for i, ep in enumerate(endpoints):
+        _check_str(f"{where}.endpoints[{i}]", ep)
+        scheme, sep, rest = ep.partition("://")
+        host, _, port = rest.rstrip("/").rpartition(":")
+        if scheme not in ("http", "https") or not sep or not host or not port.isdigit():
+            raise ConfigError(f"{where}.endpoints[{i}]: expected http(s)://HOST:PORT, got "
+                              f"{ep!r}")
+    strs = {k: _check_str(f"{where}.{k}", etcd[k])
+            for k in ("caFile", "certFile", "keyFile", "prefix") if k in etcd}
+    for k in ("caFile", "certFile", "keyFile"):
+        if strs.get(k) and not strs[k].startswith("/"):
+            raise ConfigError(f"{where}.{k}: must be an absolute path, got {strs[k]!r}")
+    if bool(strs.get("certFile")) != bool(strs.get("keyFile")):
+        raise ConfigError(f"{where}.certFile: certFile and keyFile go together")
+    tls = [k for k in ("caFile", "certFile") if strs.get(k)]
+    if tls and not all(ep.startswith("https://") for ep in endpoints):
+        raise ConfigError(f"{where}.{tls[0]}: TLS files need https:// endpoints")
+    return StoreConfig(etcd=EtcdStoreConfig(endpoints=tuple(endpoints), **strs))
+
+
+def _decode_leader_election(value: Any) -> LeaderElectionConfig:
+    where = "controlPlane.leaderElection"
+    value = _check_fields(where, value, {f.name for f in fields(LeaderElectionConfig)})
+    kwargs: dict[str, Any] = {}
+    for key, v in value.items():
+        if key == "leaderElect":
+            if not isinstance(v, bool):
+                raise ConfigError(f"{where}.leaderElect: expected true or false, got {v!r}")
+            kwargs[key] = v
+            continue
+        text = _check_str(f"{where}.{key}", v)
+        try:
+            if parse_duration(text) <= 0:
+                raise ValueError("must be positive")
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{key}: {exc} (a duration such as \"15s\")") from None
+        kwargs[key] = text
+    le = LeaderElectionConfig(**kwargs)
+    duration, deadline, retry = le.seconds()
+    # kube-scheduler's validation: leaseDuration > renewDeadline > retryPeriod
+    if deadline >= duration:
+        raise ConfigError(f"{where}.renewDeadline: {le.renewDeadline} must be less than "
+                          f"leaseDuration ({le.leaseDuration})")
+    if retry >= deadline:
+        raise ConfigError(f"{where}.retryPeriod: {le.retryPeriod} must be less than "
+                          f"renewDeadline ({le.renewDeadline})")
+    return le
 
 
 def _decode_taints(value: Any) -> list[dict[str, Any]]:

@@ -35,10 +35,15 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
     server, token, ca_hash = cfg.server, cfg.token, cfg.caCertHash
     if cfg.controlPlane is not None:
         from pykubelet.controlplane.controllers import default_controllers
+        from pykubelet.controlplane.election import default_identity
         from pykubelet.controlplane.server import ControlPlaneThread, Options
+        from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
         options = Options(root=control_plane_root(cfg), listen=cfg.controlPlane.listen,
-                          store_path=Path(cfg.controlPlane.storePath),
+                          store_path=Path(cfg.controlPlane.store.sqlitePath),
+                          etcd=etcd_config(cfg.controlPlane.store),
+                          leader_election=leader_election(cfg.controlPlane),
+                          identity=f"{agent.node_name}_{default_identity().split('_')[-1]}",
                           advertise_address=agent.host_ips[0],
                           node_monitor_grace_period=cfg.controlPlane.node_monitor_grace_seconds)
         cp_thread = ControlPlaneThread(options)

@@ -29,11 +29,28 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               show_default=True, help="events kept per resource for resuming watches")
 @click.option("--pod-gc-period", type=float, default=20.0, show_default=True,
               help="seconds between pod garbage collections")
+@click.option("--etcd-servers", default="",
+              help="comma-separated etcd endpoints (http(s)://HOST:PORT): the store on etcd "
+                   "instead of SQLite under ROOT")
+@click.option("--etcd-cafile", default="", help="CA bundle that signs etcd's certificates")
+@click.option("--etcd-certfile", default="", help="client certificate for etcd")
+@click.option("--etcd-keyfile", default="", help="client key for etcd")
+@click.option("--etcd-prefix", default="", help="prefix of every key in etcd")
+@click.option("--leader-elect/--no-leader-elect", default=None,
+              help="run the scheduler and controllers only while holding their Leases "
+                   "(default: on with etcd, off with SQLite, which one control plane owns)")
+@click.option("--leader-elect-lease-duration", default="15s", show_default=True)
+@click.option("--leader-elect-renew-deadline", default="10s", show_default=True)
+@click.option("--leader-elect-retry-period", default="2s", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
                   advertise_address: str, node_monitor_grace_period: float,
-                  default_watch_cache_size: int, pod_gc_period: float, verbose: bool) -> None:
+                  default_watch_cache_size: int, pod_gc_period: float, etcd_servers: str,
+                  etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
+                  leader_elect: bool | None, leader_elect_lease_duration: str,
+                  leader_elect_renew_deadline: str, leader_elect_retry_period: str,
+                  verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -47,12 +64,33 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         split_listen(listen)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from None
+    from pykubelet.config import ConfigError, decode_config
+    from pykubelet.controlplane.storeconfig import etcd_config, leader_election
+
+    store: dict[str, object] = {}
+    if etcd_servers:
+        store["etcd"] = {"endpoints": [e.strip() for e in etcd_servers.split(",")],
+                         "caFile": etcd_cafile, "certFile": etcd_certfile,
+                         "keyFile": etcd_keyfile, "prefix": etcd_prefix}
+    elect: dict[str, object] = {"leaseDuration": leader_elect_lease_duration,
+                                "renewDeadline": leader_elect_renew_deadline,
+                                "retryPeriod": leader_elect_retry_period}
+    if leader_elect is not None:
+        elect["leaderElect"] = leader_elect
+    try:  # the same checks as the node config's controlPlane section
+        cfg = decode_config({"controlPlane": {"leaderElection": elect,
+                                              **({"store": store} if store else {})}})
+    except ConfigError as exc:
+        raise click.UsageError(str(exc).replace("controlPlane.", "", 1)) from None
+    assert cfg.controlPlane is not None
+    etcd = etcd_config(cfg.controlPlane.store)
     options = Options(root=Path(root), listen=listen,
                       kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       advertise_address=advertise_address,
                       node_monitor_grace_period=node_monitor_grace_period,
                       watch_cache_size=default_watch_cache_size,
-                      pod_gc_period=pod_gc_period)
+                      pod_gc_period=pod_gc_period, etcd=etcd,
+                      leader_election=leader_election(cfg.controlPlane, explicit=leader_elect))
     cp = ControlPlane(options)
     cp.controllers = default_controllers()
 
@@ -68,7 +106,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
             raise click.ClickException(
                 f"cannot serve on {listen}: {exc.strerror or exc}") from None
         click.echo(f"control plane serving on {cp.local_url}; admin kubeconfig: "
-                   f"{cp.kubeconfig_path}", err=True)
+                   f"{cp.kubeconfig_path}; identity {cp.identity}", err=True)
         # the token itself never goes to a log: it is printed on request only
         click.echo(f"join other nodes with the output of: pykubelet control-plane --root {root} "
                    "join-command", err=True)

@@ -29,6 +29,7 @@ from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.cacher import Cacher
+from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
@@ -47,6 +48,8 @@ from pykubelet.controlplane.registry.priorityclasses import (
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, PRIORITY_CLASSES
 from pykubelet.controlplane.registry.store import Context, Registry
+from pykubelet.controlplane.storage import Storage
+from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 log = logging.getLogger(__name__)
@@ -68,6 +71,9 @@ class Options:
     root: Path
     listen: str = "0.0.0.0:6443"
     store_path: Path | None = None
+    etcd: EtcdConfig | None = None  # the store on etcd instead of SQLite at store_path
+    leader_election: LeaderElection | None = None  # None: this control plane runs them all
+    identity: str = ""  # the holder identity in leader election (default: host_uuid)
     kubeconfig: Path | None = None
     advertise_address: str = ""
     durable: bool = True
@@ -89,8 +95,9 @@ class ControlPlane:
         self.root = options.root
         self.pki = PKI(self.root)
         self.tokens: Tokens | None = None
-        self.storage = SQLiteStorage(options.store_path or self.root / "store.db",
-                                     durable=options.durable)
+        self.storage = open_storage(options)
+        self.identity = options.identity or default_identity()
+        self.electors: dict[str, Elector] = {}  # lease name -> its elector
         self.cacher = Cacher(self.storage)
         self.registry = Registry(self.storage, self.cacher)
         for strategy in (PodStrategy(), NodeStrategy(), NamespaceStrategy(), EventStrategy(),
@@ -188,13 +195,13 @@ class ControlPlane:
         self.port = port or _bound_port(site)
         self._write_kubeconfig()
         for controller in self.controllers:
-            self._tasks.append(asyncio.create_task(self._guard(controller),
+            self._tasks.append(asyncio.create_task(self.guard(controller),
                                                    name=controller.__name__))
         self.serving.set()
         log.info("control plane serving on %s (store %s, revision %d)", self.local_url,
                  self.storage.path, self.cacher.rev)
 
-    async def _guard(self, controller: Controller) -> None:
+    async def guard(self, controller: Controller) -> None:
         """Run a controller; one that fails is logged and started again."""
         while True:
             try:
@@ -270,6 +277,21 @@ class ControlPlane:
     def join_command(self) -> str:
         assert self.tokens is not None
         return join_command(self.server_url, self.tokens.join, self.ca_hash)
+
+
+def open_storage(options: Options) -> Storage:
+    """The store the options name: etcd, else SQLite (events under an etcd lease there,
+    kube-apiserver's --event-ttl)."""
+    if options.etcd is not None:
+        from dataclasses import replace
+
+        from pykubelet.controlplane.registry.events import EVENT_TTL_S
+        from pykubelet.controlplane.registry.resources import EVENTS
+
+        ttls = {EVENTS.storage_prefix: EVENT_TTL_S, **options.etcd.key_ttls}
+        return EtcdStorage(replace(options.etcd, key_ttls=ttls))
+    return SQLiteStorage(options.store_path or options.root / "store.db",
+                         durable=options.durable)
 
 
 def join_command(server: str, token: str, ca_hash: str) -> str:

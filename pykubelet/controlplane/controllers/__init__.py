@@ -14,16 +14,26 @@ Controller = Callable[["ControlPlane"], Awaitable[Any]]
 
 
 def default_controllers(scheduler: bool = True) -> list[Controller]:
+    """The scheduler under Lease kube-system/kube-scheduler and the controllers under
+    kube-system/kube-controller-manager (each on one control plane at a time when the
+    control plane elects leaders); compaction on every API server, as kube-apiserver's
+    (coordinated in the store)."""
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
+    from pykubelet.controlplane.controllers.leaderelection import (
+        CONTROLLERS_LEASE,
+        SCHEDULER_LEASE,
+        leader_elected,
+    )
     from pykubelet.controlplane.controllers.maintenance import run_compaction, run_event_expiry
     from pykubelet.controlplane.controllers.namespace import run_namespace_controller
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
 
-    out: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
-                             run_disruption_controller, run_event_expiry, run_compaction]
+    managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
+                                 run_disruption_controller, run_event_expiry]
+    out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
 
-        out.insert(0, run_scheduler)
+        out.insert(0, leader_elected(SCHEDULER_LEASE, [run_scheduler]))
     return out

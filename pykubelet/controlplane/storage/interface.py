@@ -87,6 +87,8 @@ class Progress(list[Event]):
 class Storage(Protocol):
     """A revisioned key-value store (see the module docstring)."""
 
+    path: str  # where the store is (a file, or etcd's endpoints), for logs
+
     async def start(self) -> None:
         """Open the store (create it if new); repairs what a crash left."""
 
