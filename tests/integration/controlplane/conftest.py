@@ -1,4 +1,8 @@
-"""Fixtures: one control plane process per module, the real kubectl on PATH."""
+"""Fixtures: one control plane process per module, the real kubectl on PATH.
+
+The API tests run on both stores: ``cp`` is parametrised over SQLite and etcd (as the
+agent tests are over two runtimes); a module that only concerns one store narrows it
+with ``CP_BACKENDS = ("sqlite",)``."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cp_process import ControlPlaneProcess
+from cp_process import BACKENDS, ControlPlaneProcess, control_plane
 
 
 def pytest_report_header() -> str:
@@ -19,17 +23,21 @@ def pytest_report_header() -> str:
     return "kubectl: " + " ".join(out.stdout.split())
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for name in ("cp", "small_cache_cp"):
+        if name in metafunc.fixturenames:
+            backends = getattr(metafunc.module, "CP_BACKENDS", BACKENDS)
+            metafunc.parametrize(name, backends, indirect=True, scope="module")
+
+
 @pytest.fixture(scope="module")
-def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlaneProcess]:
+def cp(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+       ) -> Iterator[ControlPlaneProcess]:
     if shutil.which("kubectl") is None:
         pytest.fail("kubectl must be on PATH: the control plane is tested with the real one")
     root = tmp_path_factory.mktemp("cp") / "root"
-    proc = ControlPlaneProcess(root, extra_args=["--node-monitor-grace-period", "4"])
-    proc.start()
-    try:
+    with control_plane(root, request.param, ["--node-monitor-grace-period", "4"]) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture

@@ -3,14 +3,18 @@ port under a temporary root), and the real kubectl pointed at it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pykubelet.controlplane.storage.etcdserver import EtcdServer
 
 KUBECTL = "kubectl"
 
@@ -27,6 +31,7 @@ class ControlPlaneProcess:
     port: int = 0
     extra_args: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    etcd_url: str = ""  # the store on this etcd (else SQLite under root)
 
     @property
     def kubeconfig(self) -> Path:
@@ -47,6 +52,8 @@ class ControlPlaneProcess:
             self.kubeconfig.unlink()
         cmd = [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root",
                str(self.root), "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
+        if self.etcd_url:
+            cmd += ["--etcd-servers", self.etcd_url]
         out = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
         out.close()
@@ -94,6 +101,30 @@ class ControlPlaneProcess:
                    KUBECACHEDIR=str(self.root.parent / "kubectl-cache"), **(env or {}))
         return subprocess.Popen([program, *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
+
+
+BACKENDS = ("sqlite", "etcd")
+
+
+@contextlib.contextmanager
+def control_plane(root: Path, backend: str, extra_args: list[str] | None = None
+                  ) -> Iterator[ControlPlaneProcess]:
+    """A started control plane on ``backend``: SQLite under ``root``, or a one-member etcd
+    (Debian's etcd-server on loopback ports, its data beside ``root``) that is removed
+    with it."""
+    etcd = None
+    if backend == "etcd":
+        etcd = EtcdServer(root.parent / f"{root.name}-etcd")
+        etcd.start()
+    proc = ControlPlaneProcess(root, extra_args=list(extra_args or []),
+                               etcd_url=etcd.client_url if etcd else "")
+    try:
+        proc.start()
+        yield proc
+    finally:
+        proc.stop()
+        if etcd is not None:
+            etcd.remove()
 
 
 def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1, what: str = "") -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,8 @@ from cp_process import ControlPlaneProcess, FakeNode, wait_for
 from prometheus_client.parser import text_string_to_metric_families
 from test_cp_semantics import Raw
 
+CP_BACKENDS = ("sqlite",)  # a client face / the process's metrics: the store is not the point
+
 
 def scrape(raw: Raw) -> dict[str, float]:
     code, text = raw("GET", "/metrics")

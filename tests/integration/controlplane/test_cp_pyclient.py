@@ -10,22 +10,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cp_process import ControlPlaneProcess
+from cp_process import ControlPlaneProcess, control_plane
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, watch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def small_cache_cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlaneProcess]:
+def small_cache_cp(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+                   ) -> Iterator[ControlPlaneProcess]:
     """A control plane whose watch cache keeps only a few events (to reach 410 quickly)."""
-    proc = ControlPlaneProcess(tmp_path_factory.mktemp("cp") / "root",
-                               extra_args=["--default-watch-cache-size", "5"])
-    proc.start()
-    try:
+    with control_plane(tmp_path_factory.mktemp("cp") / "root", request.param,
+                       ["--default-watch-cache-size", "5"]) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 def api_for(cp: ControlPlaneProcess) -> Any:
