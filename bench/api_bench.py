@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""API server benchmark: a real ``pykubelet control-plane`` process (SQLite, durable writes,
-HTTPS), driven by keep-alive HTTPS clients on the same machine.
+"""API server benchmark: a real ``pykubelet control-plane`` process (SQLite with durable
+writes, and etcd: Debian's etcd-server, one member on loopback, in the same run), over
+HTTPS, driven by keep-alive HTTPS clients on the same machine.
 
 Prints, for 1, 10 and 50 concurrent clients: pod creates (throughput, p50/p99) and single
 pod GETs (p50/p99); list latency with 1,000 and 10,000 pods stored (JSON and Table); watch
 delivery lag to 50 watchers while pods are created; the server's RSS per 1,000 pods and
 its CPU time per operation; and what bounds each figure (the server's CPU, the client's,
-fsync batches). Figures only: nothing here passes or fails.
+fsync batches). Then, on etcd, failover: two control planes over one etcd, the scheduler's
+leader SIGKILLed again and again: the time from the kill to the next pod bound, and
+whether every create acknowledged meanwhile is still there. Figures only: nothing here
+passes or fails.
 
-    .venv/bin/python bench/api_bench.py [--quick]
+    .venv/bin/python bench/api_bench.py [--quick] [--store sqlite|etcd|both] [--kills N]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import ssl
 import statistics
 import subprocess
@@ -30,6 +35,8 @@ from typing import Any
 import aiohttp
 import psutil
 import yaml
+
+from pykubelet.controlplane.storage.etcdserver import EtcdServer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,15 +53,17 @@ def ms(v: float) -> str:
 
 
 class Server:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_args: list[str] | None = None) -> None:
         with __import__("socket").socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.root = root
+        (root / "admin.kubeconfig").unlink(missing_ok=True)  # written again once serving
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root", str(root),
-             "--listen", f"127.0.0.1:{self.port}"],
-            stdout=subprocess.DEVNULL, stderr=open(root.parent / "cp.log", "wb"))  # noqa: SIM115
+             "--listen", f"127.0.0.1:{self.port}", *(extra_args or [])],
+            stdout=subprocess.DEVNULL,
+            stderr=open(root.parent / f"{root.name}.log", "ab"))  # noqa: SIM115
         kc = root / "admin.kubeconfig"
         end = time.monotonic() + 30
         while not kc.exists():
@@ -79,6 +88,18 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(20)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(20)
+
+    @property
+    def identity(self) -> str:
+        found = ""  # the log is appended to across restarts: the last one is this process's
+        for line in (self.root.parent / f"{self.root.name}.log").read_text().splitlines():
+            if "; identity " in line:
+                found = line.rsplit("; identity ", 1)[1].strip()
+        return found
 
 
 def pod(name: str) -> bytes:
@@ -106,9 +127,14 @@ async def run_workers(n_workers: int, total: int, op: Any) -> list[float]:
     return lat
 
 
-async def bench(quick: bool) -> None:
+async def bench(quick: bool, store: str) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="api-bench-"))
-    srv = Server(tmp / "root")
+    etcd = None
+    if store == "etcd":
+        etcd = EtcdServer(tmp / "etcd")
+        etcd.start()
+    srv = Server(tmp / "root", ["--etcd-servers", etcd.client_url] if etcd else [])
+    figures: dict[str, float] = {}
     conn = aiohttp.TCPConnector(ssl=srv.ssl, limit=0)
     session = aiohttp.ClientSession(connector=conn, headers=srv.headers)
     pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
@@ -118,7 +144,9 @@ async def bench(quick: bool) -> None:
                 "apiVersion": "v1", "kind": "Node", "metadata": {"name": "bench-node"}})) as r:
             assert r.status == 201, await r.text()
         rss0 = srv.rss()
-        print(f"# api_bench: pykubelet control-plane (SQLite, synchronous=FULL, HTTPS) "
+        what = ("SQLite, synchronous=FULL" if store == "sqlite" else
+                "etcd 3.4 (Debian), one member, fsync per commit")
+        print(f"\n# api_bench: pykubelet control-plane ({what}, HTTPS) "
               f"on {os.cpu_count()} cores; client in the same machine")
         print("\n## creates (pods)")
         print("clients  pods   creates/s  p50 ms  p99 ms  server-cpu ms/op")
@@ -136,6 +164,8 @@ async def bench(quick: bool) -> None:
             lat = await run_workers(clients, total, create)
             wall, cpu = time.perf_counter() - t0, srv.cpu() - c0
             created += total
+            figures[f"creates/s@{clients}"] = total / wall
+            figures[f"create p99 ms@{clients}"] = pct(lat, .99) * 1000
             print(f"{clients:7d}  {total:5d}  {total / wall:9.0f}  {ms(pct(lat, .5)):>6}  "
                   f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
 
@@ -237,6 +267,7 @@ async def bench(quick: bool) -> None:
         wall = time.perf_counter() - t0
         for w in watchers:
             w.cancel()
+        figures["watch lag p99 ms"] = pct(lags, .99) * 1000
         print(f"{total_events} creates in {wall:.1f}s, {received[0]} events delivered: "
               f"lag p50 {ms(pct(lags, .5))} ms, p99 {ms(pct(lags, .99))} ms "
               f"(from the create's request to the event at the watcher; server CPU "
@@ -246,13 +277,125 @@ async def bench(quick: bool) -> None:
     finally:
         await session.close()
         srv.stop()
+        if etcd is not None:
+            etcd.remove()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return figures
+
+
+LEASE = ["--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s",
+         "--leader-elect-retry-period", "500ms"]
+
+
+async def failover(kills: int) -> None:
+    """Two control planes over one etcd; SIGKILL the scheduler's leader ``kills`` times
+    (restarting it as a follower each time), creating pods and config maps through the
+    other meanwhile."""
+    tmp = Path(tempfile.mkdtemp(prefix="api-bench-ha-"))
+    etcd = EtcdServer(tmp / "etcd")
+    etcd.start()
+    args = ["--etcd-servers", etcd.client_url, "--node-monitor-grace-period", "100000", *LEASE]
+    servers = [Server(tmp / "cp0", args), Server(tmp / "cp1", args)]
+    sessions: list[aiohttp.ClientSession] = []
+
+    def session_for(s: Server) -> aiohttp.ClientSession:
+        sess = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=s.ssl),
+                                     headers=s.headers)
+        sessions.append(sess)
+        return sess
+
+    took: list[float] = []
+    acked: list[str] = []
+    try:
+        print(f"\n## failover (etcd; two control planes; lease 3s, renew deadline 2s, retry "
+              f"0.5s; {kills} SIGKILLs of the scheduler's leader)")
+        sess0 = session_for(servers[0])
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "ha-node"},
+                "status": {"allocatable": {"cpu": "64", "memory": "64Gi", "pods": "10000"},
+                           "capacity": {"cpu": "64", "memory": "64Gi", "pods": "10000"},
+                           "conditions": [{"type": "Ready", "status": "True"}]}}
+        async with sess0.post(f"{servers[0].base}/api/v1/nodes", data=json.dumps(node)) as r:
+            assert r.status == 201, await r.text()
+
+        async def lease_holder(s: Server, sess: aiohttp.ClientSession) -> str:
+            async with sess.get(f"{s.base}/apis/coordination.k8s.io/v1/namespaces/"
+                                "kube-system/leases/kube-scheduler") as r:
+                if r.status != 200:
+                    return ""
+                return str((await r.json())["spec"].get("holderIdentity") or "")
+
+        for k in range(kills):
+            sess = [session_for(s) for s in servers]
+            while (holder := await lease_holder(servers[0], sess[0])) not in (
+                    servers[0].identity, servers[1].identity):
+                await asyncio.sleep(0.1)
+            li = 0 if holder == servers[0].identity else 1
+            leader, other, osess = servers[li], servers[1 - li], sess[1 - li]
+            pods_url = f"{other.base}/api/v1/namespaces/default/pods"
+            cms_url = f"{other.base}/api/v1/namespaces/default/configmaps"
+            stop = asyncio.Event()
+
+            async def writer(k: int = k, url: str = cms_url,
+                             sess: aiohttp.ClientSession = osess, stop: asyncio.Event = stop
+                             ) -> None:
+                i = 0
+                while not stop.is_set():
+                    name = f"w{k:02d}-{i:05d}"
+                    async with sess.post(url, data=json.dumps(
+                            {"metadata": {"name": name}, "data": {"k": name}})) as r:
+                        if r.status == 201:
+                            acked.append(name)
+                    i += 1
+
+            w = asyncio.create_task(writer())
+            leader.kill()
+            t0 = time.perf_counter()
+            name = f"after-kill-{k:02d}"
+            body = json.loads(pod(name))
+            del body["spec"]["nodeName"]
+            async with osess.post(pods_url, data=json.dumps(body)) as r:
+                assert r.status == 201, await r.text()
+            while True:
+                async with osess.get(f"{pods_url}/{name}") as r:
+                    if (await r.json())["spec"].get("nodeName"):
+                        break
+                await asyncio.sleep(0.02)
+            took.append(time.perf_counter() - t0)
+            stop.set()
+            await w
+            servers[li] = Server(leader.root, args)  # back, as a follower
+        async with session_for(servers[0]).get(
+                f"{servers[0].base}/api/v1/namespaces/default/configmaps") as r:
+            stored = {i["metadata"]["name"] for i in (await r.json())["items"]}
+        lost = [n for n in acked if n not in stored]
+        print(f"kill -> next pod bound: mean {statistics.mean(took):.2f}s, p50 "
+              f"{pct(took, .5):.2f}s, max {max(took):.2f}s (lease duration 3s; target <= 6s)")
+        print(f"acknowledged creates during the kills: {len(acked)}, lost: {len(lost)}")
+    finally:
+        for sess in sessions:
+            await sess.close()
+        for s in servers:
+            if s.proc.poll() is None:
+                s.stop()
+        etcd.remove()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer requests")
+    ap.add_argument("--store", choices=("sqlite", "etcd", "both"), default="both")
+    ap.add_argument("--kills", type=int, default=20, help="leader kills (0: no failover part)")
     args = ap.parse_args()
-    asyncio.run(bench(args.quick))
+    stores = ("sqlite", "etcd") if args.store == "both" else (args.store,)
+    results = {s: asyncio.run(bench(args.quick, s)) for s in stores}
+    if len(results) == 2:
+        print("\n## etcd against SQLite")
+        for key in results["sqlite"]:
+            a, b = results["sqlite"][key], results["etcd"].get(key, 0.0)
+            print(f"{key:22s} sqlite {a:9.1f}  etcd {b:9.1f}  ({b / a * 100 if a else 0:.0f}%)")
+    if args.kills and "etcd" in stores:
+        asyncio.run(failover(args.kills))
 
 
 if __name__ == "__main__":
