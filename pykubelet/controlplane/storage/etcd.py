@@ -10,8 +10,9 @@ revision it found, in the same round trip. etcd's revision is the resourceVersio
 Lists read the prefix in pages of ``page_size`` keys, every page at the revision of the
 first, so the whole list is one consistent cut however long it is. Watches open etcd's
 watch from a revision with ``prev_kv`` (the seam's events carry the previous value) and
-``progress_notify``: a progress notification (a response without events) becomes a
-:class:`Progress` batch, which the watch cache turns into bookmarks. A watch from a
+``progress_notify``: etcd's periodic progress notification (a response without events,
+``--experimental-watch-progress-notify-interval``) becomes a :class:`Progress` batch,
+which the watch cache turns into bookmarks. A watch from a
 compacted revision is cancelled by etcd with the compaction's revision: CompactedError,
 which the API answers with 410 Gone. Objects under a prefix in ``key_ttls`` (events,
 kube-apiserver's ``--event-ttl``) are written with a lease of that many seconds, one lease
@@ -249,7 +250,11 @@ class EtcdStorage:
         out: list[Event] = []
         if from_revision > target:
             return out
-        async for batch in self.watch(from_revision, progress_every=0.05):
+        # Every revision up to ``target`` is some write somewhere in the keyspace, so a watch
+        # of the whole keyspace reaches ``target`` with an event. (A requested progress
+        # notification would be quicker to ask for, but before etcd 3.4.24 it is not
+        # ordered with the events still on their way: etcd-io/etcd#15220.)
+        async for batch in self.watch(from_revision, whole_keyspace=True):
             out.extend(e for e in batch if e.kv.mod_revision <= target)
             if isinstance(batch, Progress) and batch.revision >= target:
                 return out
@@ -386,17 +391,17 @@ class EtcdStorage:
         return Event(kv, prev)
 
     async def watch(self, from_revision: int, *,
-                    progress_every: float = 0.0) -> AsyncIterator[list[Event]]:
-        """Every write under the store's range from ``from_revision``; a response without
-        events is a :class:`Progress`. ``progress_every`` > 0 asks etcd for progress that
-        often (``history`` uses it to learn it has caught up)."""
+                    whole_keyspace: bool = False) -> AsyncIterator[list[Event]]:
+        """Every write under the store's range (or, for ``history``, anywhere) from
+        ``from_revision``; a response without events is a :class:`Progress`."""
+        key, end = (b"\0", b"\0") if whole_keyspace else self._range
         next_rev = from_revision
         failures = 0
         while True:
             used = self._current
             requests: asyncio.Queue[pb.WatchRequest | None] = asyncio.Queue()
             requests.put_nowait(pb.WatchRequest(create_request=pb.WatchCreateRequest(
-                key=self._range[0], range_end=self._range[1], start_revision=next_rev,
+                key=key, range_end=end, start_revision=next_rev,
                 progress_notify=True, prev_kv=True)))
 
             async def send(q: asyncio.Queue[pb.WatchRequest | None] = requests
@@ -410,9 +415,6 @@ class EtcdStorage:
             if self._watch is None:
                 raise StorageError("store is not started")
             call = self._watch.Watch(send())
-            ticker: asyncio.Task[None] | None = None
-            if progress_every > 0:
-                ticker = asyncio.create_task(_tick(requests, progress_every))
             try:
                 async for resp in call:
                     failures = 0
@@ -425,9 +427,16 @@ class EtcdStorage:
                         continue
                     self._seen(resp.header)
                     if not resp.events:
-                        yield Progress(resp.header.revision)
+                        # etcd's periodic progress notification (sent after the events)
+                        if resp.header.revision >= next_rev - 1:
+                            yield Progress(resp.header.revision)
                         continue
-                    batch = [self._event(e) for e in resp.events]
+                    batch = [self._event(e) for e in resp.events
+                             if e.kv.key.startswith(self._range[0])]
+                    if not batch:  # (the whole keyspace: someone else's keys)
+                        next_rev = resp.events[-1].kv.mod_revision + 1
+                        yield Progress(resp.events[-1].kv.mod_revision)
+                        continue
                     next_rev = batch[-1].kv.mod_revision + 1
                     yield batch
                 raise StorageError("etcd ended the watch")
@@ -442,16 +451,8 @@ class EtcdStorage:
                 await self._next_endpoint(used)
                 await asyncio.sleep(min(2.0, 0.1 * failures))
             finally:
-                if ticker is not None:
-                    ticker.cancel()
                 requests.put_nowait(None)
                 call.cancel()
-
-
-async def _tick(requests: asyncio.Queue[pb.WatchRequest | None], every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        requests.put_nowait(pb.WatchRequest(progress_request=pb.WatchProgressRequest()))
 
 
 __all__ = ["EtcdConfig", "EtcdStorage", "prefix_end"]

@@ -215,7 +215,7 @@ def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
 
 def run_etcd(tmp_path: Path, body: Callable[[EtcdStorage], Awaitable[None]],
              **config: object) -> None:
-    etcd = EtcdServer(tmp_path / "etcd")
+    etcd = EtcdServer(tmp_path / "etcd", progress_notify_interval="500ms")
     etcd.start()
 
     async def main() -> None:
@@ -256,12 +256,12 @@ def test_etcd_watch_from_a_compacted_revision_is_refused(tmp_path: Path) -> None
 def test_etcd_progress_notifications_arrive_as_progress(tmp_path: Path) -> None:
     async def body(s: EtcdStorage) -> None:
         kv = await s.create("/k/a", b"1")
-        async for batch in s.watch(kv.mod_revision + 1, progress_every=0.1):
+        async for batch in s.watch(kv.mod_revision + 1):  # (etcd notifies every 500ms here)
             assert isinstance(batch, Progress)
-            assert batch.revision >= kv.mod_revision
+            assert batch.revision == kv.mod_revision
             return
 
-    run_etcd(tmp_path, body)
+    run_etcd(tmp_path, lambda s: asyncio.wait_for(body(s), 10))
 
 
 def test_etcd_keys_under_a_ttl_prefix_expire_through_a_lease(tmp_path: Path) -> None:
@@ -279,3 +279,15 @@ def test_etcd_keys_under_a_ttl_prefix_expire_through_a_lease(tmp_path: Path) -> 
 
     run_etcd(tmp_path, lambda s: asyncio.wait_for(body(s), 20),
              key_ttls={"/registry/events/": 1}, lease_reuse_s=0)
+
+
+def test_etcd_history_ends_at_a_write_outside_the_store(tmp_path: Path) -> None:
+    async def body(s: EtcdStorage) -> None:
+        a = await s.create("/k/a", b"1")
+        await s.compact(a.mod_revision)  # writes compact_rev_key: the newest revision
+        events = await s.history(a.mod_revision + 1)
+        assert events == []
+        b = await s.create("/k/b", b"2")
+        assert [e.kv.key for e in await s.history(a.mod_revision + 1)] == [b.key]
+
+    run_etcd(tmp_path, lambda s: asyncio.wait_for(body(s), 10))
