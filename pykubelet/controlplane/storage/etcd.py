@@ -112,6 +112,7 @@ class EtcdStorage:
         self._targets = [_target(e) for e in config.endpoints]
         self._current = 0  # index of the endpoint in use
         self._channel: grpc.aio.Channel | None = None
+        self._retired: list[grpc.aio.Channel] = []
         self._kv: pb_grpc.KVStub | None = None
         self._watch: pb_grpc.WatchStub | None = None
         self._lease: pb_grpc.LeaseStub | None = None
@@ -151,12 +152,16 @@ class EtcdStorage:
         log.warning("etcd %s unreachable; using %s", self.config.endpoints[failed],
                     self.config.endpoints[self._current])
         self._connect()
-        if old is not None:
-            await old.close(None)
+        if old is not None:  # closing it now would cancel calls in flight: later
+            self._retired.append(old)
+            if len(self._retired) > 4:
+                await self._retired.pop(0).close(None)
 
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """One RPC, moved to the next member while members are unreachable. Writes are
-        safe to repeat: every one is a transaction whose compare fails the second time."""
+        """One RPC, moved to the next member while members are unreachable. A write is
+        never applied twice (each is a transaction whose compare fails the second time),
+        but one that did commit before its answer was lost is then reported as a conflict
+        (or KeyExists) rather than a success, which the client retries as for any conflict."""
         for attempt in range(2 * len(self._targets)):
             used = self._current
             try:
@@ -195,6 +200,9 @@ class EtcdStorage:
         if self._channel is not None:
             await self._channel.close(None)
             self._channel = None
+        for old in self._retired:
+            await old.close(None)
+        self._retired.clear()
 
     def _stub_kv(self) -> pb_grpc.KVStub:
         if self._kv is None:
