@@ -28,7 +28,14 @@ from typing import Any
 
 import orjson
 
-from pykubelet.controlplane.storage import CompactedError, Event, Progress, Storage
+from pykubelet.controlplane.storage import (
+    CompactedError,
+    Event,
+    KeyValue,
+    Progress,
+    Storage,
+    StorageError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -346,28 +353,72 @@ class Cacher:
         self._task = asyncio.create_task(self._follow(rev + 1), name="cacher")
 
     async def _follow(self, from_rev: int) -> None:
-        async for batch in self.store.watch(from_rev):
-            if isinstance(batch, Progress):  # nothing missed up to there: bookmarks say so
-                if batch.revision > self.rev:
-                    self.rev = batch.revision
-                    self._wake()
-                continue
-            for ev in batch:
-                cache = self.cache_for(ev.kv.key)
-                if cache is not None:
+        """Apply the store's watch, for ever. A watch that fails is opened again after the
+        last revision applied; one that fell behind the store's compaction (possible on
+        etcd after a long partition) lists again and applies the difference, as a
+        reflector's relist does."""
+        while True:
+            try:
+                async for batch in self.store.watch(from_rev):
+                    self._apply_batch(batch)
+                return
+            except CompactedError:
+                log.warning("the store compacted past revision %d: listing again", self.rev)
+                from_rev = await self._relist()
+            except StorageError as exc:
+                log.error("store watch failed (%s); following again after revision %d", exc,
+                          self.rev)
+                await asyncio.sleep(1.0)
+                from_rev = self.rev + 1
+
+    def _apply_batch(self, batch: list[Event]) -> None:
+        if isinstance(batch, Progress):  # nothing missed up to there: bookmarks say so
+            if batch.revision > self.rev:
+                self.rev = batch.revision
+                self._wake()
+            return
+        for ev in batch:
+            cache = self.cache_for(ev.kv.key)
+            if cache is not None:
+                try:
+                    cached = cache.apply(ev)
+                except ValueError as exc:
+                    log.error("unreadable object %s at %d: %s", ev.kv.key,
+                              ev.kv.mod_revision, exc)
+                    continue
+                for listener in self.listeners:
                     try:
-                        cached = cache.apply(ev)
-                    except ValueError as exc:
-                        log.error("unreadable object %s at %d: %s", ev.kv.key,
-                                  ev.kv.mod_revision, exc)
-                        continue
-                    for listener in self.listeners:
-                        try:
-                            listener(cache, cached)
-                        except Exception:
-                            log.exception("cache listener failed")
+                        listener(cache, cached)
+                    except Exception:
+                        log.exception("cache listener failed")
+        if batch:
             self.rev = max(self.rev, batch[-1].kv.mod_revision)
-            self._wake()
+        self._wake()
+
+    async def _relist(self) -> int:
+        """List the store and apply what changed since the cache's state, as events at
+        the list's revision; the revision to follow from."""
+        items, rev = await self.store.list_prefix("/registry/")
+        listed = {kv.key: kv for kv in items}
+        changes: list[Event] = []
+        for kv in items:  # what was written since: at its own revision (its resourceVersion)
+            owner = self.cache_for(kv.key)
+            if owner is None:
+                continue
+            old = owner.entries.get(kv.key)
+            if old is None or old.rev != kv.mod_revision:
+                changes.append(Event(kv, None))
+        changes.sort(key=lambda e: e.kv.mod_revision)
+        for cache in self.resources.values():  # deleted at some revision up to the list's
+            for key, entry in cache.entries.items():
+                if key not in listed:
+                    changes.append(Event(KeyValue(key, b"", entry.create_rev, rev), None,
+                                         deleted=True))
+        if changes:
+            self._apply_batch(changes)
+        self.rev = max(self.rev, rev)
+        self._wake()
+        return rev + 1
 
     def _wake(self) -> None:
         if not self._rev_waiters:
