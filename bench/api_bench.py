@@ -145,7 +145,7 @@ async def bench(quick: bool, store: str) -> dict[str, float]:
             assert r.status == 201, await r.text()
         rss0 = srv.rss()
         what = ("SQLite, synchronous=FULL" if store == "sqlite" else
-                "etcd 3.4 (Debian), one member, fsync per commit")
+                "etcd 3.4 (Debian), one member on loopback")
         print(f"\n# api_bench: pykubelet control-plane ({what}, HTTPS) "
               f"on {os.cpu_count()} cores; client in the same machine")
         print("\n## creates (pods)")

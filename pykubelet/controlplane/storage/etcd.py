@@ -423,31 +423,54 @@ class EtcdStorage:
             if self._watch is None:
                 raise StorageError("store is not started")
             call = self._watch.Watch(send())
+            # responses are read by a task, and all those waiting are taken at once: a burst
+            # of writes (one response per revision) reaches the watch cache as one batch
+            inbox: asyncio.Queue[pb.WatchResponse | BaseException | None] = asyncio.Queue()
+            reader = asyncio.create_task(_read_into(call, inbox))
             try:
-                async for resp in call:
-                    failures = 0
-                    if resp.canceled:
-                        if resp.compact_revision:
-                            self._compacted = max(self._compacted, resp.compact_revision - 1)
-                            raise CompactedError(next_rev, resp.compact_revision - 1)
-                        raise StorageError(f"etcd cancelled the watch: {resp.cancel_reason}")
-                    if resp.created:
-                        continue
-                    self._seen(resp.header)
-                    if not resp.events:
-                        # etcd's periodic progress notification (sent after the events)
-                        if resp.header.revision >= next_rev - 1:
-                            yield Progress(resp.header.revision)
-                        continue
-                    batch = [self._event(e) for e in resp.events
-                             if e.kv.key.startswith(self._range[0])]
-                    if not batch:  # (the whole keyspace: someone else's keys)
+                while True:
+                    got = [await inbox.get()]
+                    while not inbox.empty():
+                        got.append(inbox.get_nowait())
+                    pending: list[Event] = []
+                    for resp in got:
+                        if resp is None or isinstance(resp, BaseException):
+                            if pending:
+                                yield pending
+                            if resp is None:
+                                raise StorageError("etcd ended the watch")
+                            raise resp
+                        failures = 0
+                        if resp.canceled:
+                            if resp.compact_revision:
+                                self._compacted = max(self._compacted,
+                                                      resp.compact_revision - 1)
+                                raise CompactedError(next_rev, resp.compact_revision - 1)
+                            raise StorageError(
+                                f"etcd cancelled the watch: {resp.cancel_reason}")
+                        if resp.created:
+                            continue
+                        self._seen(resp.header)
+                        if not resp.events:
+                            # etcd's periodic progress notification (sent after the events)
+                            if resp.header.revision >= next_rev - 1:
+                                if pending:
+                                    yield pending
+                                    pending = []
+                                yield Progress(resp.header.revision)
+                            continue
+                        mine = [self._event(e) for e in resp.events
+                                if e.kv.key.startswith(self._range[0])]
                         next_rev = resp.events[-1].kv.mod_revision + 1
-                        yield Progress(resp.events[-1].kv.mod_revision)
-                        continue
-                    next_rev = batch[-1].kv.mod_revision + 1
-                    yield batch
-                raise StorageError("etcd ended the watch")
+                        if not mine:  # (the whole keyspace: someone else's keys)
+                            if pending:
+                                yield pending
+                                pending = []
+                            yield Progress(next_rev - 1)
+                            continue
+                        pending.extend(mine)
+                    if pending:
+                        yield pending
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
                                       grpc.StatusCode.DEADLINE_EXCEEDED):
@@ -461,6 +484,20 @@ class EtcdStorage:
             finally:
                 requests.put_nowait(None)
                 call.cancel()
+                reader.cancel()
+
+
+async def _read_into(call: grpc.aio.StreamStreamCall[pb.WatchRequest, pb.WatchResponse],
+                     inbox: asyncio.Queue[pb.WatchResponse | BaseException | None]) -> None:
+    """Every response of a watch stream into ``inbox``; then None, or the error."""
+    try:
+        async for resp in call:
+            inbox.put_nowait(resp)
+        inbox.put_nowait(None)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        inbox.put_nowait(exc)
 
 
 __all__ = ["EtcdConfig", "EtcdStorage", "prefix_end"]
