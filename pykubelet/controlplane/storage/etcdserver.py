@@ -37,10 +37,14 @@ class EtcdServer:
     progress_notify_interval: str = "5s"
     extra_args: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    # TLS on the client port: (CA that clients' certificates must chain to, serving
+    # certificate, its key); None: plain http
+    client_tls: tuple[Path, Path, Path] | None = None
 
     @property
     def client_url(self) -> str:
-        return f"http://{self.host}:{self.client_port}"
+        scheme = "https" if self.client_tls else "http"
+        return f"{scheme}://{self.host}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
@@ -68,6 +72,10 @@ class EtcdServer:
             "--logger", "zap", "--log-level", "warn",
             *self.extra_args,
         ]
+        if self.client_tls:
+            ca, cert, key = self.client_tls
+            cmd += ["--client-cert-auth", "--trusted-ca-file", str(ca), "--cert-file", str(cert),
+                    "--key-file", str(key)]
         return cmd
 
     def start(self, timeout: float = 30.0, wait: bool = True) -> None:

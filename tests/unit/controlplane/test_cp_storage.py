@@ -339,3 +339,38 @@ def test_etcd_cluster_member_killed_writes_go_on_and_the_watch_resumes(tmp_path:
     finally:
         for m in members:
             m.remove()
+
+
+def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
+    """etcd serving https and asking for client certificates (--client-cert-auth): the
+    store connects with the CA, certificate and key the config names, and not without."""
+    from pykubelet.controlplane.pki import PKI
+    from pykubelet.controlplane.storage import StorageError
+
+    pki = PKI(tmp_path / "tls")
+    server = pki.issue("etcd-server", "etcd", dns=["localhost"], ips=["127.0.0.1"])
+    client = pki.issue("etcd-client", "kube-apiserver-etcd-client", server=False, client=True)
+    etcd = EtcdServer(tmp_path / "etcd",
+                      client_tls=(pki.ca_cert_path, server.cert, server.key))
+    etcd.start()
+
+    async def main() -> None:
+        s = EtcdStorage(EtcdConfig([etcd.client_url], ca_file=pki.ca_cert_path,
+                                   cert_file=client.cert, key_file=client.key))
+        await s.start()
+        try:
+            kv = await s.create("/k/a", b"1")
+            got = await s.get("/k/a")
+            assert got is not None
+            assert got.mod_revision == kv.mod_revision
+        finally:
+            await s.close()
+        anonymous = EtcdStorage(EtcdConfig([etcd.client_url], ca_file=pki.ca_cert_path))
+        with pytest.raises(StorageError):
+            await asyncio.wait_for(anonymous.start(), 30)
+        await anonymous.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        etcd.remove()
