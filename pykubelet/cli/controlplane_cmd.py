@@ -99,12 +99,17 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        from pykubelet.controlplane.storage import StorageError
+
         try:
             await cp.start()
         except OSError as exc:
             await cp.stop()
             raise click.ClickException(
                 f"cannot serve on {listen}: {exc.strerror or exc}") from None
+        except StorageError as exc:  # the store is unreachable, or not ours to join
+            await cp.stop()
+            raise click.ClickException(str(exc)) from None
         click.echo(f"control plane serving on {cp.local_url}; admin kubeconfig: "
                    f"{cp.kubeconfig_path}; identity {cp.identity}", err=True)
         # the token itself never goes to a log: it is printed on request only

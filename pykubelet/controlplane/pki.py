@@ -100,6 +100,12 @@ class PKI:
         _write_private(self.ca_key_path, _key_pem(key))
         _write_private(self.ca_cert_path, cert.public_bytes(serialization.Encoding.PEM))
 
+    def install_ca(self, cert_pem: bytes, key_pem: bytes) -> None:
+        """Use a CA made elsewhere (another control plane's, shared through the store)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _write_private(self.ca_key_path, key_pem)
+        _write_private(self.ca_cert_path, cert_pem)
+
     @property
     def ca_pem(self) -> bytes:
         return self.ca_cert_path.read_bytes()
@@ -220,6 +226,16 @@ class Tokens:
     def _save(self) -> None:
         body = {"admin": self.admin, "join": self.join, "nodes": self.nodes}
         _write_private(self.path, json.dumps(body, indent=2).encode())
+
+    def save(self) -> None:
+        with self._lock:
+            self._save()
+
+    def merge_nodes(self, nodes: dict[str, str]) -> None:
+        """Take node tokens made elsewhere (another control plane over the same store)."""
+        with self._lock:
+            self.nodes.update(nodes)
+            self._save()
 
     def node_token(self, node: str) -> str:
         """The token of ``node`` (made on its first join)."""

@@ -24,7 +24,7 @@ from aiohttp import web
 
 from pycni.atomic_files import write_atomic
 from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
-from pykubelet.controlplane import errors
+from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
@@ -166,10 +166,18 @@ class ControlPlane:
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.root.mkdir(parents=True, exist_ok=True)
+        await self.storage.start()
+        shared_rev = 0
+        if self.options.etcd is not None:  # one CA and one set of tokens for all of them
+            shared_rev = (await shared.adopt(self.storage, self.pki,
+                                             self.root / "tokens.json")).mod_revision
         self.pki.ensure_ca()
         self.ca_hash = ca_cert_hash(self.pki.ca_pem)
         self.tokens = Tokens(self.root / "tokens.json")
-        await self.storage.start()
+        if self.options.etcd is not None:
+            self._tasks.append(asyncio.create_task(
+                shared.follow_node_tokens(self.storage, self.tokens, shared_rev),
+                name="node-tokens"))
         await self.cacher.start()
         await self._bootstrap_objects()
         host, port = split_listen(self.options.listen)
@@ -254,6 +262,8 @@ class ControlPlane:
         CSR (its key never leaves it)."""
         assert self.tokens is not None
         answer: dict[str, Any] = {"nodeName": node, "token": self.tokens.node_token(node)}
+        if self.options.etcd is not None:  # good on every API server over this store
+            await shared.publish_node_token(self.storage, node, answer["token"])
         csr = body.get("csr")
         if csr:
             if not isinstance(csr, str):

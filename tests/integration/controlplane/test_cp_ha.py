@@ -1,10 +1,12 @@
 """Two control planes active-active over one etcd (Debian's etcd-server on loopback, in a
-temporary directory): both serve the API, one at a time schedules (leader election through
-the kube-scheduler Lease); SIGKILL of the leader hands scheduling to the other, and a
-watch resumes on the other API server from its last resourceVersion."""
+temporary directory): both serve the API with one CA and one set of tokens, one at a time
+schedules (leader election through the kube-scheduler Lease); SIGKILL of the leader hands
+scheduling to the other, and a watch resumes on the other API server from its last
+resourceVersion."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,8 +91,6 @@ def test_sigkill_of_the_leader_hands_scheduling_to_the_other(
 
 def test_a_watch_resumes_on_the_other_api_server_without_gaps_or_repeats(
         pair: tuple[ControlPlaneProcess, ControlPlaneProcess]) -> None:
-    import json
-
     import urllib3
 
     a, b = pair
@@ -116,3 +116,42 @@ def test_a_watch_resumes_on_the_other_api_server_without_gaps_or_repeats(
            if e["type"] != "BOOKMARK"]
     assert got == [("ADDED", "w3"), ("ADDED", "w4")]
     assert int(rv) < int(seen_rv)
+
+
+def test_one_ca_and_one_set_of_tokens_serve_on_every_api_server(
+        pair: tuple[ControlPlaneProcess, ControlPlaneProcess], tmp_path: Path) -> None:
+    from pykubelet.client.bootstrap import join
+    from pykubelet.controlplane.pki import ca_cert_hash
+
+    a, b = pair
+    assert (a.root / "pki" / "ca.crt").read_bytes() == (b.root / "pki" / "ca.crt").read_bytes()
+    ra, rb = Raw(a), Raw(b)
+    on_b = Raw(a)  # a's kubeconfig (CA and admin token), pointed at b
+    on_b.base = rb.base
+    code, _ = on_b("GET", "/api/v1/namespaces")
+    assert code == 200
+    # a node joins through a; its token is good on b (within the refresh)
+    ca = (a.root / "pki" / "ca.crt").read_bytes()
+    join_token = json.loads((a.root / "tokens.json").read_text())["join"]
+    creds = join(ra.base, join_token, ca_cert_hash(ca), "ha-joiner", ["127.0.0.1"],
+                 tmp_path / "node-state")
+
+    def node_token_works_on_b() -> bool:
+        code, _ = rb("GET", "/api/v1/nodes/ha-joiner", token=creds.token)
+        return code in (200, 404)  # authenticated (403 would be a known token, not allowed)
+
+    wait_for(node_token_works_on_b, timeout=10, what="the node's token accepted by b")
+
+
+def test_a_root_with_another_ca_is_refused_and_left_alone(
+        pair: tuple[ControlPlaneProcess, ControlPlaneProcess], tmp_path: Path) -> None:
+    from pykubelet.controlplane.pki import PKI
+
+    a, _ = pair
+    stranger = PKI(tmp_path / "stranger")
+    stranger.ensure_ca()
+    before = stranger.ca_pem
+    proc = ControlPlaneProcess(tmp_path / "stranger", etcd_url=a.etcd_url)
+    with pytest.raises(RuntimeError, match="not the one the other control planes"):
+        proc.start(timeout=20)
+    assert stranger.ca_pem == before
