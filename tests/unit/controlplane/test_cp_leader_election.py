@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from typing import Any
+
 from pykubelet.controlplane.controllers.leaderelection import Observed, decide
 from pykubelet.controlplane.election import LeaderElection
 
@@ -40,3 +44,90 @@ def test_a_released_lease_is_taken_at_once() -> None:
     got = decide(spec, Observed(spec, 100.0), "b", 100.0, CFG, T)
     assert got is not None
     assert (got["holderIdentity"], got["leaseTransitions"]) == ("b", 4)
+
+
+class _CP:
+    """Just what an elector uses of a control plane: the registry (a real one, over
+    SQLite in memory) and ``guard``."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+
+    async def guard(self, controller: Any) -> None:
+        await controller(self)
+
+
+def test_one_leader_at_a_time_and_a_dead_leaders_lease_is_taken_after_its_duration() -> None:
+    from pykubelet.controlplane.cacher import Cacher
+    from pykubelet.controlplane.controllers.leaderelection import LeaderElector
+    from pykubelet.controlplane.registry.leases import LeaseStrategy
+    from pykubelet.controlplane.registry.store import Registry
+    from pykubelet.controlplane.storage.sqlite import SQLiteStorage
+
+    cfg = LeaderElection(lease_duration=1.0, renew_deadline=0.6, retry_period=0.1)
+
+    async def main() -> None:
+        store = SQLiteStorage(":memory:")
+        await store.start()
+        cacher = Cacher(store)
+        registry = Registry(store, cacher)
+        registry.add(LeaseStrategy())
+        await cacher.start()
+        running: set[str] = set()
+        overlaps = 0
+
+        def controller(name: str) -> Any:
+            async def run(_: Any) -> None:
+                running.add(name)
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    running.discard(name)
+            return run
+
+        cp = _CP(registry)
+        a = LeaderElector(cp, "kube-scheduler", cfg, "a")  # type: ignore[arg-type]
+        b = LeaderElector(cp, "kube-scheduler", cfg, "b")  # type: ignore[arg-type]
+        ta = asyncio.create_task(a.run([controller("a")]))
+        await asyncio.sleep(0.05)
+        tb = asyncio.create_task(b.run([controller("b")]))
+        tasks = [ta, tb]
+        try:
+            for _ in range(20):
+                await asyncio.sleep(0.05)
+                overlaps += len(running) > 1
+            assert running == {"a"}
+            # a dies without releasing: b waits out the lease, then leads
+            a.release = _no_release  # type: ignore[method-assign]
+            ta.cancel()
+            died = time.monotonic()
+            while running != {"b"}:
+                overlaps += len(running) > 1
+                await asyncio.sleep(0.02)
+                assert time.monotonic() - died < 5
+            took = time.monotonic() - died
+            assert took >= cfg.lease_duration * 0.9  # not before the lease ran out
+            assert overlaps == 0
+            # a clean stop releases: a newcomer takes over without waiting
+            c = LeaderElector(cp, "kube-scheduler", cfg, "c")  # type: ignore[arg-type]
+            tc = asyncio.create_task(c.run([controller("c")]))
+            tasks.append(tc)
+            await asyncio.sleep(0.3)
+            tb.cancel()
+            stopped = time.monotonic()
+            while running != {"c"}:
+                await asyncio.sleep(0.02)
+                assert time.monotonic() - stopped < 5
+            assert time.monotonic() - stopped < cfg.lease_duration
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await cacher.stop()
+            await store.close()
+
+    asyncio.run(main())
+
+
+async def _no_release() -> None:
+    """(a process killed by SIGKILL releases nothing)"""
