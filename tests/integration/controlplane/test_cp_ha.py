@@ -69,7 +69,8 @@ def test_sigkill_of_the_leader_hands_scheduling_to_the_other(
     leader_id = holder(Raw(a))
     leader, _ = raws.pop(leader_id)
     (survivor, raw) = next(iter(raws.values()))
-    assert holder(raw, "kube-controller-manager") in (leader_id, identity(survivor))
+    wait_for(lambda: holder(raw, "kube-controller-manager") in (leader_id, identity(survivor)),
+             what="a controllers leader")
     node = FakeNode(survivor, "ha-node")
     try:
         raw("POST", "/api/v1/namespaces/default/pods", pod("before"))
@@ -78,7 +79,7 @@ def test_sigkill_of_the_leader_hands_scheduling_to_the_other(
         killed = time.monotonic()
         code, _ = raw("POST", "/api/v1/namespaces/default/pods", pod("after"))
         assert code == 201
-        wait_for(lambda: node_of(raw, "after") == "ha-node", timeout=4 * LEASE_DURATION_S,
+        wait_for(lambda: node_of(raw, "after") == "ha-node", timeout=20,
                  interval=0.05, what="bound after the leader died")
         took = time.monotonic() - killed
         assert holder(raw) == identity(survivor)
