@@ -88,3 +88,15 @@ def test_errors_name_the_field(section: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as err:
         decode_config({"controlPlane": section})
     assert message in str(err.value)
+
+
+def test_the_control_node_example_decodes() -> None:
+    from pykubelet.config import load_config
+
+    cfg = load_config(Path(__file__).resolve().parents[3] / "examples"
+                      / "control-node-etcd.yaml")
+    assert cfg.controlPlane is not None
+    e = etcd_config(cfg.controlPlane.store)
+    assert e is not None
+    assert len(e.endpoints) == 3
+    assert leader_election(cfg.controlPlane) is not None
