@@ -295,7 +295,8 @@ def test_etcd_history_ends_at_a_write_outside_the_store(tmp_path: Path) -> None:
 
 def test_etcd_cluster_member_killed_writes_go_on_and_the_watch_resumes(tmp_path: Path) -> None:
     """Three members; the store talks to the first until it is SIGKILLed, then to the next:
-    every acknowledged write is there, and the watch carries on from its last revision."""
+    every acknowledged write is there, the watch carries on from its last revision, and the
+    killed member, started again, rejoins and catches up."""
     from pykubelet.controlplane.storage.etcdserver import free_port
 
     members = [EtcdServer(tmp_path / f"m{i}", name=f"m{i}", client_port=free_port(),
@@ -331,6 +332,9 @@ def test_etcd_cluster_member_killed_writes_go_on_and_the_watch_resumes(tmp_path:
             items, _ = await s.list_prefix("/k/")
             assert [kv.key for kv in items] == acked
             assert seen == acked  # in order, none missed, none repeated
+            # the killed member rejoins and catches up (its own, serializable, reads)
+            await asyncio.to_thread(members[0].start)
+            assert await _member_keys(members[0].client_url, len(acked)) == acked
         finally:
             await s.close()
 
@@ -339,6 +343,30 @@ def test_etcd_cluster_member_killed_writes_go_on_and_the_watch_resumes(tmp_path:
     finally:
         for m in members:
             m.remove()
+
+
+async def _member_keys(url: str, want: int) -> list[str]:
+    """The /k/ keys one member holds by itself (a serializable read), once it has ``want``."""
+    import grpc.aio
+
+    from pykubelet._proto.etcd.etcdserverpb import rpc_pb2 as pb
+    from pykubelet._proto.etcd.etcdserverpb import rpc_pb2_grpc as pb_grpc
+
+    async with grpc.aio.insecure_channel(url.removeprefix("http://")) as channel:
+        kv = pb_grpc.KVStub(channel)
+        keys: list[str] = []
+        for _ in range(200):
+            try:
+                resp = await kv.Range(pb.RangeRequest(key=b"/k/", range_end=b"/k0",
+                                                      serializable=True, keys_only=True),
+                                      timeout=2)
+                keys = [k.key.decode() for k in resp.kvs]
+                if len(keys) >= want:
+                    break
+            except grpc.aio.AioRpcError:
+                pass
+            await asyncio.sleep(0.1)
+        return keys
 
 
 def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
