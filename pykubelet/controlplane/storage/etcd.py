@@ -230,6 +230,14 @@ class EtcdStorage:
         return self._kv_of(resp.kvs[0]) if resp.kvs else None
 
     async def list_prefix(self, prefix: str) -> tuple[list[KeyValue], int]:
+        for _ in range(5):
+            try:
+                return await self._list_pages(prefix)
+            except CompactedError:  # compacted between two pages: list again, at a new cut
+                continue
+        return await self._list_pages(prefix)
+
+    async def _list_pages(self, prefix: str) -> tuple[list[KeyValue], int]:
         start = self._key(prefix)
         end = prefix_end(start)
         items: list[KeyValue] = []
