@@ -28,11 +28,18 @@ DEFAULT_STORE_PATH = "/var/lib/pykubelet/store.db"
 
 
 @dataclass(frozen=True)
+class SQLiteStoreConfig:
+    """The embedded store: one SQLite file."""
+
+    path: str = DEFAULT_STORE_PATH
+
+
+@dataclass(frozen=True)
 class EtcdStoreConfig:
     """An etcd cluster as the store (kube-apiserver's ``--etcd-servers``, ``--etcd-cafile``,
     ``--etcd-certfile``, ``--etcd-keyfile``, ``--etcd-prefix``)."""
 
-    endpoints: tuple[str, ...] = ()
+    endpoints: list[str] = field(default_factory=list)
     caFile: str = ""
     certFile: str = ""
     keyFile: str = ""
@@ -41,10 +48,15 @@ class EtcdStoreConfig:
 
 @dataclass(frozen=True)
 class StoreConfig:
-    """``controlPlane.store``: exactly one backend, ``sqlite`` (the default) or ``etcd``."""
+    """``controlPlane.store``: exactly one backend, ``sqlite`` (the default) or ``etcd``;
+    the fields mirror the YAML, so ``asdict`` writes a config that reads back."""
 
-    sqlitePath: str = DEFAULT_STORE_PATH
+    sqlite: SQLiteStoreConfig | None = field(default_factory=SQLiteStoreConfig)
     etcd: EtcdStoreConfig | None = None
+
+    @property
+    def sqlitePath(self) -> str:
+        return self.sqlite.path if self.sqlite is not None else DEFAULT_STORE_PATH
 
 
 @dataclass(frozen=True)
@@ -181,12 +193,15 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
     kwargs: dict[str, Any] = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()
                               if k not in ("store", "leaderElection")}
     if "store" in value:
-        if "storePath" in value:
-            raise ConfigError("controlPlane.storePath: give either storePath or store, not both")
-        kwargs["store"] = _decode_store(value["store"])
-        kwargs["storePath"] = kwargs["store"].sqlitePath
+        store = _decode_store(value["store"])
+        if "storePath" in value and kwargs["storePath"] != (
+                store.sqlite.path if store.sqlite is not None else DEFAULT_STORE_PATH):
+            raise ConfigError("controlPlane.storePath: give either storePath or store, not both "
+                              "(or the same SQLite path in both)")
+        kwargs["store"] = store
+        kwargs["storePath"] = store.sqlitePath
     elif "storePath" in value:
-        kwargs["store"] = StoreConfig(sqlitePath=kwargs["storePath"])
+        kwargs["store"] = StoreConfig(sqlite=SQLiteStoreConfig(kwargs["storePath"]))
     if "leaderElection" in value:
         kwargs["leaderElection"] = _decode_leader_election(value["leaderElection"])
     cp = ControlPlaneConfig(**kwargs)
@@ -211,6 +226,8 @@ def _check_fields(where: str, value: Any, known: set[str]) -> dict[str, Any]:
 def _decode_store(value: Any) -> StoreConfig:
     where = "controlPlane.store"
     value = _check_fields(where, value, {"sqlite", "etcd"})
+    given = {k: v for k, v in value.items() if v is not None}
+    value = given or ({"sqlite": {}} if "sqlite" in value else {})  # `sqlite:` alone
     if len(value) != 1:
         raise ConfigError(f"{where}: name exactly one backend, sqlite or etcd")
     if "sqlite" in value:
@@ -218,7 +235,7 @@ def _decode_store(value: Any) -> StoreConfig:
         path = _check_str(f"{where}.sqlite.path", sq.get("path", DEFAULT_STORE_PATH))
         if not path.startswith("/"):
             raise ConfigError(f"{where}.sqlite.path: must be an absolute path, got {path!r}")
-        return StoreConfig(sqlitePath=path)
+        return StoreConfig(sqlite=SQLiteStoreConfig(path))
     where += ".etcd"
     etcd = _check_fields(where, value["etcd"], {f.name for f in fields(EtcdStoreConfig)})
     endpoints = etcd.get("endpoints")
@@ -242,7 +259,7 @@ def _decode_store(value: Any) -> StoreConfig:
     tls = [k for k in ("caFile", "certFile") if strs.get(k)]
     if tls and not all(ep.startswith("https://") for ep in endpoints):
         raise ConfigError(f"{where}.{tls[0]}: TLS files need https:// endpoints")
-    return StoreConfig(etcd=EtcdStoreConfig(endpoints=tuple(endpoints), **strs))
+    return StoreConfig(sqlite=None, etcd=EtcdStoreConfig(endpoints=list(endpoints), **strs))
 
 
 def _decode_leader_election(value: Any) -> LeaderElectionConfig:

@@ -56,7 +56,9 @@ def test_etcd_endpoints_and_tls_files() -> None:
          "controlPlane.store: name exactly one backend"),
         ({"store": {"sqlite": {"path": "rel.db"}}},
          "controlPlane.store.sqlite.path: must be an absolute path"),
-        ({"storePath": "/a.db", "store": {"sqlite": {}}},
+        ({"storePath": "/a.db", "store": {"sqlite": {"path": "/b.db"}}},
+         "controlPlane.storePath: give either storePath or store"),
+        ({"storePath": "/a.db", "store": {"etcd": {"endpoints": ["http://a:1"]}}},
          "controlPlane.storePath: give either storePath or store"),
         ({"store": {"etcd": {"endpoints": []}}},
          "controlPlane.store.etcd.endpoints: expected a non-empty list"),
@@ -88,6 +90,16 @@ def test_errors_name_the_field(section: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as err:
         decode_config({"controlPlane": section})
     assert message in str(err.value)
+
+
+def test_a_config_written_from_the_dataclasses_reads_back() -> None:
+    from dataclasses import asdict
+
+    from pykubelet.config import ControlPlaneConfig
+
+    assert cp(asdict(ControlPlaneConfig())) == ControlPlaneConfig()
+    etcd = cp({"store": {"etcd": {"endpoints": ["http://a:1"]}}})
+    assert cp(asdict(etcd)) == etcd
 
 
 def test_the_control_node_example_decodes() -> None:
