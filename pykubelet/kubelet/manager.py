@@ -14,6 +14,7 @@ each container name and removes stopped sandboxes nothing needs any more.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -148,6 +149,10 @@ class RuntimeManager:
         # the ConfigMaps and Secrets pods use (set when the node has a control plane)
         self.object_refs: ObjectRefs | None = None
         self._killer = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kill")
+        # one StopPodSandbox at a time per sandbox: two at once race in CNI DEL (the
+        # reference bridge plugin fails the second with "no such device")
+        self._stopping: dict[str, threading.Lock] = {}
+        self._stopping_guard = threading.Lock()
         # container id -> io.kubernetes.pod.terminationGracePeriod, for pods whose spec
         # is gone (orphans after a restart), as kubelet reads it back from annotations
         self._annotated_grace: dict[str, int] = {}
@@ -425,13 +430,19 @@ class RuntimeManager:
         for s in observed.sandboxes:
             if s.state is SandboxState.READY:
                 try:
-                    self.cri.stop_pod_sandbox(s.id)
+                    self._stop_sandbox(s.id)
                 except CRICallError as exc:
                     if not exc.not_found:
                         errors.append(exc)
         if errors:
             raise RuntimeError(f"{reasons.KILL_POD_SANDBOX_ERROR}: {errors[0]}") from errors[0]
         failpoints.hit("after-kill-pod")
+
+    def _stop_sandbox(self, sandbox_id: str) -> None:
+        with self._stopping_guard:
+            stopping = self._stopping.setdefault(sandbox_id, threading.Lock())
+        with stopping:
+            self.cri.stop_pod_sandbox(sandbox_id)
 
     def remove_pod(self, observed: PodRuntimeStatus) -> None:
         """Remove every container and sandbox of a pod that is gone for good."""
@@ -444,8 +455,10 @@ class RuntimeManager:
                 first = first or exc
         for s in observed.sandboxes:
             try:
-                self.cri.stop_pod_sandbox(s.id)
+                self._stop_sandbox(s.id)
                 self.cri.remove_pod_sandbox(s.id)
+                with self._stopping_guard:
+                    self._stopping.pop(s.id, None)
             except CRICallError as exc:
                 if not exc.not_found:
                     log.warning("removing sandbox %s: %s", s.id, exc.details)
