@@ -199,8 +199,22 @@ async def _exec_tty(base: list[str], cid: str, cmd: list[str], io: CommandIO) ->
         os.close(master)
 
 
+def _resize_container_tty(init_pid: int, width: int, height: int) -> None:
+    """Set the size of the terminal the container's init has on stdin, from this side:
+    the kernel tells the container's foreground processes (SIGWINCH), and conmon's control
+    fifo, whose parser mishandles resizes that follow one another, is not needed."""
+    fd = os.open(f"/proc/{init_pid}/fd/0", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK
+                 | os.O_CLOEXEC)
+    try:
+        if not os.isatty(fd):
+            raise OSError(f"the container's stdin is not a terminal (pid {init_pid})")
+        _set_winsize(fd, width, height)
+    finally:
+        os.close(fd)
+
+
 async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
-                           io: CommandIO) -> int:
+                           io: CommandIO, init_pid: int = 0) -> int:
     """Stream a running container's stdio until it exits or the client goes."""
     loop = asyncio.get_running_loop()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
@@ -252,6 +266,12 @@ async def attach_container(socket_path: Path, paths: monitor.MonitorPaths,
                     io.resizes.put_nowait(None)
                     break
                 size = newer
+            if init_pid > 0:
+                try:
+                    _resize_container_tty(init_pid, size.width, size.height)
+                    continue
+                except OSError:
+                    pass  # conmon's way, then
             with contextlib.suppress(OSError):
                 monitor.resize_terminal(paths, size.width, size.height)
             for _ in range(CONMON_CONTROL_POLLS):

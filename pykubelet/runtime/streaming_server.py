@@ -197,7 +197,7 @@ class StreamingServer:
         paths = self.containers._paths(rec.id)
 
         async def run(io: CommandIO) -> int:
-            return await stream_io.attach_container(sock, paths, io)
+            return await stream_io.attach_container(sock, paths, io, rec.pid)
 
         return await serve_remote_command(request, at.opts, run)
 
