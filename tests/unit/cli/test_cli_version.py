@@ -20,6 +20,8 @@ VERSION = version("pykube-node")
     (["pykubelet", "runtime"], "pykubelet runtime"),
     (["pykubelet", "image"], "pykubelet image"),
     (["pykubelet", "control-plane"], "pykubelet control-plane"),
+    (["pykubelet", "lab"], "pykubelet lab"),
+    (["pykubectl"], "pykubectl"),
     (["pycni"], "pycni"),
     (["pysched"], "pysched"),
 ])
