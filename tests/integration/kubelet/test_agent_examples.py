@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -64,6 +66,18 @@ def check_pods_shown(out: subprocess.CompletedProcess[str], subnet: str) -> None
 
 
 def test_run_static_pods_example_beside_a_kept_one_then_stop_it():
+    # another demo directory, as a --keep run of someone else leaves one: nothing here
+    # may look at it, and nothing may touch it
+    decoy = Path(tempfile.mkdtemp(prefix="pykubelet-demo-", dir="/tmp"))
+    (decoy / "agent.log").write_text("someone else's run\n")
+    try:
+        _run_beside_a_kept_one()
+        assert sorted(p.name for p in decoy.iterdir()) == ["agent.log"]
+    finally:
+        shutil.rmtree(decoy, ignore_errors=True)
+
+
+def _run_beside_a_kept_one() -> None:
     kept_out, kept = run_example("--keep", "--timeout", "120")
     try:
         check_pods_shown(kept_out, kept["subnet"])
