@@ -9,6 +9,7 @@ and ``CAP_ARGS`` when set.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -16,16 +17,17 @@ from typing import Any, NoReturn
 
 import click
 
+from pycni import defaults
 from pycni.errors import CNIError
 
-DEFAULT_CONF_DIR = "/etc/cni/net.d"
-DEFAULT_BIN_DIR = "/opt/cni/bin"
-DEFAULT_CACHE_DIR = "/var/lib/cni"
+DEFAULT_CONF_DIR = defaults.CONF_DIR
+DEFAULT_CACHE_DIR = defaults.CACHE_DIR
 
 
 def _fail(err: Exception) -> NoReturn:
-    """A CNI error as its JSON on stdout; every error as one line on stderr; exit 1."""
-    if isinstance(err, CNIError):
+    """Every error once, as one line on stderr, and exit 1. A program reading our stdout
+    (not a terminal) also gets a CNI error there as its spec JSON, as from a plugin."""
+    if isinstance(err, CNIError) and not sys.stdout.isatty():
         click.echo(json.dumps(err.to_dict(_error_version()), indent=4))
     click.echo(f"Error: {err}", err=True)
     sys.exit(1)
@@ -38,8 +40,9 @@ def _error_version() -> str:
 
 
 def _bin_dirs(values: tuple[str, ...]) -> list[str]:
-    raw = list(values) or [os.environ.get("CNI_PATH") or DEFAULT_BIN_DIR]
-    return [d for v in raw for d in v.split(":") if d]
+    return defaults.split_path(*values) or defaults.split_path(
+        os.environ.get("CNI_PATH") or defaults.BIN_PATH
+    )
 
 
 def _netns_path(netns: str) -> str:
@@ -73,6 +76,7 @@ def _cap_args(value: str | None) -> dict[str, Any]:
 
 
 @click.group()
+@click.version_option(package_name="pykube-node", prog_name="pycni")
 def main() -> None:
     """pycni: CNI plugins and the CNI runtime side in Python."""
 
@@ -89,7 +93,8 @@ def _runtime_options(f: Any) -> Any:
         click.option(
             "--bin-dir",
             multiple=True,
-            help="plugin dir (repeatable or ':'-separated) [default: $CNI_PATH or /opt/cni/bin]",
+            help="plugin dirs, searched in order (repeatable or ':'-separated) "
+            f"[default: $CNI_PATH or {defaults.BIN_PATH}]",
         ),
         click.option("--cache-dir", default=DEFAULT_CACHE_DIR, show_default=True),
         click.option(
@@ -170,8 +175,14 @@ def add(**kw: Any) -> None:
     try:
         net = select()
         cni.add_network_list(loopback_network(), rt)
-        result = cni.add_network_list(net, rt)
     except (CNIError, ConfError) as exc:
+        _fail(exc)
+    try:
+        result = cni.add_network_list(net, rt)
+    except CNIError as exc:
+        # a failed add leaves nothing: the loopback's cached result goes too
+        with contextlib.suppress(CNIError):
+            cni.del_network_list(loopback_network(), rt)
         _fail(exc)
     click.echo(result.to_json(net.cni_version or None))
 
@@ -215,7 +226,10 @@ def delete(**kw: Any) -> None:
     default=lambda: os.environ.get("NETCONFPATH") or DEFAULT_CONF_DIR,
     show_default="$NETCONFPATH or /etc/cni/net.d",
 )
-def conf(conf_dir: str) -> None:
+@click.option("-o", "--output", type=click.Choice(["summary", "json"]), default="summary",
+              show_default=True,
+              help="summary: name, version, plugin types and file; json: the whole list")
+def conf(conf_dir: str, output: str) -> None:
     """Print the network list libcni's rules select from the conf dir."""
     from pycni.conf import ConfError
 
@@ -223,6 +237,9 @@ def conf(conf_dir: str) -> None:
         net = _default_network(conf_dir)
     except ConfError as exc:
         _fail(exc)
+    if output == "json":  # as libcni runs it (a .conf file up-converted to a list)
+        click.echo(json.dumps(net.raw, indent=2))
+        return
     doc = {
         "name": net.name,
         "cniVersion": net.cni_version,

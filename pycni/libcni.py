@@ -28,12 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycni import cache, invoke
+from pycni import cache, defaults, invoke
 from pycni.errors import (
     CNIError,
     IncompatibleVersion,
     InvalidEnvironment,
     InvalidNetworkConfig,
+    PluginNotAvailable,
     UnknownContainer,
 )
 from pycni.skel import CmdArgs
@@ -41,7 +42,7 @@ from pycni.spec import NetConfList, Result, version_at_least
 
 log = logging.getLogger("pycni.libcni")
 
-DEFAULT_CACHE_DIR = "/var/lib/cni"
+DEFAULT_CACHE_DIR = defaults.CACHE_DIR
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$")
 
 
@@ -128,6 +129,9 @@ class CNIConfig:
 
     # --- one plugin ---------------------------------------------------------------------
 
+    def _find(self, plugin: dict[str, Any]) -> str:
+        return invoke.find_plugin(str(plugin.get("type", "")), self.bin_dirs)
+
     def _call(
         self,
         command: str,
@@ -135,8 +139,9 @@ class CNIConfig:
         plugin: dict[str, Any],
         prev: Result | None,
         rt: RuntimeConf,
+        path: str | None = None,
     ) -> Result | None:
-        path = invoke.find_plugin(str(plugin.get("type", "")), self.bin_dirs)
+        path = path or self._find(plugin)
         args = CmdArgs(
             command=command,
             container_id=rt.container_id,
@@ -157,7 +162,12 @@ class CNIConfig:
         result: Result | None = None
         for i, plugin in enumerate(net.plugins):
             try:
-                result = self._call("ADD", net, plugin, result, rt)
+                path = self._find(plugin)
+            except CNIError as exc:  # plugin i never ran: only those before it are undone
+                self._rollback(net, rt, i - 1, result)
+                raise _wrapped(exc, f"plugin {_describe(plugin)} failed (add): ") from exc
+            try:
+                result = self._call("ADD", net, plugin, result, rt, path)
             except CNIError as exc:
                 self._rollback(net, rt, i, result)
                 raise _wrapped(exc, f"plugin {_describe(plugin)} failed (add): ") from exc
@@ -190,7 +200,8 @@ class CNIConfig:
     def _rollback(
         self, net: NetConfList, rt: RuntimeConf, failed: int, prev: Result | None
     ) -> None:
-        """DEL plugins ``failed`` .. 0 (the failed one may have made part of its work)."""
+        """DEL plugins ``failed`` .. 0 (the failed one may have made part of its work);
+        nothing when ``failed`` is -1."""
         for plugin in reversed(net.plugins[: failed + 1]):
             try:
                 self._call("DEL", net, plugin, prev, rt)
@@ -233,7 +244,10 @@ class CNIConfig:
             try:
                 self._call("DEL", net, plugin, cached, rt)
             except CNIError as exc:
-                log.warning("DEL of %s in %s failed: %s", _describe(plugin), net.name, exc)
+                # a plugin that is not there has nothing of ours to delete: said by the
+                # error raised below, not once more here
+                level = logging.DEBUG if isinstance(exc, PluginNotAvailable) else logging.WARNING
+                log.log(level, "DEL of %s in %s failed: %s", _describe(plugin), net.name, exc)
                 if first is None:
                     first = _wrapped(exc, f"plugin {_describe(plugin)} failed (delete): ")
         if first is not None:

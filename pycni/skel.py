@@ -201,11 +201,22 @@ def _error_version(stdin_data: bytes) -> str:
     return version if version in SUPPORTED_VERSIONS else SPEC_VERSION
 
 
+def package_version() -> str:
+    """pykube-node's version, for the about string (what `--version` shows: a plugin run
+    without CNI_COMMAND prints its about string whatever the arguments, as upstream's)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pykube-node")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def run(plugin: Plugin, environ: Mapping[str, str], stdin: bytes) -> tuple[int, str, str]:
     """One whole plugin invocation: (exit status, stdout text, stderr text)."""
     command = environ.get("CNI_COMMAND", "")
     if not command:
-        about = plugin.about or plugin.name
+        about = f"{plugin.about or plugin.name}, version {package_version()}"
         versions = ", ".join(plugin.versions)
         return 0, "", f"{about}\nCNI protocol versions supported: {versions}\n"
     try:

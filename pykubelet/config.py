@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from pycni import defaults as cni_defaults
+
 API_VERSION = "pykubelet.io/v1alpha1"
 KIND = "KubeletConfiguration"
 DEFAULT_CONFIG_PATH = Path("/etc/pykubelet/config.yaml")
@@ -104,7 +106,7 @@ class KubeletConfig:
     containerRuntimeEndpoint: str = ""
     staticPodPath: str = "/etc/pykubelet/manifests"
     cniConfDir: str = "/etc/cni/net.d"
-    cniBinDir: str = "/opt/cni/bin"
+    cniBinDir: str = cni_defaults.BIN_PATH  # a search path, as CNI_PATH
     podCIDR: str = "10.244.1.0/24"
     podLogsDir: str = "/var/log/pods"
     healthzBindAddress: str = "127.0.0.1"
@@ -314,11 +316,19 @@ def _decode_taints(value: Any) -> list[dict[str, Any]]:
 
 
 def decode_config(data: Any) -> KubeletConfig:
-    """Decode a parsed YAML document strictly; raises ConfigError naming the bad field."""
+    """Decode a parsed YAML document strictly; raises ConfigError naming the bad field.
+    An empty document, or one without apiVersion and kind, is refused like any unknown
+    one: a config that says nothing is more likely a mistake than a wish for defaults."""
     if data is None:
-        data = {}
+        raise ConfigError(
+            f"config: empty; a node config starts with apiVersion: {API_VERSION} "
+            f"and kind: {KIND}"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"config: expected a mapping at the top level, got {_type_name(data)}")
+    for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
+        if key not in data:
+            raise ConfigError(f"{key}: required ({want})")
     known = {f.name for f in fields(KubeletConfig)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
@@ -367,10 +377,16 @@ def decode_config(data: Any) -> KubeletConfig:
         raise ConfigError(
             f"containerRuntimeEndpoint: only unix:// endpoints are supported, got {ep!r}"
         )
-    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir", "cniBinDir"):
+    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir"):
         value = getattr(cfg, name)
         if value and not value.startswith("/"):
             raise ConfigError(f"{name}: must be an absolute path, got {value!r}")
+    dirs = cni_defaults.split_path(cfg.cniBinDir)
+    if not dirs:
+        raise ConfigError("cniBinDir: must name at least one directory (DIR or DIR:DIR...)")
+    for d in dirs:
+        if not d.startswith("/"):
+            raise ConfigError(f"cniBinDir: {d!r} is not an absolute path (in {cfg.cniBinDir!r})")
     return cfg
 
 
@@ -385,7 +401,10 @@ def load_config(path: str | Path) -> KubeletConfig:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    return decode_config(data)
+    try:
+        return decode_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
 
 
 def single_node_default() -> KubeletConfig:

@@ -10,6 +10,7 @@ from pysched.simulate import SimulateError, load_inputs, render_json, render_tex
 
 
 @click.group()
+@click.version_option(package_name="pykube-node", prog_name="pysched")
 def main() -> None:
     """pysched: kube-scheduler's default profile, in Python."""
 

@@ -21,8 +21,25 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+VERSION_OPTION = {"package_name": "pykube-node"}
+
+
 class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when it is invoked."""
+    """A group that imports a subcommand's module only when it is invoked; every
+    subcommand answers --version, and a user error becomes one line (cli.errors)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            from pykubelet.cli.errors import user_error
+
+            message = user_error(exc)
+            if message is None:
+                raise
+            raise click.ClickException(message) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
@@ -40,12 +57,16 @@ class LazyGroup(click.Group):
             raise click.UsageError(f"'{cmd_name}' is not available in this build") from exc
         command = getattr(module, attr)
         assert isinstance(command, click.Command)
+        if not any(p.name == "version" for p in command.params):
+            click.version_option(**VERSION_OPTION, prog_name=f"pykubelet {cmd_name}")(command)
         return command
 
 
 @click.group(cls=LazyGroup)
+@click.version_option(**VERSION_OPTION, prog_name="pykubelet")
 def main() -> None:
-    """pykubelet: a Kubernetes node agent, CRI runtime and embedded scheduler."""
+    """pykubelet: the node agent (kubelet), its CRI runtime and image store, and the
+    control plane (the Kubernetes API, its store and the scheduler)."""
 
 
 if __name__ == "__main__":

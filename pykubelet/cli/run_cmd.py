@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,11 +24,12 @@ from typing import TYPE_CHECKING
 import click
 import psutil
 
+from pykubelet import state_lock
+from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
+
 if TYPE_CHECKING:
     from pykubelet.kubelet.agent import Kubelet
 
-from pycni.atomic_files import write_atomic
-from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
 from pykubelet.systemd.notify import child_environment
 
 log = logging.getLogger("pykubelet.run")
@@ -81,63 +83,141 @@ def _answers(sock: Path) -> bool:
         return False
 
 
-def start_embedded_runtime(cfg: KubeletConfig) -> subprocess.Popen[bytes] | _AdoptedRuntime:
-    """Start `pykubelet runtime` on runDir/cri.sock and wait for its socket. If one still
-    serves there (this agent was killed, its runtime was not), adopt it: never two
-    runtimes on one root."""
+def lock_state(cfg: KubeletConfig) -> list[state_lock.StateLock]:
+    """One agent per rootDir and per runDir: lock ``kubelet.lock`` in each (with our pid),
+    or refuse in one line naming the agent that holds it."""
+    held: list[state_lock.StateLock] = []
+    for field, directory in (("rootDir", cfg.rootDir), ("runDir", cfg.runDir)):
+        path = Path(directory) / state_lock.KUBELET_LOCK
+        if any(lock.path == path for lock in held):
+            continue  # runDir == rootDir
+        try:
+            held.append(state_lock.acquire(path))
+        except state_lock.StateLocked as exc:
+            for lock in held:
+                lock.release()
+            who = f"pid {exc.pid} ({state_lock.describe(exc.pid)})" if exc.pid else "another agent"
+            raise click.ClickException(
+                f"{field} {directory} is in use by {who}: stop it first, or give this node "
+                f"its own {field}"
+            ) from None
+        except OSError as exc:
+            for lock in held:
+                lock.release()
+            raise click.ClickException(
+                f"{field} {directory}: cannot lock {path}: {exc.strerror}"
+            ) from None
+    return held
+
+
+def check_healthz_port(cfg: KubeletConfig) -> None:
+    """Refuse before anything starts when the HTTP port cannot be bound."""
+    if not cfg.healthzPort:
+        return
+    family = socket.AF_INET6 if ":" in cfg.healthzBindAddress else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the HTTP server binds
+        try:
+            s.bind((cfg.healthzBindAddress, cfg.healthzPort))
+        except OSError as exc:
+            raise click.ClickException(_port_message(cfg, exc)) from None
+
+
+def _port_message(cfg: KubeletConfig, exc: OSError) -> str:
+    return (f"healthzPort {cfg.healthzPort} on {cfg.healthzBindAddress}: {exc.strerror} "
+            "(set another healthzPort in the config, or 0 to turn the HTTP port off)")
+
+
+def _runtime_serving(pid: int, sock: Path) -> bool:
+    """Whether ``pid`` is a pykubelet runtime listening on ``sock`` (pids get reused)."""
+    try:
+        return f"unix://{sock}" in psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return False
+
+
+def start_embedded_runtime(
+    cfg: KubeletConfig, log_level: str = "warning"
+) -> subprocess.Popen[bytes] | _AdoptedRuntime:
+    """Start `pykubelet runtime` on runDir/cri.sock and wait for its socket. If a runtime
+    already holds rootDir (the last agent was killed, its runtime was not), adopt it:
+    never two runtimes on one root. The runtime logs to our stderr (journald under
+    systemd) at ``log_level`` (daemon_logging.runtime_log_level: warnings by default)."""
     sock = Path(cfg.runDir) / "cri.sock"
     sock.parent.mkdir(parents=True, exist_ok=True)
-    pidfile = Path(cfg.runDir) / "runtime.pid"
+    lock = Path(cfg.rootDir) / state_lock.RUNTIME_LOCK
+    if state_lock.holder(lock) is not None:
+        end = time.monotonic() + 60
+        while True:
+            pid = state_lock.holder(lock)
+            if pid is None:
+                break  # it just exited: start our own below
+            if pid and _runtime_serving(pid, sock) and _answers(sock):
+                log.info("embedded runtime pid %d already serves %s: adopting it", pid, sock)
+                return _AdoptedRuntime(pid)
+            if pid and not _runtime_serving(pid, sock):
+                raise click.ClickException(
+                    f"rootDir {cfg.rootDir} is in use by pid {pid} "
+                    f"({state_lock.describe(pid)}), which does not serve {sock}"
+                )
+            if time.monotonic() > end:
+                raise click.ClickException(
+                    f"the runtime holding rootDir {cfg.rootDir} (pid {pid}) does not answer "
+                    f"on {sock}"
+                )
+            time.sleep(0.2)
     if _answers(sock):
-        try:
-            pid = int(pidfile.read_text().strip())
-            # only ever signal the runtime serving this socket (pids get reused)
-            if f"unix://{sock}" not in psutil.Process(pid).cmdline():
-                pid = 0
-        except (OSError, ValueError, psutil.Error):
-            pid = 0
-        log.info("embedded runtime already serving on %s (pid %s): adopting it", sock, pid or "?")
-        return _AdoptedRuntime(pid)
-    log_path = Path(cfg.rootDir) / "runtime.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+        raise click.ClickException(
+            f"{sock} is served by a runtime on another root; give this node its own runDir"
+        )
     cmd = [
         sys.executable, "-m", "pykubelet.cli.main", "runtime",
         "--root", cfg.rootDir,
         "--listen", f"unix://{sock}",
         "--cni-conf-dir", cfg.cniConfDir,
         "--cni-bin-dir", cfg.cniBinDir,
+        "--log-level", log_level,
     ]
     metrics_address = f"{cfg.healthzBindAddress}:{RUNTIME_METRICS_PORT}"
     if cfg.healthzPort and _can_listen(cfg.healthzBindAddress, RUNTIME_METRICS_PORT):
         cmd += ["--metrics-address", metrics_address]  # beside the agent's port
     elif cfg.healthzPort:
         log.warning("runtime metrics off: %s is in use by another process", metrics_address)
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                env=child_environment())
-    write_atomic(pidfile, f"{proc.pid}\n", durable=False)  # under runDir: gone with the host
+    # stdout too goes to our stderr: the runtime prints nothing for a user on stdout. Its
+    # pid is in rootDir/runtime.lock while it runs (state_lock.holder reads it).
+    proc = subprocess.Popen(cmd, stdout=sys.stderr.fileno(), start_new_session=True,
+                            env=child_environment())
     end = time.monotonic() + 60
-    while not sock.exists():
+    while not sock.exists():  # a stale one: Kubelet's wait_ready waits for the real one
         if proc.poll() is not None:
             raise click.ClickException(
-                f"embedded runtime exited with {proc.returncode}; see {log_path}"
+                f"embedded runtime exited with {proc.returncode} (its log is above)"
             )
         if time.monotonic() > end:
             proc.terminate()
             raise click.ClickException(f"embedded runtime did not listen on {sock}")
         time.sleep(0.05)
+    log.info("embedded runtime pid %d serving %s", proc.pid, sock)
     return proc
 
 
 @click.command("run")
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), default=None,
-    help=f"node config (default {DEFAULT_CONFIG_PATH}; single-node defaults if absent)",
+    help=f"node config (default {DEFAULT_CONFIG_PATH}; without one, a single-node "
+         "default: the control plane and this node, on the embedded runtime)",
 )
 @click.option("-v", "--verbose", "verbosity", count=True,
-              help="more detail: -v the agent's debug lines, -vv everything (libraries too)")
+              help="more detail: -v the agent's debug lines (and the embedded runtime's "
+                   "per-call lines), -vv everything (libraries too)")
 def run(config_path: str | None, verbosity: int) -> None:
     """Run the node agent (kubelet) until SIGTERM/SIGINT.
+
+    Runs the static pods of staticPodPath, and with `server:` (or `controlPlane:`, which
+    also runs the control plane here) the pods the cluster binds to this node, through
+    the CRI runtime at containerRuntimeEndpoint (empty: the embedded `pykubelet
+    runtime`, started on runDir/cri.sock); serves their status at /pods on healthzPort,
+    and logs one line per pod event to stderr, the embedded runtime's warnings included.
 
     Under systemd (a Type=notify unit, see `pykubelet install-service`) it says READY=1
     once it serves and has synced once, keeps a readable status line, pings the watchdog
@@ -160,9 +240,12 @@ def run(config_path: str | None, verbosity: int) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
+    locks = lock_state(cfg)
+    check_healthz_port(cfg)
     if cfg.uses_embedded_runtime:
         service.starting(f"starting the embedded runtime on {cfg.runtime_endpoint}")
-    runtime_proc = start_embedded_runtime(cfg) if cfg.uses_embedded_runtime else None
+    runtime_proc = (start_embedded_runtime(cfg, daemon_logging.runtime_log_level(verbosity))
+                    if cfg.uses_embedded_runtime else None)
 
     from pykubelet.kubelet.agent import Kubelet
 
@@ -181,11 +264,19 @@ def run(config_path: str | None, verbosity: int) -> None:
             f"({exc.code}: {exc.details})"
         ) from None
     service.starting(f"starting node {agent.node_name}")
-    agent.start()
+    try:
+        agent.start()
+    except OSError as exc:  # the HTTP port, taken since check_healthz_port
+        _abandon(agent, runtime_proc)
+        raise click.ClickException(_port_message(cfg, exc)) from None
     if cfg.controlPlane is not None or cfg.server:
         service.starting("starting the control plane and joining it" if cfg.controlPlane
                          else f"joining {cfg.server}")
-    control = _start_control_plane(cfg, agent)
+    try:
+        control = _start_control_plane(cfg, agent)
+    except click.ClickException:  # the control plane or the join refused, in one line
+        _abandon(agent, runtime_proc)
+        raise
     service.starting("waiting for the first sync")
     while not agent.synced_once.wait(0.5) and not stop.is_set():
         pass
@@ -211,6 +302,16 @@ def run(config_path: str | None, verbosity: int) -> None:
                 runtime_proc.wait(15)
             except subprocess.TimeoutExpired:
                 runtime_proc.kill()
+        for lock in locks:
+            lock.release()
+
+
+def _abandon(agent: Kubelet, runtime_proc: subprocess.Popen[bytes] | _AdoptedRuntime | None
+             ) -> None:
+    """A start that failed half way: stop the agent and the runtime we started."""
+    agent.stop()
+    if runtime_proc is not None:
+        runtime_proc.terminate()
 
 
 def _start_control_plane(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from pycni import defaults as cni_defaults
+from pykubelet import state_lock
 from pykubelet.runtime.runc import DEFAULT_RUNC
 
 
@@ -26,8 +28,9 @@ from pykubelet.runtime.runc import DEFAULT_RUNC
 @click.option("--listen", default="unix:///run/pykubelet/cri.sock", show_default=True,
               help="CRI endpoint: unix:///PATH (created with mode 0600).")
 @click.option("--cni-conf-dir", default="/etc/cni/net.d", show_default=True)
-@click.option("--cni-bin-dir", "cni_bin_dirs", multiple=True, default=["/opt/cni/bin"],
-              show_default=True, help="Where CNI plugins are found (repeatable, or DIR:DIR).")
+@click.option("--cni-bin-dir", "cni_bin_dirs", multiple=True,
+              default=[cni_defaults.BIN_PATH], show_default=True,
+              help="Where CNI plugins are found, searched in order (repeatable, or DIR:DIR).")
 @click.option("--cni-cache-dir", default="/var/lib/cni", show_default=True, hidden=True)
 @click.option("--netns-dir", default="/run/netns", show_default=True, hidden=True,
               help="Where network namespace pins are bind-mounted.")
@@ -60,11 +63,14 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
     from pykubelet.runtime.service import Runtime, RuntimeOptions
 
     try:
-        socket_path(listen)
+        sock = socket_path(listen)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     if not (os.path.isfile(runc_binary) and os.access(runc_binary, os.X_OK)):
         raise click.BadParameter(f"{runc_binary}: not an executable file", param_hint="--runc")
+    root = root.absolute()
+    locks = [_lock(root / state_lock.RUNTIME_LOCK, f"--root {root}", "--root"),
+             _lock(Path(sock + ".lock"), f"--listen {listen}", "--listen")]
     metrics = None
     if metrics_address:
         from pykubelet.runtime.metrics import RuntimeMetrics
@@ -80,17 +86,21 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
                 f"--metrics-address {metrics_address}: {exc.strerror or exc}") from None
     options = RuntimeOptions(
         root=root.resolve(), cni_conf_dir=cni_conf_dir,
-        cni_bin_dirs=[d for arg in cni_bin_dirs for d in arg.split(":") if d],
+        cni_bin_dirs=cni_defaults.split_path(*cni_bin_dirs),
         cni_cache_dir=cni_cache_dir, netns_dir=netns_dir, netns_prefix=netns_prefix,
         runc_binary=runc_binary, stream_address=stream_address, stream_port=stream_port,
         insecure_registries=insecure_registries,
     )
     try:
         rt = Runtime.open(options)
-    except OSError as exc:  # the streaming server could not listen
+    except OSError as exc:
+        if exc.filename:  # a file or directory under the root
+            raise click.ClickException(
+                f"--root {root}: cannot set up {exc.filename}: {exc.strerror}") from None
+        # the streaming server could not listen
         raise click.ClickException(
             f"--stream-address/--stream-port {stream_address}:{stream_port}: "
-            f"{exc.strerror or exc}") from exc
+            f"{exc.strerror or exc}") from None
     try:
         server = start_server(listen, rt.runtime_servicer, rt.image_servicer, metrics=metrics)
     except ValueError as exc:
@@ -114,5 +124,20 @@ def runtime(root: Path, listen: str, cni_conf_dir: str, cni_bin_dirs: tuple[str,
         metrics_server.shutdown()
         metrics_server.server_close()
     with contextlib.suppress(OSError):
-        os.unlink(socket_path(listen))
+        os.unlink(sock)
     logging.getLogger("pykubelet.runtime").info("stopped; pods and containers keep running")
+    for lock in locks:
+        lock.release()
+
+
+def _lock(path: Path, what: str, option: str) -> state_lock.StateLock:
+    """One runtime per root and per socket: or one line naming the holder."""
+    try:
+        return state_lock.acquire(path)
+    except state_lock.StateLocked as exc:
+        who = f"pid {exc.pid} ({state_lock.describe(exc.pid)})" if exc.pid else "another runtime"
+        raise click.ClickException(f"{what} is in use by {who}: one runtime per {option}") from None
+    except OSError as exc:
+        what = "it" if exc.filename in (None, str(path.parent)) else exc.filename
+        raise click.ClickException(
+            f"{option} {path.parent}: cannot create {what}: {exc.strerror}") from None

@@ -48,13 +48,14 @@ from pykubelet.kubelet.log_manager import (
     MONITOR_PERIOD_S,
     ContainerLogManager,
 )
+from pykubelet.kubelet.logfmt import kv, pod_ref
 from pykubelet.kubelet.manager import RuntimeManager
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
 from pykubelet.kubelet.node_status import node_labels
 from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.pod_cache import PodCache, ReasonCache
 from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
-from pykubelet.kubelet.pod_manager import FILE_SOURCE, PodManager
+from pykubelet.kubelet.pod_manager import FILE_SOURCE, PodManager, pod_source
 from pykubelet.kubelet.pod_termination import Termination, pod_termination
 from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
 from pykubelet.kubelet.probes import ContainerView, ProbeType
@@ -64,6 +65,7 @@ from pykubelet.kubelet.static_pods import StaticPodSource
 from pykubelet.kubelet.status import (
     WaitingReason,
     deleted_and_stopped,
+    exited_containers,
     generate_pod_status,
     is_static_pod,
 )
@@ -79,6 +81,15 @@ SYNC_LOOP_HEALTH_THRESHOLD_S = failpoints.number("sync-loop-health-threshold", 6
 ERROR_REQUEUE_S = 2.0
 
 __all__ = ["Kubelet", "OrphanPod", "host_ips"]
+
+
+def _log_sync_loop(op: str, pods: list[Pod]) -> None:
+    """kubelet's `"SyncLoop ADD" source="file" pods=[...]` line, one per source."""
+    by_source: dict[str, list[str]] = {}
+    for p in pods:
+        by_source.setdefault(pod_source(p), []).append(pod_ref(p))
+    for source, refs in sorted(by_source.items()):
+        log.info(kv(f"SyncLoop {op}", source=source, pods=refs))
 
 
 def host_ips() -> list[str]:
@@ -195,16 +206,8 @@ class Kubelet:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Start the sources, PLEG, housekeeping, the status manager and the HTTP port."""
-        if self.config.staticPodPath:
-            self.static_source = StaticPodSource(
-                self.config.staticPodPath, self.node_name, self.set_source_pods
-            )
-            self.static_source.start()
-        self.pleg.start()
-        self.log_manager.start()
-        self.housekeeping.start()
-        self.status_manager.start()
+        """Bind the HTTP port first (a port in use fails before any pod is touched), then
+        start the sources, PLEG, housekeeping and the status manager."""
         if self.config.healthzPort:
             self.http = AgentHTTPServer(
                 self.config.healthzBindAddress,
@@ -215,6 +218,15 @@ class Kubelet:
                 self.event_list,
             )
             self.http.start()
+        if self.config.staticPodPath:
+            self.static_source = StaticPodSource(
+                self.config.staticPodPath, self.node_name, self.set_source_pods
+            )
+            self.static_source.start()
+        self.pleg.start()
+        self.log_manager.start()
+        self.housekeeping.start()
+        self.status_manager.start()
 
     def stop(self) -> None:
         """Stop the agent; running pods keep running in the runtime."""
@@ -244,6 +256,7 @@ class Kubelet:
 
     def handle_pod_additions(self, pods: list[Pod]) -> None:
         """HandlePodAdditions: admit, then hand to the pod's worker."""
+        _log_sync_loop("ADD", pods)
         for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp or ""):
             self.start_tracker.observed_pod(pod.uid)
             active = [p for u, p in self.pod_manager.pods().items()
@@ -254,7 +267,8 @@ class Kubelet:
                 result = admit(pod, self._node_info(fresh=True), active,
                                static=is_static_pod(pod))
             if not result.admit:
-                log.warning("rejecting %s: %s: %s", pod.format(), result.reason, result.message)
+                log.warning(kv("Pod admission denied", pod=pod_ref(pod), podUID=pod.uid,
+                               reason=result.reason, message=result.message))
                 self.pod_manager.reject_pod(pod)
                 self.status_manager.set_pod_status(
                     pod, PodStatus(phase=PHASE_FAILED, reason=result.reason, message=result.message)
@@ -268,6 +282,8 @@ class Kubelet:
         """HandlePodUpdates: a changed spec re-syncs; a deletionTimestamp terminates the
         pod with its deletionGracePeriodSeconds. A deleted pod stays listed, with its
         final (terminal) status, until its removal (handle_pod_removes)."""
+        _log_sync_loop("UPDATE", [p for p in pods if p.metadata.deletion_timestamp is None])
+        _log_sync_loop("DELETE", [p for p in pods if p.metadata.deletion_timestamp is not None])
         for pod in pods:
             if not self.pod_manager.update_pod(pod):
                 continue
@@ -285,6 +301,7 @@ class Kubelet:
                 self.status_manager.remove_pod_status(uid)
             if pod is None:
                 continue
+            _log_sync_loop("REMOVE", [pod])
             self.prober.remove_pod(uid)
             self.workers.kill_pod(pod)
 
@@ -363,22 +380,32 @@ class Kubelet:
         eviction: WaitingReason | None = None,
     ) -> PodStatus:
         """Generate the pod's status from what the runtime shows and hand it to the
-        status manager; the observed state goes to the pod cache."""
+        status manager; the observed state goes to the pod cache. A container that exited
+        since the last status is one log line."""
+        if any(sb.state is SandboxState.READY for sb in observed.sandboxes):
+            self.reason_cache.set_sandbox_failure(pod.uid, None)
+        old = self.status_manager.get_pod_status(pod.uid)
         status = generate_pod_status(
             pod,
             observed,
             now,
-            old_status=self.status_manager.get_pod_status(pod.uid),
+            old_status=old,
             waiting_reasons=self.reason_cache.get(pod.uid),
             readiness=self.prober.results(ProbeType.READINESS),
             startup=self.prober.results(ProbeType.STARTUP),
             pod_is_terminal=eviction is not None or deleted_and_stopped(pod, observed),
             host_ips=self.host_ips,
             eviction=eviction,
+            sandbox_failure=self.reason_cache.sandbox_failure(pod.uid),
         )
         self.status_manager.set_pod_status(pod, status)
         self.pod_cache.set(pod.uid, observed)
         self.start_tracker.observed_status(pod, status)
+        for cs in exited_containers(old, status):
+            t = cs.state.terminated
+            assert t is not None
+            log.info(kv("Container exited", pod=pod_ref(pod), containerName=cs.name,
+                        containerID=cs.container_id, exitCode=t.exit_code, reason=t.reason))
         return status
 
     def _stop_terminated(
@@ -451,7 +478,12 @@ class Kubelet:
         result = self.manager.sync_pod(pod, observed, actions)
         waiting = {n: WaitingReason(r, m) for n, (r, m) in result.waiting.items()}
         if result.sandbox_error is not None:
-            log.warning("%s: %s: %s", pod.format(), *result.sandbox_error)
+            failure = WaitingReason(*result.sandbox_error)
+            again = self.reason_cache.set_sandbox_failure(pod.uid, failure) == failure
+            # once per new failure; every retry (ERROR_REQUEUE_S) only with -v
+            log.log(logging.DEBUG if again else logging.WARNING,
+                    kv("Error syncing pod, skipping", pod=pod_ref(pod), podUID=pod.uid,
+                       reason=failure.reason, err=failure.message))
         self._note_start_failures(pod, {}, waiting, cleared=result.started)
 
         observed = self._observe(pod)
@@ -529,6 +561,7 @@ class Kubelet:
         self.reason_cache.delete(pod.uid)
         self.start_tracker.forget(pod.uid)
         self._backoff_seeded.discard(pod.uid)
+        log.info(kv("Removed pod from the runtime", pod=pod_ref(pod) or None, podUID=pod.uid))
         if deleting and spec is not None and self.on_pod_terminated is not None:
             self.on_pod_terminated(spec)
 
@@ -555,7 +588,7 @@ class Kubelet:
 
     def healthy(self) -> tuple[bool, str]:
         if not self.pleg.healthy():
-            return False, "pleg was last seen active too long ago"
+            return False, self.pleg.health_message()
         idle = time.monotonic() - self._last_sync_loop
         if idle > SYNC_LOOP_HEALTH_THRESHOLD_S:
             return False, (f"sync loop is not running (last pass {idle:.0f}s ago, more than "

@@ -49,6 +49,7 @@ from pykubelet.kubelet.log_symlinks import (
     log_symlink_path,
     remove_log_symlink,
 )
+from pykubelet.kubelet.logfmt import kv, pod_ref
 from pykubelet.kubelet.object_refs import ObjectRefs
 from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
 from pykubelet.kubelet.runtime_service import CRICallError, ImageService, RuntimeService
@@ -390,6 +391,13 @@ class RuntimeManager:
             grace -= int(ordering.wait_for_turn(container.name, grace))
         if grace_override is None:
             grace = max(grace, MIN_GRACE_S)
+        log.info(kv(
+            "Killing container with a grace period",
+            pod=pod_ref(pod) if pod is not None else None,
+            podUID=pod.uid if pod is not None else None,
+            containerName=container.name if container is not None else None,
+            containerID=container_id, gracePeriod=max(0, grace),
+        ))
         try:
             self.cri.stop_container(container_id, max(0, grace))
         except CRICallError as exc:
@@ -585,6 +593,8 @@ class RuntimeManager:
             marker.unlink(missing_ok=True)
         self._event(pod, NORMAL, reasons.EVENT_STARTED,
                     reasons.started_container_message(container.name), container.name)
+        log.info(kv("Started container", pod=pod_ref(pod), containerName=container.name,
+                    containerID=cid, restartCount=restart_count))
         # the legacy /var/log/containers link, for cluster logging
         create_log_symlink(
             log_symlink_path(self.container_logs_dir, pod.name, pod.namespace, container.name,
@@ -671,7 +681,9 @@ class RuntimeManager:
             volume_paths = setup_volumes(pod, self.root_dir, self.object_refs)
         except (VolumeError, OSError) as exc:
             # kubelet waits for volumes before SyncPod (event FailedMount): nothing starts
-            result.sandbox_error = ("FailedMount", str(exc))
+            msg = f"Unable to attach or mount volumes: {exc}"
+            self._event(pod, WARNING, reasons.EVENT_FAILED_MOUNT, msg)
+            result.sandbox_error = (reasons.EVENT_FAILED_MOUNT, msg)
             return result
         sandbox_config = generate_pod_sandbox_config(
             pod, actions.attempt, self.node_name, self.pod_logs_dir
@@ -688,9 +700,9 @@ class RuntimeManager:
                 sandbox_id = self.cri.run_pod_sandbox(sandbox_config)
                 failpoints.hit("after-run-sandbox")
             except (CRICallError, OSError) as exc:
-                msg = exc.details if isinstance(exc, CRICallError) else str(exc)
-                self._event(pod, WARNING, reasons.EVENT_FAILED_CREATE_POD_SANDBOX,
-                            reasons.failed_create_sandbox_message(msg))
+                msg = reasons.failed_create_sandbox_message(
+                    exc.details if isinstance(exc, CRICallError) else str(exc))
+                self._event(pod, WARNING, reasons.EVENT_FAILED_CREATE_POD_SANDBOX, msg)
                 result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)
                 return result
             result.created_sandbox = sandbox_id
@@ -698,8 +710,11 @@ class RuntimeManager:
                 st = self.cri.pod_sandbox_status(sandbox_id)
                 pod_ip = st.network.ip
             except CRICallError as exc:
-                result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, exc.details)
+                result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR,
+                                        f"Failed to get pod sandbox status: {exc.details}")
                 return result
+            log.info(kv("Created pod sandbox", pod=pod_ref(pod), podSandboxID=sandbox_id,
+                        podIP=pod_ip or None, attempt=actions.attempt))
         etc_hosts = None
         if not pod.spec.host_network:
             hostname, domain = pod_hostname_and_domain(pod)
@@ -712,7 +727,8 @@ class RuntimeManager:
             )
             if err is not None:
                 result.waiting[container.name] = err
-                log.info("%s: start %s failed: %s: %s", pod.format(), container.name, *err)
+                log.warning(kv("Failed to start container", pod=pod_ref(pod),
+                               containerName=container.name, reason=err[0], err=err[1]))
                 return False
             result.started.append(container.name)
             return True

@@ -97,11 +97,24 @@ class GenericPLEG:
                               expected=(CRICallError,))
         self.last_relist: float = 0.0
         self.relists = 0
+        # the error of the last relist while relisting fails (the runtime is unreachable),
+        # and since when; "" once a relist succeeds again
+        self.relist_error = ""
+        self.failing_since = 0.0
 
     def relist(self) -> list[PodLifecycleEvent]:
+        """One relist: the events since the last one. A failing relist is recorded (for
+        ``healthy``) and raised, so the loop reports it."""
         start = time.monotonic()
-        sandboxes = self._cri.list_pod_sandbox()
-        containers = self._cri.list_containers()
+        try:
+            sandboxes = self._cri.list_pod_sandbox()
+            containers = self._cri.list_containers()
+        except Exception as exc:
+            if not self.relist_error:
+                self.failing_since = start
+            self.relist_error = str(exc) if isinstance(exc, CRICallError) else repr(exc)
+            raise
+        self.relist_error = ""
         cur = RelistSnapshot(
             containers={
                 c.id: (c.labels[POD_UID_LABEL], _state_name(c.state, container=True))
@@ -128,8 +141,24 @@ class GenericPLEG:
         return self._prev
 
     def healthy(self, threshold_s: float = 180.0) -> bool:
-        """Upstream's relist threshold: unhealthy after 3 min without a relist."""
-        return self.last_relist > 0 and time.monotonic() - self.last_relist < threshold_s
+        """Upstream's relist threshold (unhealthy after 3 min without a relist), and
+        unhealthy at once while relisting fails: the runtime does not answer."""
+        return (
+            not self.relist_error
+            and self.last_relist > 0
+            and time.monotonic() - self.last_relist < threshold_s
+        )
+
+    def health_message(self, threshold_s: float = 180.0) -> str:
+        """Why ``healthy`` is False, in upstream's words where it has them."""
+        if self.relist_error:
+            since = time.monotonic() - self.failing_since
+            return f"PLEG is not healthy: relist failing for {since:.0f}s: {self.relist_error}"
+        if self.last_relist <= 0:
+            return "PLEG is not healthy: no relist yet"
+        ago = time.monotonic() - self.last_relist
+        return (f"PLEG is not healthy: pleg was last seen active {ago:.0f}s ago; "
+                f"threshold is {threshold_s:.0f}s")
 
     def start(self) -> None:
         self._loop.start()

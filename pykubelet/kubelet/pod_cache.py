@@ -4,7 +4,9 @@ and why each container's last start failed (kubelet's reason cache).
 SyncPod writes both; the prober reads a container's state from ``PodCache`` between
 syncs, /metrics counts running pods and containers from it, and status generation reads
 ``ReasonCache`` to show a start failure (CrashLoopBackOff, ErrImagePull, ...) as the
-container's waiting reason until the container runs again.
+container's waiting reason until the container runs again. The reason cache also keeps
+why the pod's sandbox could not be made (CreatePodSandboxError, FailedMount) until a
+sandbox is ready: the pod's status shows it, where a user looks first.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class ReasonCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reasons: dict[str, dict[str, WaitingReason]] = {}
+        self._sandbox: dict[str, WaitingReason] = {}
 
     def get(self, uid: str) -> dict[str, WaitingReason]:
         """A copy of the pod's table."""
@@ -68,6 +71,20 @@ class ReasonCache:
             for name in running:
                 table.pop(name, None)
 
+    def sandbox_failure(self, uid: str) -> WaitingReason | None:
+        """Why the pod's sandbox could not be made, until one is ready."""
+        with self._lock:
+            return self._sandbox.get(uid)
+
+    def set_sandbox_failure(self, uid: str, failure: WaitingReason | None) -> WaitingReason | None:
+        """Record (or clear, with None) the pod's sandbox failure; returns the one before."""
+        with self._lock:
+            old = self._sandbox.pop(uid, None)
+            if failure is not None:
+                self._sandbox[uid] = failure
+            return old
+
     def delete(self, uid: str) -> None:
         with self._lock:
             self._reasons.pop(uid, None)
+            self._sandbox.pop(uid, None)

@@ -64,6 +64,7 @@ EVENT_UNHEALTHY = "Unhealthy"
 EVENT_ERR_IMAGE_NEVER_PULL = "ErrImageNeverPull"
 EVENT_SANDBOX_CHANGED = "SandboxChanged"
 EVENT_FAILED_CREATE_POD_SANDBOX = "FailedCreatePodSandBox"
+EVENT_FAILED_MOUNT = "FailedMount"
 EVENT_SCHEDULED = "Scheduled"
 
 

@@ -84,6 +84,10 @@ class WaitingReason:
     message: str = ""
 
 
+# pod-level reasons generate_pod_status sets while the sandbox cannot be made
+SANDBOX_FAILURE_REASONS = (reasons.CREATE_POD_SANDBOX_ERROR, reasons.EVENT_FAILED_MOUNT)
+
+
 def rfc3339(ts: float) -> str:
     """metav1.Time as JSON: seconds precision, UTC."""
     return datetime.fromtimestamp(int(ts), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -531,6 +535,7 @@ def generate_pod_status(
     pod_is_terminal: bool = False,
     host_ips: Sequence[str] = (),
     eviction: WaitingReason | None = None,
+    sandbox_failure: WaitingReason | None = None,
 ) -> PodStatus:
     """generateAPIPodStatus.
 
@@ -538,7 +543,10 @@ def generate_pod_status(
     the pod's own `status`; `waiting_reasons` maps container names to their last
     start failure (reasons.CRASH_LOOP_BACK_OFF, CREATE_CONTAINER_ERROR,
     ERR_IMAGE_NEVER_PULL ...); `readiness`/`startup` map CRI container ids to probe
-    results; `eviction` (reason, message), e.g. DeadlineExceeded, fails the pod.
+    results; `eviction` (reason, message), e.g. DeadlineExceeded, fails the pod;
+    `sandbox_failure` is why the pod's sandbox could not be made (CreatePodSandboxError,
+    FailedMount), shown as the pod's reason and message until it is made (upstream shows
+    it only as an event, which a node without an API server keeps to itself).
     """
     old = old_status if old_status is not None else pod.status
     waiting_reasons = waiting_reasons or {}
@@ -584,6 +592,10 @@ def generate_pod_status(
     if s.phase == old.phase:
         s.reason = old.reason or pod.status.reason
         s.message = old.message or pod.status.message
+    if sandbox_failure is not None and s.phase not in terminal:
+        s.reason, s.message = sandbox_failure.reason, sandbox_failure.message
+    elif s.reason in SANDBOX_FAILURE_REASONS:
+        s.reason = s.message = ""  # the sandbox exists now
     if eviction is not None:
         s.phase = PHASE_FAILED
         s.reason = eviction.reason
@@ -614,6 +626,28 @@ def generate_pod_status(
 
     s.start_time = old.start_time or pod.status.start_time or rfc3339(now)
     return s
+
+
+def exited_containers(old: PodStatus | None, new: PodStatus) -> list[ContainerStatus]:
+    """Containers ``new`` reports terminated (now or as their last state) that ``old`` did
+    not: each exit once, for the log. Nothing without an old status (a restarted agent
+    cannot tell new exits from old ones)."""
+    if old is None:
+        return []
+
+    def terminated(status: PodStatus) -> dict[str, ContainerStatus]:
+        out: dict[str, ContainerStatus] = {}
+        for cs in (*status.init_container_statuses, *status.container_statuses):
+            for st in (cs.state, cs.last_state):
+                t = st.terminated
+                if t is not None and t.container_id:
+                    out[t.container_id] = ContainerStatus(
+                        name=cs.name, state=ContainerState(terminated=t),
+                        container_id=t.container_id)
+        return out
+
+    before = terminated(old)
+    return [cs for cid, cs in terminated(new).items() if cid not in before]
 
 
 def deleted_and_stopped(pod: Pod, observed: PodRuntimeStatus) -> bool:

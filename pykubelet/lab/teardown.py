@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pykubelet import state_lock
 from pykubelet.lab import kubecontext, network, processes
 from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout, NodeLayout
 from pykubelet.lab.state import LabState, ProcessRef, StateError, load
@@ -180,15 +181,15 @@ def _stop_node_pods(node: NodeLayout) -> int:
 
 # ---------------------------------------------------------------------- processes
 def _runtime_ref(node: NodeLayout) -> ProcessRef | None:
-    """The embedded runtime `pykubelet run` started (its runDir/runtime.pid), if it still
-    serves this node's socket."""
+    """The embedded runtime `pykubelet run` started (the holder of rootDir/runtime.lock),
+    if it still serves this node's socket."""
     import psutil
 
     try:
-        pid = int((node.node_run_dir / "runtime.pid").read_text().strip())
-        if f"unix://{node.cri_socket}" in psutil.Process(pid).cmdline():
+        pid = state_lock.holder(node.root_dir / state_lock.RUNTIME_LOCK)
+        if pid and f"unix://{node.cri_socket}" in psutil.Process(pid).cmdline():
             return ProcessRef.of(pid)
-    except (OSError, ValueError, psutil.Error):
+    except (OSError, psutil.Error):
         pass
     return None
 

@@ -135,18 +135,25 @@ def build_busybox_image(
     """Write the OCI-layout tar to ``out`` (atomically) and return its digests.
 
     ``name`` is checked (and normalised) before anything is written: an archive whose name
-    every importer refuses is worth nothing. InvalidArgument names ``--name``.
+    every importer refuses is worth nothing. InvalidArgument names ``--name``. Other bad
+    input (no such busybox, an output directory that does not exist) is an InvalidArgument
+    naming it too, raised before anything is written.
     """
     from pykubelet.runtime.imageref import normalize
 
     name = normalize(name, field="--name")
     if "@" in name:
         raise InvalidArgument(f"--name: {name!r} must be a tag, not a digest reference")
-    if not os.access(busybox, os.X_OK):
-        raise FileNotFoundError(
-            f"busybox binary {busybox!r} not found or not executable "
+    if not (os.path.isfile(busybox) and os.access(busybox, os.X_OK)):
+        raise InvalidArgument(
+            f"busybox {busybox}: not found or not an executable file "
             "(install Debian's busybox-static)"
         )
+    out_path = Path(out)
+    if not out_path.parent.is_dir():
+        raise InvalidArgument(f"output {out_path}: directory {out_path.parent} does not exist")
+    if out_path.is_dir():
+        raise InvalidArgument(f"output {out_path}: is a directory")
     layer = build_rootfs_layer(busybox)
     layer_gz = gzip.compress(layer, compresslevel=6, mtime=0)
     image_config: dict[str, object] = {
@@ -195,18 +202,23 @@ def build_busybox_image(
             ],
         }
     )
-    out_path = Path(out)
     tmp = out_path.with_name(out_path.name + ".tmp")
-    with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        tar.addfile(_member("blobs", tarfile.DIRTYPE, 0o755))
-        tar.addfile(_member("blobs/sha256", tarfile.DIRTYPE, 0o755))
-        for blob in (config_b, layer_gz, manifest_b):
-            member = "blobs/sha256/" + sha256_digest(blob).split(":", 1)[1]
-            tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)), io.BytesIO(blob))
-        for member, blob in (("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
-                             ("index.json", index_b)):
-            tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)), io.BytesIO(blob))
-    os.replace(tmp, out_path)
+    try:
+        with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            tar.addfile(_member("blobs", tarfile.DIRTYPE, 0o755))
+            tar.addfile(_member("blobs/sha256", tarfile.DIRTYPE, 0o755))
+            for blob in (config_b, layer_gz, manifest_b):
+                member = "blobs/sha256/" + sha256_digest(blob).split(":", 1)[1]
+                tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
+                            io.BytesIO(blob))
+            for member, blob in (("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
+                                 ("index.json", index_b)):
+                tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
+                            io.BytesIO(blob))
+        os.replace(tmp, out_path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return BuiltImage(
         path=out_path,
         name=name,

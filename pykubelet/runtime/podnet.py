@@ -258,7 +258,12 @@ class PodNetwork:
         self, pod: PodRef, netns_path: str, att: NetworkAttachment,
         port_mappings: list[PortMapping],
     ) -> None:
-        """CNI DEL of the sandbox's network, then loopback; raises Unavailable on failure."""
+        """CNI DEL of the sandbox's network, then loopback; raises Unavailable on failure.
+
+        The loopback is deleted even when the network's DEL fails (a failed ADD of a plugin
+        that cannot be found, say) or the namespace is gone: its DEL is what removes its
+        cached result, which would otherwise stay behind once per failed sandbox.
+        """
         cni = self._client()
         caps: dict[str, Any] = {}
         if att.port_mappings_applied and port_mappings:
@@ -268,15 +273,15 @@ class PodNetwork:
             args=pod.cni_args(), capability_args=caps,
         )
         net = _conf_list_from_dict(att.network)
+        lo_rt = RuntimeConf(
+            container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
+            args=pod.cni_args(),
+        )
         try:
             cni.del_network_list(net, rt)
         except Exception as exc:
             raise Unavailable(f"CNI DEL of network {net.name!r} failed: {exc}") from exc
-        if netns_path:
-            lo_rt = RuntimeConf(
-                container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
-                args=pod.cni_args(),
-            )
+        finally:
             self._del_quietly(conf.loopback_network(), lo_rt)
 
     def detach_cached(self, sandbox_id: str) -> int:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pycni.atomic_files import write_atomic
+from pycni.errors import PluginNotAvailable
 from pykubelet.runtime import netns, pidns
 from pykubelet.runtime.errors import (
     AlreadyExists,
@@ -513,9 +514,9 @@ class SandboxManager:
             info.state = READY
             self._checkpoint(info)
         except BaseException as exc:
-            if isinstance(exc, CRIError):
-                log.warning("RunPodSandbox %s/%s failed (%s); cleaning up", spec.namespace,
-                            spec.name, exc.msg)
+            if isinstance(exc, CRIError):  # the CRI layer logs the error itself
+                log.debug("RunPodSandbox %s/%s failed (%s); cleaning up", spec.namespace,
+                          spec.name, exc.msg)
             else:
                 log.exception("RunPodSandbox %s/%s failed; cleaning up", spec.namespace,
                               spec.name)
@@ -569,7 +570,10 @@ class SandboxManager:
             except Exception as exc:
                 if not force:
                     raise
-                log.warning("sandbox %s: %s", info.id[:12], exc)
+                # a plugin that cannot be found made nothing to undo: no warning for it
+                quiet = isinstance(exc.__cause__, PluginNotAvailable)
+                log.log(logging.DEBUG if quiet else logging.WARNING, "sandbox %s: %s",
+                        info.id[:12], exc)
             info.network = None
         if info.pid_holder:
             pidns.stop_holder(pidns.PidHolder(*info.pid_holder))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pycni import defaults as cni_defaults
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime.cri.sandbox_rpc import SandboxRPC
 from pykubelet.runtime.cri.servicer import ImageServicer, RuntimeServicer
@@ -37,7 +38,7 @@ KUBE_API_VERSION = "0.1.0"  # what kubelet's Version call expects in `version`
 class RuntimeOptions:
     root: Path
     cni_conf_dir: str = "/etc/cni/net.d"
-    cni_bin_dirs: list[str] = field(default_factory=lambda: ["/opt/cni/bin"])
+    cni_bin_dirs: list[str] = field(default_factory=lambda: list(cni_defaults.BIN_DIRS))
     cni_cache_dir: str = "/var/lib/cni"
     netns_dir: str = "/run/netns"
     netns_prefix: str = ""  # default: "pyk<hash of root>-", so runtimes on one host never mix

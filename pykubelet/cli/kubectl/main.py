@@ -93,7 +93,8 @@ def usage() -> str:
     lines = ["pykubectl controls a Kubernetes cluster (kubectl's commands and habits).", "",
              "Commands:"]
     lines += [f"  {c:<{width}}  {d}" for c, (_, d) in COMMANDS.items()]
-    lines += ["", "Use 'pykubectl <command> --help' for a command's flags."]
+    lines += ["", "Use 'pykubectl <command> --help' for a command's flags, "
+              "'pykubectl --version' for this client's version."]
     return "\n".join(lines)
 
 
@@ -105,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     if not command:
         if any(a in ("-h", "--help") for a in rest) or not rest:
             print(usage())
+            return 0
+        if rest == ["--version"]:  # as every command of this distribution answers it
+            from importlib.metadata import version
+
+            print(f"pykubectl, version {version('pykube-node')}")
             return 0
         print("error: a command is needed (see 'pykubectl --help')", file=sys.stderr)
         return 1

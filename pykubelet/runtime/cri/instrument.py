@@ -9,6 +9,7 @@ traceback so the daemon's log explains it.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,23 @@ _QUIET = {
 }
 
 
+# method -> the message of its last failure: a client retrying the same failing call
+# (kubelet every 2 s) gets one warning, then debug lines until the outcome changes
+_last_failure: dict[str, str] = {}
+_last_failure_lock = threading.Lock()
+
+
+def _failure_level(method: str, message: str | None) -> int:
+    """WARNING for a new failure of ``method``, DEBUG for a repeat; None records a success."""
+    with _last_failure_lock:
+        repeat = message is not None and _last_failure.get(method) == message
+        if message is None:
+            _last_failure.pop(method, None)
+        else:
+            _last_failure[method] = message
+    return logging.DEBUG if repeat else logging.WARNING
+
+
 def grpc_code(exc: CRIError) -> grpc.StatusCode:
     return getattr(grpc.StatusCode, exc.grpc_code, grpc.StatusCode.UNKNOWN)
 
@@ -39,7 +57,8 @@ def _run(method: str, fn: Callable[[Any, grpc.ServicerContext], Any], request: A
         response = fn(request, context)
     except CRIError as exc:
         code = grpc_code(exc)
-        log.warning("%s failed: %s: %s", method, code.name, exc.msg)
+        log.log(_failure_level(method, f"{code.name}: {exc.msg}"), "%s failed: %s: %s",
+                method, code.name, exc.msg)
         context.abort(code, exc.msg)
     except NotImplementedError:
         log.info("%s: not implemented", method)
@@ -52,6 +71,8 @@ def _run(method: str, fn: Callable[[Any, grpc.ServicerContext], Any], request: A
         log.exception("%s failed with an unexpected error", method)
         context.abort(grpc.StatusCode.INTERNAL, f"{method}: {type(exc).__name__}: {exc}")
     ms = (time.perf_counter() - t0) * 1000
+    if method not in _QUIET:
+        _failure_level(method, None)
     log.log(logging.DEBUG if method in _QUIET else logging.INFO, "%s ok in %.1f ms", method, ms)
     return response
 

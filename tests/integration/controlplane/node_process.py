@@ -146,10 +146,13 @@ class NodeProcess:
                         cri.stop_pod_sandbox(s.id)
                         cri.remove_pod_sandbox(s.id)
         self.stop()
-        pid_file = self.base / "run" / "runtime.pid"
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
-            time.sleep(0.5)
+        from pykubelet import state_lock
+
+        runtime_pid = state_lock.holder(self.base / "root" / state_lock.RUNTIME_LOCK)
+        if runtime_pid:
+            with contextlib.suppress(OSError):
+                os.kill(runtime_pid, signal.SIGTERM)
+                time.sleep(0.5)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
             mounts = [ln.split()[4] for ln in f if ln.split()[4].startswith(str(self.base))]

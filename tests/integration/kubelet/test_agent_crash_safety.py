@@ -10,12 +10,14 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from typing import Any
 
 import psutil
 import pytest
+import yaml
 from agent_harness import IMAGE, PYKUBELET, busybox_pod, free_port, remove_all
 
 from pykubelet.kubelet.cri_client import CRIClient
@@ -169,13 +171,25 @@ def test_sigkill_during_pod_teardown_converges(agent_factory, endpoint, failpoin
         agent.kill()
 
 
-def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
-    """`pykubelet run` with no containerRuntimeEndpoint starts `pykubelet runtime` itself;
-    SIGKILLed, it leaves the runtime and its pods running, and a restart adopts that
-    runtime instead of starting a second one on the same root."""
+def _healthz(port: int) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_embedded_runtime_one_agent_per_state_and_adoption(agent_factory, tmp_path):
+    """`pykubelet run` with no containerRuntimeEndpoint starts `pykubelet runtime` itself,
+    its log on the agent's own stderr. A second agent on the same rootDir/runDir refuses
+    in one line naming the first, which runs on untouched. SIGKILLed, the agent leaves the
+    runtime and its pods running, and a restart adopts that runtime instead of starting a
+    second one on the same root. With the runtime gone, /healthz says unhealthy."""
     import json as _json
 
     from agent_harness import PykRuntime
+
+    from pykubelet import state_lock
 
     h = agent_factory("")
     rt = PykRuntime(h.base / "rt")  # only for its cleanup of what a runtime may leave
@@ -193,16 +207,38 @@ def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
     subprocess.run([str(PYKUBELET), "image", "--root", str(h.base / "root"), "import",
                     str(h.base / "busybox.tar")], check=True, capture_output=True)
     h.endpoint = f"unix://{h.base / 'run' / 'cri.sock'}"
+    runtime_lock = h.base / "root" / state_lock.RUNTIME_LOCK
     agent = AgentProcess(h)
     agent.config = h.config_file(healthzPort=agent.port, containerRuntimeEndpoint="",
-                                 cniConfDir=str(conf_dir), cniBinDir="/usr/lib/cni")
+                                 cniConfDir=str(conf_dir))  # cniBinDir: the default path
     try:
         h.write("emb", busybox_pod("emb", "exec sleep 3600"))
         agent.start()
         name = f"emb-{h.node}"
         h.wait(lambda: all_running(agent.pods().get(name)), 90, "running")
-        runtime_pid = int((h.base / "run" / "runtime.pid").read_text())
+        runtime_pid = state_lock.holder(runtime_lock)
+        assert runtime_pid
+        assert psutil.pid_exists(runtime_pid)
+        assert agent.proc is not None
+        # the runtime logs where the agent does (no runtime.log nobody mentions)
+        assert os.readlink(f"/proc/{runtime_pid}/fd/2") == str(h.base / "agent.log")
+        assert not (h.base / "root" / "runtime.log").exists()
+
+        second = h.base / "second.yaml"
+        second.write_text(yaml.safe_dump(
+            {**yaml.safe_load(agent.config.read_text()), "healthzPort": free_port()}))
+        refused = subprocess.run([str(PYKUBELET), "run", "--config", str(second)],
+                                 capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f"Error: rootDir {h.base / 'root'} is in use by pid {agent.proc.pid} "
+            f"(pykubelet run --config {agent.config}): stop it first, or give this node its "
+            "own rootDir\n")
+        assert state_lock.holder(runtime_lock) == runtime_pid
+        assert _healthz(agent.port) == (200, "ok")
         _, before = node_objects(h)
+        assert [c.state for c in before] == [RUNNING]
+
         agent.kill()
         assert psutil.pid_exists(runtime_pid)
         _, during = node_objects(h)
@@ -211,20 +247,34 @@ def test_embedded_runtime_survives_agent_sigkill(agent_factory, tmp_path):
         agent.start()
         h.wait(lambda: all_running(agent.pods().get(name)), 60, "running again")
         assert "adopting it" in agent.log()
-        assert int((h.base / "run" / "runtime.pid").read_text()) == runtime_pid
+        assert state_lock.holder(runtime_lock) == runtime_pid
         _, after = node_objects(h)
         assert [c.id for c in after] == [c.id for c in before]
         h.remove("emb")
         h.wait(lambda: node_objects(h) == ([], []), 60, "pod removed")
-        assert agent.proc is not None
+
+        # one line per pod event, at the default level (both agents' logs, in this file)
+        log = (h.base / "agent.log").read_text()
+        pod = f'pod="default/{name}"'
+        for line in ('"SyncLoop ADD" source="file" pods=["default/' + name + '"]',
+                     f'"Created pod sandbox" {pod}',
+                     f'"Started container" {pod} containerName="app"',
+                     f'"SyncLoop REMOVE" source="file" pods=["default/{name}"]',
+                     f'"Killing container with a grace period" {pod}',
+                     f'"Removed pod from the runtime" {pod}'):
+            assert line in log, log
+
+        os.kill(runtime_pid, signal.SIGKILL)
+        h.wait(lambda: _healthz(agent.port)[0] == 500, 15, "unhealthy")
+        _code, why = _healthz(agent.port)
+        assert why.startswith("PLEG is not healthy: relist failing for "), why
         agent.proc.send_signal(signal.SIGTERM)
         agent.proc.wait(30)
-        h.wait(lambda: not psutil.pid_exists(runtime_pid), 30, "runtime stopped")
     finally:
         agent.kill()
         with contextlib.suppress(Exception):
-            pid = int((h.base / "run" / "runtime.pid").read_text())
-            if f"unix://{h.base / 'run' / 'cri.sock'}" in psutil.Process(pid).cmdline():
+            pid = state_lock.holder(runtime_lock)
+            if pid and f"unix://{h.base / 'run' / 'cri.sock'}" in psutil.Process(pid).cmdline():
                 with CRIClient(h.endpoint, timeout=30) as c:
                     remove_all(c)
                 os.kill(pid, signal.SIGKILL)

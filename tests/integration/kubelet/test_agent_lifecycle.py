@@ -101,9 +101,10 @@ def test_pod_lifecycle(agent_factory, endpoint, runtime_name, tmp_path):
 
     # removing the manifest kills and removes everything of the pod
     h.remove("life")
-    h.wait(lambda: h.pod("life") is None and not h.sandboxes(uid) and not h.containers(uid),
-           60, "pod removed")
-    assert not (Path(h.config().rootDir) / "pods" / uid).exists()
+    pod_dir = Path(h.config().rootDir) / "pods" / uid
+    # the pod's directory goes right after its sandbox (terminate_pod: remove, then tear down)
+    h.wait(lambda: h.pod("life") is None and not h.sandboxes(uid) and not h.containers(uid)
+           and not pod_dir.exists(), 60, "pod removed")
 
 
 def test_restart_policy_and_backoff(agent_factory, endpoint):

@@ -187,3 +187,46 @@ def test_termination_message(agent_factory, endpoint):
     p = h.wait_phase("fallback", "Failed", 60)
     term = p["status"]["containerStatuses"][0]["state"]["terminated"]
     assert term["message"] == "first\nlast words\n"
+
+
+def test_a_sandbox_that_cannot_be_made_says_why(agent_factory, tmp_path):
+    """A network whose plugin is not on the runtime's bin path (pycni-bridge, with only
+    /usr/lib/cni searched): the pod waits in ContainerCreating, and its status reason and
+    message, and a FailedCreatePodSandBox event, say why, rather than only a log. Once the
+    network works the pod runs and no longer claims a failure."""
+    import json
+
+    from agent_harness import PykRuntime
+
+    rt = PykRuntime(tmp_path / "rt", bridge="kle-br7", subnet="10.96.7.0/24",
+                    netns_prefix="klesbf-")
+    try:
+        rt.base.mkdir()
+        rt.write_conf()
+        good = (rt.base / "net.d" / "10-kle.conflist").read_text()
+        broken = json.loads(good)
+        broken["plugins"][0]["type"] = "pycni-bridge"
+        (rt.base / "net.d" / "10-kle.conflist").write_text(json.dumps(broken))
+        rt.import_image()
+        rt.start()
+        h = agent_factory(rt.endpoint)
+        h.start()
+        h.write("sbf", busybox_pod("sbf", "sleep 3600"))
+        p = h.wait(lambda: (q := h.pod("sbf")) and q["status"].get("reason") and q, 30,
+                   "a reason")
+        st = p["status"]
+        assert st["phase"] == "Pending"
+        assert st["reason"] == "CreatePodSandboxError"
+        assert st["message"].startswith("Failed to create pod sandbox: ")
+        assert 'failed to find plugin "pycni-bridge"' in st["message"]
+        assert st["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+        events = [e for e in h.agent.event_list()["items"]
+                  if e["involvedObject"]["name"] == f"sbf-{h.node}"]
+        assert [(e["type"], e["reason"], e["message"]) for e in events][:1] == [
+            ("Warning", "FailedCreatePodSandBox", st["message"])]
+        (rt.base / "net.d" / "10-kle.conflist").write_text(good)
+        p = h.wait_running("sbf", 60)
+        assert "reason" not in p["status"]
+        assert "message" not in p["status"]
+    finally:
+        rt.destroy()

@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from pycni.ns import entered
+from pykubelet import state_lock
 from pykubelet.lab import network
 from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout
 from pykubelet.lab.processes import embedded_control_plane_available, tail
@@ -139,8 +140,7 @@ def wait_running(lab: LabLayout, index: int, timeout: float = 90) -> dict[str, A
                 return p
         time.sleep(0.3)
     node = lab.node(index)
-    logs = "\n".join(f"--- {f.name}:\n{tail(f, 30)}" for f in (
-        node.agent_log, node.root_dir / "runtime.log"))
+    logs = f"--- {node.agent_log.name} (the runtime's log included):\n{tail(node.agent_log, 40)}"
     raise AssertionError(f"{node.name}: no Running pod after {timeout}s; /pods: "
                          f"{str(last)[:1500]}\n{logs}")
 
@@ -274,7 +274,8 @@ def test_down_after_a_crash_of_up_and_of_the_node_processes(env: dict[str, str],
     assert status.returncode == 0, status.stderr
 
     # then the node's own processes crash: agent, its runtime, node 1's control plane
-    runtime_pid = int((lab.node(1).node_run_dir / "runtime.pid").read_text())
+    runtime_pid = state_lock.holder(lab.node(1).root_dir / state_lock.RUNTIME_LOCK)
+    assert runtime_pid, "node1's embedded runtime holds its root"
     procs = read_state(lab)["processes"]["node1"]
     crashed = [agent["pid"], runtime_pid] + (
         [procs["control_plane"]["pid"]] if procs.get("control_plane") else [])

@@ -140,7 +140,30 @@ def test_add_with_a_missing_plugin_fails_cleanly(node: dict[str, str]) -> None:
     err = json.loads(out.stdout)
     assert err["code"] == 50
     assert "pycni-bridge" in err["msg"]
-    assert not Path(node["cache"], "results", "pcccli-pcc-cli-ctr-eth0").exists()
+    assert out.stderr == f"Error: {err['msg']}\n"  # once: no "rollback ... failed" line
+    # a failed add leaves nothing: the loopback that worked is deleted with its cache entry
+    assert os.listdir(Path(node["cache"], "results")) == []
+    lo = subprocess.run(["ip", "-n", node["ns"], "-j", "link", "show", "lo"],
+                        capture_output=True, text=True, check=True)
+    assert "UP" not in json.loads(lo.stdout)[0]["flags"]
+
+
+@pytest.mark.root
+@pytest.mark.netns
+def test_default_bin_dirs_find_ours_and_the_reference_plugins(node: dict[str, str]) -> None:
+    """With no --bin-dir nor CNI_PATH: loopback from /usr/lib/cni (Debian's), pycni-bridge
+    and pycni-host-local from /opt/cni/bin (where scripts/install.sh writes them)."""
+    env = {k: v for k, v in os.environ.items() if k != "CNI_PATH"}
+    argv = [PYCNI, "--netns", f"/run/netns/{node['ns']}", "--conf-dir", node["conf"],
+            "--cache-dir", node["cache"], "pcc-cli-ctr"]
+    added = subprocess.run([argv[0], "add", *argv[1:]], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert added.returncode == 0, added.stderr + added.stdout
+    assert json.loads(added.stdout)["ips"][0]["address"].startswith("10.91.120.")
+    deleted = subprocess.run([argv[0], "del", *argv[1:]], capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert deleted.returncode == 0, deleted.stderr + deleted.stdout
+    assert os.listdir(Path(node["cache"]) / "results") == []
 
 
 RECORDER = """#!/bin/sh

@@ -304,6 +304,11 @@ class CRIRuntime:
         return sorted(p.name for p in d.iterdir()
                       if p.name != "lock" and not p.name.startswith("last_reserved_ip"))
 
+    def cni_cache_files(self) -> list[str]:
+        """libcni's cached results (one per attachment: loopback and the pod network)."""
+        d = self.base / "cni-cache" / "results"
+        return sorted(os.listdir(d)) if d.is_dir() else []
+
     def iptables_lines(self) -> list[str]:
         out = subprocess.run(["iptables", "-w", "-t", "nat", "-S"], capture_output=True,
                              text=True).stdout
@@ -349,7 +354,8 @@ class CRIRuntime:
         """Everything a removed pod must not leave; empty lists when clean."""
         return {
             "mounts": self.mounts(), "netns": self.netns_pins(), "veths": self.veths(),
-            "ipam": self.ipam_files(), "iptables": self.iptables_lines(),
+            "ipam": self.ipam_files(), "cni-cache": self.cni_cache_files(),
+            "iptables": self.iptables_lines(),
             "runc": [c for _, c in self.runc_containers()], "cgroups": self.cgroups(),
             "processes": [p.pid for p in self.our_processes()],
         }

@@ -257,6 +257,28 @@ def test_cni_failure_rolls_back_everything(cri_factory) -> None:
     assert rt.pod_status(pod_id).status.state == pb.SANDBOX_READY
 
 
+@pytest.mark.parametrize("plugin_types", [
+    # the network's first plugin is not on the bin path (pycni-bridge, /usr/lib/cni only):
+    # loopback's ADD worked, the pod network's failed before doing anything
+    ("pycni-bridge", "pycni-host-local", "portmap"),
+    # the bridge and its IPAM worked, the next plugin is missing: they are undone
+    ("bridge", "host-local", "rtcri-no-such-plugin"),
+])
+def test_failed_sandboxes_leave_nothing_in_the_cni_cache(cri_factory, plugin_types) -> None:
+    """Every failed RunPodSandbox (kubelet retries one every 2 s) leaves nothing: no
+    cached result (loopback's included), no IP reserved, no veth, pin or sandbox dir."""
+    rt = cri_factory(conf=False)
+    rt.write_conf(plugin_types=plugin_types)
+    for _ in range(4):
+        err = _rpc_error(rt.runtime.RunPodSandbox,
+                         pb.RunPodSandboxRequest(config=rt.pod_config("leak")))
+        assert err.code() == grpc.StatusCode.UNAVAILABLE
+        assert rt.cni_cache_files() == []
+    assert rt.runtime.ListPodSandbox(pb.ListPodSandboxRequest()).items == []
+    assert os.listdir(rt.root / "sandboxes") == []
+    assert rt.leftovers() == {k: [] for k in rt.leftovers()}
+
+
 def test_runtime_killed_and_restarted_keeps_sandboxes(cri) -> None:
     pod_id, _ = cri.run_pod("survivor")
     stopped_id, _ = cri.run_pod("stopped")

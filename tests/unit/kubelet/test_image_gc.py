@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.config import ConfigError, decode_config
+from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
 from pykubelet.kubelet.image_gc import (
     FsStats,
     ImageGCManager,
@@ -14,6 +14,7 @@ from pykubelet.kubelet.image_gc import (
     images_to_free,
 )
 
+HEAD = {"apiVersion": API_VERSION, "kind": KIND}
 GB = 1 << 30
 
 
@@ -73,9 +74,10 @@ def test_manager_frees_down_to_the_low_threshold_sparing_images_in_use() -> None
 
 
 def test_thresholds_in_the_config() -> None:
-    cfg = decode_config({"imageGCHighThresholdPercent": 90, "imageGCLowThresholdPercent": 50})
+    cfg = decode_config(
+        {**HEAD, "imageGCHighThresholdPercent": 90, "imageGCLowThresholdPercent": 50})
     assert (cfg.imageGCHighThresholdPercent, cfg.imageGCLowThresholdPercent) == (90, 50)
     with pytest.raises(ConfigError, match="imageGCHighThresholdPercent: expected an integer"):
-        decode_config({"imageGCHighThresholdPercent": 101})
+        decode_config({**HEAD, "imageGCHighThresholdPercent": 101})
     with pytest.raises(ConfigError, match="must not be above imageGCHighThresholdPercent"):
-        decode_config({"imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60})
+        decode_config({**HEAD, "imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60})

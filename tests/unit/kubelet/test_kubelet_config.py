@@ -13,6 +13,8 @@ from pykubelet.config import (
     single_node_default,
 )
 
+HEAD = {"apiVersion": API_VERSION, "kind": "KubeletConfiguration"}
+
 FULL = f"""
 apiVersion: {API_VERSION}
 kind: KubeletConfiguration
@@ -50,7 +52,7 @@ def test_design_example_decodes(tmp_path):
 
 
 def test_defaults():
-    cfg = decode_config({})
+    cfg = decode_config(dict(HEAD))
     assert cfg.rootDir == "/var/lib/pykubelet"
     assert cfg.healthzPort == 10248
     assert cfg.controlPlane is None
@@ -59,7 +61,7 @@ def test_defaults():
 
 
 def test_endpoint_given():
-    cfg = decode_config({"containerRuntimeEndpoint": "unix:///run/x.sock"})
+    cfg = decode_config({**HEAD, "containerRuntimeEndpoint": "unix:///run/x.sock"})
     assert not cfg.uses_embedded_runtime
     assert cfg.runtime_endpoint == "unix:///run/x.sock"
 
@@ -85,7 +87,7 @@ def test_endpoint_given():
 )
 def test_errors_name_the_field(data, message):
     with pytest.raises(ConfigError) as err:
-        decode_config(data)
+        decode_config({**HEAD, **data})
     assert message in str(err.value)
 
 
@@ -98,3 +100,35 @@ def test_bad_yaml_and_missing_file(tmp_path):
         load_config(tmp_path / "absent.yaml")
     with pytest.raises(ConfigError, match="top level"):
         decode_config([1, 2])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty; a node config starts with apiVersion: pykubelet.io/v1alpha1"),
+        ("# only a comment\n", "empty"),
+        ("kind: KubeletConfiguration\nnodeName: n\n", "apiVersion: required"),
+        (f"apiVersion: {API_VERSION}\nnodeName: n\n", "kind: required"),
+    ],
+)
+def test_a_config_that_does_not_say_what_it_is_is_refused(tmp_path, text, message):
+    """Strict like every decoder here: an empty file, or one without apiVersion/kind, is
+    an error naming the file and the field, never a silent set of defaults."""
+    p = tmp_path / "c.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    assert str(err.value).startswith(f"{p}: ")
+    assert message in str(err.value)
+
+
+def test_cni_bin_dir_is_a_search_path():
+    """Our plugins in /opt/cni/bin first, then Debian's reference plugins in /usr/lib/cni:
+    what scripts/install.sh installs, found without a config saying so."""
+    assert decode_config(dict(HEAD)).cniBinDir == "/opt/cni/bin:/usr/lib/cni"
+    cfg = decode_config({**HEAD, "cniBinDir": "/a:/b/c"})
+    assert cfg.cniBinDir == "/a:/b/c"
+    with pytest.raises(ConfigError, match="cniBinDir: 'rel' is not an absolute path"):
+        decode_config({**HEAD, "cniBinDir": "/a:rel"})
+    with pytest.raises(ConfigError, match="cniBinDir: must name at least one directory"):
+        decode_config({**HEAD, "cniBinDir": ":"})

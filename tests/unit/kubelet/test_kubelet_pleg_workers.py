@@ -7,11 +7,13 @@ import threading
 import time
 from dataclasses import dataclass
 
+from pykubelet.kubelet.cri_client import CRICallError
 from pykubelet.kubelet.pleg import (
     CONTAINER_DIED,
     CONTAINER_REMOVED,
     CONTAINER_STARTED,
     SANDBOX_CHANGED,
+    GenericPLEG,
     RelistSnapshot,
     diff,
 )
@@ -156,3 +158,59 @@ def test_readded_during_termination_starts_after_it():
         time.sleep(0.02)
     w.stop()
     assert events == ["sync-create", "terminate-start", "terminate-end", "sync-create"]
+
+
+class FlakyRuntime:
+    """A CRI client whose runtime can be made unreachable (every list fails)."""
+
+    def __init__(self) -> None:
+        self.down = False
+
+    def _check(self, method: str) -> list:
+        if self.down:
+            raise CRICallError(method, "UNAVAILABLE", "connection refused")
+        return []
+
+    def list_pod_sandbox(self) -> list:
+        return self._check("ListPodSandbox")
+
+    def list_containers(self) -> list:
+        return self._check("ListContainers")
+
+
+def test_pleg_is_unhealthy_while_the_runtime_does_not_answer():
+    """As kubelet's PLEG health: relisting that fails (the runtime is unreachable) makes
+    the agent unhealthy at once, with why; one good relist makes it healthy again."""
+    rt = FlakyRuntime()
+    pleg = GenericPLEG(rt, lambda ev: None, period=0.02)  # type: ignore[arg-type]
+    assert not pleg.healthy()
+    assert pleg.health_message() == "PLEG is not healthy: no relist yet"
+    pleg.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not pleg.healthy() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pleg.healthy()
+        rt.down = True
+        while pleg.healthy() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not pleg.healthy()
+        message = pleg.health_message()
+        assert message.startswith("PLEG is not healthy: relist failing for ")
+        assert "UNAVAILABLE: connection refused" in message
+        rt.down = False
+        while not pleg.healthy() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pleg.healthy()
+    finally:
+        pleg.stop()
+
+
+def test_pleg_is_unhealthy_when_relists_stop():
+    """Upstream's threshold: no successful relist for too long."""
+    pleg = GenericPLEG(FlakyRuntime(), lambda ev: None)  # type: ignore[arg-type]
+    pleg.relist()
+    assert pleg.healthy(threshold_s=180)
+    time.sleep(0.05)
+    assert not pleg.healthy(threshold_s=0.01)
+    assert "pleg was last seen active 0s ago; threshold is 0s" in pleg.health_message(0.01)

@@ -316,3 +316,48 @@ def _probe():
         success_threshold=1,
         failure_threshold=3,
     )
+
+
+def test_a_sandbox_that_cannot_be_made_shows_why_until_it_is_made() -> None:
+    """The pod's reason and message say why its sandbox failed (the FailedCreatePodSandBox
+    event's words), while its containers wait in ContainerCreating as upstream's do; once
+    a sandbox exists the pod no longer claims it failed."""
+    pod = make_pod()
+    failure = WaitingReason(reasons.CREATE_POD_SANDBOX_ERROR,
+                            reasons.failed_create_sandbox_message("CNI ADD failed: no plugin"))
+    none = PodRuntimeStatus(uid=pod.uid)
+    s = generate_pod_status(pod, none, NOW, sandbox_failure=failure)
+    assert (s.phase, s.reason) == ("Pending", "CreatePodSandboxError")
+    assert s.message == "Failed to create pod sandbox: CNI ADD failed: no plugin"
+    assert s.container_statuses[0].state.waiting.reason == reasons.CONTAINER_CREATING
+    # the next status, with no failure any more (the sandbox was made), drops it
+    later = generate_pod_status(pod, observed(), NOW + 2, old_status=s)
+    assert (later.reason, later.message) == ("", "")
+    # a status carried over from before keeps other reasons (an eviction's, say)
+    other = PodStatus(phase="Pending", reason="Other", message="kept")
+    assert generate_pod_status(pod, none, NOW, old_status=other).reason == "Other"
+
+
+def test_exited_containers_are_reported_once() -> None:
+    """Each exit is logged once: a container newly terminated (as state, or as last state
+    after a quick restart), never again on later statuses, nothing without an old status."""
+    from pykubelet.kubelet.status import exited_containers
+
+    pod = make_pod(containers=("a", "b"))
+    running = generate_pod_status(
+        pod, observed(ctr(pod, "a", RUNNING, cid="a1"), ctr(pod, "b", RUNNING, cid="b1")), NOW)
+    assert exited_containers(None, running) == []
+    exited = generate_pod_status(
+        pod, observed(ctr(pod, "a", EXITED, cid="a1", exit_code=3),
+                      ctr(pod, "b", RUNNING, cid="b1")), NOW + 1, old_status=running)
+    gone = exited_containers(running, exited)
+    assert [(c.name, c.container_id, c.state.terminated.exit_code) for c in gone] == [
+        ("a", "containerd://a1", 3)]
+    assert exited_containers(exited, exited) == []
+    # restarted before the next status: the exit shows as the last state
+    restarted = generate_pod_status(
+        pod, observed(ctr(pod, "a", EXITED, cid="a1", exit_code=3),
+                      ctr(pod, "b", EXITED, cid="b1", created=200.0),
+                      ctr(pod, "b", RUNNING, cid="b2", created=300.0, restart_count=1)),
+        NOW + 2, old_status=exited)
+    assert [c.container_id for c in exited_containers(exited, restarted)] == ["containerd://b1"]

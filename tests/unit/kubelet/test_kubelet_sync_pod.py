@@ -9,6 +9,7 @@ status manager.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pykubelet.api.types import Pod
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.agent import ERROR_REQUEUE_S, Kubelet
+from pykubelet.kubelet.runtime_service import CRICallError
 from pykubelet.kubelet.status_manager import VersionedPodStatus
 from pykubelet.kubelet.testing.fake_runtime_service import STOP_EXIT_CODE, FakeRuntimeService
 from pykubelet.kubelet.workers import UpdateType
@@ -283,3 +285,69 @@ def test_runtime_operations_are_measured_by_operation_type(node: Node) -> None:
     assert exposed[("kubelet_running_containers", (("container_state", "running"),))] == 1
     assert exposed[("kubelet_pod_worker_duration_seconds_count",
                     (("operation_type", "sync"),))] == 2
+
+
+def test_a_sandbox_failure_is_the_pods_reason_until_a_sandbox_is_ready(
+    node: Node, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As kubelet's FailedCreatePodSandBox, plus what a node without an API server needs:
+    the pod's own status says why it waits (reason and message), a retry of the same
+    failure is not another warning, and a ready sandbox clears it."""
+    pod = node.add(make_pod(("app",)))
+    node.runtime.inject_error("RunPodSandbox", "UNAVAILABLE",
+                              'failed to find plugin "pycni-bridge"', times=2)
+    with caplog.at_level(logging.INFO, logger="pykubelet.kubelet.agent"):
+        node.sync(pod)
+        node.sync(pod)
+    status = node.status(pod)
+    assert status.phase == "Pending"
+    assert status.reason == reasons.CREATE_POD_SANDBOX_ERROR
+    assert status.message.startswith("Failed to create pod sandbox: ")
+    assert 'failed to find plugin "pycni-bridge"' in status.message
+    events = [e for e in node.kubelet.recorder.list(pod.uid)
+              if e["reason"] == reasons.EVENT_FAILED_CREATE_POD_SANDBOX]
+    assert events[0]["message"] == status.message
+    warned = [r.getMessage() for r in caplog.records
+              if r.levelno == logging.WARNING and "Error syncing pod" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert 'pod="default/web"' in warned[0]
+    node.sync(pod)
+    status = node.status(pod)
+    assert status.phase == "Running"
+    assert (status.reason, status.message) == ("", "")
+    assert node.kubelet.reason_cache.sandbox_failure(pod.uid) is None
+
+
+def test_pod_events_are_one_log_line_each(node: Node, caplog: pytest.LogCaptureFixture) -> None:
+    """kubelet's klog lines at the default level: sandbox created, container started,
+    exited, killed, pod removed, each naming the pod (and container)."""
+    pod = node.add(make_pod(("app",)))
+    with caplog.at_level(logging.INFO):
+        node.sync(pod)
+        node.runtime.exit_container(node.running("app")[0], 3)
+        node.sync(pod)
+        node.kubelet.pod_manager.remove_pod(pod.uid)
+        node.kubelet.terminate_pod(pod)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    for line in ('"Created pod sandbox" pod="default/web"',
+                 '"Started container" pod="default/web" containerName="app"',
+                 '"Container exited" pod="default/web" containerName="app"',
+                 'exitCode=3 reason="Error"',
+                 '"Killing container with a grace period" pod="default/web"',
+                 '"Removed pod from the runtime" pod="default/web"'):
+        assert line in text, text
+
+
+def test_healthz_says_why_while_the_runtime_does_not_answer(node: Node) -> None:
+    """kubelet's PLEG health: a failing relist makes /healthz unhealthy at once."""
+    node.kubelet.pleg.relist()
+    assert node.kubelet.healthy() == (True, "ok")
+    node.runtime.inject_error("ListPodSandbox", "UNAVAILABLE", "connection refused")
+    with pytest.raises(CRICallError):
+        node.kubelet.pleg.relist()
+    ok, why = node.kubelet.healthy()
+    assert not ok
+    assert why.startswith("PLEG is not healthy: relist failing for ")
+    assert why.endswith("ListPodSandbox: UNAVAILABLE: connection refused")
+    node.kubelet.pleg.relist()
+    assert node.kubelet.healthy() == (True, "ok")

@@ -192,6 +192,26 @@ def test_capability_args_reach_only_plugins_that_declare_them(env: dict[str, Pat
     assert "runtimeConfig" not in calls[1][1]
 
 
+def test_a_plugin_that_is_missing_is_not_rolled_back(
+    env: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A plugin that cannot be found never ran: only the ones before it are undone, and no
+    "rollback ... failed" repeats the error (the error is said once)."""
+    with caplog.at_level("WARNING", logger="pycni.libcni"), pytest.raises(PluginNotAvailable):
+        _cni(env).add_network_list(_net("pcc-a", "pcc-nope", "pcc-b"), RT)
+    assert [c[0] for c in _calls(env["log"])] == ["pcc-a:ADD", "pcc-a:DEL"]
+    assert caplog.records == []
+    with caplog.at_level("WARNING", logger="pycni.libcni"), pytest.raises(PluginNotAvailable):
+        _cni(env).add_network_list(_net("pcc-nope"), RT)
+    assert caplog.records == []
+    # its DEL (a runtime undoing the failed sandbox) runs the rest and reports it once
+    with caplog.at_level("WARNING", logger="pycni.libcni"), pytest.raises(PluginNotAvailable):
+        _cni(env).del_network_list(_net("pcc-a", "pcc-nope"), RT)
+    assert caplog.records == []
+    assert [c[0] for c in _calls(env["log"])][-1] == "pcc-a:DEL"
+    assert not (env["cache"] / "results").exists()
+
+
 def test_missing_plugin_names_type_and_dirs(env: dict[str, Path]) -> None:
     with pytest.raises(PluginNotAvailable) as exc:
         _cni(env).add_network_list(_net("pcc-nope"), RT)

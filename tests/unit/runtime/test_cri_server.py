@@ -118,3 +118,17 @@ def test_runc_must_be_an_executable_file(tmp_path) -> None:
         assert "--runc" in res.output
         assert f"{bad}: not an executable file" in res.output
     assert not (tmp_path / "root").exists()  # refused before anything was made
+
+
+def test_a_repeated_failure_is_warned_about_once() -> None:
+    """kubelet retries a failing RunPodSandbox every 2 s: the runtime warns once, then logs
+    the repeats at debug level until the outcome changes."""
+    import logging
+
+    from pykubelet.runtime.cri.instrument import _failure_level
+
+    assert _failure_level("RunPodSandboxT", "UNAVAILABLE: x") == logging.WARNING
+    assert _failure_level("RunPodSandboxT", "UNAVAILABLE: x") == logging.DEBUG
+    assert _failure_level("RunPodSandboxT", "UNAVAILABLE: y") == logging.WARNING
+    _failure_level("RunPodSandboxT", None)  # a success
+    assert _failure_level("RunPodSandboxT", "UNAVAILABLE: y") == logging.WARNING

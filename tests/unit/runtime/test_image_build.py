@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pykubelet.runtime.errors import InvalidArgument
 from pykubelet.runtime.image_build import build_busybox_image, busybox_applets
 
 BUSYBOX = "/bin/busybox"
@@ -62,9 +63,16 @@ def test_build_is_deterministic_and_valid(tmp_path: Path) -> None:
     assert names["tmp"].mode == 0o1777
 
 
-def test_missing_busybox_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="busybox-static"):
+def test_missing_busybox_or_output_dir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgument, match="busybox-static"):
         build_busybox_image(tmp_path / "x.tar", busybox=str(tmp_path / "nope"))
+    with pytest.raises(InvalidArgument, match="not found or not an executable file"):
+        build_busybox_image(tmp_path / "x.tar", busybox=str(tmp_path))
+    with pytest.raises(InvalidArgument, match=f"directory {tmp_path / 'no'} does not exist"):
+        build_busybox_image(tmp_path / "no" / "x.tar")
+    with pytest.raises(InvalidArgument, match="is a directory"):
+        build_busybox_image(tmp_path)
+    assert list(tmp_path.iterdir()) == []
     assert not (tmp_path / "x.tar").exists()
 
 
