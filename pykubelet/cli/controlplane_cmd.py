@@ -64,7 +64,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         split_listen(listen)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from None
-    from pykubelet.config import ConfigError, decode_config
+    from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
     from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
     store: dict[str, object] = {}
@@ -78,8 +78,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     if leader_elect is not None:
         elect["leaderElect"] = leader_elect
     try:  # the same checks as the node config's controlPlane section
-        cfg = decode_config({"controlPlane": {"leaderElection": elect,
-                                              **({"store": store} if store else {})}})
+        cfg = decode_config({"apiVersion": API_VERSION, "kind": KIND,
+                             "controlPlane": {"leaderElection": elect,
+                                               **({"store": store} if store else {})}})
     except ConfigError as exc:
         raise click.UsageError(str(exc).replace("controlPlane.", "", 1)) from None
     assert cfg.controlPlane is not None

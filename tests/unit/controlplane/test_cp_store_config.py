@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pykubelet.config import ConfigError, decode_config
+from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
 from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
 
 def cp(section: dict[str, Any]) -> Any:
-    cfg = decode_config({"controlPlane": section})
+    cfg = decode_config({"apiVersion": API_VERSION, "kind": KIND, "controlPlane": section})
     assert cfg.controlPlane is not None
     return cfg.controlPlane
 
@@ -88,7 +88,7 @@ def test_etcd_endpoints_and_tls_files() -> None:
 )
 def test_errors_name_the_field(section: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as err:
-        decode_config({"controlPlane": section})
+        decode_config({"apiVersion": API_VERSION, "kind": KIND, "controlPlane": section})
     assert message in str(err.value)
 
 
