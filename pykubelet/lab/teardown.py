@@ -14,6 +14,7 @@ kubeconfig context go. Every part is idempotent and tolerant of what is already 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import re
@@ -332,13 +333,27 @@ def unmount_all(lab: LabLayout, nodes: list[NodeLayout]) -> int:
 
 
 def remove_cni_cache(node: NodeLayout) -> None:
-    """libcni's cached results of the node's network (the runtime keeps them in the
-    host's /var/lib/cni/results; a clean pod stop removes them, a crash may not)."""
+    """libcni's cached results of the node's pods (the runtime keeps them in the host's
+    /var/lib/cni/results; a clean pod stop removes them, a crash may not): those of the
+    node's network by name, and those of any network (the implicit cni-loopback too) whose
+    namespace is one of the node runtime's pins."""
+    from pykubelet.runtime.service import default_netns_prefix
+
     results = CNI_CACHE_DIR / "results"
     if not results.is_dir():
         return
     ours = re.compile(re.escape(node.network_name) + r"-[0-9a-f]+-[A-Za-z0-9_.]+")
+    pins = default_netns_prefix(node.root_dir)
     for f in results.iterdir():
-        if ours.fullmatch(f.name):
+        if ours.fullmatch(f.name) or Path(cached_netns(f)).name.startswith(pins):
             with contextlib.suppress(OSError):
                 f.unlink()
+
+
+def cached_netns(entry: Path) -> str:
+    """The namespace path a libcni cache entry was made for ("" when unreadable)."""
+    try:
+        netns = json.loads(entry.read_text()).get("netns", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return netns if isinstance(netns, str) else ""

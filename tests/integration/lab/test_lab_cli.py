@@ -28,6 +28,7 @@ from pykubelet import state_lock
 from pykubelet.lab import network
 from pykubelet.lab.layout import NETNS_DIR, RUN_ROOT, STATE_ROOT, LabLayout
 from pykubelet.lab.processes import embedded_control_plane_available, tail
+from pykubelet.lab.teardown import cached_netns
 from pykubelet.runtime.netns import in_throwaway_thread
 from pykubelet.runtime.service import default_netns_prefix
 
@@ -93,7 +94,9 @@ def traces(name: str, pin_prefixes: list[str], pids: list[int],
     dirs = [d for d in (STATE_ROOT / name, RUN_ROOT / name) if d.exists()]
     results = Path("/var/lib/cni/results")
     cni = sorted(f.name for f in results.iterdir()
-                 if f.name.startswith(f"pykube-{name}-")) if results.is_dir() else []
+                 if f.name.startswith(f"pykube-{name}-")
+                 or Path(cached_netns(f)).name.startswith(tuple(pin_prefixes))
+                 ) if results.is_dir() else []
     cgroups = [str(d) for uid in pod_uids
                for d in Path("/sys/fs/cgroup").glob(f"*/kubepods/**/pod{uid}")]
     return {"netns": netns, "links": links, "mounts": mounts, "processes": procs,
