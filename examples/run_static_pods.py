@@ -142,17 +142,33 @@ def _released(lock: Path, timeout: float) -> bool:
     return True
 
 
+def _exited(pid: int, timeout: float) -> bool:
+    """Whether ``pid`` is gone (or a zombie) within ``timeout``: a daemon releases its
+    lock before its interpreter has finished exiting."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+
+
 def _terminate(lock: Path, what: str) -> None:
-    """SIGTERM the daemon holding ``lock``, SIGKILL after 30 s."""
+    """SIGTERM the daemon holding ``lock``, SIGKILL after 30 s; back once it has exited."""
     pid = state_lock.holder(lock)
     if not pid:
         return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-        if not _released(lock, 30):
+        if not (_released(lock, 30) and _exited(pid, 10)):
             print(f"{what} pid {pid} did not stop in 30 s: killing it", file=sys.stderr)
             os.kill(pid, signal.SIGKILL)
-            _released(lock, 5)
+            _exited(pid, 5)
 
 
 def _remove_pods(base: Path, agent_pid: int | None) -> None:
