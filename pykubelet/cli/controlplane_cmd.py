@@ -23,6 +23,12 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
 @click.option("--kubeconfig", "kubeconfig", type=click.Path(dir_okay=False), default=None,
               help="where to write the admin kubeconfig (default ROOT/admin.kubeconfig)")
 @click.option("--advertise-address", default="", help="the address nodes reach the API on")
+@click.option("--tls-san", "tls_sans", multiple=True,
+              help="another name or IP address for the serving certificate (repeatable), "
+                   "such as a load balancer's in front of several control planes")
+@click.option("--identity", default="",
+              help="the holder identity in leader election (default: HOSTNAME_UUID); a lab "
+                   "names the node it runs on")
 @click.option("--node-monitor-grace-period", type=float, default=40.0, show_default=True,
               help="seconds without a node lease before the node is NotReady (Unknown)")
 @click.option("--default-watch-cache-size", type=click.IntRange(min=1), default=10_000,
@@ -45,7 +51,8 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
-                  advertise_address: str, node_monitor_grace_period: float,
+                  advertise_address: str, tls_sans: tuple[str, ...], identity: str,
+                  node_monitor_grace_period: float,
                   default_watch_cache_size: int, pod_gc_period: float, etcd_servers: str,
                   etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
                   leader_elect: bool | None, leader_elect_lease_duration: str,
@@ -87,8 +94,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     etcd = etcd_config(cfg.controlPlane.store)
     options = Options(root=Path(root), listen=listen,
                       kubeconfig=Path(kubeconfig) if kubeconfig else None,
-                      advertise_address=advertise_address,
-                      node_monitor_grace_period=node_monitor_grace_period,
+                      advertise_address=advertise_address, extra_sans=list(tls_sans),
+                      identity=identity, node_monitor_grace_period=node_monitor_grace_period,
                       watch_cache_size=default_watch_cache_size,
                       pod_gc_period=pod_gc_period, etcd=etcd,
                       leader_election=leader_election(cfg.controlPlane, explicit=leader_elect))

@@ -20,6 +20,7 @@ from pykubelet.lab.layout import (
     STATE_ROOT,
     LayoutError,
     parse_duration,
+    validate_control_planes,
     validate_name,
     validate_nodes,
 )
@@ -54,21 +55,42 @@ def lab(ctx: click.Context, state_dir: str, run_dir: str) -> None:
               help="the kubeconfig to merge the context into (default: as kubectl picks)")
 @click.option("--node-monitor-grace-period", type=float, default=None,
               help="seconds without a lease before a node is NotReady (tests shorten it)")
+@click.option("--control-planes", type=int, default=1, show_default=True,
+              help="how many nodes run a control plane (more than one: --store etcd)")
+@click.option("--store", type=click.Choice(["sqlite", "etcd"]), default="sqlite",
+              show_default=True,
+              help="the control plane's store: SQLite on node 1, or an etcd cluster with "
+                   "one member per control node")
+@click.option("--leader-elect-lease-duration", default="15s", show_default=True,
+              help="the control planes' leader election lease (etcd labs; renew deadline "
+                   "and retry period scale with it as kube-scheduler's 15s/10s/2s)")
 @click.pass_context
 def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
-       kubeconfig: str | None, node_monitor_grace_period: float | None) -> None:
-    """Create a lab of NODES nodes and wait until every node is Ready."""
+       kubeconfig: str | None, node_monitor_grace_period: float | None,
+       control_planes: int, store: str, leader_elect_lease_duration: str) -> None:
+    """Create a lab of NODES nodes and wait until every node is Ready.
+
+    With --store etcd the control nodes (1..CONTROL_PLANES) each run an etcd member and a
+    control plane beside their agent; the scheduler and controllers run on the one that
+    leads, agents fail over between the API servers, and with several control planes the
+    kubectl context names a front address on the host that balances over them."""
     from pykubelet.lab.create import LabError, Options
     from pykubelet.lab.create import up as create
 
     try:
         validate_name(name)
         validate_nodes(nodes)
+        validate_control_planes(control_planes, nodes, store)
         seconds = parse_duration(wait)
+        lease = parse_duration(leader_elect_lease_duration, "--leader-elect-lease-duration")
+        if lease < 1:
+            raise LayoutError("--leader-elect-lease-duration: must be at least 1s")
     except LayoutError as exc:
         raise click.ClickException(str(exc)) from None
     opts = Options(name=name, nodes=nodes, wait=seconds, retain=retain, kubeconfig=kubeconfig,
-                   node_monitor_grace_period=node_monitor_grace_period, **ctx.obj)
+                   node_monitor_grace_period=node_monitor_grace_period,
+                   control_planes=control_planes, store=store, lease_duration=lease,
+                   **ctx.obj)
     click.echo(f"Creating lab {name!r} with {nodes} node{'s' if nodes != 1 else ''} ...",
                err=True)
     try:

@@ -24,6 +24,7 @@ from pykubelet.lab.layout import (
     LayoutError,
     NodeLayout,
     free_subnet_index,
+    validate_control_planes,
     validate_name,
     validate_nodes,
 )
@@ -51,6 +52,9 @@ class Options:
     node_monitor_grace_period: float | None = None
     state_root: Path = STATE_ROOT
     run_root: Path = RUN_ROOT
+    control_planes: int = 1
+    store: str = "sqlite"
+    lease_duration: float | None = None  # the control planes' leader election (etcd labs)
 
 
 @dataclass
@@ -117,7 +121,72 @@ def _prepare_nodes(ctx: Context) -> None:
     with ThreadPoolExecutor(max_workers=min(4, len(nodes))) as pool:
         for f in [pool.submit(ctx.provider.prepare_node, n, ctx.archive) for n in nodes]:
             f.result()
-    ctx.provider.write_config(ctx.lab.control_node, None, ctx.options.node_monitor_grace_period)
+    if ctx.state.store == "sqlite":  # node 1 embeds it; an etcd lab's nodes all join
+        ctx.provider.write_config(ctx.lab.control_node, None,
+                                  ctx.options.node_monitor_grace_period)
+
+
+def _start_etcd(ctx: Context) -> None:
+    members = ctx.lab.control_nodes()
+    for node in members:
+        ctx.provider.start_etcd(ctx.state, node)
+    ctx.save()
+    end = time.monotonic() + API_TIMEOUT
+    for node in members:
+        while not etcd_healthy(node.etcd_client_url):
+            _check_alive(ctx, members)
+            if time.monotonic() > end:
+                raise LabError(f"{node.name}: etcd did not become healthy on "
+                               f"{node.etcd_client_url} within {API_TIMEOUT:.0f}s; see "
+                               f"{node.etcd_log}")
+            time.sleep(POLL)
+
+
+def etcd_healthy(client_url: str, timeout: float = 2.0) -> bool:
+    """etcd's /health: true once the member serves with a leader (a quorum)."""
+    import json
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{client_url}/health", timeout=timeout) as r:
+            return str(json.load(r).get("health")) == "true"
+    except (OSError, ValueError):
+        return False
+
+
+def _start_control_planes(ctx: Context) -> None:
+    """Node 1's first (it writes the cluster's CA and tokens into etcd), then the others,
+    which read them; each is waited for on its own address."""
+    first, *others = ctx.lab.control_nodes()
+    opts = ctx.options
+    ctx.provider.start_control_plane(ctx.state, first, opts.node_monitor_grace_period,
+                                     opts.lease_duration)
+    ctx.save()
+    _wait_api(ctx, [first])
+    for node in others:
+        ctx.provider.start_control_plane(ctx.state, node, opts.node_monitor_grace_period,
+                                         opts.lease_duration)
+    ctx.save()
+    _wait_api(ctx, others)
+    if len(ctx.lab.control_nodes()) > 1:
+        ctx.provider.start_front(ctx.state)
+        ctx.save()
+        _wait_api(ctx, [], servers=[ctx.lab.front_server])
+
+
+def _wait_api(ctx: Context, nodes: list[NodeLayout], servers: list[str] | None = None) -> None:
+    """Until every one of ``nodes``' API servers (or ``servers``) is ready."""
+    end = time.monotonic() + API_TIMEOUT
+    for server in servers if servers is not None else [n.api_server for n in nodes]:
+        while NetnsProvider.admin_kubeconfig(ctx.lab) is None or not _api_answers(ctx, server):
+            _check_alive(ctx, ctx.lab.control_nodes())
+            if ctx.state.front is not None and processes.exited(ctx.state.front):
+                raise LabError(f"the front load balancer exited: "
+                               f"{processes.tail(ctx.lab.front_log, 1) or 'no output'}")
+            if time.monotonic() > end:
+                raise LabError(f"the API did not serve on {server} within "
+                               f"{API_TIMEOUT:.0f}s; see {ctx.lab.state_dir}/nodes/*/*.log")
+            time.sleep(POLL)
 
 
 def _start_control_plane(ctx: Context) -> None:
@@ -136,14 +205,17 @@ def _start_control_plane(ctx: Context) -> None:
         time.sleep(POLL)
 
 
-def _api_answers(ctx: Context) -> bool:
+def _api_answers(ctx: Context, server: str = "") -> bool:
     from pykubelet.client.rest import ClientError
 
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     if admin is None:
         return False
     try:
-        return bool(_client(admin).request("GET", "/version", timeout=2))
+        client = _client(admin)
+        if server:
+            client.server = server
+        return client.request("GET", "/readyz", timeout=2) == "ok"
     except (ClientError, OSError, ValueError):
         return False
 
@@ -155,12 +227,14 @@ def _client(admin: Path):  # type: ignore[no-untyped-def]
 
 
 def _join_nodes(ctx: Context) -> None:
-    others = ctx.lab.node_layouts()[1:]
-    if not others:
+    etcd = ctx.state.store == "etcd"  # then every node joins, node 1's agent too
+    nodes = ctx.lab.node_layouts()[0 if etcd else 1:]
+    if not nodes:
         return
     join = ctx.provider.join_info(ctx.lab)
-    for node in others:
-        ctx.provider.write_config(node, join)
+    for node in nodes:
+        ctx.provider.write_config(node, join, api_servers=ctx.lab.api_servers_for(node.index)
+                                  if etcd else None)
         ctx.provider.start_agent(ctx.state, node)
     ctx.save()
 
@@ -199,8 +273,8 @@ def _check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
     for node in nodes:
         procs = ctx.state.node_processes(node.name)
         for what, ref, log in (("agent", procs.agent, node.agent_log),
-                               ("control plane", procs.control_plane,
-                                node.dir / "control-plane.log")):
+                               ("control plane", procs.control_plane, node.control_plane_log),
+                               ("etcd member", procs.etcd, node.etcd_log)):
             if ref is not None and processes.exited(ref):
                 last = processes.tail(log, 1) or "no output"
                 raise LabError(f"{node.name}: the {what} (pid {ref.pid}) exited: {last}")
@@ -209,27 +283,43 @@ def _check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
 def _kubeconfig(ctx: Context) -> None:
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     assert admin is not None
-    ctx.kubeconfig_file = kubecontext.merge(admin, ctx.lab.context, ctx.options.kubeconfig)
+    front = ctx.lab.front_server if ctx.state.front is not None else ""
+    ctx.kubeconfig_file = kubecontext.merge(admin, ctx.lab.context, ctx.options.kubeconfig,
+                                            server=front)
     ctx.state.kubeconfig = str(ctx.kubeconfig_file)
 
 
 def steps(options: Options) -> list[Step]:
-    n = options.nodes
+    n, c = options.nodes, options.control_planes
     out: list[Step] = [
-        (lambda c: "Building the busybox image (localhost/busybox:latest)", _build_image),
-        (lambda c: f"Creating the lab network ({c.lab.bridge}, {c.lab.subnet})", _network),
-        (lambda c: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
+        (lambda _: "Building the busybox image (localhost/busybox:latest)", _build_image),
+        (lambda x: f"Creating the lab network ({x.lab.bridge}, {x.lab.subnet})", _network),
+        (lambda _: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
          _prepare_nodes),
-        (lambda c: f"Starting the control plane on node1 ({c.lab.control_node.api_server})",
-         _start_control_plane),
     ]
-    if n > 1:
-        out.append((lambda c: f"Joining node2..node{n}", _join_nodes))
+    if options.store == "etcd":
+        out += [
+            (lambda _: f"Starting etcd ({c} member{'s' if c > 1 else ''}: "
+                       f"{_names(c)})", _start_etcd),
+            (lambda x: f"Starting {c} control plane{'s' if c > 1 else ''} ({_names(c)})"
+                       + (f", front address {x.lab.front_server}" if c > 1 else ""),
+             _start_control_planes),
+            (lambda _: f"Joining {_names(n)}", _join_nodes),
+        ]
+    else:
+        out.append((lambda x: f"Starting the control plane on node1 "
+                              f"({x.lab.control_node.api_server})", _start_control_plane))
+        if n > 1:
+            out.append((lambda _: f"Joining node2..node{n}", _join_nodes))
     if options.wait > 0:
-        out.append((lambda c: f"Waiting for {n} node{'s' if n > 1 else ''} to be Ready",
+        out.append((lambda _: f"Waiting for {n} node{'s' if n > 1 else ''} to be Ready",
                     _wait_ready))
-    out.append((lambda c: f"Setting kubectl context {c.lab.context}", _kubeconfig))
+    out.append((lambda x: f"Setting kubectl context {x.lab.context}", _kubeconfig))
     return out
+
+
+def _names(count: int) -> str:
+    return "node1" if count == 1 else f"node1..node{count}"
 
 
 # ---------------------------------------------------------------------- up
@@ -239,6 +329,7 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
     try:
         validate_name(options.name)
         validate_nodes(options.nodes)
+        validate_control_planes(options.control_planes, options.nodes, options.store)
     except LayoutError as exc:
         raise LabError(str(exc)) from None
     if os.geteuid() != 0:
@@ -260,7 +351,9 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
             except LayoutError as exc:
                 raise LabError(str(exc)) from None
             st = LabState(options.name, options.nodes, k, str(options.state_root),
-                          str(options.run_root))
+                          str(options.run_root), control_planes=options.control_planes,
+                          store=options.store,
+                          embedded_control_plane=options.store == "sqlite")
             ctx = Context(options, st, NetnsProvider())
             ctx.save()  # before anything is made: `down` always knows the lab
         started = time.monotonic()

@@ -20,8 +20,9 @@ from pykubelet.client.kubeconfig import (
 )
 
 
-def lab_context(admin: Config, context: str) -> Config:
-    """A kubeconfig with the admin kubeconfig's current cluster and user renamed."""
+def lab_context(admin: Config, context: str, server: str = "") -> Config:
+    """A kubeconfig with the admin kubeconfig's current cluster and user renamed (and the
+    cluster's server replaced by ``server``, a lab's front address, when given)."""
     current = admin.get("current-context") or ""
     ctx = next((c for c in admin.get("contexts") or [] if c.get("name") == current), None)
     if ctx is None:
@@ -34,17 +35,20 @@ def lab_context(admin: Config, context: str) -> Config:
     if cluster is None or user is None:
         raise KubeconfigError("admin kubeconfig: its context names no cluster or user")
     cfg = empty()
-    cfg["clusters"] = [{"name": context, "cluster": dict(cluster)}]
+    cfg["clusters"] = [{"name": context, "cluster": dict(cluster, **(
+        {"server": server} if server else {}))}]
     cfg["users"] = [{"name": context, "user": dict(user)}]
     cfg["contexts"] = [{"name": context, "context": {"cluster": context, "user": context}}]
     cfg["current-context"] = context
     return cfg
 
 
-def merge(admin_kubeconfig: Path, context: str, explicit: str | Path | None = None) -> Path:
+def merge(admin_kubeconfig: Path, context: str, explicit: str | Path | None = None,
+          server: str = "") -> Path:
     """Merge the lab's context into kubectl's file and make it current; returns the file."""
     target = target_path(explicit)
-    merge_context(target, lab_context(read(admin_kubeconfig), context), make_current=True)
+    merge_context(target, lab_context(read(admin_kubeconfig), context, server),
+                  make_current=True)
     return target
 
 

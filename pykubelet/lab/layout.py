@@ -12,6 +12,12 @@ A lab NAME with N nodes and subnet index K (0 for the first lab on a host, so DE
     sockets          <run_root>/NAME/node<i>/ (cri.sock)
     kubeconfig       context, cluster and user "pykube-NAME"
 
+With C control planes (``--control-planes C``, C > 1 needs the etcd store), nodes 1..C
+are control nodes: each runs an etcd member (client :2379, peer :2380 on its lab address,
+data under its node directory) and `pykubelet control-plane` (:6443) beside its agent; the
+host runs the lab's front address, a TCP load balancer on 10.250.K.1:6443 over the C API
+servers (kind's HA load balancer), which the kubeconfig context names.
+
 Interface names longer than IFNAMSIZ-1 (15) use a short hash of NAME instead of NAME, so
 every name stays traceable to its lab through the state file and the link alias.
 """
@@ -31,6 +37,9 @@ NETNS_DIR = Path("/run/netns")
 LAB_SUPERNET = ipaddress.ip_network("10.250.0.0/16")
 POD_SUPERNET = "10.244"
 API_PORT = 6443
+ETCD_CLIENT_PORT = 2379
+ETCD_PEER_PORT = 2380
+STORES = ("sqlite", "etcd")
 HEALTHZ_PORT = 10248
 MAX_NODES = 50
 MAX_LABS = 256
@@ -57,6 +66,20 @@ def validate_nodes(nodes: int) -> int:
     return nodes
 
 
+def validate_control_planes(control_planes: int, nodes: int, store: str) -> int:
+    """1..nodes control planes; more than one share an etcd cluster (SQLite is one file on
+    one control node)."""
+    if store not in STORES:
+        raise LayoutError(f"--store: must be one of {', '.join(STORES)}, got {store!r}")
+    if not 1 <= control_planes <= nodes:
+        raise LayoutError(f"--control-planes: must be between 1 and --nodes ({nodes}), "
+                          f"got {control_planes}")
+    if control_planes > 1 and store != "etcd":
+        raise LayoutError(f"--control-planes {control_planes}: several control planes need "
+                          "--store etcd (SQLite serves one control node)")
+    return control_planes
+
+
 def ifname(prefix: str, name: str, suffix: str = "") -> str:
     """``prefix + name + suffix`` when it fits IFNAMSIZ, else with a hash for the name."""
     full = f"{prefix}{name}{suffix}"
@@ -79,6 +102,7 @@ class NodeLayout:
     subnet_index: int
     state_dir: Path  # the lab's state directory
     run_dir: Path  # the lab's run directory
+    control_planes: int = 1  # nodes 1..control_planes are control nodes
 
     @property
     def name(self) -> str:
@@ -110,7 +134,7 @@ class NodeLayout:
 
     @property
     def is_control_plane(self) -> bool:
-        return self.index == 1
+        return self.index <= self.control_planes
 
     @property
     def dir(self) -> Path:
@@ -171,6 +195,30 @@ class NodeLayout:
     def api_server(self) -> str:
         return f"https://{self.address}:{API_PORT}"
 
+    @property
+    def etcd_name(self) -> str:
+        return self.name
+
+    @property
+    def etcd_data_dir(self) -> Path:
+        return self.dir / "etcd"
+
+    @property
+    def etcd_log(self) -> Path:
+        return self.dir / "etcd.log"
+
+    @property
+    def etcd_client_url(self) -> str:
+        return f"http://{self.address}:{ETCD_CLIENT_PORT}"
+
+    @property
+    def etcd_peer_url(self) -> str:
+        return f"http://{self.address}:{ETCD_PEER_PORT}"
+
+    @property
+    def control_plane_log(self) -> Path:
+        return self.dir / "control-plane.log"
+
 
 def lab_subnet(index: int) -> ipaddress.IPv4Network:
     """The K-th lab's /24 inside 10.250.0.0/16 (DESIGN's 10.250.0.0/24 for the first)."""
@@ -188,6 +236,7 @@ class LabLayout:
     subnet_index: int = 0
     state_root: Path = STATE_ROOT
     run_root: Path = RUN_ROOT
+    control_planes: int = 1
 
     @property
     def state_dir(self) -> Path:
@@ -235,7 +284,8 @@ class LabLayout:
         return f"pykube-lab:{self.name}"
 
     def node(self, index: int) -> NodeLayout:
-        return NodeLayout(self.name, index, self.subnet_index, self.state_dir, self.run_dir)
+        return NodeLayout(self.name, index, self.subnet_index, self.state_dir, self.run_dir,
+                          self.control_planes)
 
     def node_layouts(self) -> list[NodeLayout]:
         return [self.node(i) for i in range(1, self.nodes + 1)]
@@ -243,6 +293,43 @@ class LabLayout:
     @property
     def control_node(self) -> NodeLayout:
         return self.node(1)
+
+    def control_nodes(self) -> list[NodeLayout]:
+        return [self.node(i) for i in range(1, self.control_planes + 1)]
+
+    @property
+    def front_listen(self) -> str:
+        """The front address of several control planes: the host's end of the bridge."""
+        return f"{self.gateway}:{API_PORT}"
+
+    @property
+    def front_server(self) -> str:
+        return f"https://{self.front_listen}"
+
+    @property
+    def front_state_file(self) -> Path:
+        return self.state_dir / "front-load-balancer.json"
+
+    @property
+    def front_log(self) -> Path:
+        return self.state_dir / "front-load-balancer.log"
+
+    @property
+    def etcd_initial_cluster(self) -> str:
+        return ",".join(f"{n.etcd_name}={n.etcd_peer_url}" for n in self.control_nodes())
+
+    def api_servers_for(self, index: int) -> list[str]:
+        """The API servers node ``index``'s agent may use, the one it prefers first: a
+        control node its own, the others spread over the control nodes in turn."""
+        cps = [n.api_server for n in self.control_nodes()]
+        first = (index - 1) % len(cps)
+        return cps[first:] + cps[:first]
+
+    def etcd_endpoints_for(self, index: int) -> list[str]:
+        """etcd client URLs for control node ``index``: its own member first."""
+        urls = [n.etcd_client_url for n in self.control_nodes()]
+        first = (index - 1) % len(urls)
+        return urls[first:] + urls[:first]
 
     def pod_routes(self, index: int) -> list[tuple[str, str]]:
         """(pod CIDR, via) for every other node: host-gw routing inside node ``index``."""

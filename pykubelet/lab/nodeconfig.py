@@ -2,7 +2,9 @@
 its CNI network list.
 
 Node 1's config carries ``controlPlane:`` (listening on its lab address); the others carry
-``server``, ``token`` and ``caCertHash`` from node 1's join command. Every path is the
+``server``, ``token`` and ``caCertHash`` from node 1's join command. In an etcd lab the
+control planes are processes of their own, so every node joins, with ``apiServers``
+naming each control node's API server when there are several. Every path is the
 node's own, so nothing is shared between nodes or with the host's /var/lib/pykubelet.
 The CNI network is a bridge ``cni0`` with the node's pod CIDR and no masquerade: pods
 reach pods on other nodes by their own addresses through the host-gw routes.
@@ -16,6 +18,8 @@ from typing import Any
 
 from pykubelet.config import API_VERSION, KIND, ControlPlaneConfig, decode_config
 from pykubelet.lab.layout import HEALTHZ_PORT, NodeLayout
+
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"  # kubeadm's, as the agent's
 
 CNI_BIN_DIR = "/opt/cni/bin:/usr/lib/cni"
 CNI_BRIDGE = "cni0"
@@ -54,8 +58,12 @@ def node_monitor_grace_configurable() -> bool:
 
 
 def node_config(node: NodeLayout, join: JoinInfo | None,
-                node_monitor_grace_period: float | None = None) -> dict[str, Any]:
-    """The node's KubeletConfiguration; ``join`` is required for every node but node 1."""
+                node_monitor_grace_period: float | None = None, *,
+                api_servers: list[str] | None = None) -> dict[str, Any]:
+    """The node's KubeletConfiguration; ``join`` is required for every node but an
+    embedded control node. With ``api_servers`` (an etcd lab, whose control planes run as
+    their own processes) every node joins: its preferred API server is ``server`` and
+    the whole list is ``apiServers``, which its agent load-balances over."""
     cfg: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -73,15 +81,21 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
         "nodeLabels": {},
         "registerWithTaints": [],
     }
-    if node.is_control_plane:
+    embedded = node.is_control_plane and not api_servers
+    if embedded:
         cfg["controlPlane"] = {"listen": node.api_listen,
                                "storePath": str(node.control_plane_root / "store.db")}
         if node_monitor_grace_period is not None and node_monitor_grace_configurable():
             cfg["controlPlane"]["nodeMonitorGracePeriod"] = f"{node_monitor_grace_period:g}s"
-    if join is not None and not node.is_control_plane:
-        cfg.update(server=join.server, token=join.token, caCertHash=join.ca_cert_hash)
-    elif not node.is_control_plane:
+    elif join is None:
         raise JoinError(f"{node.name}: a joining node needs node 1's join command")
+    else:
+        cfg.update(server=api_servers[0] if api_servers else join.server, token=join.token,
+                   caCertHash=join.ca_cert_hash)
+        if api_servers and len(api_servers) > 1:
+            cfg["apiServers"] = list(api_servers)
+        if node.is_control_plane:  # its control plane runs beside it, not in it
+            cfg["nodeLabels"] = {CONTROL_PLANE_LABEL: ""}
     decode_config(cfg)  # the agent's own strict decoder: a lab never writes a bad config
     return cfg
 

@@ -40,8 +40,13 @@ def pykubelet_argv(*args: str) -> list[str]:
 def start_in_netns(netns: str, argv: list[str], log_path: Path) -> ProcessRef:
     """Start ``argv`` in the named network namespace, detached (its own session), with
     stdout and stderr appended to ``log_path``."""
+    return start_detached([NSENTER, f"--net={NETNS_DIR / netns}", "--", *argv], log_path)
+
+
+def start_detached(cmd: list[str], log_path: Path) -> ProcessRef:
+    """Start ``cmd`` detached (its own session), stdout and stderr appended to
+    ``log_path``."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [NSENTER, f"--net={NETNS_DIR / netns}", "--", *argv]
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True,

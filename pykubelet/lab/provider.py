@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 import yaml
 
 from pykubelet.lab import network, processes
-from pykubelet.lab.layout import LabLayout, NodeLayout
+from pykubelet.lab.layout import ETCD_CLIENT_PORT, ETCD_PEER_PORT, LabLayout, NodeLayout
 from pykubelet.lab.nodeconfig import JoinInfo, cni_conflist, node_config, parse_join_command
 from pykubelet.lab.state import LabState, ProcessRef
 
@@ -60,8 +61,9 @@ class NetnsProvider:
             store.import_archive(archive, name=BUSYBOX_REF)
 
     def write_config(self, node: NodeLayout, join: JoinInfo | None,
-                     node_monitor_grace_period: float | None = None) -> Path:
-        cfg = node_config(node, join, node_monitor_grace_period)
+                     node_monitor_grace_period: float | None = None,
+                     api_servers: list[str] | None = None) -> Path:
+        cfg = node_config(node, join, node_monitor_grace_period, api_servers=api_servers)
         _write_atomic(node.config_path, yaml.safe_dump(cfg, sort_keys=False))
         return node.config_path
 
@@ -75,21 +77,62 @@ class NetnsProvider:
         procs.agent = processes.start_in_netns(node.netns, argv, node.agent_log)
         return procs.agent
 
+    def start_etcd(self, state: LabState, node: NodeLayout) -> ProcessRef:
+        """The node's member of the lab's etcd cluster (Debian's etcd-server), in its
+        namespace, on its lab address; a member whose data directory exists rejoins with
+        it (etcd ignores the initial-cluster flags then)."""
+        from pykubelet.controlplane.storage.etcdserver import ETCD, EtcdServer
+
+        procs = state.node_processes(node.name)
+        if procs.etcd is not None and procs.etcd.alive():
+            return procs.etcd
+        if shutil.which(ETCD) is None:
+            raise ProvisionError("--store etcd: etcd is not installed (Debian package "
+                                 "etcd-server)")
+        member = EtcdServer(node.etcd_data_dir, name=node.etcd_name, host=node.address,
+                            client_port=ETCD_CLIENT_PORT, peer_port=ETCD_PEER_PORT,
+                            initial_cluster=state.layout.etcd_initial_cluster)
+        procs.etcd = processes.start_in_netns(node.netns, member.command(), node.etcd_log)
+        return procs.etcd
+
     def start_control_plane(self, state: LabState, node: NodeLayout,
-                            node_monitor_grace_period: float | None) -> ProcessRef:
-        """`pykubelet control-plane` in node 1's namespace, for a build whose agent does not
-        embed it (else the agent's ``controlPlane:`` config starts it)."""
+                            node_monitor_grace_period: float | None,
+                            lease_duration: float | None = None) -> ProcessRef:
+        """`pykubelet control-plane` in a control node's namespace: node 1's for a build
+        whose agent does not embed it, every control node's in an etcd lab (over the lab's
+        etcd cluster, its own member first, with leader election)."""
         procs = state.node_processes(node.name)
         if procs.control_plane is not None and procs.control_plane.alive():
             return procs.control_plane
+        lab = state.layout
         args = ["control-plane", "--root", str(node.control_plane_root),
                 "--listen", node.api_listen]
         if node_monitor_grace_period is not None:
             args += ["--node-monitor-grace-period", str(node_monitor_grace_period)]
-        log = node.dir / "control-plane.log"
+        if state.store == "etcd":
+            args += ["--etcd-servers", ",".join(lab.etcd_endpoints_for(node.index)),
+                     "--leader-elect", "--identity", f"{node.name}_{uuid.uuid4()}",
+                     "--tls-san", lab.gateway]
+            if lease_duration is not None:  # kube-scheduler's ratios: 15s, 10s, 2s
+                args += ["--leader-elect-lease-duration", f"{lease_duration:g}s",
+                         "--leader-elect-renew-deadline", f"{lease_duration * 2 / 3:g}s",
+                         "--leader-elect-retry-period", f"{max(0.2, lease_duration / 7.5):g}s"]
         procs.control_plane = processes.start_in_netns(node.netns, processes.pykubelet_argv(
-            *args), log)
+            *args), node.control_plane_log)
         return procs.control_plane
+
+    def start_front(self, state: LabState) -> ProcessRef:
+        """The lab's front address on the host (kind's HA load balancer): a TCP load
+        balancer on the bridge's host address over every control node's API server."""
+        if state.front is not None and state.front.alive():
+            return state.front
+        lab = state.layout
+        argv = processes.pykubelet_argv("load-balancer", "--listen", lab.front_listen,
+                                        "--state-file", str(lab.front_state_file))
+        for n in lab.control_nodes():
+            argv += ["--server", n.api_server]
+        state.front = processes.start_detached(argv, lab.front_log)
+        return state.front
 
     # ------------------------------------------------------------------ the API
     @staticmethod

@@ -57,6 +57,7 @@ class ProcessRef:
 class NodeProcesses:
     agent: ProcessRef | None = None
     control_plane: ProcessRef | None = None  # a separate `pykubelet control-plane`
+    etcd: ProcessRef | None = None  # the node's etcd member (an etcd lab's control node)
 
 
 @dataclass
@@ -69,12 +70,15 @@ class LabState:
     phase: str = PHASE_CREATING
     kubeconfig: str = ""  # the file the context was merged into
     embedded_control_plane: bool = True  # node 1's agent runs the control plane
+    control_planes: int = 1
+    store: str = "sqlite"
     processes: dict[str, NodeProcesses] = field(default_factory=dict)
+    front: ProcessRef | None = None  # the front load balancer on the host (several CPs)
 
     @property
     def layout(self) -> LabLayout:
         return LabLayout(self.name, self.nodes, self.subnet_index, Path(self.state_root),
-                         Path(self.run_root))
+                         Path(self.run_root), self.control_planes)
 
     def node_processes(self, node: str) -> NodeProcesses:
         return self.processes.setdefault(node, NodeProcesses())
@@ -84,19 +88,22 @@ class LabState:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LabState:
-        procs = {}
-        for node, p in (data.get("processes") or {}).items():
-            procs[node] = NodeProcesses(
-                agent=ProcessRef(**p["agent"]) if p.get("agent") else None,
-                control_plane=ProcessRef(**p["control_plane"]) if p.get("control_plane")
-                else None)
+        def ref(d: dict[str, Any] | None) -> ProcessRef | None:
+            return ProcessRef(**d) if d else None
+
+        procs = {node: NodeProcesses(agent=ref(p.get("agent")),
+                                     control_plane=ref(p.get("control_plane")),
+                                     etcd=ref(p.get("etcd")))
+                 for node, p in (data.get("processes") or {}).items()}
         return cls(
             name=data["name"], nodes=int(data["nodes"]), subnet_index=int(data["subnet_index"]),
             state_root=data.get("state_root", str(STATE_ROOT)),
             run_root=data.get("run_root", str(RUN_ROOT)),
             phase=data.get("phase", PHASE_CREATING), kubeconfig=data.get("kubeconfig", ""),
             embedded_control_plane=bool(data.get("embedded_control_plane", True)),
-            processes=procs)
+            control_planes=int(data.get("control_planes", 1)),
+            store=str(data.get("store", "sqlite")),
+            processes=procs, front=ref(data.get("front")))
 
 
 def save(state: LabState) -> None:

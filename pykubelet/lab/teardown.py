@@ -98,7 +98,7 @@ def down(name: str, state_root: Path = STATE_ROOT, run_root: Path = RUN_ROOT,
     say("Stopping node agents and the control plane")
     out.processes += stop_node_processes(state, nodes)
     say("Removing containers, mounts and cgroups")
-    out.processes += kill_leftovers(nodes)
+    out.processes += kill_leftovers(nodes, (str(lab.front_state_file),))
     for node in nodes:
         remove_runc_state(node)
         remove_cgroups(node)
@@ -197,19 +197,27 @@ def _runtime_ref(node: NodeLayout) -> ProcessRef | None:
 
 def stop_node_processes(state: LabState | None, nodes: list[NodeLayout]) -> int:
     """The (frozen) agents are killed: their pods are gone, and so is every state they
-    keep. Then node 1's separate control plane and the embedded runtimes get SIGTERM."""
+    keep. Then the front load balancer, the separate control planes and the embedded
+    runtimes get SIGTERM, and the etcd members last (the control planes write until
+    they stop)."""
     agents = _agents(state)
     processes.kill(agents)
-    others = [p.control_plane for p in (state.processes.values() if state else [])
+    procs = list(state.processes.values()) if state else []
+    others = [p.control_plane for p in procs
               if p.control_plane is not None and p.control_plane.alive()]
+    if state is not None and state.front is not None and state.front.alive():
+        others.append(state.front)
     others += [r for r in (_runtime_ref(n) for n in nodes) if r is not None and r.alive()]
     processes.stop(others, PROCESS_STOP_TIMEOUT)
-    return len(agents) + len(others)
+    members = [p.etcd for p in procs if p.etcd is not None and p.etcd.alive()]
+    processes.stop(members, PROCESS_STOP_TIMEOUT)
+    return len(agents) + len(others) + len(members)
 
 
-def kill_leftovers(nodes: list[NodeLayout]) -> int:
+def kill_leftovers(nodes: list[NodeLayout], named: tuple[str, ...] = ()) -> int:
     """SIGKILL every process in a node's or a pod's namespace of this lab, and every
-    process naming a node's directory (monitors whose namespaces are gone)."""
+    process naming a node's directory (monitors whose namespaces are gone) or one of
+    ``named`` (the front load balancer's state file)."""
     inodes: set[int] = set()
     for node in nodes:
         ino = network.netns_inode(node.netns_path)
@@ -223,6 +231,8 @@ def kill_leftovers(nodes: list[NodeLayout]) -> int:
     for node in nodes:
         pids.update(processes.pids_with_arg(str(node.dir) + "/"))
         pids.update(processes.pids_with_arg(str(node.node_run_dir) + "/"))
+    for fragment in named:
+        pids.update(processes.pids_with_arg(fragment))
     refs = [ProcessRef.of(p) for p in sorted(pids)]
     processes.kill(refs)
     return len(refs)
