@@ -12,7 +12,7 @@ import yaml
 
 from pykubelet.client.kubeconfig import admin_kubeconfig, merge_context, read
 from pykubelet.lab import kubecontext, state
-from pykubelet.lab.report import LabReport, NodeReport, render_table
+from pykubelet.lab.report import LabReport, MemberReport, NodeReport, render_table
 from pykubelet.lab.state import LabState, ProcessRef
 from pykubelet.lab.status import StatusPrinter
 
@@ -27,6 +27,19 @@ def test_state_round_trips_and_lists(tmp_path: Path) -> None:
     assert [s.name for s in state.all_states(tmp_path)] == ["a"]
     assert back is not None
     assert back.layout.subnet_index == 3
+
+
+def test_an_etcd_labs_state_round_trips_with_members_and_front(tmp_path: Path) -> None:
+    st = LabState("ha", 4, 0, str(tmp_path), str(tmp_path / "run"), control_planes=3,
+                  store="etcd", embedded_control_plane=False, front=ProcessRef(77, 1.5))
+    for i in (1, 2, 3):
+        st.node_processes(f"node{i}").etcd = ProcessRef(100 + i, 2.0)
+    state.save(st)
+    back = state.load(tmp_path / "ha" / "lab.json")
+    assert back == st
+    assert back is not None
+    assert back.layout.control_planes == 3
+    assert [n.is_control_plane for n in back.layout.node_layouts()] == [True] * 3 + [False]
 
 
 def test_a_broken_state_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -119,15 +132,33 @@ def test_printer_on_a_terminal_spins_then_settles() -> None:
     assert " ✓ Waiting (" in text
 
 
-def test_status_json_is_designs_shape_exactly() -> None:
-    r = LabReport("lab", [NodeReport("node1", "10.250.0.11", True, 10, 10, pods=["a/b"]),
+def test_status_json_is_designs_shape_then_what_ha_adds() -> None:
+    r = LabReport("lab", [NodeReport("node1", "10.250.0.11", True, 10, 10, pods=["a/b"],
+                                     api_server="https://10.250.0.11:6443"),
                           NodeReport("node2", "10.250.0.12", False, None, None)], "node1")
     doc = r.to_json()
-    assert list(doc) == ["name", "nodes", "leader"]
+    assert list(doc) == ["name", "nodes", "leader"]  # a one-control-plane lab: DESIGN's
+    # DESIGN's keys in DESIGN's order, then the API server the agent uses
     assert list(doc["nodes"][0]) == ["name", "address", "ready", "agentPid", "controlPlanePid",
-                                     "etcdPid"]
+                                     "etcdPid", "apiServer"]
     assert doc["nodes"][1] == {"name": "node2", "address": "10.250.0.12", "ready": False,
-                               "agentPid": None, "controlPlanePid": None, "etcdPid": None}
+                               "agentPid": None, "controlPlanePid": None, "etcdPid": None,
+                               "apiServer": None}
     table = render_table(r)
-    assert "node1  10.250.0.11  True   10     10             1" in table
+    assert "node1  10.250.0.11  True   10     10             -     https://10.250.0.11:6443  1" \
+        in table
     assert "  node1: a/b" in table
+
+
+def test_status_of_an_etcd_lab_adds_members_and_the_front() -> None:
+    r = LabReport("ha", [NodeReport("node1", "10.250.0.11", True, 10, 11, etcd_pid=12,
+                                    api_server="https://10.250.0.11:6443")], "node1",
+                  members=[MemberReport("node1", "http://10.250.0.11:2379", 12, True, True)],
+                  front="https://10.250.0.1:6443")
+    doc = r.to_json()
+    assert list(doc) == ["name", "nodes", "leader", "members", "front"]
+    assert doc["members"] == [{"name": "node1", "clientURL": "http://10.250.0.11:2379",
+                               "pid": 12, "healthy": True, "leader": True}]
+    assert doc["nodes"][0]["etcdPid"] == 12
+    table = render_table(r)
+    assert "etcd member node1 http://10.250.0.11:2379: pid 12, healthy, raft leader" in table

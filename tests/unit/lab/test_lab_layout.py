@@ -15,6 +15,7 @@ from pykubelet.lab.layout import (
     free_subnet_index,
     ifname,
     parse_duration,
+    validate_control_planes,
     validate_name,
     validate_nodes,
 )
@@ -108,6 +109,35 @@ def test_a_second_lab_gets_the_next_free_subnet() -> None:
     assert free_subnet_index({0}, host) == 2
     with pytest.raises(LayoutError, match="no free lab subnet"):
         free_subnet_index(set(range(256)), [])
+
+
+def test_an_ha_lab_has_three_members_a_front_and_spread_api_servers() -> None:
+    lab = LabLayout("ha", 5, control_planes=3)
+    assert [n.name for n in lab.control_nodes()] == ["node1", "node2", "node3"]
+    assert lab.etcd_initial_cluster == ("node1=http://10.250.0.11:2380,"
+                                        "node2=http://10.250.0.12:2380,"
+                                        "node3=http://10.250.0.13:2380")
+    assert lab.front_server == "https://10.250.0.1:6443"
+    cps = [f"https://10.250.0.1{i}:6443" for i in (1, 2, 3)]
+    assert lab.api_servers_for(1) == cps
+    assert lab.api_servers_for(2) == cps[1:] + cps[:1]
+    assert lab.api_servers_for(4) == cps  # workers spread over the control nodes in turn
+    assert lab.api_servers_for(5) == cps[1:] + cps[:1]
+    assert lab.etcd_endpoints_for(3)[0] == "http://10.250.0.13:2379"
+    assert lab.node(3).etcd_data_dir == lab.node(3).dir / "etcd"
+
+
+@pytest.mark.parametrize(("planes", "nodes", "store", "msg"), [
+    (0, 3, "etcd", "--control-planes: must be between 1 and --nodes"),
+    (4, 3, "etcd", "--control-planes: must be between 1 and --nodes"),
+    (3, 3, "sqlite", "--control-planes 3: several control planes need --store etcd"),
+    (1, 3, "mysql", "--store: must be one of sqlite, etcd"),
+])
+def test_bad_control_plane_counts_are_one_line_errors(planes: int, nodes: int, store: str,
+                                                      msg: str) -> None:
+    with pytest.raises(LayoutError, match=msg):
+        validate_control_planes(planes, nodes, store)
+    assert validate_control_planes(3, 3, "etcd") == 3
 
 
 def test_node1_config_carries_the_control_plane_and_decodes() -> None:
