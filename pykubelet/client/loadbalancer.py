@@ -156,7 +156,9 @@ class LoadBalancer:
             removed = [u for u in self._state.servers if u not in urls]
             self._state.servers = urls
             self._state.healthy = {u: self._state.healthy.get(u, True) for u in urls}
-        self._on_loop(self._after_change, "servers changed", removed)
+            old = self._state.current
+            new = self._choose()
+        self._on_loop(self._changed, old, new, "servers changed", removed)
 
     # ------------------------------------------------------------------ thread mode
     def start(self) -> None:
@@ -236,6 +238,7 @@ class LoadBalancer:
             t.cancel()
         if handlers:
             await asyncio.wait(handlers, timeout=5)
+        await asyncio.sleep(0)  # let the aborted transports finish closing
         if self._closed is not None:
             self._closed.set()
 
@@ -257,14 +260,17 @@ class LoadBalancer:
         else:
             loop.call_soon_threadsafe(fn, *args)
 
-    def _after_change(self, reason: str, removed: Iterable[str] = ()) -> None:
-        """Recompute the current server, close connections that must go, log, persist."""
+    def _choose(self) -> str:
+        """Make the first healthy server in preference order current (under the lock)."""
+        st = self._state
+        st.current = next((u for u in st.servers if st.healthy.get(u)), "")
+        return st.current
+
+    def _changed(self, old: str, new: str, reason: str, removed: Iterable[str] = ()) -> None:
+        """On the loop, after a change: close the connections that must go (to removed or
+        unhealthy servers), log a switch, persist the state."""
         with self._lock:
-            st = self._state
-            old = st.current
-            st.current = next((u for u in st.servers if st.healthy.get(u)), "")
-            new = st.current
-            unhealthy = [u for u in st.servers if not st.healthy.get(u)]
+            unhealthy = [u for u in self._state.servers if not self._state.healthy.get(u)]
         for url in [*removed, *unhealthy]:
             self._close_connections(url)
         if new != old:
@@ -277,12 +283,14 @@ class LoadBalancer:
             if url not in self._state.healthy or self._state.healthy[url] == ok:
                 return
             self._state.healthy[url] = ok
+            old = self._state.current
+            new = self._choose()
         if not ok:
             log.warning("api server load balancer: server unhealthy server=%s reason=%s",
                         url, reason.replace(" ", "_"))
         else:
             log.info("api server load balancer: server healthy server=%s", url)
-        self._after_change(f"{url} {'recovered' if ok else reason}")
+        self._changed(old, new, f"{url} {'recovered' if ok else reason}")
 
     def _close_connections(self, url: str) -> None:
         conns = self._conns.pop(url, set())

@@ -89,6 +89,7 @@ class Backend:
         runner = self.runner
         assert runner is not None
         asyncio.run_coroutine_threadsafe(runner.cleanup(), self.loop).result(10)
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0.05), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.loop = self.thread = None
