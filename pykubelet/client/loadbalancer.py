@@ -275,7 +275,7 @@ class LoadBalancer:
             self._close_connections(url)
         if new != old:
             log.info("api server load balancer: switched from=%s to=%s reason=%s",
-                     old or "none", new or "none", reason.replace(" ", "_"))
+                     old or "none", new or "none", _quote(reason))
         self._write_state()
 
     def _set_health(self, url: str, ok: bool, reason: str) -> None:
@@ -287,10 +287,10 @@ class LoadBalancer:
             new = self._choose()
         if not ok:
             log.warning("api server load balancer: server unhealthy server=%s reason=%s",
-                        url, reason.replace(" ", "_"))
+                        url, _quote(reason))
         else:
             log.info("api server load balancer: server healthy server=%s", url)
-        self._changed(old, new, f"{url} {'recovered' if ok else reason}")
+        self._changed(old, new, f"{url} {'healthy again' if ok else 'unhealthy: ' + reason}")
 
     def _close_connections(self, url: str) -> None:
         conns = self._conns.pop(url, set())
@@ -316,7 +316,7 @@ class LoadBalancer:
                     asyncio.open_connection(host, port), self.dial_timeout)
             except (OSError, TimeoutError) as exc:
                 why = "dial timeout" if isinstance(exc, TimeoutError) else (
-                    f"dial failed: {exc.strerror or exc}")
+                    f"dial failed: {_why(exc)}")
                 self._set_health(url, False, why)
                 continue
             return url, reader, writer
@@ -329,6 +329,8 @@ class LoadBalancer:
         self._handlers.add(task)
         try:
             await self._proxy(reader, writer)
+        except asyncio.CancelledError:  # close(): the task must not end cancelled, as
+            writer.transport.abort()    # asyncio's stream callback asks its exception()
         finally:
             self._handlers.discard(task)
 
@@ -378,7 +380,7 @@ class LoadBalancer:
         except TimeoutError:
             return "health check timeout"
         except (OSError, ValueError) as exc:  # refused, reset, TLS, a garbled answer
-            return f"health check failed: {getattr(exc, 'strerror', None) or exc}"
+            return f"health check failed: {_why(exc)}"
         finally:
             if writer is not None:
                 writer.transport.abort()
@@ -413,6 +415,18 @@ class LoadBalancer:
                         path, exc.strerror or exc)
             return
         self._written = text
+
+
+def _why(exc: BaseException) -> str:
+    """An OS error in words ("Connection refused"), else the exception's own text."""
+    if isinstance(exc, OSError) and exc.errno and not isinstance(exc, ssl.SSLError):
+        return os.strerror(exc.errno)
+    return str(exc) or type(exc).__name__
+
+
+def _quote(value: str) -> str:
+    """A logfmt value: quoted when it has spaces."""
+    return json.dumps(value) if any(c in value for c in ' "=') else value
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
