@@ -1,7 +1,8 @@
 """An agent over two API servers (two control planes active-active over one etcd) through
 its own load balancer: SIGKILL the control plane it uses, and it carries on through the
 other: its state file names the survivor, its Lease keeps being renewed, and a pod bound
-to it through the survivor runs (marker root: real runc, a bridge, etcd on loopback)."""
+to it through the survivor runs; restarted, it keeps its credentials though its balancer's
+port changed (marker root: real runc, a bridge, etcd on loopback)."""
 
 from __future__ import annotations
 
@@ -104,5 +105,17 @@ def test_the_agent_fails_over_to_the_other_api_server(
     wait_for(lambda: get(b, "pod", "kcl-after").get("status", {}).get("phase") == "Running",
              timeout=30, interval=0.3, what="the pod Running")
     assert ready(b, node.name)
+    running = time.monotonic() - killed
+
+    # a restarted agent (its balancer on another port, a still down) keeps its credentials
+    token = node.base / "root" / "pki" / "token"
+    joined = (token.read_text(), token.stat().st_mtime_ns)
+    node.kill()
+    before = renew_time(b, node.name)
+    node.start()
+    wait_for(lambda: renew_time(b, node.name) != before, timeout=20, interval=0.3,
+             what="the Lease renewed by the restarted agent")
+    assert (token.read_text(), token.stat().st_mtime_ns) == joined
+    assert json.loads(state.read_text())["currentServer"] == b.url
     print(f"failover: kill -> balancer on b {switched:.2f}s, Lease renewed through b "
-          f"{renewed:.1f}s, pod Running {time.monotonic() - killed:.1f}s")
+          f"{renewed:.1f}s, pod Running {running:.1f}s")
