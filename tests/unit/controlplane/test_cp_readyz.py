@@ -56,3 +56,50 @@ def test_readyz_follows_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             await cp.stop()
 
     asyncio.run(main())
+
+
+def test_readyz_fails_when_the_etcd_member_loses_quorum(tmp_path: Path) -> None:
+    """A control plane on one member of a three-member etcd (its node's own): once the two
+    others are gone the member has no quorum, its linearizable reads stall, and /readyz
+    says 500 within the check's timeout; with one member back it is ready again."""
+    from pykubelet.controlplane.storage.etcd import EtcdConfig
+    from pykubelet.controlplane.storage.etcdserver import EtcdServer, free_port
+
+    members = [EtcdServer(tmp_path / f"m{i}", name=f"m{i}", client_port=free_port(),
+                          peer_port=free_port()) for i in range(3)]
+    cluster = ",".join(f"{m.name}={m.peer_url}" for m in members)
+    for m in members:
+        m.initial_cluster = cluster
+        m.start(wait=False)
+
+    async def main() -> None:
+        for m in members:
+            m.wait_serving()
+        cp = ControlPlane(Options(root=tmp_path / "cp", listen="127.0.0.1:0",
+                                  etcd=EtcdConfig([members[0].client_url]), scheduler=False,
+                                  controllers=False))
+        await cp.start()
+        try:
+            assert await readyz(cp) == (200, "ok")
+            for m in members[1:]:
+                await asyncio.to_thread(m.kill)
+            t0 = asyncio.get_running_loop().time()
+            code, text = await readyz(cp)
+            took = asyncio.get_running_loop().time() - t0
+            assert code == 500
+            assert "[-]etcd failed: reason withheld" in text.splitlines()
+            assert took < server.STORE_CHECK_TIMEOUT_S + 2
+            await asyncio.to_thread(members[1].start)
+            for _ in range(100):
+                if (await readyz(cp))[0] == 200:
+                    break
+                await asyncio.sleep(0.2)
+            assert await readyz(cp) == (200, "ok")
+        finally:
+            await cp.stop()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 90))
+    finally:
+        for m in members:
+            m.remove()
