@@ -120,6 +120,10 @@ class KubeletConfig:
     server: str = ""
     token: str = ""
     caCertHash: str = ""
+    # every API server this agent may use (https://HOST:PORT, in preference order); with
+    # more than one, the agent talks to them through a local load balancer (k3s's agent
+    # load balancer). ``server`` stays the join server, first unless listed elsewhere.
+    apiServers: list[str] = field(default_factory=list)
     apiVersion: str = API_VERSION
     kind: str = KIND
 
@@ -136,6 +140,21 @@ class KubeletConfig:
     @property
     def uses_embedded_runtime(self) -> bool:
         return not self.containerRuntimeEndpoint
+
+    def api_servers(self, local: str = "") -> list[str]:
+        """The API servers this agent uses, in preference order, without duplicates: on
+        the control node its own API (``local``) then ``apiServers`` (it joins itself, so
+        ``server`` plays no part there, as before); elsewhere ``server`` first unless
+        ``apiServers`` places it, then ``apiServers``."""
+        listed = [u.rstrip("/") for u in self.apiServers]
+        head = [local.rstrip("/")] if local else []
+        if not local and self.server and self.server.rstrip("/") not in listed:
+            head.append(self.server.rstrip("/"))
+        out: list[str] = []
+        for url in [*head, *listed]:
+            if url not in out:
+                out.append(url)
+        return out
 
 
 _STR_FIELDS = {
@@ -315,6 +334,22 @@ def _decode_taints(value: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _decode_api_servers(value: Any) -> list[str]:
+    from pykubelet.client.loadbalancer import LoadBalancerError, parse_server
+
+    if not isinstance(value, list):
+        raise ConfigError(f"apiServers: expected a list of https://HOST:PORT, got "
+                          f"{_type_name(value)}")
+    for i, url in enumerate(value):
+        _check_str(f"apiServers[{i}]", url)
+        try:
+            parse_server(url)
+        except LoadBalancerError:
+            raise ConfigError(f"apiServers[{i}]: expected https://HOST:PORT, got {url!r}"
+                              ) from None
+    return list(value)
+
+
 def decode_config(data: Any) -> KubeletConfig:
     """Decode a parsed YAML document strictly; raises ConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
@@ -350,6 +385,8 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_taints(value or [])
         elif key == "controlPlane":
             kwargs[key] = _decode_control_plane(value)
+        elif key == "apiServers":
+            kwargs[key] = _decode_api_servers(value or [])
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
         raise ConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
@@ -372,6 +409,9 @@ def decode_config(data: Any) -> KubeletConfig:
             ipaddress.ip_address(cfg.nodeIP)
         except ValueError as exc:
             raise ConfigError(f"nodeIP: {exc}") from exc
+    if cfg.apiServers and not cfg.server and cfg.controlPlane is None:
+        raise ConfigError("apiServers: needs server (the server to join through) or "
+                          "controlPlane")
     ep = cfg.containerRuntimeEndpoint
     if ep and not ep.startswith("unix://"):
         raise ConfigError(

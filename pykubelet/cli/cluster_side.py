@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pykubelet.run")
 
+LB_STATE_FILE = "agent-load-balancer.json"  # under rootDir (k3s-agent-load-balancer.json)
+
 
 def control_plane_root(cfg: KubeletConfig) -> Path:
     return Path(cfg.rootDir) / "control-plane"
@@ -33,6 +35,7 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
 
     cp_thread = None
     server, token, ca_hash = cfg.server, cfg.token, cfg.caCertHash
+    local = ""
     if cfg.controlPlane is not None:
         from pykubelet.controlplane.controllers import default_controllers
         from pykubelet.controlplane.election import default_identity
@@ -60,10 +63,28 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                  cp.kubeconfig_path)
         # the control node joins its own cluster like any other node
         server, token, ca_hash = cp.local_url, cp.tokens.join, cp.ca_hash
+        local = cp.local_url
+    servers = cfg.api_servers(local)
+    lb = None
+    if len(servers) > 1:  # the agent's own load balancer in front of them (k3s's)
+        from pykubelet.client.loadbalancer import LoadBalancer
+
+        lb = LoadBalancer(servers, state_file=Path(cfg.rootDir) / LB_STATE_FILE)
+        try:
+            lb.start()
+        except OSError as exc:
+            if cp_thread is not None:
+                cp_thread.stop()
+            raise click.ClickException(f"apiServers: cannot start the load balancer: "
+                                       f"{exc.strerror or exc}") from None
+        log.info("api server load balancer on %s for %s", lb.url, ", ".join(servers))
+        server = lb.url
     try:
         creds = join(server, token, ca_hash, agent.node_name, agent.host_ips,
-                     state_dir(cfg.rootDir))
+                     state_dir(cfg.rootDir), servers=servers)
     except BootstrapError as exc:
+        if lb is not None:
+            lb.stop()
         if cp_thread is not None:
             cp_thread.stop()
         raise click.ClickException(str(exc)) from None
@@ -74,6 +95,8 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
 
     def stop() -> None:
         node.stop()
+        if lb is not None:
+            lb.stop()
         if cp_thread is not None:
             cp_thread.stop()
 

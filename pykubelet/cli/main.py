@@ -15,6 +15,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "pykubelet.cli.run_cmd:run",
     "lab": "pykubelet.cli.lab_cmd:lab",
     "control-plane": "pykubelet.cli.controlplane_cmd:control_plane",
+    "load-balancer": "pykubelet.cli.loadbalancer_cmd:load_balancer",
     "runtime": "pykubelet.cli.runtime_cmd:runtime",
     "image": "pykubelet.cli.image_cmd:image",
     "install-service": "pykubelet.cli.install_service_cmd:install_service",

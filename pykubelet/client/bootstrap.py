@@ -20,6 +20,7 @@ import json
 import os
 import ssl
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,15 +126,21 @@ def _cert_fresh(path: Path, addresses: list[str]) -> bool:
 
 
 def join(server: str, join_token: str, expected_ca_hash: str, node: str,
-         addresses: list[str], state_dir: Path) -> NodeCredentials:
+         addresses: list[str], state_dir: Path, *, servers: Sequence[str] = ()
+         ) -> NodeCredentials:
     """The node's credentials: the ones kept in ``state_dir`` when still good for this
-    server and these addresses, else fresh ones from the control plane."""
+    server and these addresses, else fresh ones from the control plane.
+
+    ``servers`` are the API servers ``server`` stands for when it is a local load
+    balancer (whose port changes at every start): the credentials are recorded for the
+    first of them and reused when recorded for any of them."""
+    known = [u.rstrip("/") for u in servers] or [server.rstrip("/")]
     paths = {n: state_dir / n for n in ("ca.crt", "kubelet.crt", "kubelet.key", "token",
                                         "server")}
     if all(p.exists() for p in paths.values()):
         saved_server = paths["server"].read_text().strip()
         ca = paths["ca.crt"].read_bytes()
-        if (saved_server == server and (not expected_ca_hash
+        if (saved_server.rstrip("/") in known and (not expected_ca_hash
                                         or ca_cert_hash(ca) == expected_ca_hash.strip())
                 and _cert_fresh(paths["kubelet.crt"], addresses)):
             return NodeCredentials(server, paths["token"].read_text().strip(), ca,
@@ -167,6 +174,6 @@ def join(server: str, join_token: str, expected_ca_hash: str, node: str,
                                                    serialization.NoEncryption()))
     _write(paths["kubelet.crt"], answer["certificate"].encode())
     _write(paths["token"], answer["token"].encode())
-    _write(paths["server"], server.encode())
+    _write(paths["server"], known[0].encode())
     return NodeCredentials(server, answer["token"], ca, paths["kubelet.crt"],
                            paths["kubelet.key"])

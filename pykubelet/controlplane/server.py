@@ -56,6 +56,10 @@ log = logging.getLogger(__name__)
 
 Controller = Callable[["ControlPlane"], Awaitable[None]]
 
+# /readyz's store check (kube-apiserver's etcd check and its --etcd-healthcheck-timeout)
+STORE_CHECK_KEY = "/registry/health"
+STORE_CHECK_TIMEOUT_S = 2.0
+
 
 def split_listen(listen: str) -> tuple[str, int]:
     host, _, port = listen.rpartition(":")
@@ -194,6 +198,7 @@ class ControlPlane:
             decisions=self._decision,
             observers=[self.metrics.observe_request],
             metrics=self.metrics.exposition,
+            store_check=self.store_check,
         )
         self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -208,6 +213,12 @@ class ControlPlane:
         self.serving.set()
         log.info("control plane serving on %s (store %s, revision %d)", self.local_url,
                  self.storage.path, self.cacher.rev)
+
+    async def store_check(self) -> None:
+        """Readiness of the store, as kube-apiserver's etcd check: one read of a key
+        nobody writes, within STORE_CHECK_TIMEOUT_S. On etcd the read is linearizable,
+        so a member that lost quorum (its node cut off) fails it."""
+        await asyncio.wait_for(self.storage.get(STORE_CHECK_KEY), STORE_CHECK_TIMEOUT_S)
 
     async def guard(self, controller: Controller) -> None:
         """Run a controller; one that fails is logged and started again."""

@@ -98,6 +98,9 @@ class APIServer:
     subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
     join_handler: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
+    # upstream's [+]etcd readiness check: a quick read of the store, raising when it
+    # cannot answer (an etcd member without quorum, a stopped SQLite writer)
+    store_check: Callable[[], Awaitable[None]] | None = None
     node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
     decisions: Callable[[str, str], dict[str, Any] | None] | None = None
     # called for every request with its method, path with query, status code and seconds
@@ -178,10 +181,28 @@ class APIServer:
         return web.Response(text="ok", content_type="text/plain")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        if not self.ready():
-            return web.Response(text="[-]informer-sync failed: not synced\nreadyz check failed",
-                                status=500, content_type="text/plain")
-        return web.Response(text="ok", content_type="text/plain")
+        """kube-apiserver's /readyz: every check, and 500 when one fails; the list is
+        shown on failure or with ``?verbose`` (the reasons go to the log, not the body)."""
+        checks = [("ping", True), ("etcd", await self._store_ok()),
+                  ("informer-sync", self.ready())]
+        ok = all(good for _, good in checks)
+        if ok and "verbose" not in request.query:
+            return web.Response(text="ok", content_type="text/plain")
+        lines = [f"[+]{name} ok" if good else f"[-]{name} failed: reason withheld"
+                 for name, good in checks]
+        lines.append("readyz check passed" if ok else "readyz check failed")
+        return web.Response(text="\n".join(lines) + "\n", status=200 if ok else 500,
+                            content_type="text/plain")
+
+    async def _store_ok(self) -> bool:
+        if self.store_check is None:
+            return True
+        try:
+            await self.store_check()
+        except Exception as exc:  # unreachable, timed out, refused: not ready, whatever it is
+            log.warning("readyz: store check failed: %s", exc or type(exc).__name__)
+            return False
+        return True
 
     async def _metrics(self, request: web.Request) -> web.Response:
         """Prometheus text for admins, as kube-apiserver's RBAC allows /metrics to

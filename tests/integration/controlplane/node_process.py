@@ -39,6 +39,7 @@ class NodeProcess:
     index: int
     cp: ControlPlaneProcess
     static_pods: dict[str, str] = field(default_factory=dict)
+    extra_config: dict[str, object] = field(default_factory=dict)  # more config fields
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -75,7 +76,7 @@ class NodeProcess:
                "cniConfDir": str(self.base / "net.d"), "cniBinDir": "/usr/lib/cni",
                "podLogsDir": str(self.base / "logs"), "healthzPort": self.healthz_port,
                "podCIDR": self.subnet, "nodeLabels": {"test/node": self.name},
-               **join_args(self.cp)}
+               **join_args(self.cp), **self.extra_config}
         self.config_path.write_text(yaml.safe_dump(cfg))
         subprocess.run([str(REPO / ".venv" / "bin" / "pykubelet"), "image", "--root",
                         str(self.base / "root"), "import", str(image_archive)], check=True,

@@ -132,3 +132,45 @@ def test_cni_bin_dir_is_a_search_path():
         decode_config({**HEAD, "cniBinDir": "/a:rel"})
     with pytest.raises(ConfigError, match="cniBinDir: must name at least one directory"):
         decode_config({**HEAD, "cniBinDir": ":"})
+
+
+def test_api_servers_list_and_order():
+    cfg = decode_config({**HEAD, "server": "https://10.250.0.1:6443",
+                         "apiServers": ["https://10.250.0.2:6443", "https://10.250.0.3:6443/"]})
+    assert cfg.apiServers == ["https://10.250.0.2:6443", "https://10.250.0.3:6443/"]
+    # the join server first when the list does not place it; no slashes, no duplicates
+    assert cfg.api_servers() == ["https://10.250.0.1:6443", "https://10.250.0.2:6443",
+                                 "https://10.250.0.3:6443"]
+    placed = decode_config({**HEAD, "server": "https://10.250.0.1:6443/",
+                            "apiServers": ["https://10.250.0.2:6443", "https://10.250.0.1:6443"]})
+    assert placed.api_servers() == ["https://10.250.0.2:6443", "https://10.250.0.1:6443"]
+    # a control node: its own API first, then the others (server plays no part)
+    control = decode_config({**HEAD, "controlPlane": {"listen": "0.0.0.0:6443"},
+                             "apiServers": ["https://10.250.0.2:6443"]})
+    assert control.api_servers("https://127.0.0.1:6443") == ["https://127.0.0.1:6443",
+                                                             "https://10.250.0.2:6443"]
+    # one server: one entry (no load balancer)
+    single = decode_config({**HEAD, "server": "https://10.250.0.1:6443"})
+    assert single.apiServers == []
+    assert single.api_servers() == ["https://10.250.0.1:6443"]
+    assert decode_config({**HEAD, "controlPlane": {}}).api_servers("https://127.0.0.1:6443") \
+        == ["https://127.0.0.1:6443"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (["https://10.0.0.1:6443", "http://10.0.0.2:6443"],
+     "apiServers[1]: expected https://HOST:PORT, got 'http://10.0.0.2:6443'"),
+    (["10.0.0.1:6443"], "apiServers[0]: expected https://HOST:PORT, got '10.0.0.1:6443'"),
+    (["https://10.0.0.1"], "apiServers[0]: expected https://HOST:PORT, got 'https://10.0.0.1'"),
+    ([6443], "apiServers[0]: expected a string, got int 6443"),
+    ("https://10.0.0.1:6443", "apiServers: expected a list of https://HOST:PORT, got str"),
+])
+def test_bad_api_servers_name_the_entry(value, message):
+    with pytest.raises(ConfigError) as err:
+        decode_config({**HEAD, "server": "https://10.0.0.1:6443", "apiServers": value})
+    assert str(err.value) == message
+
+
+def test_api_servers_need_a_join_server():
+    with pytest.raises(ConfigError, match=r"^apiServers: needs server"):
+        decode_config({**HEAD, "apiServers": ["https://10.0.0.1:6443"]})
