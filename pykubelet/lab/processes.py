@@ -115,6 +115,20 @@ def pids_with_arg(fragment: str) -> list[int]:
     return out
 
 
+def find(*args: str) -> int | None:
+    """The oldest live process whose command line holds ``args`` in a row (``--config``,
+    a node's config file): a lab process started again by hand is still the node's."""
+    found: list[tuple[float, int]] = []
+    n = len(args)
+    for p in psutil.process_iter(["cmdline", "create_time", "status"]):
+        cmdline = p.info.get("cmdline") or []
+        if p.info.get("status") == psutil.STATUS_ZOMBIE or p.pid == os.getpid():
+            continue
+        if any(tuple(cmdline[i:i + n]) == args for i in range(len(cmdline) - n + 1)):
+            found.append((p.info.get("create_time") or 0.0, p.pid))
+    return min(found)[1] if found else None
+
+
 def tail(path: Path, lines: int = 15) -> str:
     try:
         text = path.read_text(errors="replace")

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from pykubelet.lab import processes
 from pykubelet.lab.create import node_ready
 from pykubelet.lab.layout import NodeLayout
 from pykubelet.lab.provider import NetnsProvider
@@ -84,8 +85,12 @@ class LabReport:
         return out
 
 
-def _pid(ref: ProcessRef | None) -> int | None:
-    return ref.pid if ref is not None and ref.alive() else None
+def _pid(ref: ProcessRef | None, *args: str) -> int | None:
+    """The recorded process while it lives, else (given ``args``, what its command line
+    holds) the one a person started again in its place."""
+    if ref is not None and ref.alive():
+        return ref.pid
+    return processes.find(*args) if ref is not None and args else None
 
 
 def _servers(st: LabState) -> list[str]:
@@ -150,7 +155,8 @@ def etcd_members(st: LabState) -> list[MemberReport]:
         except (OSError, ValueError):
             pass
         out.append(MemberReport(node.etcd_name, node.etcd_client_url,
-                                _pid(procs.etcd) if procs else None, healthy, leader))
+                                _pid(procs.etcd, "--data-dir", str(node.etcd_data_dir))
+                                if procs else None, healthy, leader))
     return out
 
 
@@ -184,16 +190,17 @@ def report(st: LabState) -> LabReport:
     out = []
     for node in lab.node_layouts():
         procs = st.processes.get(node.name)
-        agent = _pid(procs.agent) if procs else None
+        agent = _pid(procs.agent, "--config", str(node.config_path)) if procs else None
         cp: int | None = None
         if node.is_control_plane and procs is not None:
-            cp = agent if st.embedded_control_plane else _pid(procs.control_plane)
+            cp = agent if st.embedded_control_plane else _pid(
+                procs.control_plane, "--root", str(node.control_plane_root))
         api_node = nodes_api.get(node.name)
         out.append(NodeReport(
             name=node.name, address=node.address,
             ready=bool(api_node and node_ready(api_node) and agent),
             agent_pid=agent, control_plane_pid=cp,
-            etcd_pid=_pid(procs.etcd) if procs else None,
+            etcd_pid=_pid(procs.etcd, "--data-dir", str(node.etcd_data_dir)) if procs else None,
             api_server=agent_api_server(node) if agent else "",
             pods=sorted(pods_by_node.get(node.name, []))))
     return LabReport(st.name, out, leader if not api_error else None, phase=st.phase,

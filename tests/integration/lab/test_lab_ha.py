@@ -13,6 +13,7 @@ with ``tha`` so leftovers are traceable to this module.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
@@ -98,9 +99,11 @@ class HALab:
         return res
 
     # ------------------------------------------------------------------ processes
-    def sigkill(self, pid: int) -> Callable[[], None]:
+    def sigkill(self, pid: int | None) -> Callable[[], None]:
         """SIGKILL a lab process; returns what starts it again as the lab started it (the
         same command line, in the same node namespace, logging to the same file)."""
+        assert isinstance(pid, int), pid  # psutil.Process(None) would be this very process
+        assert pid != os.getpid()
         proc = psutil.Process(pid)
         argv, env = proc.cmdline(), proc.environ()
         log_path = os.readlink(f"/proc/{pid}/fd/1")
@@ -318,20 +321,25 @@ def test_watch_resumes_on_another_api_server_without_gap_or_repeat(ha: HALab) ->
         created += n
 
     create(20)
-    for ev in stream:  # half of them through the first API server
-        seen.append(ev["object"]["metadata"]["name"])
-        rv = ev["object"]["metadata"]["resourceVersion"]
-        if len(seen) == 10:
-            break
-    restart = ha.sigkill(ha.node(first.name)["controlPlanePid"])
+    with contextlib.closing(stream):
+        for ev in stream:  # half of them through the first API server
+            seen.append(ev["object"]["metadata"]["name"])
+            rv = ev["object"]["metadata"]["resourceVersion"]
+            if len(seen) == 10:
+                break
+        restart = ha.sigkill(ha.node(first.name)["controlPlanePid"])
+    a.pool.clear()  # its connection went with the server
     try:
         create(20)
-        for ev in b.watch(CONFIGMAPS, "default", resource_version=rv, bookmarks=False,
-                          timeout_seconds=30):
-            assert ev["type"] == "ADDED", ev
-            seen.append(ev["object"]["metadata"]["name"])
-            if len(seen) == len(names):
-                break
+        resumed = b.watch(CONFIGMAPS, "default", resource_version=rv, bookmarks=False,
+                          timeout_seconds=30)
+        with contextlib.closing(resumed):
+            for ev in resumed:
+                assert ev["type"] == "ADDED", ev
+                seen.append(ev["object"]["metadata"]["name"])
+                if len(seen) == len(names):
+                    break
+        b.pool.clear()
     finally:
         restart()
     assert seen == names  # in order, none missing, none twice
