@@ -60,7 +60,15 @@ T = TypeVar("T")
 COMPACT_REV_KEY = "compact_rev_key"  # kube-apiserver's key for coordinating compaction
 LEASE_REUSE_S = 60  # kube-apiserver's leaseReuseDurationSeconds
 DEFAULT_PAGE_SIZE = 500
-CALL_TIMEOUT_S = 10.0
+# A unary call's deadline: a member cut off from its peers (or from us) answers nothing,
+# and a call that times out moves to the next member, so this bounds how long a write
+# waits on a partitioned member (etcd's own request timeout is 5 s + 2 election timeouts)
+CALL_TIMEOUT_S = 5.0
+# gRPC keepalive on the channel (only while calls are open, as etcd permits by default):
+# a dead TCP peer is found within KEEPALIVE_TIME + KEEPALIVE_TIMEOUT, which breaks the
+# watch so it resumes on the next member; etcd refuses pings closer than 5 s apart
+KEEPALIVE_TIME_MS = 6_000
+KEEPALIVE_TIMEOUT_MS = 3_000
 _COMPACTED_MESSAGE = "required revision has been compacted"
 
 
@@ -133,7 +141,8 @@ class EtcdStorage:
     def _connect(self) -> None:
         target, tls = self._targets[self._current]
         options = [("grpc.max_receive_message_length", 64 << 20),
-                   ("grpc.keepalive_time_ms", 30_000)]
+                   ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+                   ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS)]
         if tls:
             self._channel = grpc.aio.secure_channel(target, self._credentials(), options)
         else:

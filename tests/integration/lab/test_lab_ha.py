@@ -81,7 +81,7 @@ class HALab:
         c = RESTClient.from_kubeconfig(self.kubeconfig, user_agent="test-lab-ha")
         if server:
             c.server = server
-        c.timeout = 10.0
+        c.timeout = 30.0  # a write may wait for etcd to move off a cut-off member
         return c
 
     def leader(self, client: RESTClient | None = None) -> str:
