@@ -28,7 +28,7 @@ from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
-from pykubelet.controlplane.cacher import Cacher
+from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
@@ -48,7 +48,7 @@ from pykubelet.controlplane.registry.priorityclasses import (
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, PRIORITY_CLASSES
 from pykubelet.controlplane.registry.store import Context, Registry
-from pykubelet.controlplane.storage import Storage
+from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
@@ -59,6 +59,7 @@ Controller = Callable[["ControlPlane"], Awaitable[None]]
 # /readyz's store check (kube-apiserver's etcd check and its --etcd-healthcheck-timeout)
 STORE_CHECK_KEY = "/registry/health"
 STORE_CHECK_TIMEOUT_S = 2.0
+CONSISTENT_READ_TIMEOUT_S = 10.0
 
 
 def split_listen(listen: str) -> tuple[str, int]:
@@ -199,6 +200,7 @@ class ControlPlane:
             observers=[self.metrics.observe_request],
             metrics=self.metrics.exposition,
             store_check=self.store_check,
+            consistent_read=self.consistent_read if self.options.etcd is not None else None,
         )
         self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -219,6 +221,21 @@ class ControlPlane:
         nobody writes, within STORE_CHECK_TIMEOUT_S. On etcd the read is linearizable,
         so a member that lost quorum (its node cut off) fails it."""
         await asyncio.wait_for(self.storage.get(STORE_CHECK_KEY), STORE_CHECK_TIMEOUT_S)
+
+    async def consistent_read(self) -> None:
+        """Wait until the watch cache has the store's current revision (a linearizable
+        read on etcd gives it), as kube-apiserver's consistent list from the cache; a
+        store that cannot answer is 503, a cache that does not catch up 504."""
+        try:
+            await asyncio.wait_for(self.storage.get(STORE_CHECK_KEY), CONSISTENT_READ_TIMEOUT_S)
+        except (TimeoutError, StorageError) as exc:
+            raise errors.service_unavailable(
+                f"the store cannot answer: {exc or 'timed out'}") from None
+        try:
+            await self.cacher.wait_for(self.storage.current_revision())
+        except TooLargeError as exc:
+            raise errors.timeout(f"the watch cache did not catch up with the store: "
+                                 f"{exc}") from None
 
     async def guard(self, controller: Controller) -> None:
         """Run a controller; one that fails is logged and started again."""

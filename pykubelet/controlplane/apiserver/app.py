@@ -101,6 +101,11 @@ class APIServer:
     # upstream's [+]etcd readiness check: a quick read of the store, raising when it
     # cannot answer (an etcd member without quorum, a stopped SQLite writer)
     store_check: Callable[[], Awaitable[None]] | None = None
+    # before a get or list without resourceVersion: wait until the watch cache holds the
+    # store's current revision (upstream's consistent reads from the cache), so an API
+    # server whose cache lags (a partition healed, another server wrote) answers as the
+    # store would; None when this server's cache sees every write itself (SQLite)
+    consistent_read: Callable[[], Awaitable[None]] | None = None
     node_proxy: Any = None  # pykubelet.controlplane.nodeproxy.NodeProxy
     decisions: Callable[[str, str], dict[str, Any] | None] | None = None
     # called for every request with its method, path with query, status code and seconds
@@ -310,6 +315,10 @@ class APIServer:
         def predicate(a: Attrs) -> bool:
             return bool(label_sel.matches(a.labels) and field_sel.matches(a.fields))
 
+        if (info.verb in ("get", "list") and self.consistent_read is not None
+                and not request.query.get("resourceVersion")
+                and not request.query.get("continue")):
+            await self.consistent_read()
         if info.verb == "get":
             return self._object(request, store, store.get(namespace, info.name))
         if info.verb == "list":

@@ -103,3 +103,68 @@ def test_readyz_fails_when_the_etcd_member_loses_quorum(tmp_path: Path) -> None:
     finally:
         for m in members:
             m.remove()
+
+
+def test_a_read_without_resource_version_waits_for_the_cache_to_catch_up(
+        tmp_path: Path) -> None:
+    """On etcd another API server may have written what this one's watch cache has not
+    seen yet: a get or list without resourceVersion waits until the cache holds the store's
+    current revision (a linearizable read gives it), as kube-apiserver's consistent reads
+    from the cache do; resourceVersion=0 still answers from the cache at once."""
+    import json
+
+    from pykubelet.controlplane.cacher import Progress
+    from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
+    from pykubelet.controlplane.storage.etcdserver import EtcdServer
+
+    member = EtcdServer(tmp_path / "m0")
+    member.start()
+
+    async def main() -> None:
+        cp = ControlPlane(Options(root=tmp_path / "cp", listen="127.0.0.1:0",
+                                  etcd=EtcdConfig([member.client_url]), scheduler=False,
+                                  controllers=False))
+        await cp.start()
+        other = EtcdStorage(EtcdConfig([member.client_url]))  # another API server's writes
+        await other.start()
+        held: list[list[object] | Progress] = []
+        apply = cp.cacher._apply_batch
+
+        def hold(batch: list[object] | Progress) -> None:
+            held.append(batch)
+
+        cp.cacher._apply_batch = hold  # type: ignore[method-assign,assignment]
+        try:
+            assert cp.tokens is not None
+            headers = {"Authorization": f"Bearer {cp.tokens.admin}"}
+            url = f"{cp.local_url}/api/v1/namespaces/default/configmaps/direct"
+            obj = {"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "direct", "namespace": "default", "uid": "u-1",
+                                "creationTimestamp": "2026-12-01T00:00:00Z"},
+                   "data": {"written": "elsewhere"}}
+            await other.create("/registry/configmaps/default/direct",
+                               json.dumps(obj, separators=(",", ":")).encode())
+            async with aiohttp.ClientSession(headers=headers) as s:
+                async def get(query: str = "") -> tuple[int, dict[str, object]]:
+                    async with s.get(url + query, ssl=False) as resp:
+                        return resp.status, await resp.json()
+
+                assert (await get("?resourceVersion=0"))[0] == 404  # the cache, as it is
+                fresh = asyncio.create_task(get())
+                await asyncio.sleep(0.5)
+                assert not fresh.done()  # waiting for the cache, not answering 404
+                cp.cacher._apply_batch = apply  # type: ignore[method-assign]
+                for batch in held:
+                    apply(batch)  # type: ignore[arg-type]
+                code, body = await asyncio.wait_for(fresh, 10)
+                assert code == 200
+                assert body["data"] == {"written": "elsewhere"}
+        finally:
+            cp.cacher._apply_batch = apply  # type: ignore[method-assign]
+            await other.close()
+            await cp.stop()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 60))
+    finally:
+        member.remove()
