@@ -30,6 +30,7 @@ from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
+from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
@@ -120,6 +121,7 @@ class ControlPlane:
         self.ca_hash = ""
         self.scheduler: Any = None  # the SchedulerRunner, once its controller runs
         self.metrics = ControlPlaneMetrics()
+        self.revisions = RevisionReader(self._read_revision)  # for consistent reads
 
     # ------------------------------------------------------------------ addresses
     def advertise_address(self) -> str:
@@ -227,15 +229,20 @@ class ControlPlane:
         read on etcd gives it), as kube-apiserver's consistent list from the cache; a
         store that cannot answer is 503, a cache that does not catch up 504."""
         try:
-            await asyncio.wait_for(self.storage.get(STORE_CHECK_KEY), CONSISTENT_READ_TIMEOUT_S)
+            rev = await asyncio.wait_for(self.revisions.current(), CONSISTENT_READ_TIMEOUT_S)
         except (TimeoutError, StorageError) as exc:
             raise errors.service_unavailable(
                 f"the store cannot answer: {exc or 'timed out'}") from None
         try:
-            await self.cacher.wait_for(self.storage.current_revision())
+            await self.cacher.wait_for(rev)
         except TooLargeError as exc:
             raise errors.timeout(f"the watch cache did not catch up with the store: "
                                  f"{exc}") from None
+
+    async def _read_revision(self) -> int:
+        """The store's current revision, from a linearizable read (etcd)."""
+        await asyncio.wait_for(self.storage.get(STORE_CHECK_KEY), CONSISTENT_READ_TIMEOUT_S)
+        return self.storage.current_revision()
 
     async def guard(self, controller: Controller) -> None:
         """Run a controller; one that fails is logged and started again."""
