@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pykubelet.run")
 
-LB_STATE_FILE = "agent-load-balancer.json"  # under rootDir (k3s-agent-load-balancer.json)
-
 
 def control_plane_root(cfg: KubeletConfig) -> Path:
     return Path(cfg.rootDir) / "control-plane"
@@ -67,9 +65,9 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
     servers = cfg.api_servers(local)
     lb = None
     if len(servers) > 1:  # the agent's own load balancer in front of them (k3s's)
-        from pykubelet.client.loadbalancer import LoadBalancer
+        from pykubelet.client.loadbalancer import AGENT_STATE_FILE, LoadBalancer
 
-        lb = LoadBalancer(servers, state_file=Path(cfg.rootDir) / LB_STATE_FILE)
+        lb = LoadBalancer(servers, state_file=Path(cfg.rootDir) / AGENT_STATE_FILE)
         try:
             lb.start()
         except OSError as exc:

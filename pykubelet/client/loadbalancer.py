@@ -35,6 +35,9 @@ from urllib.parse import urlsplit
 log = logging.getLogger(__name__)
 
 BUFFER = 64 * 1024
+# where an agent keeps its balancer's state, under its rootDir (k3s's
+# k3s-agent-load-balancer.json): the agent writes it, `lab status` reads it
+AGENT_STATE_FILE = "agent-load-balancer.json"
 
 
 class LoadBalancerError(ValueError):

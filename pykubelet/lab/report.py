@@ -19,13 +19,12 @@ from typing import Any
 
 import yaml
 
+from pykubelet.client.loadbalancer import AGENT_STATE_FILE
 from pykubelet.lab import processes
 from pykubelet.lab.create import node_ready
 from pykubelet.lab.layout import NodeLayout
 from pykubelet.lab.provider import NetnsProvider
 from pykubelet.lab.state import LabState, ProcessRef
-
-AGENT_LB_STATE = "agent-load-balancer.json"  # under the node's rootDir, by its agent
 
 SCHEDULER_LEASE = ("kube-system", "kube-scheduler")
 
@@ -123,7 +122,7 @@ def agent_api_server(node: NodeLayout) -> str:
     """The API server the node's agent uses: its load balancer's current server (the
     state file the agent keeps, as k3s's agent-load-balancer.json), else its config's."""
     try:
-        lb = json.loads((node.root_dir / AGENT_LB_STATE).read_text())
+        lb = json.loads((node.root_dir / AGENT_STATE_FILE).read_text())
         if lb.get("currentServer"):
             return str(lb["currentServer"])
     except (OSError, ValueError, AttributeError):
