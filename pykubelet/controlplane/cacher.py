@@ -357,17 +357,21 @@ class Cacher:
         last revision applied; one that fell behind the store's compaction (possible on
         etcd after a long partition) lists again and applies the difference, as a
         reflector's relist does."""
+        relist = False
         while True:
             try:
+                if relist:
+                    from_rev = await self._relist()
+                    relist = False
                 async for batch in self.store.watch(from_rev):
                     self._apply_batch(batch)
                 return
             except CompactedError:
                 log.warning("the store compacted past revision %d: listing again", self.rev)
-                from_rev = await self._relist()
-            except StorageError as exc:
+                relist = True
+            except Exception as exc:  # the cache must follow for as long as it serves
                 log.error("store watch failed (%s); following again after revision %d", exc,
-                          self.rev)
+                          self.rev, exc_info=not isinstance(exc, StorageError))
                 await asyncio.sleep(1.0)
                 from_rev = self.rev + 1
 

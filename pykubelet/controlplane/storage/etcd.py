@@ -69,6 +69,10 @@ CALL_TIMEOUT_S = 5.0
 # watch so it resumes on the next member; etcd refuses pings closer than 5 s apart
 KEEPALIVE_TIME_MS = 6_000
 KEEPALIVE_TIMEOUT_MS = 3_000
+# clientv3.WithRequireLeader, which kube-apiserver's watches carry: a member that has lost
+# its leader (cut off from its peers) ends the watch instead of keeping it silently open,
+# so the watch moves to a member that still hears the cluster
+REQUIRE_LEADER = (("hasleader", "true"),)
 _COMPACTED_MESSAGE = "required revision has been compacted"
 
 
@@ -439,7 +443,7 @@ class EtcdStorage:
 
             if self._watch is None:
                 raise StorageError("store is not started")
-            call = self._watch.Watch(send())
+            call = self._watch.Watch(send(), metadata=REQUIRE_LEADER)
             # responses are read by a task, and all those waiting are taken at once: a burst
             # of writes (one response per revision) reaches the watch cache as one batch
             inbox: asyncio.Queue[pb.WatchResponse | BaseException | None] = asyncio.Queue()
@@ -488,9 +492,18 @@ class EtcdStorage:
                         pending.extend(mine)
                     if pending:
                         yield pending
+            except _ChannelClosed:
+                # its channel was retired and closed after calls moved to another member
+                # (a call that is cancelled that way only ever raises CancelledError in the
+                # reader): it resumes on the channel in use
+                failures += 1
+                log.warning("etcd watch's channel closed; resuming at revision %d on %s",
+                            next_rev, self.config.endpoints[self._current])
+                await asyncio.sleep(min(2.0, 0.1 * failures))
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
-                                      grpc.StatusCode.DEADLINE_EXCEEDED):
+                                      grpc.StatusCode.DEADLINE_EXCEEDED,
+                                      grpc.StatusCode.CANCELLED):
                     raise StorageError(f"etcd watch: {exc.code().name}: {exc.details()}"
                                        ) from None
                 failures += 1
@@ -504,14 +517,22 @@ class EtcdStorage:
                 reader.cancel()
 
 
+class _ChannelClosed(Exception):
+    """A watch's call was cancelled under it, by the close of its channel."""
+
+
 async def _read_into(call: grpc.aio.StreamStreamCall[pb.WatchRequest, pb.WatchResponse],
                      inbox: asyncio.Queue[pb.WatchResponse | BaseException | None]) -> None:
-    """Every response of a watch stream into ``inbox``; then None, or the error."""
+    """Every response of a watch stream into ``inbox``; then None, or the error. The
+    reader is cancelled by the watch when it ends, and also (its call raising
+    CancelledError) when the call's channel is closed: the watch is told, or it would wait
+    for ever."""
     try:
         async for resp in call:
             inbox.put_nowait(resp)
         inbox.put_nowait(None)
     except asyncio.CancelledError:
+        inbox.put_nowait(_ChannelClosed())  # unread when the watch cancelled the reader
         raise
     except Exception as exc:
         inbox.put_nowait(exc)

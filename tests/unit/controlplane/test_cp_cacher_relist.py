@@ -10,7 +10,7 @@ from typing import Any
 
 from pykubelet.controlplane.cacher import ADDED, DELETED, MODIFIED, Attrs, CachedEvent, Cacher
 from pykubelet.controlplane.registry.store import encode
-from pykubelet.controlplane.storage import CompactedError, Event
+from pykubelet.controlplane.storage import CompactedError, Event, KeyValue, StorageError
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 PREFIX = "/registry/configmaps/"
@@ -28,6 +28,18 @@ class LossyStore(SQLiteStorage):
                 self.losing = False
                 raise CompactedError(from_revision, batch[-1].kv.mod_revision)
             yield batch
+
+
+class UnreachableOnce(LossyStore):
+    """...and whose first list afterwards fails, as one to an etcd member still cut off."""
+
+    failing_lists = 0
+
+    async def list_prefix(self, prefix: str) -> tuple[list[KeyValue], int]:
+        if self.failing_lists:
+            self.failing_lists -= 1
+            raise StorageError("etcd unreachable: deadline exceeded")
+        return await super().list_prefix(prefix)
 
 
 def attrs(obj: dict[str, Any]) -> Attrs:
@@ -72,6 +84,28 @@ def test_a_watch_behind_the_compaction_lists_again_and_applies_the_difference() 
             later = await store.create(PREFIX + "ns/later", cm("later", "1"))
             await cacher.wait_for(later.mod_revision, timeout=5)
             assert later.key in cache.entries
+        finally:
+            await cacher.stop()
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_a_relist_that_fails_is_tried_again_and_the_cache_still_follows() -> None:
+    async def main() -> None:
+        store = UnreachableOnce(":memory:")
+        await store.start()
+        cacher = Cacher(store)
+        cache = cacher.register(PREFIX, attrs)
+        try:
+            await cacher.start()
+            store.losing = True
+            store.failing_lists = 2
+            first = await store.create(PREFIX + "ns/a", cm("a", "1"))
+            second = await store.create(PREFIX + "ns/b", cm("b", "1"))
+            await cacher.wait_for(second.mod_revision, timeout=10)
+            assert store.failing_lists == 0
+            assert sorted(cache.entries) == [first.key, second.key]
         finally:
             await cacher.stop()
             await store.close()
