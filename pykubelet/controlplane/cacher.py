@@ -304,6 +304,7 @@ class Cacher:
         self.rev = 0
         self._rev_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
+        self._rewatched = -FUTURE_RV_WAIT_S  # when the watch was last opened again
         self.listeners: list[Callable[[ResourceCache, CachedEvent], None]] = []
         self.started = time.monotonic()
 
@@ -351,6 +352,20 @@ class Cacher:
             cache.load(by_prefix[prefix], hist_by_prefix[prefix], floor)
         self.rev = rev
         self._task = asyncio.create_task(self._follow(rev + 1), name="cacher")
+
+    def rewatch(self, why: str) -> None:
+        """Open the store's watch again after the last revision applied. A watch can go
+        silent without failing (a stream its member no longer feeds); a consistent read
+        the cache cannot catch up with finds it, and this repairs it (kube-apiserver's
+        reflectors bound the same risk by ending their watches every few minutes)."""
+        now = time.monotonic()
+        if self._task is None or now - self._rewatched < FUTURE_RV_WAIT_S:
+            return  # not started or stopped; or just done (for the reads waiting with this)
+        self._rewatched = now
+        log.warning("the watch cache is behind the store (%s): watching again after "
+                    "revision %d", why, self.rev)
+        self._task.cancel()  # (it applies nothing more: batches are applied between awaits)
+        self._task = asyncio.create_task(self._follow(self.rev + 1), name="cacher")
 
     async def _follow(self, from_rev: int) -> None:
         """Apply the store's watch, for ever. A watch that fails is opened again after the

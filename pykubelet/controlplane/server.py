@@ -227,12 +227,18 @@ class ControlPlane:
     async def consistent_read(self) -> None:
         """Wait until the watch cache has the store's current revision (a linearizable
         read on etcd gives it), as kube-apiserver's consistent list from the cache; a
-        store that cannot answer is 503, a cache that does not catch up 504."""
+        store that cannot answer is 503. A cache that does not catch up has its watch
+        opened again (one gone silent) and a second wait; then 504."""
         try:
             rev = await asyncio.wait_for(self.revisions.current(), CONSISTENT_READ_TIMEOUT_S)
         except (TimeoutError, StorageError) as exc:
             raise errors.service_unavailable(
                 f"the store cannot answer: {exc or 'timed out'}") from None
+        try:
+            await self.cacher.wait_for(rev)
+            return
+        except TooLargeError as exc:
+            self.cacher.rewatch(str(exc))
         try:
             await self.cacher.wait_for(rev)
         except TooLargeError as exc:

@@ -168,3 +168,64 @@ def test_a_read_without_resource_version_waits_for_the_cache_to_catch_up(
         asyncio.run(asyncio.wait_for(main(), 60))
     finally:
         member.remove()
+
+
+def test_a_consistent_read_repairs_a_watch_gone_silent(tmp_path: Path) -> None:
+    """A store watch that stops delivering without failing (a stream its member no longer
+    feeds) leaves the cache behind etcd: the consistent read that cannot catch up opens the
+    watch again after the cache's revision, and answers what was written meanwhile."""
+    import json
+    from collections.abc import AsyncIterator
+
+    from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
+    from pykubelet.controlplane.storage.etcdserver import EtcdServer
+
+    member = EtcdServer(tmp_path / "m0")
+    member.start()
+
+    async def main() -> None:
+        cp = ControlPlane(Options(root=tmp_path / "cp", listen="127.0.0.1:0",
+                                  etcd=EtcdConfig([member.client_url]), scheduler=False,
+                                  controllers=False))
+        await cp.start()
+        other = EtcdStorage(EtcdConfig([member.client_url]))  # another API server's writes
+        await other.start()
+        watch = cp.storage.watch
+        opened: list[int] = []
+
+        async def silent(from_revision: int, **kw: bool) -> AsyncIterator[object]:
+            opened.append(from_revision)
+            await asyncio.Event().wait()  # open, and never a word
+            yield []
+
+        cp.storage.watch = silent  # type: ignore[method-assign,assignment]
+        cp.cacher.rewatch("the test")  # the cache's watch is now the silent one
+        await asyncio.sleep(0.1)
+        cp.cacher._rewatched = -10.0
+        cp.storage.watch = watch  # type: ignore[method-assign]
+        try:
+            assert cp.tokens is not None
+            obj = {"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "direct", "namespace": "default", "uid": "u-1",
+                                "creationTimestamp": "2026-12-01T00:00:00Z"},
+                   "data": {"written": "elsewhere"}}
+            await other.create("/registry/configmaps/default/direct",
+                               json.dumps(obj, separators=(",", ":")).encode())
+            await asyncio.sleep(0.3)
+            assert opened
+            assert cp.cacher.rev < other.current_revision()  # behind, silently
+            headers = {"Authorization": f"Bearer {cp.tokens.admin}"}
+            url = f"{cp.local_url}/api/v1/namespaces/default/configmaps/direct"
+            async with aiohttp.ClientSession(headers=headers) as s, s.get(
+                    url, ssl=False) as resp:
+                assert resp.status == 200, await resp.text()
+                assert (await resp.json())["data"] == {"written": "elsewhere"}
+            assert cp.cacher.rev >= other.current_revision()
+        finally:
+            await other.close()
+            await cp.stop()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 60))
+    finally:
+        member.remove()
