@@ -137,6 +137,40 @@ def down(ctx: click.Context, name: str, kubeconfig: str | None) -> None:
         click.echo(f"note: {note}", err=True)
 
 
+@lab.command("restart-node")
+@click.argument("node")
+@click.option("--name", default="lab", show_default=True, help="the lab's name")
+@click.option("--wait", "wait", default="2m", show_default=True,
+              help="how long to wait for the node to be Ready (0: do not wait)")
+@click.pass_context
+def restart_node(ctx: click.Context, node: str, name: str, wait: str) -> None:
+    """Start again whatever of NODE is not running (its etcd member, its control plane,
+    its agent; and the lab's front address) as `lab up` started it, and wait until the
+    node is Ready. Running processes are left alone; the node's pods, state and etcd data
+    are picked up where they were."""
+    from pykubelet.lab.create import LabError
+    from pykubelet.lab.restart import restart_node as restart
+
+    _name(name)
+    try:
+        seconds = parse_duration(wait)
+    except LayoutError as exc:
+        raise click.ClickException(str(exc)) from None
+    if os.geteuid() != 0:
+        raise click.ClickException("lab restart-node: must run as root")
+    try:
+        done = restart(name, node, ctx.obj["state_root"], ctx.obj["run_root"], seconds)
+    except LabError as exc:
+        raise click.ClickException(str(exc)) from None
+    for what, pid in done.started:
+        click.echo(f"{done.node}: started the {what} (pid {pid})", err=True)
+    if not done.started:
+        running = ", ".join(f"{what} (pid {pid})" for what, pid in done.running)
+        click.echo(f"{done.node}: nothing to start; running: {running}", err=True)
+    elif seconds > 0:
+        click.echo(f"{done.node}: Ready", err=True)
+
+
 @lab.command("status")
 @click.option("--name", default="lab", show_default=True, help="the lab's name")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")

@@ -134,7 +134,7 @@ def _start_etcd(ctx: Context) -> None:
     end = time.monotonic() + API_TIMEOUT
     for node in members:
         while not etcd_healthy(node.etcd_client_url):
-            _check_alive(ctx, members)
+            check_alive(ctx, members)
             if time.monotonic() > end:
                 raise LabError(f"{node.name}: etcd did not become healthy on "
                                f"{node.etcd_client_url} within {API_TIMEOUT:.0f}s; see "
@@ -162,24 +162,24 @@ def _start_control_planes(ctx: Context) -> None:
     ctx.provider.start_control_plane(ctx.state, first, opts.node_monitor_grace_period,
                                      opts.lease_duration)
     ctx.save()
-    _wait_api(ctx, [first])
+    wait_api(ctx, [first])
     for node in others:
         ctx.provider.start_control_plane(ctx.state, node, opts.node_monitor_grace_period,
                                          opts.lease_duration)
     ctx.save()
-    _wait_api(ctx, others)
+    wait_api(ctx, others)
     if len(ctx.lab.control_nodes()) > 1:
         ctx.provider.start_front(ctx.state)
         ctx.save()
-        _wait_api(ctx, [], servers=[ctx.lab.front_server])
+        wait_api(ctx, [], servers=[ctx.lab.front_server])
 
 
-def _wait_api(ctx: Context, nodes: list[NodeLayout], servers: list[str] | None = None) -> None:
+def wait_api(ctx: Context, nodes: list[NodeLayout], servers: list[str] | None = None) -> None:
     """Until every one of ``nodes``' API servers (or ``servers``) is ready."""
     end = time.monotonic() + API_TIMEOUT
     for server in servers if servers is not None else [n.api_server for n in nodes]:
-        while NetnsProvider.admin_kubeconfig(ctx.lab) is None or not _api_answers(ctx, server):
-            _check_alive(ctx, ctx.lab.control_nodes())
+        while NetnsProvider.admin_kubeconfig(ctx.lab) is None or not api_answers(ctx, server):
+            check_alive(ctx, ctx.lab.control_nodes())
             if ctx.state.front is not None and processes.exited(ctx.state.front):
                 raise LabError(f"the front load balancer exited: "
                                f"{processes.tail(ctx.lab.front_log, 1) or 'no output'}")
@@ -197,22 +197,22 @@ def _start_control_plane(ctx: Context) -> None:
     ctx.provider.start_agent(ctx.state, node)
     ctx.save()
     end = time.monotonic() + API_TIMEOUT
-    while NetnsProvider.admin_kubeconfig(lab) is None or not _api_answers(ctx):
-        _check_alive(ctx, [node])
+    while NetnsProvider.admin_kubeconfig(lab) is None or not api_answers(ctx):
+        check_alive(ctx, [node])
         if time.monotonic() > end:
             raise LabError(f"node1: the API did not serve on {node.api_server} within "
                            f"{API_TIMEOUT:.0f}s; see {node.dir}/*.log")
         time.sleep(POLL)
 
 
-def _api_answers(ctx: Context, server: str = "") -> bool:
+def api_answers(ctx: Context, server: str = "") -> bool:
     from pykubelet.client.rest import ClientError
 
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     if admin is None:
         return False
     try:
-        client = _client(admin)
+        client = admin_client(admin)
         if server:
             client.server = server
         return client.request("GET", "/readyz", timeout=2) == "ok"
@@ -220,7 +220,7 @@ def _api_answers(ctx: Context, server: str = "") -> bool:
         return False
 
 
-def _client(admin: Path):  # type: ignore[no-untyped-def]
+def admin_client(admin: Path):  # type: ignore[no-untyped-def]
     from pykubelet.client.rest import RESTClient
 
     return RESTClient.from_kubeconfig(admin, user_agent="pykubelet-lab")
@@ -244,12 +244,12 @@ def _wait_ready(ctx: Context) -> None:
 
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     assert admin is not None
-    client = _client(admin)
+    client = admin_client(admin)
     want = {n.name for n in ctx.lab.node_layouts()}
     end = time.monotonic() + ctx.options.wait
     ready: set[str] = set()
     while True:
-        _check_alive(ctx, ctx.lab.node_layouts())
+        check_alive(ctx, ctx.lab.node_layouts())
         with contextlib.suppress(ClientError, OSError, ValueError):
             ready = {n["metadata"]["name"] for n in client.list(NODES).get("items") or []
                      if node_ready(n)} & want
@@ -268,7 +268,7 @@ def node_ready(node: dict[str, object]) -> bool:
                for c in status.get("conditions") or [])
 
 
-def _check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
+def check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
     """Fail fast, with the log's last line, when a node's process died."""
     for node in nodes:
         procs = ctx.state.node_processes(node.name)
@@ -353,7 +353,9 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
             st = LabState(options.name, options.nodes, k, str(options.state_root),
                           str(options.run_root), control_planes=options.control_planes,
                           store=options.store,
-                          embedded_control_plane=options.store == "sqlite")
+                          embedded_control_plane=options.store == "sqlite",
+                          node_monitor_grace_period=options.node_monitor_grace_period,
+                          lease_duration=options.lease_duration)
             ctx = Context(options, st, NetnsProvider())
             ctx.save()  # before anything is made: `down` always knows the lab
         started = time.monotonic()

@@ -74,6 +74,9 @@ class LabState:
     store: str = "sqlite"
     processes: dict[str, NodeProcesses] = field(default_factory=dict)
     front: ProcessRef | None = None  # the front load balancer on the host (several CPs)
+    # how `up` started the control planes, so `restart-node` starts them the same way
+    node_monitor_grace_period: float | None = None
+    lease_duration: float | None = None
 
     @property
     def layout(self) -> LabLayout:
@@ -103,7 +106,13 @@ class LabState:
             embedded_control_plane=bool(data.get("embedded_control_plane", True)),
             control_planes=int(data.get("control_planes", 1)),
             store=str(data.get("store", "sqlite")),
-            processes=procs, front=ref(data.get("front")))
+            processes=procs, front=ref(data.get("front")),
+            node_monitor_grace_period=_seconds(data.get("node_monitor_grace_period")),
+            lease_duration=_seconds(data.get("lease_duration")))
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def save(state: LabState) -> None:

@@ -229,7 +229,29 @@ def test_up_status_down_leaves_nothing(env: dict[str, str], kubeconfig: Path,
     table = lab_cli("status", "--name", name, env=env)
     assert f"node1  {lab.node(1).address}" in table.stdout
 
-    pids = [n["agentPid"] for n in doc["nodes"]]
+    # node2's agent killed: `lab restart-node` starts it again as `up` did, its pod stays
+    killed = psutil.Process(doc["nodes"][1]["agentPid"])
+    killed.kill()
+    killed.wait(10)
+    again = lab_cli("restart-node", "node2", "--name", name, "--wait", WAIT, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "node2: started the agent (pid " in again.stderr
+    after = json.loads(lab_cli("status", "--name", name, "-o", "json", env=env).stdout)
+    agent2 = after["nodes"][1]["agentPid"]
+    assert agent2 != doc["nodes"][1]["agentPid"]
+    assert psutil.pid_exists(agent2)
+    if JOIN:
+        assert after["nodes"][1]["ready"]
+    assert wait_running(lab, 2)["metadata"]["uid"] == web2["metadata"]["uid"]
+    nothing = lab_cli("restart-node", "node2", "--name", name, env=env)
+    assert nothing.returncode == 0, nothing.stderr
+    assert f"node2: nothing to start; running: agent (pid {agent2})" in nothing.stderr
+    unknown = lab_cli("restart-node", "node9", "--name", name, env=env)
+    assert unknown.returncode != 0
+    assert unknown.stderr.strip().splitlines() == [
+        f"Error: lab '{name}' has no node 'node9' (its nodes: node1, node2)"]
+
+    pids = [n["agentPid"] for n in doc["nodes"]] + [agent2]
     uids = [web1["metadata"]["uid"], web2["metadata"]["uid"]]
     down = lab_cli("down", "--name", name, env=env)
     assert down.returncode == 0, down.stderr
@@ -303,6 +325,8 @@ def _netns_ino(pid: int) -> int | None:
     (["up", "--nodes", "2", "--name", "Bad_Name"], "--name: 'Bad_Name' must be 1-32"),
     (["up", "--name", "tlabbad", "--wait", "soon"], "--wait: 'soon' is not a duration"),
     (["status", "--name", "tlabbad"], "lab 'tlabbad' not found"),
+    (["restart-node", "node1", "--name", "tlabbad"], "lab 'tlabbad' not found"),
+    (["restart-node", "node1", "--name", "tlabbad", "--wait", "x"], "--wait: 'x' is not a"),
 ])
 def test_bad_input_is_one_clear_line_and_changes_nothing(env: dict[str, str], args: list[str],
                                                          error: str) -> None:

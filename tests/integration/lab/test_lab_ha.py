@@ -3,11 +3,11 @@ failing over for real: three etcd members and three control planes in node names
 front load balancer on the host, agents load-balancing over the API servers.
 
 What is killed is killed with SIGKILL (or cut off with its link down), and then started
-again as the lab started it. Each test checks what a user would: the scheduler moves to
-another control plane, pods created meanwhile through another API server run, no
-acknowledged write is lost, a watch resumes elsewhere without a gap or a repeat, and a
-partitioned control node neither binds nor splits the brain, and rejoins. Lab names start
-with ``tha`` so leftovers are traceable to this module.
+again by `pykubelet lab restart-node`, as the lab started it. Each test checks what a user
+would: the scheduler moves to another control plane, pods created meanwhile through
+another API server run, no acknowledged write is lost, a watch resumes elsewhere without
+a gap or a repeat, and a partitioned control node neither binds nor splits the brain, and
+rejoins. Lab names start with ``tha`` so leftovers are traceable to this module.
 """
 
 from __future__ import annotations
@@ -65,7 +65,6 @@ class HALab:
         st = json.loads((Path("/var/lib/pykube-lab") / LAB / "lab.json").read_text())
         self.layout = LabLayout(LAB, st["nodes"], st["subnet_index"],
                                 control_planes=st["control_planes"])
-        self.restarted: list[subprocess.Popen[bytes]] = []
 
     # ------------------------------------------------------------------ views
     def status(self) -> dict[str, Any]:
@@ -99,28 +98,19 @@ class HALab:
         return res
 
     # ------------------------------------------------------------------ processes
-    def sigkill(self, pid: int | None) -> Callable[[], None]:
-        """SIGKILL a lab process; returns what starts it again as the lab started it (the
-        same command line, in the same node namespace, logging to the same file)."""
-        assert isinstance(pid, int), pid  # psutil.Process(None) would be this very process
+    def kill(self, pid: int | None) -> None:
+        """SIGKILL a lab process, which `lab restart-node` then starts again."""
+        assert isinstance(pid, int), pid
         assert pid != os.getpid()
         proc = psutil.Process(pid)
-        argv, env = proc.cmdline(), proc.environ()
-        log_path = os.readlink(f"/proc/{pid}/fd/1")
-        netns = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
         proc.kill()
         proc.wait(10)
 
-        def restart() -> None:
-            try:
-                with open(log_path, "ab") as log:
-                    self.restarted.append(subprocess.Popen(
-                        ["nsenter", f"--net=/proc/self/fd/{netns}", "--", *argv], env=env,
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        pass_fds=(netns,), start_new_session=True))
-            finally:
-                os.close(netns)
-        return restart
+    def restart_node(self, node: str, started: str) -> None:
+        """`pykubelet lab restart-node NODE`, which must say it started ``started``."""
+        res = lab_cli("restart-node", node, "--name", LAB, env=self.env)
+        assert res.returncode == 0, res.stderr
+        assert f"{node}: started the {started} (pid " in res.stderr, res.stderr
 
     def link(self, node: str, up: bool) -> None:
         index = int(node.removeprefix("node"))
@@ -148,12 +138,6 @@ def ha(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HALab]:
             subprocess.run(["ip", "link", "set", lab.layout.node(i).host_veth, "up"],
                            capture_output=True)
         down = lab_cli("down", "--name", LAB, env=env)
-        for p in lab.restarted:  # lab down stopped them; reap them
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
         assert down.returncode == 0, down.stderr
         netns = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
         assert not [n for n in netns if n.startswith(f"pykube-{LAB}-")], netns
@@ -230,7 +214,8 @@ def test_leader_sigkill_another_schedules_and_agents_fail_over(ha: HALab) -> Non
     other = next(n for n in ha.layout.control_nodes() if n.name != leader)
     dead = ha.layout.node(int(leader.removeprefix("node")))
     client = ha.client(other.api_server)
-    restart = ha.sigkill(ha.node(leader)["controlPlanePid"])
+    dead_pid = ha.node(leader)["controlPlanePid"]
+    ha.kill(dead_pid)
     names = [f"after-kill-{i}" for i in range(3)]
     try:
         for n in names:  # created through another API server right away
@@ -249,9 +234,9 @@ def test_leader_sigkill_another_schedules_and_agents_fail_over(ha: HALab) -> Non
         assert node["agentPid"], node
     finally:
         delete_pods(client, names)
-        restart()
-    wait_for(lambda: ha.client(dead.api_server).request("GET", "/readyz") == "ok", 60,
-             f"{dead.name}'s control plane to serve again")
+        ha.restart_node(dead.name, "control plane")  # as `lab up` started it
+    assert ha.client(dead.api_server).request("GET", "/readyz") == "ok"
+    assert ha.node(dead.name)["controlPlanePid"] != dead_pid
     # one holder, a live control plane (the restarted one comes back as a candidate)
     assert ha.leader(client) in ("node1", "node2", "node3")
 
@@ -281,13 +266,12 @@ def test_etcd_member_sigkill_loses_no_acknowledged_write_and_it_rejoins(ha: HALa
     t.start()
     try:
         wait_for(lambda: len(acked) >= 20, 30, "writes before the kill")
-        restart = ha.sigkill(victim["pid"])
+        ha.kill(victim["pid"])
         before = len(acked)
         wait_for(lambda: len(acked) >= before + 50, 60, "writes to go on without the member")
-        restart()
-        wait_for(lambda: next(m for m in ha.status()["members"]
-                              if m["name"] == victim["name"])["healthy"], 60,
-                 "the member to rejoin")
+        ha.restart_node(victim["name"], "etcd member")  # which waits until it is healthy
+        assert next(m for m in ha.status()["members"]
+                    if m["name"] == victim["name"])["healthy"]
         after = len(acked)
         wait_for(lambda: len(acked) >= after + 20, 30, "writes with the member back")
     finally:
@@ -328,7 +312,7 @@ def test_watch_resumes_on_another_api_server_without_gap_or_repeat(ha: HALab) ->
             rv = ev["object"]["metadata"]["resourceVersion"]
             if len(seen) == 10:
                 break
-        restart = ha.sigkill(ha.node(first.name)["controlPlanePid"])
+        ha.kill(ha.node(first.name)["controlPlanePid"])
     a.pool.clear()  # its connection went with the server
     try:
         create(20)
@@ -342,11 +326,11 @@ def test_watch_resumes_on_another_api_server_without_gap_or_repeat(ha: HALab) ->
                     break
         b.pool.clear()
     finally:
-        restart()
+        ha.restart_node(first.name, "control plane")
     assert seen == names  # in order, none missing, none twice
     for n in names:
         b.delete(CONFIGMAPS, n, "default")
-    wait_for(lambda: a.request("GET", "/readyz") == "ok", 60, "the first API server again")
+    assert a.request("GET", "/readyz") == "ok"  # the first API server again
 
 
 def test_partitioned_control_node_neither_binds_nor_splits_and_rejoins(ha: HALab) -> None:

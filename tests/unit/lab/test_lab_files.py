@@ -31,7 +31,8 @@ def test_state_round_trips_and_lists(tmp_path: Path) -> None:
 
 def test_an_etcd_labs_state_round_trips_with_members_and_front(tmp_path: Path) -> None:
     st = LabState("ha", 4, 0, str(tmp_path), str(tmp_path / "run"), control_planes=3,
-                  store="etcd", embedded_control_plane=False, front=ProcessRef(77, 1.5))
+                  store="etcd", embedded_control_plane=False, front=ProcessRef(77, 1.5),
+                  node_monitor_grace_period=20.0, lease_duration=4.0)  # for restart-node
     for i in (1, 2, 3):
         st.node_processes(f"node{i}").etcd = ProcessRef(100 + i, 2.0)
     state.save(st)

@@ -1,0 +1,146 @@
+"""`pykubelet lab restart-node`: start again whatever of one node is not running (its etcd
+member, its control plane, its agent, and the lab's front address) the way `lab up`
+started it, then wait until the node is Ready. What still runs is left alone, and what
+the node holds (its pods' containers, its runtime's and agent's state, its etcd data)
+is picked up where it was, as after a daemon restart on a real machine."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pykubelet.lab import state
+from pykubelet.lab.create import (
+    API_TIMEOUT,
+    POLL,
+    Context,
+    LabError,
+    Options,
+    admin_client,
+    check_alive,
+    etcd_healthy,
+    lab_lock,
+    node_ready,
+    wait_api,
+)
+from pykubelet.lab.layout import LabLayout, NodeLayout
+from pykubelet.lab.provider import NetnsProvider
+from pykubelet.lab.state import ProcessRef
+
+
+@dataclass
+class Restarted:
+    node: str
+    started: list[tuple[str, int]] = field(default_factory=list)  # (what, pid)
+    running: list[tuple[str, int]] = field(default_factory=list)  # left alone
+
+
+def restart_node(name: str, node_name: str, state_root: Path, run_root: Path,
+                 wait: float) -> Restarted:
+    """Start NODE's processes that are not running; LabError (one line) when the lab or
+    node is unknown, or a process exits or the node is not Ready within ``wait``."""
+    probe = LabLayout(name, 0, 0, state_root, run_root)
+    with lab_lock(probe):
+        try:
+            st = state.load(probe.state_file)
+        except state.StateError as exc:
+            raise LabError(str(exc)) from None
+        if st is None:
+            raise LabError(f"lab {name!r} not found (create it with: pykubelet lab up "
+                           f"--name {name})")
+        if st.phase != state.PHASE_UP:
+            raise LabError(f"lab {name!r} is {st.phase}, not up: remove it with: pykubelet "
+                           f"lab down --name {name}")
+        nodes = {n.name: n for n in st.layout.node_layouts()}
+        node = nodes.get(node_name)
+        if node is None:
+            raise LabError(f"lab {name!r} has no node {node_name!r} (its nodes: "
+                           f"{', '.join(nodes)})")
+        ctx = Context(Options(name=name, nodes=st.nodes, wait=wait, state_root=state_root,
+                              run_root=run_root, control_planes=st.control_planes,
+                              store=st.store,
+                              node_monitor_grace_period=st.node_monitor_grace_period,
+                              lease_duration=st.lease_duration), st, NetnsProvider())
+        return _restart(ctx, node)
+
+
+def _restart(ctx: Context, node: NodeLayout) -> Restarted:
+    st, provider = ctx.state, ctx.provider
+    procs = st.node_processes(node.name)
+    done = Restarted(node.name)
+    etcd = st.store == "etcd" and node.is_control_plane
+    own_control_plane = etcd or (node.is_control_plane and not st.embedded_control_plane)
+
+    def start(what: str, ref: ProcessRef | None, starter: Callable[[], ProcessRef]) -> None:
+        if ref is not None and ref.alive():
+            done.running.append((what, ref.pid))
+            return
+        new = starter()
+        ctx.save()
+        done.started.append((what, new.pid))
+
+    if etcd:
+        start("etcd member", procs.etcd, lambda: provider.start_etcd(st, node))
+        end = time.monotonic() + API_TIMEOUT
+        while not etcd_healthy(node.etcd_client_url):
+            check_alive(ctx, [node])
+            if time.monotonic() > end:
+                raise LabError(f"{node.name}: etcd did not become healthy on "
+                               f"{node.etcd_client_url} within {API_TIMEOUT:.0f}s; see "
+                               f"{node.etcd_log}")
+            time.sleep(POLL)
+    if own_control_plane:
+        start("control plane", procs.control_plane, lambda: provider.start_control_plane(
+            st, node, st.node_monitor_grace_period, st.lease_duration))
+        wait_api(ctx, [node])
+    since = time.time()
+    start("agent", procs.agent, lambda: provider.start_agent(st, node))
+    agent_started = bool(done.started) and done.started[-1][0] == "agent"
+    if st.front is not None:
+        start("front load balancer", st.front, lambda: provider.start_front(st))
+    if ctx.options.wait > 0:
+        _wait_node_ready(ctx, node, since if agent_started else None)
+    return done
+
+
+def _wait_node_ready(ctx: Context, node: NodeLayout, since: float | None) -> None:
+    """Until the API says the node is Ready; after an agent's start, also with its Lease
+    renewed since (a Ready left over from before the restart does not count)."""
+    from pykubelet.client.rest import ClientError
+
+    admin = NetnsProvider.admin_kubeconfig(ctx.lab)
+    if admin is None:
+        raise LabError("the lab's admin kubeconfig is missing")
+    client = admin_client(admin)
+    if ctx.state.front is not None:
+        client.server = ctx.lab.front_server
+    end = time.monotonic() + ctx.options.wait
+    while True:
+        check_alive(ctx, [node])
+        with contextlib.suppress(ClientError, OSError, ValueError):
+            obj = client.request("GET", f"/api/v1/nodes/{node.name}")
+            lease = client.request(
+                "GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
+                       f"{node.name}") if since is not None else {}
+            if node_ready(obj) and (since is None or _renewed_after(lease, since)):
+                return
+        if time.monotonic() > end:
+            raise LabError(f"{node.name}: not Ready after {ctx.options.wait:.0f}s; see "
+                           f"{node.agent_log}")
+        time.sleep(POLL * 2)
+
+
+def _renewed_after(lease: dict[str, object], since: float) -> bool:
+    from datetime import datetime
+
+    spec = lease.get("spec") or {}
+    assert isinstance(spec, dict)
+    renew = str(spec.get("renewTime") or "")
+    try:
+        at = datetime.fromisoformat(renew.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return False
+    return at >= since - 1.0  # (renewTime has microseconds; clocks are the host's)
