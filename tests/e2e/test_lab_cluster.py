@@ -43,31 +43,20 @@ class Lab:
         self.kubeconfig = kubeconfig
         self.env = dict(os.environ, KUBECONFIG=str(kubeconfig),
                         KUBECACHEDIR=str(kubeconfig.parent / "cache"))
-        self.restarted: list[subprocess.Popen[bytes]] = []
 
     def node(self, name: str) -> dict[str, Any]:
         return next(n for n in self.status()["nodes"] if n["name"] == name)
 
-    def sigkill_and_restart(self, pid: int, before_restart: Any = None) -> None:
-        """SIGKILL a node's pykubelet, then start it again as the lab did: the same
-        command line, in the same node namespace, logging to the same file (``lab down``
-        finds it there as it finds every process of the lab)."""
+    def sigkill_and_restart(self, node: str, pid: int, before_restart: Any = None) -> None:
+        """SIGKILL a node's process, then `pykubelet lab restart-node NODE`, which starts it
+        again as the lab did and returns once the node is Ready."""
         proc = psutil.Process(pid)
-        argv, env = proc.cmdline(), proc.environ()
-        log_path = os.readlink(f"/proc/{pid}/fd/1")
-        netns = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-        try:
-            proc.kill()
-            proc.wait(10)
-            if before_restart is not None:
-                before_restart()
-            with open(log_path, "ab") as log:
-                self.restarted.append(subprocess.Popen(
-                    ["nsenter", f"--net=/proc/self/fd/{netns}", "--", *argv], env=env,
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    pass_fds=(netns,), start_new_session=True))
-        finally:
-            os.close(netns)
+        proc.kill()
+        proc.wait(10)
+        if before_restart is not None:
+            before_restart()
+        res = self.run(PYKUBELET, "lab", "restart-node", node, "--name", LAB)
+        assert f"{node}: started the agent (pid " in res.stderr, res.stderr
 
     def run(self, *args: str, check: bool = True, input: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -125,12 +114,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     finally:
         down = subprocess.run([PYKUBELET, "lab", "down", "--name", LAB], env=env,
                               capture_output=True, text=True, timeout=300)
-        for p in lab.restarted:  # lab down stopped them; reap them
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
         assert down.returncode == 0, down.stderr
         assert f"pykube-{LAB}" not in kubeconfig.read_text()
         netns = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
@@ -282,7 +265,7 @@ def test_agent_sigkill_keeps_pods_then_node_returns_without_duplicates(lab: Lab)
         assert lab.pod("steady")["status"]["containerStatuses"][0]["containerID"] == cid
         assert lab.pykubectl("exec", "steady", "--", "true", check=False).returncode != 0
 
-    lab.sigkill_and_restart(lab.node("node3")["agentPid"], while_down)
+    lab.sigkill_and_restart("node3", lab.node("node3")["agentPid"], while_down)
     wait_for(lambda: lab.node_ready("node3") == "True", timeout=90, what="Ready again")
     assert lab.pykubectl("exec", "steady", "--", "echo", "back").stdout == "back\n"
     time.sleep(3)
@@ -311,7 +294,7 @@ def test_control_plane_sigkill_loses_no_acknowledged_pod(lab: Lab) -> None:
         lab.kubectl("create", "-f", "-", input=pod_json(n))
     node1 = lab.node("node1")
     assert node1["controlPlanePid"]
-    lab.sigkill_and_restart(node1["controlPlanePid"])
+    lab.sigkill_and_restart("node1", node1["controlPlanePid"])  # (the agent embeds it)
     wait_for(lambda: lab.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
              timeout=60, what="the API again")
     listed = lab.kubectl("get", "pods", "-o", "name").stdout.split()
