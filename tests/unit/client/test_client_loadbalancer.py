@@ -86,13 +86,35 @@ class Backend:
         """Close the listener and every connection: dials are refused afterwards."""
         if self.loop is None or self.thread is None:
             return
-        runner = self.runner
-        assert runner is not None
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), self.loop).result(10)
-        asyncio.run_coroutine_threadsafe(asyncio.sleep(0.05), self.loop).result(10)
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.loop = self.thread = None
+
+    async def _close(self) -> None:
+        """Stop accepting, let the connections already accepted become transports, close
+        the site and aiohttp's connections, then abort what is left (connections still in
+        their TLS handshake, which aiohttp never saw). In that order because CPython
+        3.11's asyncio leaks a connection accepted just before its server closes: the
+        transport made for it after the close fails its Server._attach assertion, and
+        nothing closes the socket (asyncio's private parts, for want of public ones)."""
+        runner = self.runner
+        assert runner is not None
+        loop = asyncio.get_running_loop()
+        for site in runner.sites:
+            server = site._server  # type: ignore[attr-defined]
+            for sock in getattr(server, "_sockets", None) or []:
+                loop._remove_reader(sock.fileno())  # type: ignore[attr-defined]
+        await asyncio.sleep(0.05)
+        await runner.cleanup()
+        for _ in range(50):
+            await asyncio.sleep(0.02)  # connection_lost of what was closed runs
+            left = [t for t in getattr(loop, "_transports", {}).values()
+                    if not t.is_closing()]
+            if not left:
+                return
+            for transport in left:
+                transport.abort()
 
     @property
     def url(self) -> str:
