@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pykubelet.lab import state
+from pykubelet.lab import processes, state
 from pykubelet.lab.create import (
     API_TIMEOUT,
     POLL,
@@ -74,16 +74,37 @@ def _restart(ctx: Context, node: NodeLayout) -> Restarted:
     etcd = st.store == "etcd" and node.is_control_plane
     own_control_plane = etcd or (node.is_control_plane and not st.embedded_control_plane)
 
-    def start(what: str, ref: ProcessRef | None, starter: Callable[[], ProcessRef]) -> None:
+    def start(what: str, ref: ProcessRef | None, starter: Callable[[], ProcessRef],
+              adopt: Callable[[ProcessRef], None], *args: str) -> None:
+        """Start it unless it runs: the recorded process, or one a person started again
+        in its place (found as `lab status` finds it: ``args`` in its command line),
+        which the lab then records."""
         if ref is not None and ref.alive():
             done.running.append((what, ref.pid))
             return
-        new = starter()
+        pid = processes.find(*args)
+        if pid is not None:
+            adopt(ProcessRef.of(pid))
+            done.running.append((what, pid))
+        else:
+            done.started.append((what, starter().pid))
         ctx.save()
-        done.started.append((what, new.pid))
+
+    def set_etcd(ref: ProcessRef) -> None:
+        procs.etcd = ref
+
+    def set_control_plane(ref: ProcessRef) -> None:
+        procs.control_plane = ref
+
+    def set_agent(ref: ProcessRef) -> None:
+        procs.agent = ref
+
+    def set_front(ref: ProcessRef) -> None:
+        st.front = ref
 
     if etcd:
-        start("etcd member", procs.etcd, lambda: provider.start_etcd(st, node))
+        start("etcd member", procs.etcd, lambda: provider.start_etcd(st, node), set_etcd,
+              "--data-dir", str(node.etcd_data_dir))
         end = time.monotonic() + API_TIMEOUT
         while not etcd_healthy(node.etcd_client_url):
             check_alive(ctx, [node])
@@ -94,13 +115,16 @@ def _restart(ctx: Context, node: NodeLayout) -> Restarted:
             time.sleep(POLL)
     if own_control_plane:
         start("control plane", procs.control_plane, lambda: provider.start_control_plane(
-            st, node, st.node_monitor_grace_period, st.lease_duration))
+            st, node, st.node_monitor_grace_period, st.lease_duration), set_control_plane,
+            "--root", str(node.control_plane_root))
         wait_api(ctx, [node])
     since = time.time()
-    start("agent", procs.agent, lambda: provider.start_agent(st, node))
+    start("agent", procs.agent, lambda: provider.start_agent(st, node), set_agent,
+          "--config", str(node.config_path))
     agent_started = bool(done.started) and done.started[-1][0] == "agent"
     if st.front is not None:
-        start("front load balancer", st.front, lambda: provider.start_front(st))
+        start("front load balancer", st.front, lambda: provider.start_front(st), set_front,
+              "--state-file", str(ctx.lab.front_state_file))
     if ctx.options.wait > 0:
         _wait_node_ready(ctx, node, since if agent_started else None)
     return done

@@ -174,10 +174,43 @@ def read_state(lab: LabLayout) -> dict[str, Any]:
     return json.loads(lab.state_file.read_text())
 
 
+def restart_by_hand(pid: int) -> subprocess.Popen[bytes]:
+    """SIGKILL a lab process and start it again as a person would: the same command line
+    in the same node namespace, logging to the same file."""
+    proc = psutil.Process(pid)
+    argv, penv = proc.cmdline(), proc.environ()
+    log_path = os.readlink(f"/proc/{pid}/fd/1")
+    netns = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        proc.kill()
+        proc.wait(10)
+        with open(log_path, "ab") as log:
+            return subprocess.Popen(
+                ["nsenter", f"--net=/proc/self/fd/{netns}", "--", *argv], env=penv,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                pass_fds=(netns,), start_new_session=True)
+    finally:
+        os.close(netns)
+
+
 def test_up_status_down_leaves_nothing(env: dict[str, str], kubeconfig: Path,
                                        cleanup: list[str]) -> None:
     name = "tlabud"
     cleanup.append(name)
+    reap_later: list[subprocess.Popen[bytes]] = []
+    try:
+        _up_status_down(name, env, kubeconfig, reap_later)
+    finally:
+        for p in reap_later:  # lab down stops it (ours to reap)
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _up_status_down(name: str, env: dict[str, str], kubeconfig: Path,
+                    reap_later: list[subprocess.Popen[bytes]]) -> None:
     up = lab_cli("up", "--nodes", "2", "--name", name, "--wait", WAIT, env=env)
     assert up.returncode == 0, up.stderr
     assert " ✓ Creating the lab network (pkl-tlabud, 10.250." in up.stderr
@@ -246,12 +279,21 @@ def test_up_status_down_leaves_nothing(env: dict[str, str], kubeconfig: Path,
     nothing = lab_cli("restart-node", "node2", "--name", name, env=env)
     assert nothing.returncode == 0, nothing.stderr
     assert f"node2: nothing to start; running: agent (pid {agent2})" in nothing.stderr
+    # started again by hand (as the e2e tests once did): restart-node adopts it
+    hand = restart_by_hand(agent2)
+    try:
+        adopted = lab_cli("restart-node", "node2", "--name", name, env=env)
+        assert adopted.returncode == 0, adopted.stderr
+        assert f"node2: nothing to start; running: agent (pid {hand.pid})" in adopted.stderr
+        assert read_state(lab)["processes"]["node2"]["agent"]["pid"] == hand.pid
+    finally:
+        reap_later.append(hand)
     unknown = lab_cli("restart-node", "node9", "--name", name, env=env)
     assert unknown.returncode != 0
     assert unknown.stderr.strip().splitlines() == [
         f"Error: lab '{name}' has no node 'node9' (its nodes: node1, node2)"]
 
-    pids = [n["agentPid"] for n in doc["nodes"]] + [agent2]
+    pids = [n["agentPid"] for n in doc["nodes"]] + [agent2, hand.pid]
     uids = [web1["metadata"]["uid"], web2["metadata"]["uid"]]
     down = lab_cli("down", "--name", name, env=env)
     assert down.returncode == 0, down.stderr
