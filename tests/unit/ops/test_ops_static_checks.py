@@ -92,3 +92,21 @@ def test_bad_settings_fail_validation_with_a_clear_message(
     res = validate(tmp_path, **env)
     assert res.returncode != 0
     assert says in res.stdout + res.stderr
+
+
+def test_the_join_key_once_published_is_replaced_by_a_new_one(tmp_path: Path) -> None:
+    """The lab key pair that was committed (issue 24) is never reused: a checkout that still
+    holds it gets a fresh pair, so no lab trusts a key anyone can read."""
+    state = tmp_path / "dot" / "pykube"
+    state.mkdir(parents=True)
+    published = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIKkToQpOV8oI90vquAkjftDyzFuMyblXDQNN"
+                 "TN0j4Kb pykube-lab-join\n")
+    (state / "join-key.pub").write_text(published)
+    (state / "join-key").write_text("the published private key\n")
+    res = validate(tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    pub = (state / "join-key.pub").read_text()
+    assert pub.startswith("ssh-ed25519 ")
+    assert pub != published
+    assert (state / "join-key").read_text().startswith("-----BEGIN OPENSSH")
+    assert (state / "join-key").stat().st_mode & 0o077 == 0
