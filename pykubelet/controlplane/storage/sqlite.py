@@ -244,7 +244,17 @@ class SQLiteStorage:
 
     async def checkpoint(self) -> None:
         """Fold the WAL back into the database file (after a compaction)."""
-        await self._submit(_Op("read", call=lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)")))
+        await self._submit(_Op("read", call=self._checkpoint))
+
+    @staticmethod
+    def _checkpoint(conn: sqlite3.Connection) -> None:
+        # the pragma answers a row: read it and close the cursor, or its statement stays in
+        # progress and the next batch's COMMIT fails ("SQL statements in progress")
+        cur = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            cur.fetchall()
+        finally:
+            cur.close()
 
     # ------------------------------------------------------------------ watch
     async def watch(self, from_revision: int) -> AsyncIterator[list[Event]]:

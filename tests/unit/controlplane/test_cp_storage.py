@@ -187,6 +187,29 @@ def test_compaction_keeps_live_keys_and_refuses_old_revisions(
     run(backend, tmp_path, body)
 
 
+def test_writes_after_a_compaction_and_checkpoint_succeed(tmp_path: Path) -> None:
+    """The checkpoint after a compaction (as the compactor runs it) leaves no statement open:
+    the next write batch's COMMIT used to fail ("cannot commit transaction - SQL statements
+    in progress"), a 500 for every write in it."""
+    async def main() -> None:
+        s = SQLiteStorage(tmp_path / "s.db")
+        await s.start()
+        try:
+            a = await s.create("/k/a", b"1")
+            a = await s.update("/k/a", b"2", a.mod_revision)
+            await s.compact(a.mod_revision)
+            # writes queued behind the checkpoint commit while its answer is on its way
+            done = await asyncio.gather(s.checkpoint(),
+                                        *(s.create(f"/k/{i}", b"x") for i in range(50)))
+            assert [kv.value for kv in done[1:]] == [b"x"] * 50
+            await s.checkpoint()
+            await s.update("/k/a", b"5", a.mod_revision)
+        finally:
+            await s.close()
+
+    asyncio.run(main())
+
+
 def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
     async def main() -> None:
         s = SQLiteStorage(tmp_path / "s.db")
