@@ -15,8 +15,10 @@ import datetime as dt
 import hmac
 import ipaddress
 import json
+import os
 import secrets
 import socket
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +31,24 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pycni.atomic_files import write_atomic
 from pykubelet.client.bootstrap import ca_cert_hash
 
-__all__ = ["PKI", "Tokens", "ca_cert_hash", "host_addresses"]
+__all__ = ["PKI", "Tokens", "ca_cert_hash", "host_addresses", "make_private_dir"]
 
 CA_DAYS = 3650
 CERT_DAYS = 365
 _JOIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
+def make_private_dir(path: Path) -> None:
+    """``path`` a directory only its owner reads (0700), also when it already existed with
+    a wider mode (an older version's): keys, tokens and the store live in it."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if stat.S_IMODE(path.stat().st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
 def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` with mode 0600, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Write ``data`` to ``path`` with mode 0600, atomically, in a 0700 directory."""
+    make_private_dir(path.parent)
     write_atomic(path, data, mode=0o600)
 
 
@@ -80,6 +90,7 @@ class PKI:
 
     def ensure_ca(self) -> None:
         if self.ca_cert_path.exists() and self.ca_key_path.exists():
+            self._tighten()
             return
         key = _key()
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pykube-ca")])
@@ -100,9 +111,15 @@ class PKI:
         _write_private(self.ca_key_path, _key_pem(key))
         _write_private(self.ca_cert_path, cert.public_bytes(serialization.Encoding.PEM))
 
+    def _tighten(self) -> None:
+        """Keys and certificates an older version left readable: 0600 in a 0700 dir."""
+        make_private_dir(self.dir)
+        for path in self.dir.iterdir():
+            if path.is_file() and stat.S_IMODE(path.stat().st_mode) != 0o600:
+                os.chmod(path, 0o600)
+
     def install_ca(self, cert_pem: bytes, key_pem: bytes) -> None:
         """Use a CA made elsewhere (another control plane's, shared through the store)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
         _write_private(self.ca_key_path, key_pem)
         _write_private(self.ca_cert_path, cert_pem)
 

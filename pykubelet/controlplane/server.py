@@ -33,7 +33,13 @@ from pykubelet.controlplane.election import Elector, LeaderElection, default_ide
 from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
-from pykubelet.controlplane.pki import PKI, Tokens, ca_cert_hash, host_addresses
+from pykubelet.controlplane.pki import (
+    PKI,
+    Tokens,
+    ca_cert_hash,
+    host_addresses,
+    make_private_dir,
+)
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
@@ -172,7 +178,7 @@ class ControlPlane:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.root)  # store, keys, tokens (etcd wants its data dir 0700)
         await self.storage.start()
         shared_rev = 0
         if self.options.etcd is not None:  # one CA and one set of tokens for all of them

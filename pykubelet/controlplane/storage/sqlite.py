@@ -21,10 +21,13 @@ loop, so a client that hears "created" finds the object in the watch cache.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
+import os
 import queue
 import sqlite3
+import stat
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -112,7 +115,7 @@ class SQLiteStorage:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _make_private(Path(self.path))
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         await asyncio.to_thread(self._open, self._conn)
         self._rev = self._write_rev
@@ -402,6 +405,19 @@ class SQLiteStorage:
                 fut.set_exception(exc)
             else:
                 fut.set_result(result)
+
+
+def _make_private(path: Path) -> None:
+    """The store file and its WAL and shared-memory files 0600 (SQLite gives the -wal and
+    -shm files the database file's mode), made so before SQLite opens them, and fixed when
+    an older version left them readable: Secrets are in them. A directory made here 0700."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(name.stat().st_mode) != 0o600:
+                os.chmod(name, 0o600)
 
 
 def _row_event(row: tuple[Any, ...]) -> Event:
