@@ -18,6 +18,7 @@ continuation whose snapshot is gone.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import time
@@ -267,20 +268,53 @@ class ResourceCache:
         namespace: str | None,
         predicate: Callable[[Attrs], bool] | None,
         index: tuple[str, str] | None = None,
+        start: str = "",
     ) -> Iterator[Entry]:
-        """The live entries in key order that pass ``namespace`` and ``predicate``."""
+        """The live entries in key order, from key ``start`` on, that pass ``namespace``
+        and ``predicate``."""
         if index is not None and index[0] in self.indexes:
-            keys: Iterable[str] = sorted(self.indexes[index[0]].get(index[1], ()))
+            keys: list[str] = sorted(self.indexes[index[0]].get(index[1], ()))
         else:
             keys = self.sorted_keys()
         if namespace is not None:
-            start = f"{self.prefix}{namespace}/"
-        for key in keys:
-            if namespace is not None and not key.startswith(start):
+            prefix = f"{self.prefix}{namespace}/"
+            start = max(start, prefix)
+        for i in range(bisect.bisect_left(keys, start) if start else 0, len(keys)):
+            key = keys[i]
+            if namespace is not None and not key.startswith(prefix):
+                if key > prefix:
+                    break
                 continue
             e = self.entries[key]
             if predicate is None or predicate(e.attrs):
                 yield e
+
+    def select_at(
+        self,
+        rev: int,
+        namespace: str | None,
+        predicate: Callable[[Attrs], bool] | None,
+        index: tuple[str, str] | None = None,
+        start: str = "",
+    ) -> list[Entry]:
+        """What :meth:`select` answered at revision ``rev``: the live entries with the
+        ring's events after ``rev`` undone (a paged list's later pages read the first
+        page's revision). TooOldError when the ring no longer reaches back to ``rev``."""
+        before: dict[str, Entry | None] = {}  # key -> its state at rev
+        for ev in reversed(self.events_since(rev)):
+            before[ev.entry.key] = ev.prev
+        out = [e for e in self.select(namespace, predicate, index, start)
+               if e.key not in before]
+        prefix = self.prefix if namespace is None else f"{self.prefix}{namespace}/"
+        for key, e in before.items():
+            if e is None or key < start or not key.startswith(prefix):
+                continue
+            if index is not None and e.attrs.fields.get(index[0], "") != index[1]:
+                continue
+            if predicate is None or predicate(e.attrs):
+                out.append(e)
+        out.sort(key=lambda e: e.key)
+        return out
 
     def events_since(self, rev: int) -> list[CachedEvent]:
         """The ring's events after ``rev``; TooOldError when some may be gone."""

@@ -37,6 +37,7 @@ class APIError(Exception):
         message: str,
         details: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        list_meta: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -44,12 +45,13 @@ class APIError(Exception):
         self.message = message
         self.details = dict(details) if details else None
         self.headers = dict(headers) if headers else {}
+        self.list_meta = dict(list_meta) if list_meta else {}  # Status.metadata (ListMeta)
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -130,8 +132,8 @@ def forbidden(
     return APIError(403, FORBIDDEN, message, _details(resource, group, name))
 
 
-def expired(message: str) -> APIError:
-    return APIError(410, EXPIRED, message)
+def expired(message: str, list_meta: Mapping[str, Any] | None = None) -> APIError:
+    return APIError(410, EXPIRED, message, list_meta=list_meta)
 
 
 def method_not_allowed(verb: str, kind: str) -> APIError:

@@ -16,7 +16,6 @@ object goes when the grace ends (a node confirms) or the last finalizer is remov
 
 from __future__ import annotations
 
-import base64
 import copy
 import datetime as dt
 import logging
@@ -34,6 +33,7 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.patch import PatchError, apply_patch
 from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
+from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.resources import ResourceInfo
 from pykubelet.controlplane.registry.strategy import Obj, Strategy, now, rfc3339
 from pykubelet.controlplane.storage import (
@@ -148,7 +148,6 @@ class Registry:
         self.cacher = cacher
         self.stores: dict[tuple[str, str], GenericStore] = {}
         self.admission: list[AdmitFn] = []
-        self.continues: dict[str, tuple[float, list[Entry]]] = {}
 
     def add(self, strategy: Strategy, ring_size: int | None = None) -> GenericStore:
         cache = self.cacher.register(strategy.info.storage_prefix, strategy.attrs,
@@ -254,50 +253,41 @@ class GenericStore:
         limit: int = 0,
         continue_token: str = "",
     ) -> ListResult:
+        """A list, paged when ``limit`` > 0 (a non-positive limit is none, as upstream);
+        a ``continue_token`` goes on at its revision (see :mod:`.paging`)."""
+        limit = max(limit, 0)
         rev = self.registry.cacher.rev
-        if continue_token:
-            return self._continue(continue_token, limit)
-        entries = list(self.cache.select(namespace, predicate, index))
+        key_prefix = self.cache.prefix if namespace is None else (
+            f"{self.cache.prefix}{namespace}/")
+        if not continue_token:
+            entries = list(self.cache.select(namespace, predicate, index))
+        else:
+            depth = 2 if self.info.namespaced and namespace is None else 1
+            try:
+                start, token_rev = decode_continue(continue_token, key_prefix, depth)
+            except ValueError as exc:
+                raise errors.bad_request(f"invalid continue token: {exc}") from None
+            if token_rev > rev:
+                raise errors.timeout(f"Too large resource version: {token_rev}, current: "
+                                     f"{rev}")
+            if token_rev < 0:  # go on at the latest revision (after a 410)
+                entries = list(self.cache.select(namespace, predicate, index, start))
+            else:
+                compacted = self.registry.storage.compacted_revision()
+                try:
+                    if token_rev <= compacted:
+                        raise TooOldError(token_rev, compacted)
+                    entries = self.cache.select_at(token_rev, namespace, predicate, index,
+                                                   start)
+                except TooOldError:
+                    raise errors.expired(CONTINUE_EXPIRED, list_meta={
+                        "continue": encode_continue(start, key_prefix, -1)}) from None
+                rev = token_rev
         if limit and len(entries) > limit:
-            token = uuid.uuid4().hex
-            self.registry.continues[token] = (dt.datetime.now().timestamp(), entries)
-            self._expire_continues()
             page = entries[:limit]
-            cont = _encode_continue(rev, page[-1].key, token)
+            cont = encode_continue(page[-1].key + "\x00", key_prefix, rev)
             return ListResult(page, rev, cont, len(entries) - limit)
         return ListResult(entries, rev)
-
-    def _continue(self, token: str, limit: int) -> ListResult:
-        try:
-            data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-            rev, start, snap = int(data["rv"]), str(data["start"]), str(data["snap"])
-        except (ValueError, KeyError, TypeError):
-            raise errors.bad_request("continue key is not valid: illegal base64 data") from None
-        held = self.registry.continues.get(snap)
-        if held is None:
-            raise errors.APIError(
-                410, errors.EXPIRED,
-                "The provided continue parameter is too old to display a consistent list "
-                "result. You can start a new list without the continue parameter, or use the "
-                "continue token in this response to retrieve the remainder of the results. "
-                "Continuing with the provided token results in an inconsistent list - objects "
-                "that were created, modified, or deleted between the time the first chunk was "
-                "returned and now may show up in the list.")
-        entries = held[1]
-        idx = next((i for i, e in enumerate(entries) if e.key > start), len(entries))
-        rest = entries[idx:]
-        if limit and len(rest) > limit:
-            page = rest[:limit]
-            return ListResult(page, rev, _encode_continue(rev, page[-1].key, snap),
-                              len(rest) - limit)
-        self.registry.continues.pop(snap, None)
-        return ListResult(rest, rev)
-
-    def _expire_continues(self) -> None:
-        cutoff = dt.datetime.now().timestamp() - 300
-        for k, (t, _) in list(self.registry.continues.items()):
-            if t < cutoff:
-                del self.registry.continues[k]
 
     # ------------------------------------------------------------------ create
     async def create(
@@ -550,6 +540,11 @@ class GenericStore:
             raise errors.expired(str(exc)) from None
 
 
-def _encode_continue(rev: int, start: str, snap: str) -> str:
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": start, "snap": snap})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+# kube-apiserver's message for a continue whose revision is gone (etcd3 store's
+# inconsistentContinue), answered with a token that goes on at the latest revision
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You "
+    "can start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list.")
