@@ -24,7 +24,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -42,6 +42,11 @@ log = logging.getLogger(__name__)
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 DEFAULT_RING = 10_000
+# The ring is aged by time too, as upstream's watch cache sizes itself to hold
+# eventFreshDuration (75 s) of events and shrinks towards its lower bound (100 events) when
+# what it holds is older: big objects do not stay in memory for 10,000 events' time.
+EVENT_FRESH_S = 75.0
+RING_LOWER_BOUND = 100
 WATCHER_QUEUE_LIMIT = 10_000  # events a watcher may fall behind before it is closed
 FUTURE_RV_WAIT_S = 3.0  # a watch or list ahead of the cache waits this long (as upstream)
 
@@ -95,6 +100,7 @@ class CachedEvent:
     rev: int
     entry: Entry  # the new state (for DELETED: the last state at the delete's revision)
     prev: Entry | None
+    at: float = 0.0  # when it entered the cache (monotonic), for aging
 
 
 def with_resource_version(value: bytes, rev: int) -> bytes:
@@ -183,8 +189,10 @@ def with_rv_replaced(data: bytes, rev: int) -> bytes:
 class ResourceCache:
     """The cache of one resource (one key prefix of the store)."""
 
-    def __init__(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING) -> None:
+    def __init__(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.prefix = prefix
+        self.clock = clock
         self.attrs_fn = attrs_fn
         self.entries: dict[str, Entry] = {}
         self.ring: deque[CachedEvent] = deque()
@@ -229,7 +237,7 @@ class ResourceCache:
                 del self.entries[key]
                 self._index_remove(prev)
                 self._sorted_keys = None
-            cached = CachedEvent(DELETED, ev.kv.mod_revision, entry, prev)
+            cached = CachedEvent(DELETED, ev.kv.mod_revision, entry, prev, self.clock())
         else:
             entry = self.make_entry(key, ev.kv.value, ev.kv.mod_revision, ev.kv.create_revision)
             if prev is None:
@@ -239,23 +247,30 @@ class ResourceCache:
             self.entries[key] = entry
             self._index_add(entry)
             cached = CachedEvent(MODIFIED if prev is not None else ADDED,
-                                 ev.kv.mod_revision, entry, prev)
+                                 ev.kv.mod_revision, entry, prev, self.clock())
         self.ring.append(cached)
-        while len(self.ring) > self.ring_size:
-            self.floor = self.ring.popleft().rev
+        self._trim(cached.at)
         for w in list(self.watchers):
             w.offer(cached)
         return cached
 
     def load(self, entries: Iterable[Entry], history: Iterable[CachedEvent], floor: int) -> None:
         self.entries = {e.key: e for e in entries}
-        self.ring = deque(history)
+        now = self.clock()
+        self.ring = deque(replace(ev, at=now) for ev in history)  # aged from now on
         self.floor = floor
-        while len(self.ring) > self.ring_size:
-            self.floor = self.ring.popleft().rev
+        self._trim(now)
         self._sorted_keys = None
         for name in list(self.indexes):
             self.add_index(name)
+
+    def _trim(self, now: float) -> None:
+        """Drop the oldest events beyond ring_size, and those older than EVENT_FRESH_S
+        beyond RING_LOWER_BOUND; watches and continuations from before are then 410."""
+        ring = self.ring
+        while len(ring) > self.ring_size or (
+                len(ring) > RING_LOWER_BOUND and now - ring[0].at > EVENT_FRESH_S):
+            self.floor = ring.popleft().rev
 
     # ------------------------------------------------------------------ reading
     def sorted_keys(self) -> list[str]:

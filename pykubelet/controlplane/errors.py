@@ -54,8 +54,9 @@ class APIError(Exception):
             "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # StatusReasonUnknown ("") is omitted
+            out["reason"] = self.reason
         if self.details:
             out["details"] = self.details
         out["code"] = self.code

@@ -40,6 +40,7 @@ from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,
     NotFoundError,
+    RequestTooLargeError,
     Storage,
     StorageError,
 )
@@ -319,7 +320,7 @@ class GenericStore:
             raise errors.already_exists(self.info.resource, self.info.group,
                                         meta["name"]) from None
         except StorageError as exc:
-            raise errors.internal(str(exc)) from None
+            raise storage_error(exc) from None
         return await self._committed(kv.mod_revision, key)
 
     @staticmethod
@@ -442,7 +443,7 @@ class GenericStore:
             except NotFoundError:
                 raise self._not_found(name) from None
             except StorageError as exc:
-                raise errors.internal(str(exc)) from None
+                raise storage_error(exc) from None
             return await self._committed(kv.mod_revision, key)
         raise errors.conflict(self.info.resource, self.info.group, name,
                               "too many concurrent updates; please try again")
@@ -509,7 +510,7 @@ class GenericStore:
             except NotFoundError:
                 raise self._not_found(name) from None
             except StorageError as exc:
-                raise errors.internal(str(exc)) from None
+                raise storage_error(exc) from None
             await self.registry.cacher.wait_for(kv.mod_revision)
             for ev in reversed(self.cache.ring):
                 if ev.rev == kv.mod_revision:
@@ -538,6 +539,15 @@ class GenericStore:
             return self.cache.events_since(rev)
         except TooOldError as exc:
             raise errors.expired(str(exc)) from None
+
+
+def storage_error(exc: StorageError) -> errors.APIError:
+    """A store's failure as kube-apiserver answers it: etcd's "request is too large" is not
+    a Status error there, so it is a 500 with etcd's message and no reason; others 500
+    InternalError."""
+    if isinstance(exc, RequestTooLargeError):
+        return errors.APIError(500, "", str(exc))
+    return errors.internal(str(exc))
 
 
 # kube-apiserver's message for a continue whose revision is gone (etcd3 store's

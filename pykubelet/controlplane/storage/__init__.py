@@ -8,6 +8,7 @@ from pykubelet.controlplane.storage.interface import (
     KeyValue,
     NotFoundError,
     Progress,
+    RequestTooLargeError,
     Storage,
     StorageError,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "KeyValue",
     "NotFoundError",
     "Progress",
+    "RequestTooLargeError",
     "Storage",
     "StorageError",
 ]

@@ -50,6 +50,7 @@ from pykubelet.controlplane.storage.interface import (
     KeyValue,
     NotFoundError,
     Progress,
+    RequestTooLargeError,
     StorageError,
 )
 
@@ -74,6 +75,7 @@ KEEPALIVE_TIMEOUT_MS = 3_000
 # so the watch moves to a member that still hears the cluster
 REQUIRE_LEADER = (("hasleader", "true"),)
 _COMPACTED_MESSAGE = "required revision has been compacted"
+_TOO_LARGE_MESSAGE = "request is too large"  # etcd's ErrRequestTooLarge
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -183,6 +185,8 @@ class EtcdStorage:
                 if exc.code() == grpc.StatusCode.OUT_OF_RANGE and (
                         _COMPACTED_MESSAGE in (exc.details() or "")):
                     raise CompactedError(0, self._compacted) from None
+                if _TOO_LARGE_MESSAGE in (exc.details() or ""):
+                    raise RequestTooLargeError() from None
                 if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
                                       grpc.StatusCode.DEADLINE_EXCEEDED):
                     raise StorageError(f"etcd: {exc.code().name}: {exc.details()}") from None

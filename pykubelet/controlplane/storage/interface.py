@@ -21,6 +21,18 @@ class StorageError(Exception):
     """Base of the store's errors; the message is for operators."""
 
 
+# etcd's default --max-request-bytes (1.5 MiB): a write larger than that is refused
+MAX_REQUEST_BYTES = 1536 * 1024
+
+
+class RequestTooLargeError(StorageError):
+    """A write over MAX_REQUEST_BYTES, refused as etcd refuses it (ErrRequestTooLarge);
+    kube-apiserver answers its message as a 500."""
+
+    def __init__(self) -> None:
+        super().__init__("etcdserver: request is too large")
+
+
 class NotFoundError(StorageError):
     def __init__(self, key: str) -> None:
         super().__init__(f"key not found: {key}")

@@ -35,12 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from pykubelet.controlplane.storage.interface import (
+    MAX_REQUEST_BYTES,
     CompactedError,
     ConflictError,
     Event,
     KeyExistsError,
     KeyValue,
     NotFoundError,
+    RequestTooLargeError,
     StorageError,
 )
 
@@ -207,10 +209,12 @@ class SQLiteStorage:
 
     # ------------------------------------------------------------------ writes
     async def create(self, key: str, value: bytes) -> KeyValue:
+        _check_size(key, value)
         result: KeyValue = await self._submit(_Op(_CREATE, key, value))
         return result
 
     async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+        _check_size(key, value)
         result: KeyValue = await self._submit(_Op(_UPDATE, key, value, expected_revision))
         return result
 
@@ -405,6 +409,12 @@ class SQLiteStorage:
                 fut.set_exception(exc)
             else:
                 fut.set_result(result)
+
+
+def _check_size(key: str, value: bytes) -> None:
+    """etcd's request size limit, so both stores refuse the same objects."""
+    if len(key) + len(value) > MAX_REQUEST_BYTES:
+        raise RequestTooLargeError()
 
 
 def _make_private(path: Path) -> None:

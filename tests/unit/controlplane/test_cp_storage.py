@@ -16,6 +16,7 @@ from pykubelet.controlplane.storage import (
     KeyExistsError,
     NotFoundError,
     Progress,
+    RequestTooLargeError,
     Storage,
 )
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
@@ -208,6 +209,20 @@ def test_writes_after_a_compaction_and_checkpoint_succeed(tmp_path: Path) -> Non
             await s.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("backend", ["sqlite-file", "etcd"])
+def test_writes_over_etcds_request_limit_are_refused(backend: str, tmp_path: Path) -> None:
+    """etcd's --max-request-bytes (1.5 MiB by default), which SQLite applies as well."""
+    async def body(s: Storage) -> None:
+        a = await s.create("/k/a", b"x" * (1024 * 1024))
+        with pytest.raises(RequestTooLargeError, match="etcdserver: request is too large"):
+            await s.create("/k/b", b"x" * (1536 * 1024))
+        with pytest.raises(RequestTooLargeError):
+            await s.update("/k/a", b"x" * (1536 * 1024), a.mod_revision)
+        assert await s.get("/k/b") is None
+
+    run(backend, tmp_path, body)
 
 
 def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
