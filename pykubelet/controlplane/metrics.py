@@ -33,6 +33,7 @@ from prometheus_client import (
 )
 
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_request_info
+from pykubelet.controlplane.registry.resources import group_versions, lookup
 from pysched.metrics import SchedulerMetrics
 
 COMPONENT = "apiserver"
@@ -44,6 +45,25 @@ _LABELS = ("verb", "dry_run", "group", "version", "resource", "subresource", "sc
 #: non-resource paths reported by name; any other (a 404, say) is reported as "other"
 _KNOWN_PATHS = ("/version", "/healthz", "/livez", "/readyz", "/metrics", "/cacerts",
                 "/bootstrap/node", "/openapi/v2", "/openapi/v3", "/api", "/apis")
+OTHER = "other"
+#: the verbs reported; any other is "other" (endpoints/metrics validRequestMethods)
+_VALID_VERBS = frozenset({"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET",
+                          "LIST", "PATCH", "POST", "PROXY", "PUT", "UPDATE", "WATCH",
+                          "WATCHLIST"})
+
+
+def _discovery_paths() -> frozenset[str]:
+    """/api/v1, /apis/<group> and /apis/<group>/<version> of what is served."""
+    out = set()
+    for group, version in group_versions():
+        if group:
+            out.update((f"/apis/{group}", f"/apis/{group}/{version}"))
+        else:
+            out.add(f"/api/{version}")
+    return frozenset(out)
+
+
+_DISCOVERY_PATHS = _discovery_paths()
 
 
 def register_process_metrics(registry: CollectorRegistry) -> None:
@@ -72,16 +92,33 @@ def _verb(method: str, info: RequestInfo, scope: str) -> str:
     verb = "GET" if method.upper() == "HEAD" else method.upper()
     if verb == "GET" and scope != "resource":
         return "LIST"
-    return verb
+    return verb if verb in _VALID_VERBS else OTHER
+
+
+def _dry_run(values: list[str]) -> str:
+    """cleanDryRun: the sorted distinct values, "invalid" unless each is All."""
+    if not values:
+        return ""
+    if any(v != "All" for v in values):
+        return "invalid"
+    return "All"
+
+
+def _served(info: RequestInfo) -> bool:
+    """A resource (and subresource) this API server serves; anything else is "other"."""
+    r = lookup(info.group, info.version, info.resource)
+    if r is None:
+        return False
+    return not info.subresource or any(s.name == info.subresource for s in r.subresources)
 
 
 def _non_resource_path(path: str) -> str:
     clean = "/" + path.strip("/")
     if clean.startswith("/openapi/v3/"):
         return "/openapi/v3"
-    if clean.startswith(("/api/", "/apis/")):
-        return clean  # group and version discovery: a bounded set
-    return clean if clean in _KNOWN_PATHS else "other"
+    if clean in _DISCOVERY_PATHS or clean in _KNOWN_PATHS:
+        return clean
+    return OTHER
 
 
 class ControlPlaneMetrics:
@@ -106,14 +143,15 @@ class ControlPlaneMetrics:
         query = parse_qs(parts.query)
         watch = (query.get("watch") or [""])[0].lower() not in ("", "0", "false")
         info = parse_request_info(method, parts.path, watch)
-        dry_run = ",".join(sorted(query.get("dryRun", [])))
-        if info.is_resource_request:
+        dry_run = _dry_run(query.get("dryRun", []))
+        if info.is_resource_request and _served(info):
             scope = _scope(info)
             labels = (_verb(method, info, scope), dry_run, info.group, info.version,
                       info.resource, info.subresource, scope, COMPONENT)
         else:
-            labels = (method.upper(), dry_run, "", "", "", _non_resource_path(parts.path),
-                      "", COMPONENT)
+            path = parts.path if not info.is_resource_request else OTHER
+            verb = method.upper() if method.upper() in _VALID_VERBS else OTHER
+            labels = (verb, dry_run, "", "", "", _non_resource_path(path), "", COMPONENT)
         self.requests.labels(*labels, str(code)).inc()
         self.latency.labels(*labels).observe(seconds)
 

@@ -8,6 +8,7 @@ hot paths do no JSON encoding of stored objects at all.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -219,8 +220,9 @@ class APIServer:
         if self.metrics is None:
             raise errors.APIError(404, errors.NOT_FOUND,
                                   "the server could not find the requested resource")
-        return web.Response(body=self.metrics(),
-                            headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+        # generated on a thread: a scrape never stalls the requests served on the loop
+        body = await asyncio.to_thread(self.metrics)
+        return web.Response(body=body, headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
     async def _cacerts(self, request: web.Request) -> web.Response:
         return web.Response(body=self.ca_pem, content_type="application/x-pem-file")
