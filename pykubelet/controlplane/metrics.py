@@ -54,7 +54,7 @@ _VALID_VERBS = frozenset({"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECT
 
 def _discovery_paths() -> frozenset[str]:
     """/api/v1, /apis/<group> and /apis/<group>/<version> of what is served."""
-    out = set()
+    out: set[str] = set()
     for group, version in group_versions():
         if group:
             out.update((f"/apis/{group}", f"/apis/{group}/{version}"))
