@@ -27,6 +27,7 @@ from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
+from pykubelet.controlplane.apiserver.serving import APIServerRunner
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
@@ -210,7 +211,7 @@ class ControlPlane:
             store_check=self.store_check,
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
         )
-        self._runner = web.AppRunner(self.api.app(), access_log=None, handle_signals=False)
+        self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, ssl_context=self._ssl_context(),
                            reuse_address=True, backlog=1024)

@@ -6,6 +6,7 @@ as Go's http.Server reaps them, and TLS and headers show what kube-apiserver's s
 from __future__ import annotations
 
 import asyncio
+import io
 import ssl
 import threading
 import time
@@ -16,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
+import pytest
+from aiohttp import web
 
+from pykubelet.controlplane.apiserver import serving
 from pykubelet.controlplane.server import ControlPlane, Options
 
 
@@ -72,5 +77,128 @@ def test_a_slow_scrape_does_not_hold_up_other_requests(tmp_path: Path) -> None:
                 await asyncio.to_thread(other.join, 15)
             assert took, "the other client got no answer"
             assert took[0] < 0.5, took
+
+    asyncio.run(main())
+
+
+async def tls_connection(cp: ControlPlane) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    ctx = ssl.create_default_context(cafile=str(cp.pki.ca_cert_path))
+    return await asyncio.open_connection("127.0.0.1", cp.port, ssl=ctx,
+                                         server_hostname="localhost")
+
+
+async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
+    """True when the server closes the connection within ``seconds``."""
+    try:
+        await asyncio.wait_for(reader.read(), seconds)
+    except TimeoutError:
+        return False
+    except (ConnectionError, ssl.SSLError):
+        pass
+    return True
+
+
+def test_connections_that_send_no_whole_header_are_reaped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Go's http.Server as kube-apiserver sets it: ReadHeaderTimeout 32 s for a request's
+    headers, IdleTimeout 90 s between requests (scaled down here); aiohttp's default kept
+    a connection that sent half a header for 3,630 s."""
+    assert (serving.READ_HEADER_TIMEOUT_S, serving.IDLE_TIMEOUT_S) == (32.0, 90.0)
+    monkeypatch.setattr(serving, "READ_HEADER_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(serving, "IDLE_TIMEOUT_S", 1.0)
+
+    async def main() -> None:
+        async with control_plane(tmp_path) as cp:
+            # a connection that sends nothing, one that sends half a header slowly
+            silent = await tls_connection(cp)
+            slow = await tls_connection(cp)
+            slow[1].write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            await slow[1].drain()
+            await asyncio.sleep(0.3)
+            slow[1].write(b"X-A: 1\r\n")  # data keeps coming: the header deadline holds
+            assert await closed_within(silent[0], 2.0)
+            assert await closed_within(slow[0], 2.0)
+            # a whole request is answered and the connection kept until it idles
+            reader, writer = await tls_connection(cp)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            status = await asyncio.wait_for(reader.readline(), 5)
+            assert status.startswith(b"HTTP/1.1 200")
+            assert not await closed_within(reader, 0.6)  # past the header timeout: idle
+            assert await closed_within(reader, 2.0)
+            for _r, w in (silent, slow, (reader, writer)):
+                w.close()
+
+    asyncio.run(main())
+
+
+def test_an_over_long_header_is_a_status(tmp_path: Path) -> None:
+    """Upstream's MaxHeaderBytes is 1 MiB: a header line under it is served, one over it
+    (or headers over it in all) is 431 with a Status body, as every other error here."""
+    async def main() -> None:
+        async with control_plane(tmp_path) as cp, aiohttp.ClientSession(
+                max_line_size=4 << 20, max_field_size=4 << 20) as s:
+            url = f"{cp.local_url}/healthz"
+            async with s.get(url, headers={"X-Big": "a" * 100_000}, ssl=False) as r:
+                assert r.status == 200
+            for headers in ({"X-Big": "a" * ((1 << 20) + 5000)},
+                            {f"X-Big-{i}": "a" * 300_000 for i in range(4)}):
+                async with s.get(url, headers=headers, ssl=False) as r:
+                    assert r.status == 431
+                    assert r.content_type == "application/json"
+                    body = await r.json()
+                    assert body["kind"] == "Status"
+                    assert body["code"] == 431
+                    assert body["message"] == "Request Header Fields Too Large"
+            reader, writer = await tls_connection(cp)  # a header line without a colon
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost x\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.split()[1] == b"400"
+            assert b"Content-Type: application/json" in head
+            status = orjson.loads(body)
+            assert (status["kind"], status["reason"], status["code"]) == (
+                "Status", "BadRequest", 400)
+
+    asyncio.run(main())
+
+
+def test_bodies_and_upgraded_streams_are_not_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header deadline and size apply to headers only: a stream after an upgrade
+    (exec, attach, port-forward) may send more than MAX_HEADER_BYTES and stay open past
+    the header timeout, a body may be bigger than the header limit."""
+    monkeypatch.setattr(serving, "READ_HEADER_TIMEOUT_S", 0.3)
+
+    async def echo(request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for msg in ws:
+            await ws.send_bytes(msg.data)
+        return ws
+
+    async def length(request: web.Request) -> web.Response:
+        return web.Response(text=str(len(await request.read())))
+
+    async def main() -> None:
+        app = web.Application(client_max_size=8 << 20)
+        app.router.add_get("/ws", echo)
+        app.router.add_post("/body", length)
+        runner = serving.APIServerRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        try:
+            async with aiohttp.ClientSession() as s:
+                async with s.post(f"http://127.0.0.1:{port}/body",
+                                  data=io.BytesIO(b"x" * (3 << 20))) as r:
+                    assert (r.status, await r.text()) == (200, str(3 << 20))
+                async with s.ws_connect(f"http://127.0.0.1:{port}/ws") as ws:
+                    for _ in range(3):
+                        await ws.send_bytes(b"y" * (1 << 20))
+                        assert len((await ws.receive()).data) == 1 << 20
+                        await asyncio.sleep(0.3)
+        finally:
+            await runner.cleanup()
 
     asyncio.run(main())
