@@ -27,7 +27,7 @@ from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
-from pykubelet.controlplane.apiserver.serving import APIServerRunner
+from pykubelet.controlplane.apiserver.serving import APIServerRunner, server_tls_context
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
@@ -151,21 +151,27 @@ class ControlPlane:
             host = "127.0.0.1"
         return f"https://{host}:{self.port}"
 
-    def _ssl_context(self) -> ssl.SSLContext:
+    def serving_names(self) -> tuple[list[str], list[str]]:
+        """(DNS names, IPs) of the serving certificate: the addresses the server is reached
+        at and those configured. On a wildcard listen every address of the host (and its
+        name); on one address only that one (and loopback's), never the host's others."""
         host, _ = split_listen(self.options.listen)
-        ips = {"127.0.0.1", *host_addresses(), *(a for a in self.options.extra_sans
-                                                  if a[:1].isdigit())}
-        if host not in ("0.0.0.0", "::", ""):
-            ips.add(host)
+        wildcard = host in ("0.0.0.0", "::", "")
+        ips = {"127.0.0.1", *(a for a in self.options.extra_sans if a[:1].isdigit())}
+        ips.update(host_addresses() if wildcard else [host])
         if self.options.advertise_address:
             ips.add(self.options.advertise_address)
         dns = {"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-               "kubernetes.default.svc.cluster.local", socket.gethostname().lower(),
+               "kubernetes.default.svc.cluster.local",
                *(a for a in self.options.extra_sans if not a[:1].isdigit())}
-        paths = self.pki.issue("apiserver", "kube-apiserver", dns=sorted(dns), ips=sorted(ips))
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(paths.cert, paths.key)
-        return ctx
+        if wildcard:
+            dns.add(socket.gethostname().lower())
+        return sorted(dns), sorted(ips)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        dns, ips = self.serving_names()
+        paths = self.pki.issue("apiserver", "kube-apiserver", dns=dns, ips=ips)
+        return server_tls_context(paths.cert, paths.key)
 
     def _kubelet_client_context(self) -> ssl.SSLContext:
         """What the API server shows nodes' servers, and how it checks theirs."""

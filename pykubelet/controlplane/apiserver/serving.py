@@ -13,7 +13,9 @@ other error of the API, not aiohttp's plain text.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -28,6 +30,35 @@ READ_HEADER_TIMEOUT_S = 32.0
 IDLE_TIMEOUT_S = 90.0
 MAX_HEADER_BYTES = 1 << 20
 HEADER_SLACK = 4096  # Go's http.Server reads MaxHeaderBytes + 4096 before refusing
+# Go's TLS 1.2 suites without CBC: ECDHE with AES-GCM or ChaCha20-Poly1305 (TLS 1.3 has
+# only AEAD suites anyway)
+TLS12_CIPHERS = ":".join((
+    "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+    "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+    "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305"))
+
+
+def server_tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """The API server's TLS: 1.2 and up, the suites above."""
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(TLS12_CIPHERS)
+    ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+async def _no_server_header(request: web.Request, response: web.StreamResponse) -> None:
+    """Go's net/http sends no Server header (aiohttp names itself and Python's version)."""
+    response.headers.popall("Server", None)
+
+
+class _Response(web.Response):
+    """A response without aiohttp's Server header, for errors before any handler (no
+    application's signals run for those)."""
+
+    async def _prepare_headers(self) -> None:
+        await super()._prepare_headers()
+        self.headers.popall("Server", None)
 
 
 class APIRequestHandler(RequestHandler):
@@ -111,8 +142,8 @@ class APIRequestHandler(RequestHandler):
                                   message or HTTPStatus(status).phrase)
         if status >= 500:
             self.log_exception("Error handling request", exc_info=exc)
-        resp = web.Response(status=status, body=orjson.dumps(err.status()),
-                            content_type="application/json")
+        resp = _Response(status=status, body=orjson.dumps(err.status()),
+                         content_type="application/json")
         resp.force_close()
         return resp
 
@@ -121,6 +152,7 @@ class APIServerRunner(web.AppRunner):
     """An AppRunner whose connections are :class:`APIRequestHandler` with Go's limits."""
 
     def __init__(self, app: web.Application, **kwargs: Any) -> None:
+        app.on_response_prepare.append(_no_server_header)
         super().__init__(app, keepalive_timeout=IDLE_TIMEOUT_S, max_line_size=MAX_HEADER_BYTES,
                          max_field_size=MAX_HEADER_BYTES, **kwargs)
 

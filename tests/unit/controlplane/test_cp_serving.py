@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import socket
 import ssl
 import threading
 import time
@@ -20,6 +21,7 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
+from cryptography import x509
 
 from pykubelet.controlplane.apiserver import serving
 from pykubelet.controlplane.server import ControlPlane, Options
@@ -200,5 +202,61 @@ def test_bodies_and_upgraded_streams_are_not_headers(monkeypatch: pytest.MonkeyP
                         await asyncio.sleep(0.3)
         finally:
             await runner.cleanup()
+
+    asyncio.run(main())
+
+
+def served_certificate(cp: ControlPlane) -> x509.Certificate:
+    pem = ssl.get_server_certificate(("127.0.0.1", cp.port))
+    return x509.load_pem_x509_certificate(pem.encode())
+
+
+def handshake(cp: ControlPlane, ciphers: str) -> str | None:
+    """The cipher a TLS 1.2 client offering only ``ciphers`` gets, None when refused."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(ciphers)
+    try:
+        with socket.create_connection(("127.0.0.1", cp.port), timeout=5) as raw, \
+                ctx.wrap_socket(raw) as tls:
+            cipher = tls.cipher()
+            return cipher[0] if cipher else None
+    except (ssl.SSLError, ConnectionError):
+        return None
+
+
+def test_tls_certificate_and_headers_show_what_kube_apiserver_shows(tmp_path: Path) -> None:
+    """TLS 1.2 with Go's AEAD suites only (ECDHE with AES-GCM or ChaCha20-Poly1305, no
+    CBC), a serving certificate naming only the addresses the server is reached at (on
+    loopback: not every interface of the host), and no ``Server`` header."""
+    async def main() -> None:
+        cp0 = ControlPlane(Options(root=tmp_path, listen="127.0.0.1:0"))
+        cp0.pki.issue("apiserver", "kube-apiserver", dns=["localhost", "other.example"],
+                      ips=["127.0.0.1", "10.99.0.7"])  # an older certificate with more
+        async with control_plane(tmp_path, extra_sans=["203.0.113.5", "api.example"]) as cp:
+            for cbc in ("ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384",
+                        "ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA"):
+                assert await asyncio.to_thread(handshake, cp, cbc) is None, cbc
+            for aead in ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                         "ECDHE-ECDSA-CHACHA20-POLY1305"):
+                assert await asyncio.to_thread(handshake, cp, aead) == aead
+            cert = await asyncio.to_thread(served_certificate, cp)
+            san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+            ips = {str(i) for i in san.get_values_for_type(x509.IPAddress)}
+            assert ips == {"127.0.0.1", "203.0.113.5"}
+            assert set(san.get_values_for_type(x509.DNSName)) == {
+                "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local", "api.example"}
+            async with aiohttp.ClientSession() as s, s.get(f"{cp.local_url}/healthz",
+                                                           ssl=False) as r:
+                assert r.status == 200
+                assert "Server" not in r.headers
+            reader, writer = await tls_connection(cp)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost x\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+            assert b"\r\nServer:" not in answer.partition(b"\r\n\r\n")[0]
 
     asyncio.run(main())
