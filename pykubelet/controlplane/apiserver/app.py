@@ -31,6 +31,8 @@ from pykubelet.controlplane.apiserver.selectors import (
 )
 from pykubelet.controlplane.apiserver.watch import WatchStream
 from pykubelet.controlplane.cacher import Attrs, Entry
+from pykubelet.controlplane.registry import podrefs
+from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
 from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
 from pykubelet.controlplane.registry.store import (
     Context,
@@ -370,11 +372,15 @@ class APIServer:
         return json_response(body)
 
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
-        """Does a pod bound to ``node`` use this configmap or secret?"""
+        """Does a pod bound to ``node`` use this configmap or secret? Mirror pods are no
+        relationship (the node made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
         for entry in pods.cache.select(namespace, None, ("spec.nodeName", node)):
-            if name in _pod_references(entry.obj(), resource):
+            pod = entry.obj()
+            if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
+                continue
+            if name in podrefs.references(pod, resource):
                 return True
         return False
 
@@ -553,35 +559,3 @@ def _served() -> list[Any]:
     from pykubelet.controlplane.registry.resources import ALL
 
     return list(ALL)
-
-
-def _pod_references(pod: dict[str, Any], resource: str) -> set[str]:
-    """The configmaps or secrets a pod uses (env, envFrom, volumes, pull secrets)."""
-    spec = pod.get("spec") or {}
-    names: set[str] = set()
-    ref_key = "configMapKeyRef" if resource == "configmaps" else "secretKeyRef"
-    src_key = "configMapRef" if resource == "configmaps" else "secretRef"
-    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or []),
-              *(spec.get("ephemeralContainers") or [])]:
-        for env in c.get("env") or []:
-            ref = (env.get("valueFrom") or {}).get(ref_key)
-            if ref and ref.get("name"):
-                names.add(ref["name"])
-        for src in c.get("envFrom") or []:
-            ref = src.get(src_key)
-            if ref and ref.get("name"):
-                names.add(ref["name"])
-    for vol in spec.get("volumes") or []:
-        if resource == "configmaps" and vol.get("configMap"):
-            names.add(vol["configMap"].get("name", ""))
-        if resource == "secrets" and vol.get("secret"):
-            names.add(vol["secret"].get("secretName", ""))
-        for source in (vol.get("projected") or {}).get("sources") or []:
-            key = "configMap" if resource == "configmaps" else "secret"
-            if source.get(key):
-                names.add(source[key].get("name", ""))
-    if resource == "secrets":
-        for ref in spec.get("imagePullSecrets") or []:
-            names.add(ref.get("name", ""))
-    names.discard("")
-    return names

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.registry import podrefs
 from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
 from pykubelet.controlplane.registry.resources import (
     EVENTS,
@@ -126,6 +127,7 @@ async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx:
 async def node_restriction(
     op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context
 ) -> None:
+    """Upstream's NodeRestriction: what a node writes must be its own."""
     node = ctx.user.node
     if node is None:
         return
@@ -146,17 +148,55 @@ async def node_restriction(
     elif info is PODS:
         bound = (obj.get("spec") or {}).get("nodeName", "")
         if op == "CREATE":
-            if MIRROR_POD_ANNOTATION not in (_meta(obj).get("annotations") or {}):
-                raise deny(f"pod does not have \"{MIRROR_POD_ANNOTATION}\" annotation, node "
-                           f"\"{node}\" can only create mirror pods")
-            if bound != node:
-                raise deny(f"node \"{node}\" can only create pods with spec.nodeName set to "
-                           "itself")
+            why = _mirror_pod_refusal(store, node, obj)
+            if why:
+                raise deny(why)
         elif bound != node or (old is not None and (old.get("spec") or {}).get("nodeName") != node):
             raise deny(f"node \"{node}\" can only {'delete' if op == 'DELETE' else 'update'} "
                        "pods with spec.nodeName set to itself")
     elif info is EVENTS:
         return
+
+
+def _mirror_pod_refusal(store: GenericStore, node: str, pod: Obj) -> str:
+    """Why a node may not create this pod ("" if it may): only mirror pods of its own,
+    owned by its own Node (one controller reference, UID checked), naming no other API
+    object (admitPodCreate), so a node credential reads nothing through them."""
+    meta, spec = _meta(pod), pod.get("spec") or {}
+    if MIRROR_POD_ANNOTATION not in (meta.get("annotations") or {}):
+        return (f'pod does not have "{MIRROR_POD_ANNOTATION}" annotation, node "{node}" can '
+                "only create mirror pods")
+    if spec.get("nodeName", "") != node:
+        return f'node "{node}" can only create pods with spec.nodeName set to itself'
+    owners = meta.get("ownerReferences") or []
+    if len(owners) > 1:
+        return f'node "{node}" can only create pods with a single owner reference set to itself'
+    owner = owners[0] if owners and isinstance(owners[0], dict) else None
+    if owner is None or (owner.get("apiVersion"), owner.get("kind"), owner.get("name")) != (
+            "v1", "Node", node):
+        return f'node "{node}" can only create pods with an owner reference set to itself'
+    if owner.get("controller") is not True:
+        return (f'node "{node}" can only create pods with a controller owner reference set to '
+                "itself")
+    if owner.get("blockOwnerDeletion") is True:
+        return f'node "{node}" must not set blockOwnerDeletion on an owner reference'
+    own = store.registry.store(NODES).lookup("", node)
+    if own is None:
+        raise errors.not_found("nodes", "", node)
+    uid = _meta(own.obj()).get("uid", "")
+    if owner.get("uid") != uid:
+        return f"node {node} UID mismatch: expected {owner.get('uid')} got {uid}"
+    if spec.get("serviceAccountName") or spec.get("serviceAccount"):
+        return f'node "{node}" can not create pods that reference a service account'
+    if podrefs.secret_names(pod):
+        return f'node "{node}" can not create pods that reference secrets'
+    if podrefs.configmap_names(pod):
+        return f'node "{node}" can not create pods that reference configmaps'
+    if podrefs.uses_cluster_trust_bundles(pod):
+        return f'node "{node}" can not create pods that reference clustertrustbundles'
+    if podrefs.uses_claims(pod):
+        return f'node "{node}" can not create pods that reference persistentvolumeclaims'
+    return ""
 
 
 DEFAULT_PLUGINS = (namespace_lifecycle, default_toleration_seconds, priority, node_restriction)
