@@ -43,6 +43,8 @@ from pykubelet.controlplane.registry.store import (
     User,
 )
 from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pysched.apimachinery.field import go_quote
+from pysched.apimachinery.validation import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +100,8 @@ class APIServer:
     openapi: OpenAPI = field(default_factory=OpenAPI)
     bookmark_interval: float = 60.0
     subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
-    join_handler: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    # (node name, body, the request's source address) -> the node's credentials
+    join_handler: Callable[[str, dict[str, Any], str], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
     # upstream's [+]etcd readiness check: a quick read of the store, raising when it
     # cannot answer (an etcd member without quorum, a stopped SQLite writer)
@@ -156,7 +159,7 @@ class APIServer:
                        if exc.status == 404 else exc.reason)
             return status_response(errors.APIError(exc.status, reason, message))
         except Exception as exc:
-            log.exception("internal error serving %s %s", request.method, request.path)
+            log.exception("internal error serving %s %r", request.method, request.path)
             return status_response(errors.internal(str(exc)))
         finally:
             for obs in self.observers:
@@ -235,7 +238,11 @@ class APIServer:
         node = body.get("nodeName") if isinstance(body, dict) else None
         if not isinstance(node, str) or not node:
             raise errors.bad_request("nodeName: Required value")
-        return json_response(await self.join_handler(node, body))
+        invalid = is_dns1123_subdomain(node)
+        if invalid:  # it becomes a Node's name, a user name and a certificate's
+            raise errors.APIError(422, errors.INVALID, f"nodeName: Invalid value: "
+                                  f"{go_quote(node)}: {'; '.join(invalid)}")
+        return json_response(await self.join_handler(node, body, request.remote or ""))
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
         return web.Response(body=V2_PROTOBUF, headers={"Content-Type": V2_CONTENT_TYPE})
