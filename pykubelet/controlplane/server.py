@@ -48,7 +48,7 @@ from pykubelet.controlplane.registry.priorityclasses import (
     PriorityClassStrategy,
     system_class,
 )
-from pykubelet.controlplane.registry.resources import NAMESPACES, PRIORITY_CLASSES
+from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
 from pykubelet.controlplane.registry.store import Context, Registry
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
@@ -339,6 +339,16 @@ class ControlPlane:
                         node)
         log.info("node %r joined", node)
         return answer
+
+    async def label_node(self, name: str, labels: dict[str, str]) -> None:
+        """Add labels to a Node with the control plane's own authority (kubeadm's
+        mark-control-plane: the node-role label is no node's to set on itself)."""
+        def add(node: dict[str, Any]) -> dict[str, Any]:
+            meta = node.setdefault("metadata", {})
+            meta["labels"] = {**(meta.get("labels") or {}), **labels}
+            return node
+
+        await self.registry.store(NODES).guaranteed_update("", name, add)
 
     # ------------------------------------------------------------------ outputs
     def _write_kubeconfig(self) -> None:

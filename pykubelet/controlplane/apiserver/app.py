@@ -303,6 +303,7 @@ class APIServer:
                                    info.namespace, info.name, info.subresource)
         authorize(user, info, single, self._referenced)
         ctx = self._context(request, user)
+        ctx.subresource = info.subresource
         if info.subresource:
             sub = store.info.subresource(info.subresource)
             fn = self.subresources.get((store.info.resource, info.subresource))

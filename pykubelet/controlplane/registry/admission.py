@@ -7,14 +7,16 @@ as kube-apiserver's default plugins do.
   for 300 s unless it says otherwise (so the node lifecycle controller evicts after 5 min).
 - Priority: ``spec.priority`` (and ``preemptionPolicy``) from ``priorityClassName``, or the
   global default class, or 0.
-- NodeRestriction: a node may only write its own Node and Lease, the status of pods bound
-  to it, mirror pods bound to it, and delete or evict pods bound to it.
+- NodeRestriction: a node may only write its own Node (labels a kubelet may set, taints
+  only when it registers) and Lease, the status of pods bound to it (not their labels),
+  mirror pods of its own naming no other object, and delete or evict pods bound to it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api import node_labels
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry import podrefs
 from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
@@ -142,6 +144,9 @@ async def node_restriction(
     if info is NODES:
         if name != node:
             raise deny(f"node \"{node}\" is not allowed to modify node \"{name}\"")
+        why = _node_refusal(op, node, obj, old)
+        if why:
+            raise deny(why)
     elif info is LEASES:
         if _meta(obj).get("namespace") != NODE_LEASE_NAMESPACE or name != node:
             raise deny("can only access node lease with the same name as the requesting node")
@@ -151,11 +156,46 @@ async def node_restriction(
             why = _mirror_pod_refusal(store, node, obj)
             if why:
                 raise deny(why)
+        elif op == "UPDATE" and ctx.subresource == "status":
+            if old is None or (old.get("spec") or {}).get("nodeName") != node:
+                raise deny(f'node "{node}" can only update pod status for pods with '
+                           "spec.nodeName set to itself")
+            if _labels(obj) != _labels(old):
+                raise deny(f'node "{node}" cannot update labels through pod status')
         elif bound != node or (old is not None and (old.get("spec") or {}).get("nodeName") != node):
             raise deny(f"node \"{node}\" can only {'delete' if op == 'DELETE' else 'update'} "
                        "pods with spec.nodeName set to itself")
     elif info is EVENTS:
         return
+
+
+def _labels(obj: Obj) -> dict[str, str]:
+    return dict(_meta(obj).get("labels") or {})
+
+
+def _node_refusal(op: str, node: str, new: Obj, old: Obj | None) -> str:
+    """Why a node may not write its own Node so ("" if it may), as upstream's admitNode:
+    no labels outside a kubelet's own (they steer workloads), no configSource, and after
+    registration no change to its taints (an admin's taint keeps workloads off it)."""
+    spec = new.get("spec") or {}
+    if op == "CREATE":
+        if spec.get("configSource") is not None:
+            return f'node "{node}" is not allowed to create pods with a non-nil configSource'
+        bad = node_labels.forbidden(node_labels.modified(_labels(new), {}))
+        if bad:
+            return f'node "{node}" is not allowed to set the following labels: {", ".join(bad)}'
+    elif op == "UPDATE" and old is not None:
+        old_spec = old.get("spec") or {}
+        if spec.get("configSource") is not None and spec.get("configSource") != old_spec.get(
+                "configSource"):
+            return (f'node "{node}" is not allowed to update configSource to a new non-nil '
+                    "configSource")
+        if (spec.get("taints") or []) != (old_spec.get("taints") or []):
+            return f'node "{node}" is not allowed to modify taints'
+        bad = node_labels.forbidden(node_labels.modified(_labels(new), _labels(old)))
+        if bad:
+            return f"is not allowed to modify labels: {', '.join(bad)}"
+    return ""
 
 
 def _mirror_pod_refusal(store: GenericStore, node: str, pod: Obj) -> str:

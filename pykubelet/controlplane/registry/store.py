@@ -83,6 +83,7 @@ class Context:
 
     user: User = SYSTEM_USER
     dry_run: bool = False
+    subresource: str = ""  # the request's (admission tells pods/status from pods)
     field_validation: str = STRICT
     warnings: list[str] = field(default_factory=list)
 

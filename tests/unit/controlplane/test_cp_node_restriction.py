@@ -145,3 +145,87 @@ def test_a_node_reads_no_secret_through_its_own_mirror_pods(
     assert cluster.admin("POST", f"/api/v1/namespaces/{ns}/pods", plain)[0] == 201
     code, body = n1("GET", f"/api/v1/namespaces/{ns}/secrets/s")
     assert code == 200, body
+
+
+MERGE = "application/merge-patch+json"
+
+
+def test_a_node_registers_only_itself_with_labels_a_kubelet_may_set(cluster: Any) -> None:
+    n7 = cluster.node("nr7")
+    code, body = n7("POST", "/api/v1/nodes", node_object("nr7-other"))
+    assert code == 403, body
+    assert body["message"] == ('nodes "nr7-other" is forbidden: node "nr7" is not allowed to '
+                               'modify node "nr7-other"')
+    for label in ("node-role.kubernetes.io/control-plane", "node-restriction.kubernetes.io/x",
+                  "kubernetes.io/role"):
+        code, body = n7("POST", "/api/v1/nodes", node_object("nr7", {label: ""}))
+        assert code == 403, body
+        assert body["message"] == (f'nodes "nr7" is forbidden: node "nr7" is not allowed to '
+                                   f"set the following labels: {label}")
+    allowed = {"kubernetes.io/hostname": "nr7", "node.kubernetes.io/instance-type": "vm",
+               "topology.kubernetes.io/zone": "z1", "example.com/team": "a"}
+    code, body = n7("POST", "/api/v1/nodes", node_object("nr7", allowed))
+    assert code == 201, body
+    assert cluster.admin("DELETE", "/api/v1/nodes/nr7")[0] == 200
+
+
+def test_a_node_changes_neither_its_taints_nor_restricted_labels(cluster: Any) -> None:
+    n8 = cluster.node("nr8")
+    taint = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
+    code, body = n8("POST", "/api/v1/nodes", node_object("nr8", taints=[taint]))
+    assert code == 201, body  # registering with taints is the node's own choice
+    try:
+        admin_taint = {"key": "admin", "effect": "NoExecute"}
+        code, body = cluster.admin("PATCH", "/api/v1/nodes/nr8",
+                                   {"spec": {"taints": [taint, admin_taint]}}, ctype=MERGE)
+        assert code == 200, body
+        code, body = n8("PATCH", "/api/v1/nodes/nr8", {"spec": {"taints": [taint]}},
+                        ctype=MERGE)
+        assert code == 403, body
+        assert body["message"] == ('nodes "nr8" is forbidden: node "nr8" is not allowed to '
+                                   "modify taints")
+        code, body = n8("PATCH", "/api/v1/nodes/nr8", {"metadata": {"labels": {
+            "node-role.kubernetes.io/worker": "", "node-restriction.kubernetes.io/x": "y"}}},
+            ctype=MERGE)
+        assert code == 403, body
+        assert body["message"] == ('nodes "nr8" is forbidden: is not allowed to modify labels: '
+                                   "node-restriction.kubernetes.io/x, "
+                                   "node-role.kubernetes.io/worker")
+        # an admin's restricted label stays when the node rewrites its own
+        code, body = cluster.admin("PATCH", "/api/v1/nodes/nr8", {"metadata": {"labels": {
+            "node-role.kubernetes.io/control-plane": ""}}}, ctype=MERGE)
+        assert code == 200, body
+        code, body = n8("PATCH", "/api/v1/nodes/nr8", {"metadata": {"labels": {
+            "example.com/rack": "r1"}}}, ctype=MERGE)
+        assert code == 200, body
+        code, body = n8("PATCH", "/api/v1/nodes/nr8", {"metadata": {"labels": {
+            "node-role.kubernetes.io/control-plane": None}}}, ctype=MERGE)
+        assert code == 403, body
+        code, body = n8("PATCH", "/api/v1/nodes/nr8/status", {"status": {"phase": "Running"}},
+                        ctype=MERGE)
+        assert code == 200, body
+        assert body["spec"]["taints"] == [taint, admin_taint]
+    finally:
+        cluster.admin("DELETE", "/api/v1/nodes/nr8")
+
+
+def test_pod_status_writes_are_the_pods_node_and_change_no_labels(cluster: Any) -> None:
+    n9, other = cluster.node("nr9"), cluster.node("nr9-other")
+    ns = cluster.namespace("nr-pod-status")
+    code, body = cluster.admin("POST", f"/api/v1/namespaces/{ns}/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "a"}},
+        "spec": {"nodeName": "nr9", "containers": [{"name": "c", "image": "busybox"}]}})
+    assert code == 201, body
+    path = f"/api/v1/namespaces/{ns}/pods/p/status"
+    code, body = other("PATCH", path, {"status": {"phase": "Running"}}, ctype=MERGE)
+    assert code == 403, body
+    assert body["message"] == ('pods "p" is forbidden: node "nr9-other" can only update pod '
+                               "status for pods with spec.nodeName set to itself")
+    code, body = n9("PATCH", path, {"metadata": {"labels": {"app": "b"}},
+                                    "status": {"phase": "Running"}}, ctype=MERGE)
+    assert code == 403, body
+    assert body["message"] == ('pods "p" is forbidden: node "nr9" cannot update labels '
+                               "through pod status")
+    code, body = n9("PATCH", path, {"status": {"phase": "Running"}}, ctype=MERGE)
+    assert code == 200, body
+    assert body["metadata"]["labels"] == {"app": "a"}
