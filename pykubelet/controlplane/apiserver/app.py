@@ -301,7 +301,7 @@ class APIServer:
         if user.groups and "system:bootstrappers" in user.groups:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
-        authorize(user, info, single, self._referenced)
+        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node)
         ctx = self._context(request, user)
         ctx.subresource = info.subresource
         if info.subresource:
@@ -378,6 +378,12 @@ class APIServer:
             raise errors.APIError(404, errors.NOT_FOUND,
                                   "the server could not find the requested resource")
         return json_response(body)
+
+    def _pod_node(self, namespace: str, name: str) -> str | None:
+        """The node a pod is bound to (None for no such pod)."""
+        pods = self.registry.by_resource("", "pods")
+        entry = pods.lookup(namespace, name) if pods is not None else None
+        return entry.attrs.fields.get("spec.nodeName") if entry is not None else None
 
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
         """Does a pod bound to ``node`` use this configmap or secret? Mirror pods are no

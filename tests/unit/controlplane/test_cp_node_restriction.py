@@ -229,3 +229,50 @@ def test_pod_status_writes_are_the_pods_node_and_change_no_labels(cluster: Any) 
     code, body = n9("PATCH", path, {"status": {"phase": "Running"}}, ctype=MERGE)
     assert code == 200, body
     assert body["metadata"]["labels"] == {"app": "a"}
+
+
+def test_a_node_reads_only_its_own_pods_and_node(cluster: Any) -> None:
+    """AuthorizeNodeWithSelectors (on by default in 1.32): pods listed or watched only
+    with ``spec.nodeName=<itself>``, single pods only those bound to it, Nodes only its
+    own."""
+    n = cluster.node("sel1")
+    ns = cluster.namespace("nr-selectors")
+    for name, node in (("mine", "sel1"), ("theirs", "sel-other")):
+        code, body = cluster.admin("POST", f"/api/v1/namespaces/{ns}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox",
+                                                        "env": [{"name": "K", "value": "v"}]}]}})
+        assert code == 201, body
+    user = 'User "system:node:sel1"'
+    code, body = n("GET", "/api/v1/pods")
+    assert code == 403, body
+    assert body["message"] == (f'pods is forbidden: {user} cannot list resource "pods" in API '
+                               'group "" at the cluster scope: can only list/watch pods with '
+                               "spec.nodeName field selector")
+    for query in ("?watch=true", "?fieldSelector=spec.nodeName%3Dsel-other",
+                  "?fieldSelector=spec.nodeName%21%3Dsel1", "?labelSelector=a%3Db"):
+        code, body = n("GET", f"/api/v1/namespaces/{ns}/pods{query}")
+        assert code == 403, (query, body)
+    code, body = n("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dsel1")
+    assert code == 200, body
+    assert [p["metadata"]["name"] for p in body["items"]] == ["mine"]
+    code, body = n("GET", f"/api/v1/namespaces/{ns}/pods/theirs")
+    assert code == 403, body
+    assert body["message"].endswith(": no relationship found between node 'sel1' and this "
+                                    "object")
+    assert n("GET", f"/api/v1/namespaces/{ns}/pods/mine")[0] == 200
+    assert n("GET", f"/api/v1/namespaces/{ns}/pods/gone")[0] == 403
+    code, body = n("GET", "/api/v1/nodes")
+    assert code == 403, body
+    assert body["message"] == (f'nodes is forbidden: {user} cannot list resource "nodes" in '
+                               'API group "" at the cluster scope: node \'sel1\' cannot read '
+                               "all nodes, only its own Node object")
+    code, body = n("GET", "/api/v1/nodes/sel-other")
+    assert code == 403, body
+    assert body["message"].endswith(": node 'sel1' cannot read 'sel-other', only its own Node "
+                                    "object")
+    assert n("GET", "/api/v1/nodes?fieldSelector=metadata.name%3Dsel-other")[0] == 403
+    assert n("GET", "/api/v1/nodes/sel1")[0] == 404  # its own, not registered yet
+    code, body = n("GET", "/api/v1/nodes?fieldSelector=metadata.name%3Dsel1")
+    assert code == 200, body
+    assert body["items"] == []
