@@ -51,6 +51,10 @@ log = logging.getLogger(__name__)
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
+IMPERSONATE_USER = "Impersonate-User"
+IMPERSONATE_GROUP = "Impersonate-Group"
+IMPERSONATE_UID = "Impersonate-Uid"
+IMPERSONATE_EXTRA = "impersonate-extra-"
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -167,32 +171,45 @@ class APIServer:
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, request: web.Request) -> Identity:
-        header = request.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
+        """The caller of a bearer token (the scheme in any case, as upstream's bearer
+        token authenticator), else 401."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
             raise errors.unauthorized()
-        who = self.identify(header[len("Bearer "):].strip())
+        who = self.identify(token.strip())
         if who is None:
             raise errors.unauthorized()
         return Identity(*who)
 
+    def check_public(self, request: web.Request) -> None:
+        """Public paths answer anyone, but a token that is sent must be good (upstream
+        authenticates every request; only a request without credentials is anonymous)."""
+        if "Authorization" in request.headers:
+            self.authenticate(request)
+
     def user(self, request: web.Request) -> User:
         ident = self.authenticate(request)
         if ident.kind == "admin":
-            return ADMIN
-        if ident.kind == "node":
-            return User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
-        return User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
+            user = ADMIN
+        elif ident.kind == "node":
+            user = User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
+        else:
+            user = User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
+        return impersonate(request, user)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
+        self.check_public(request)
         return json_response(discovery.version_info())
 
     async def _health(self, request: web.Request) -> web.Response:
+        self.check_public(request)
         return web.Response(text="ok", content_type="text/plain")
 
     async def _readyz(self, request: web.Request) -> web.Response:
         """kube-apiserver's /readyz: every check, and 500 when one fails; the list is
         shown on failure or with ``?verbose`` (the reasons go to the log, not the body)."""
+        self.check_public(request)
         checks = [("ping", True), ("etcd", await self._store_ok()),
                   ("informer-sync", self.ready())]
         ok = all(good for _, good in checks)
@@ -218,7 +235,7 @@ class APIServer:
         """Prometheus text for admins, as kube-apiserver's RBAC allows /metrics to
         system:masters (and monitoring): anyone else authenticated is refused."""
         user = self.user(request)
-        if user is not ADMIN:
+        if not user.is_admin:
             raise errors.APIError(403, errors.FORBIDDEN,
                                   f'forbidden: User "{user.name}" cannot get path "/metrics"')
         if self.metrics is None:
@@ -245,6 +262,7 @@ class APIServer:
         return json_response(await self.join_handler(node, body, request.remote or ""))
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
         return web.Response(body=V2_PROTOBUF, headers={"Content-Type": V2_CONTENT_TYPE})
 
     async def _openapi_v3_index(self, request: web.Request) -> web.Response:
@@ -567,6 +585,28 @@ class APIServer:
         body = await self._body(request, patch=True)
         result = await store.patch(ctx, namespace, info.name, ctype, body, strategy)
         return self._written(request, store, result, 200, ctx)
+
+
+def impersonate(request: web.Request, user: User) -> User:
+    """The user ``user`` acts as (upstream's WithImpersonation filter): the
+    ``Impersonate-User`` with the ``Impersonate-Group``s (and ``system:authenticated``),
+    for the admin only; anyone else asking is refused (403) before anything is done."""
+    h = request.headers
+    name = h.get(IMPERSONATE_USER)
+    groups = h.getall(IMPERSONATE_GROUP, [])
+    uid = h.get(IMPERSONATE_UID)
+    extra = [k for k in h if k.lower().startswith(IMPERSONATE_EXTRA)]
+    if name is None and not groups and uid is None and not extra:
+        return user
+    if name is None:
+        asked = [*(f"group {g!r}" for g in groups), *(["uid"] if uid is not None else []),
+                 *(f"extra {k[len(IMPERSONATE_EXTRA):]!r}" for k in extra)]
+        raise errors.internal(f"requested [{', '.join(asked)}] without impersonating a user")
+    if not user.is_admin:
+        raise errors.forbidden(user.name, "impersonate", "users", "", "", name)
+    if name != "system:anonymous" and "system:authenticated" not in groups:
+        groups.append("system:authenticated")
+    return User(name, tuple(groups))
 
 
 def _served() -> list[Any]:
