@@ -276,3 +276,25 @@ def test_a_node_reads_only_its_own_pods_and_node(cluster: Any) -> None:
     code, body = n("GET", "/api/v1/nodes?fieldSelector=metadata.name%3Dsel1")
     assert code == 200, body
     assert body["items"] == []
+
+
+def test_the_control_plane_labels_its_own_node_which_keeps_the_label(cluster: Any) -> None:
+    """kubeadm's mark-control-plane: the node-role label is set with the control plane's
+    authority (pykubelet run's embedded one), and the node's own writes keep it."""
+    import asyncio
+
+    n = cluster.node("nr-cp")
+    code, body = n("POST", "/api/v1/nodes", node_object("nr-cp"))
+    assert code == 201, body
+    try:
+        role = "node-role.kubernetes.io/control-plane"
+        asyncio.run_coroutine_threadsafe(cluster.cp.label_node("nr-cp", {role: ""}),
+                                         cluster.cp.loop).result(10)
+        code, body = n("GET", "/api/v1/nodes/nr-cp")
+        assert body["metadata"]["labels"][role] == ""
+        code, body = n("PATCH", "/api/v1/nodes/nr-cp", {"metadata": {"labels": {
+            "example.com/x": "y"}}}, ctype=MERGE)
+        assert code == 200, body
+        assert body["metadata"]["labels"][role] == ""
+    finally:
+        cluster.admin("DELETE", "/api/v1/nodes/nr-cp")
