@@ -4,7 +4,9 @@ status, logs server) when it has ``server:`` or is itself the control node."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,13 +16,30 @@ import click
 from pykubelet.config import KubeletConfig
 
 if TYPE_CHECKING:
+    from pykubelet.controlplane.server import ControlPlaneThread
     from pykubelet.kubelet.agent import Kubelet
+    from pykubelet.kubelet.api_node import APINode
 
 log = logging.getLogger("pykubelet.run")
 
 
 def control_plane_root(cfg: KubeletConfig) -> Path:
     return Path(cfg.rootDir) / "control-plane"
+
+
+def _admin_labels(cp_thread: ControlPlaneThread, node: APINode) -> None:
+    """The labels only an admin sets (node-role.kubernetes.io/control-plane), set by the
+    control plane in this process once the node has registered, as kubeadm's
+    mark-control-plane does."""
+    while not node.reporter.registered.wait(1.0):
+        if not cp_thread.loop.is_running():
+            return
+    fut = asyncio.run_coroutine_threadsafe(
+        cp_thread.cp.label_node(node.node_name, node.admin_labels), cp_thread.loop)
+    try:
+        fut.result(30)
+    except Exception as exc:
+        log.warning("labelling node %s: %s", node.node_name, exc)
 
 
 def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
@@ -90,6 +109,14 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                    control_plane=cfg.controlPlane is not None)
     node.start()
     log.info("node %s joined %s", agent.node_name, creds.server)
+    if node.admin_labels:
+        if cp_thread is not None:
+            threading.Thread(target=_admin_labels, args=(cp_thread, node), daemon=True,
+                             name="node-role").start()
+        else:
+            log.warning("nodeLabels %s: a node may not set these on itself (NodeRestriction); "
+                        "an admin sets them (kubectl label node %s ...)",
+                        ", ".join(sorted(node.admin_labels)), agent.node_name)
 
     def stop() -> None:
         node.stop()

@@ -2,7 +2,10 @@
 and the exec/attach/port-forward streams. The node's address comes from its status
 (InternalIP first, as ``--kubelet-preferred-address-types``), the port from
 ``status.daemonEndpoints.kubeletEndpoint.Port``. The API server shows its client
-certificate (``apiserver-kubelet-client``) and checks the node's against the cluster CA."""
+certificate (``apiserver-kubelet-client``) and checks the node's against the cluster CA
+and the node's name on every connection (TLS server name = the node's name, which its
+serving certificate holds and no other node's does), so one node's certificate never
+passes for another's."""
 
 from __future__ import annotations
 
@@ -57,15 +60,17 @@ class NodeProxy:
                              container: str) -> web.StreamResponse:
         url = f"{self.endpoint(node)}/containerLogs/{namespace}/{pod}/{container}"
         params = {k: v for k, v in request.query.items() if k != "container"}
-        return await self.stream(request, url, params)
+        return await self.stream(request, node, url, params)
 
-    async def stream(self, request: web.Request, url: str, params: dict[str, Any]
+    async def stream(self, request: web.Request, node: str, url: str, params: dict[str, Any]
                      ) -> web.StreamResponse:
-        """Relay a node's response, chunk by chunk (``logs -f`` reads as it comes)."""
+        """Relay a node's response, chunk by chunk (``logs -f`` reads as it comes); the
+        node's certificate must be ``node``'s (checked by its name, not the address)."""
         try:
-            upstream = await self.session().get(url, params=params)
+            upstream = await self.session().get(url, params=params, server_hostname=node)
         except (aiohttp.ClientError, OSError) as exc:
-            raise errors.service_unavailable(f"unable to reach the node at {url}: {exc}") from None
+            raise errors.service_unavailable(
+                f"unable to reach node {node} at {url}: {exc}") from None
         async with upstream:
             if upstream.status != 200:
                 body = await upstream.read()
@@ -94,7 +99,7 @@ class NodeProxy:
         spliced to the node's server byte for byte (``UpgradeAwareHandler``); a refusal
         comes back as a Status with the node's words."""
         url = URL(self.endpoint(node) + path).with_query(params)
-        resp = await proxy_upgrade(request, url, ssl=self.ssl_context)
+        resp = await proxy_upgrade(request, url, ssl=self.ssl_context, server_hostname=node)
         if resp.status == 101:
             return resp
         body = resp.body if isinstance(resp, web.Response) and isinstance(resp.body, bytes) \

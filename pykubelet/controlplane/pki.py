@@ -20,6 +20,7 @@ import secrets
 import socket
 import stat
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pycni.atomic_files import write_atomic
 from pykubelet.client.bootstrap import ca_cert_hash
 
-__all__ = ["PKI", "Tokens", "ca_cert_hash", "host_addresses", "make_private_dir"]
+__all__ = ["PKI", "CSRRefused", "Tokens", "ca_cert_hash", "host_addresses", "make_private_dir"]
 
 CA_DAYS = 3650
 CERT_DAYS = 365
@@ -182,9 +183,12 @@ class PKI:
         return paths
 
 
-    def sign_node_csr(self, csr_pem: bytes, node: str) -> bytes:
+    def sign_node_csr(self, csr_pem: bytes, node: str, addresses: Collection[str]) -> bytes:
         """A node's serving certificate from its CSR (kubelet's TLS bootstrap, approved
-        here): the subject must be ``system:node:<node>``; the names it asks for are kept."""
+        here): the subject must be ``system:node:<node>``, the names only the node's own
+        name and the ``addresses`` it may hold (as an approver of kubelet-serving CSRs
+        checks), or the CSR is refused (``CSRRefused``). The certificate's subject is
+        made here, not copied, and it serves only (no client use)."""
         try:
             csr = x509.load_pem_x509_csr(csr_pem)
         except ValueError:
@@ -194,16 +198,30 @@ class PKI:
         cns = csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
         if not cns or cns[0].value != f"system:node:{node}":
             raise ValueError(f'csr: subject must be "system:node:{node}"')
+        names: list[x509.GeneralName] = [x509.DNSName(node)]
         try:
             san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
         except x509.ExtensionNotFound:
-            san = x509.SubjectAlternativeName([x509.DNSName(node)])
+            san = x509.SubjectAlternativeName([])
+        for name in san:
+            if isinstance(name, x509.DNSName) and name.value == node:
+                continue
+            if isinstance(name, x509.IPAddress) and str(name.value) in addresses:
+                names.append(name)
+                continue
+            what = ("DNS name" if isinstance(name, x509.DNSName) else
+                    "IP address" if isinstance(name, x509.IPAddress) else "name")
+            raise CSRRefused(f'csr: node "{node}" may not have a serving certificate for '
+                             f"{what} {str(name.value)!r} (only its own name and the "
+                             "addresses it joins from)")
         ca_key = serialization.load_pem_private_key(self.ca_key_path.read_bytes(), None)
         ca_cert = x509.load_pem_x509_certificate(self.ca_pem)
         t = dt.datetime.now(dt.UTC)
+        subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+                             x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{node}")])
         cert = (
             x509.CertificateBuilder()
-            .subject_name(csr.subject).issuer_name(ca_cert.subject)
+            .subject_name(subject).issuer_name(ca_cert.subject)
             .public_key(csr.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(t - dt.timedelta(minutes=5))
             .not_valid_after(t + dt.timedelta(days=CERT_DAYS))
@@ -212,10 +230,14 @@ class PKI:
                                          False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
                            critical=False)
-            .add_extension(san, critical=False)
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
             .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
         )
         return cert.public_bytes(serialization.Encoding.PEM)
+
+
+class CSRRefused(ValueError):
+    """A node asked for a certificate for names that are not its own."""
 
 
 class Tokens:
@@ -255,14 +277,13 @@ class Tokens:
             self.nodes.update(nodes)
             self._save()
 
-    def node_token(self, node: str) -> str:
-        """The token of ``node`` (made on its first join)."""
+    def new_node_token(self, node: str) -> str:
+        """A new token for ``node``, replacing the one it had: every join gets its own
+        credentials, and those handed out before stop working."""
         with self._lock:
-            token = self.nodes.get(node)
-            if token is None:
-                token = secrets.token_urlsafe(32)
-                self.nodes[node] = token
-                self._save()
+            token = secrets.token_urlsafe(32)
+            self.nodes[node] = token
+            self._save()
             return token
 
     def identify(self, token: str) -> tuple[str, str] | None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import socket
 import ssl
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from pykubelet.controlplane.metrics import ControlPlaneMetrics
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import (
     PKI,
+    CSRRefused,
     Tokens,
     ca_cert_hash,
     host_addresses,
@@ -54,7 +56,7 @@ from pykubelet.controlplane.registry.priorityclasses import (
     PriorityClassStrategy,
     system_class,
 )
-from pykubelet.controlplane.registry.resources import NAMESPACES, PRIORITY_CLASSES
+from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
 from pykubelet.controlplane.registry.store import Context, Registry
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
@@ -68,6 +70,9 @@ Controller = Callable[["ControlPlane"], Awaitable[None]]
 STORE_CHECK_KEY = "/registry/health"
 STORE_CHECK_TIMEOUT_S = 2.0
 CONSISTENT_READ_TIMEOUT_S = 10.0
+# the API server's own names (in its serving certificate and in-cluster clients' URLs)
+API_DNS_NAMES = frozenset({"localhost", "kubernetes", "kubernetes.default",
+                           "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 
 
 def split_listen(listen: str) -> tuple[str, int]:
@@ -161,9 +166,7 @@ class ControlPlane:
         ips.update(host_addresses() if wildcard else [host])
         if self.options.advertise_address:
             ips.add(self.options.advertise_address)
-        dns = {"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-               "kubernetes.default.svc.cluster.local",
-               *(a for a in self.options.extra_sans if not a[:1].isdigit())}
+        dns = {*API_DNS_NAMES, *(a for a in self.options.extra_sans if not a[:1].isdigit())}
         if wildcard:
             dns.add(socket.gethostname().lower())
         return sorted(dns), sorted(ips)
@@ -177,8 +180,9 @@ class ControlPlane:
         """What the API server shows nodes' servers, and how it checks theirs."""
         paths = self.pki.issue("apiserver-kubelet-client", "kube-apiserver-kubelet-client",
                                server=False, client=True, organization="kubeadm:cluster-admins")
+        # every connection names the node it means (NodeProxy's server_hostname), so the
+        # node's certificate must hold that name: another node's does not do
         ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert_path))
-        ctx.check_hostname = False  # nodes are reached by address; the CA vouches for them
         ctx.load_cert_chain(paths.cert, paths.key)
         return ctx
 
@@ -311,23 +315,48 @@ class ControlPlane:
         last = getattr(sched, "last_decision", None)
         return last(namespace, name) if last is not None else None
 
-    async def _join(self, node: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _join(self, node: str, body: dict[str, Any], peer: str) -> dict[str, Any]:
         """A node's bootstrap: its own token, and its serving certificate signed from its
-        CSR (its key never leaves it)."""
+        CSR (its key never leaves it) for its own name and the addresses it joins from
+        (``peer``, the request's source)."""
         assert self.tokens is not None
-        answer: dict[str, Any] = {"nodeName": node, "token": self.tokens.node_token(node)}
-        if self.options.etcd is not None:  # good on every API server over this store
-            await shared.publish_node_token(self.storage, node, answer["token"])
+        api_dns, api_ips = self.serving_names()
+        if node in API_DNS_NAMES or (node in api_dns and not is_local(peer, api_ips)):
+            raise errors.APIError(403, errors.FORBIDDEN,
+                                  f"node name {node!r} is a name of the API server")
         csr = body.get("csr")
+        certificate = ""
         if csr:
             if not isinstance(csr, str):
                 raise errors.bad_request("csr: expected a PEM string")
             try:
-                answer["certificate"] = self.pki.sign_node_csr(csr.encode(), node).decode()
+                certificate = self.pki.sign_node_csr(
+                    csr.encode(), node, join_addresses(peer, api_ips)).decode()
+            except CSRRefused as exc:
+                raise errors.APIError(403, errors.FORBIDDEN, str(exc)) from None
             except ValueError as exc:
                 raise errors.bad_request(str(exc)) from None
-        log.info("node %s joined", node)
+        again = node in self.tokens.nodes
+        answer: dict[str, Any] = {"nodeName": node, "token": self.tokens.new_node_token(node)}
+        if certificate:
+            answer["certificate"] = certificate
+        if self.options.etcd is not None:  # good on every API server over this store
+            await shared.publish_node_token(self.storage, node, answer["token"])
+        if again:
+            log.warning("node %r joined again: the credentials it had before no longer work",
+                        node)
+        log.info("node %r joined", node)
         return answer
+
+    async def label_node(self, name: str, labels: dict[str, str]) -> None:
+        """Add labels to a Node with the control plane's own authority (kubeadm's
+        mark-control-plane: the node-role label is no node's to set on itself)."""
+        def add(node: dict[str, Any]) -> dict[str, Any]:
+            meta = node.setdefault("metadata", {})
+            meta["labels"] = {**(meta.get("labels") or {}), **labels}
+            return node
+
+        await self.registry.store(NODES).guaranteed_update("", name, add)
 
     # ------------------------------------------------------------------ outputs
     def _write_kubeconfig(self) -> None:
@@ -356,6 +385,35 @@ def open_storage(options: Options) -> Storage:
         return EtcdStorage(replace(options.etcd, key_ttls=ttls))
     return SQLiteStorage(options.store_path or options.root / "store.db",
                          durable=options.durable)
+
+
+def _peer_ip(peer: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        ip = ipaddress.ip_address(peer)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def is_local(peer: str, local_addresses: Collection[str]) -> bool:
+    """Does a request from ``peer`` come from this host?"""
+    ip = _peer_ip(peer)
+    return ip is not None and (ip.is_loopback or str(ip) in local_addresses)
+
+
+def join_addresses(peer: str, local_addresses: Collection[str]) -> set[str]:
+    """The addresses a joining node may hold in its serving certificate: the one its
+    join request comes from; a node on the control plane's own host (joining over
+    loopback, or from one of the host's addresses) may hold the host's. Never a loopback
+    address (the API server's own, in every kubeconfig this host writes)."""
+    ip = _peer_ip(peer)
+    if ip is None:
+        return set()
+    if is_local(peer, local_addresses):
+        return {a for a in local_addresses if not ipaddress.ip_address(a).is_loopback}
+    return {str(ip)}
 
 
 def join_command(server: str, token: str, ca_hash: str) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
+from pykubelet.api.node_labels import node_may_set
 from pykubelet.client.bootstrap import NodeCredentials
 from pykubelet.client.rest import RESTClient
 from pykubelet.kubelet import node_status
@@ -53,9 +54,13 @@ class APINode:
         self.client = RESTClient(creds.server, token=creds.token, ca_pem=creds.ca_pem,
                                  user_agent=f"pykubelet/{self.node_name}")
         self.source = APIPodSource(self.client, self.node_name, kubelet)
+        wanted = node_status.node_labels(self.node_name, dict(cfg.nodeLabels), control_plane)
+        # labels such as node-role.kubernetes.io/* are an admin's to set (NodeRestriction
+        # refuses a node that sets them on itself): whoever runs the agent applies them
+        self.admin_labels = {k: v for k, v in wanted.items() if not node_may_set(k)}
         self.reporter = node_status.NodeStatusReporter(
             self.client, self.node_name,
-            labels=node_status.node_labels(self.node_name, dict(cfg.nodeLabels), control_plane),
+            labels={k: v for k, v in wanted.items() if node_may_set(k)},
             taints=[dict(t) for t in cfg.registerWithTaints],
             pod_cidr=cfg.podCIDR,
             facts=self._facts(address, kubelet_version),

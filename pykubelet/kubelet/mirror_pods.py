@@ -56,8 +56,8 @@ class MirrorPods:
 
     def sync(self) -> None:
         """Create, replace or delete mirror pods so they match the static pods."""
-        if not self.informer.has_synced:
-            return
+        if not self.informer.has_synced or not self.node_uid():
+            return  # a mirror pod is owned by the Node (NodeRestriction checks its UID)
         wanted: dict[str, Pod] = {f"{p.namespace}/{p.name}": p for p in self.static_pods()}
         self._mirrors = {p.uid: (p.namespace, p.name) for p in wanted.values()}
         for key, pod in wanted.items():

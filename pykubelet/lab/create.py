@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pykubelet.lab import kubecontext, network, processes, state, teardown
 from pykubelet.lab.layout import (
@@ -28,7 +29,7 @@ from pykubelet.lab.layout import (
     validate_name,
     validate_nodes,
 )
-from pykubelet.lab.nodeconfig import node_monitor_grace_configurable
+from pykubelet.lab.nodeconfig import CONTROL_PLANE_LABEL, node_monitor_grace_configurable
 from pykubelet.lab.provider import NetnsProvider
 from pykubelet.lab.state import LabState
 from pykubelet.lab.status import StatusPrinter
@@ -254,11 +255,23 @@ def _wait_ready(ctx: Context) -> None:
             ready = {n["metadata"]["name"] for n in client.list(NODES).get("items") or []
                      if node_ready(n)} & want
         if ready == want:
+            _mark_control_planes(ctx, client)
             return
         if time.monotonic() > end:
             missing = ", ".join(sorted(want - ready))
             raise LabError(f"not Ready after {ctx.options.wait:.0f}s: {missing}")
         time.sleep(POLL * 2)
+
+
+def _mark_control_planes(ctx: Context, client: Any) -> None:
+    """kubeadm's mark-control-plane, with the admin's credentials: a node may not set the
+    node-role label on itself (NodeRestriction)."""
+    from pykubelet.client.rest import MERGE_PATCH, NODES
+
+    for node in ctx.lab.node_layouts():
+        if node.is_control_plane:
+            client.patch(NODES, node.name, {"metadata": {"labels": {CONTROL_PLANE_LABEL: ""}}},
+                         content_type=MERGE_PATCH)
 
 
 def node_ready(node: dict[str, object]) -> bool:

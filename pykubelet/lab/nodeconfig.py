@@ -94,8 +94,8 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
                    caCertHash=join.ca_cert_hash)
         if api_servers and len(api_servers) > 1:
             cfg["apiServers"] = list(api_servers)
-        if node.is_control_plane:  # its control plane runs beside it, not in it
-            cfg["nodeLabels"] = {CONTROL_PLANE_LABEL: ""}
+        # a control plane beside it (not in it): the lab labels the Node with the admin's
+        # credentials once it is Ready (NodeRestriction keeps node-role labels from nodes)
     decode_config(cfg)  # the agent's own strict decoder: a lab never writes a bad config
     return cfg
 

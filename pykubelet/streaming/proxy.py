@@ -61,15 +61,18 @@ class _Splice(asyncio.Protocol):
 
 async def proxy_upgrade(request: web.Request, target: str | URL, *,
                         ssl: ssl_mod.SSLContext | None = None,
-                        headers: dict[str, str] | None = None) -> web.StreamResponse:
+                        headers: dict[str, str] | None = None,
+                        server_hostname: str | None = None) -> web.StreamResponse:
     """Send ``request`` to ``target`` (its query, else the request's) and relay the reply;
-    a 101 splices the connections until either side closes."""
+    a 101 splices the connections until either side closes. ``server_hostname``: the
+    name the backend's certificate must hold (default: the target's host)."""
     u = URL(target)
     secure = u.scheme in ("https", "wss")
     port = u.port or (443 if secure else 80)
     try:
         reader, writer = await asyncio.open_connection(
-            u.host, port, ssl=(ssl or ssl_mod.create_default_context()) if secure else None)
+            u.host, port, ssl=(ssl or ssl_mod.create_default_context()) if secure else None,
+            server_hostname=server_hostname if secure else None)
     except OSError as exc:
         return web.Response(status=502, text=f"error dialing backend: {exc}")
     raw_query = request.rel_url.raw_query_string  # as the client encoded it

@@ -32,6 +32,8 @@ from pykubelet.controlplane.apiserver.selectors import (
 )
 from pykubelet.controlplane.apiserver.watch import WatchStream
 from pykubelet.controlplane.cacher import Attrs, Entry
+from pykubelet.controlplane.registry import podrefs
+from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
 from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
 from pykubelet.controlplane.registry.store import (
     Context,
@@ -42,12 +44,18 @@ from pykubelet.controlplane.registry.store import (
     User,
 )
 from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pysched.apimachinery.field import go_quote
+from pysched.apimachinery.validation import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
+IMPERSONATE_USER = "Impersonate-User"
+IMPERSONATE_GROUP = "Impersonate-Group"
+IMPERSONATE_UID = "Impersonate-Uid"
+IMPERSONATE_EXTRA = "impersonate-extra-"
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -97,7 +105,8 @@ class APIServer:
     openapi: OpenAPI = field(default_factory=OpenAPI)
     bookmark_interval: float = 60.0
     subresources: dict[tuple[str, str], SubresourceFn] = field(default_factory=dict)
-    join_handler: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    # (node name, body, the request's source address) -> the node's credentials
+    join_handler: Callable[[str, dict[str, Any], str], Awaitable[dict[str, Any]]] | None = None
     ready: Callable[[], bool] = lambda: True
     # upstream's [+]etcd readiness check: a quick read of the store, raising when it
     # cannot answer (an etcd member without quorum, a stopped SQLite writer)
@@ -155,7 +164,7 @@ class APIServer:
                        if exc.status == 404 else exc.reason)
             return status_response(errors.APIError(exc.status, reason, message))
         except Exception as exc:
-            log.exception("internal error serving %s %s", request.method, request.path)
+            log.exception("internal error serving %s %r", request.method, request.path)
             return status_response(errors.internal(str(exc)))
         finally:
             for obs in self.observers:
@@ -163,32 +172,45 @@ class APIServer:
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, request: web.Request) -> Identity:
-        header = request.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
+        """The caller of a bearer token (the scheme in any case, as upstream's bearer
+        token authenticator), else 401."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
             raise errors.unauthorized()
-        who = self.identify(header[len("Bearer "):].strip())
+        who = self.identify(token.strip())
         if who is None:
             raise errors.unauthorized()
         return Identity(*who)
 
+    def check_public(self, request: web.Request) -> None:
+        """Public paths answer anyone, but a token that is sent must be good (upstream
+        authenticates every request; only a request without credentials is anonymous)."""
+        if "Authorization" in request.headers:
+            self.authenticate(request)
+
     def user(self, request: web.Request) -> User:
         ident = self.authenticate(request)
         if ident.kind == "admin":
-            return ADMIN
-        if ident.kind == "node":
-            return User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
-        return User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
+            user = ADMIN
+        elif ident.kind == "node":
+            user = User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
+        else:
+            user = User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
+        return impersonate(request, user)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
+        self.check_public(request)
         return json_response(discovery.version_info())
 
     async def _health(self, request: web.Request) -> web.Response:
+        self.check_public(request)
         return web.Response(text="ok", content_type="text/plain")
 
     async def _readyz(self, request: web.Request) -> web.Response:
         """kube-apiserver's /readyz: every check, and 500 when one fails; the list is
         shown on failure or with ``?verbose`` (the reasons go to the log, not the body)."""
+        self.check_public(request)
         checks = [("ping", True), ("etcd", await self._store_ok()),
                   ("informer-sync", self.ready())]
         ok = all(good for _, good in checks)
@@ -214,7 +236,7 @@ class APIServer:
         """Prometheus text for admins, as kube-apiserver's RBAC allows /metrics to
         system:masters (and monitoring): anyone else authenticated is refused."""
         user = self.user(request)
-        if user is not ADMIN:
+        if not user.is_admin:
             raise errors.APIError(403, errors.FORBIDDEN,
                                   f'forbidden: User "{user.name}" cannot get path "/metrics"')
         if self.metrics is None:
@@ -235,9 +257,14 @@ class APIServer:
         node = body.get("nodeName") if isinstance(body, dict) else None
         if not isinstance(node, str) or not node:
             raise errors.bad_request("nodeName: Required value")
-        return json_response(await self.join_handler(node, body))
+        invalid = is_dns1123_subdomain(node)
+        if invalid:  # it becomes a Node's name, a user name and a certificate's
+            raise errors.APIError(422, errors.INVALID, f"nodeName: Invalid value: "
+                                  f"{go_quote(node)}: {'; '.join(invalid)}")
+        return json_response(await self.join_handler(node, body, request.remote or ""))
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
         return web.Response(body=V2_PROTOBUF, headers={"Content-Type": V2_CONTENT_TYPE})
 
     async def _openapi_v3_index(self, request: web.Request) -> web.Response:
@@ -294,8 +321,9 @@ class APIServer:
         if user.groups and "system:bootstrappers" in user.groups:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
-        authorize(user, info, single, self._referenced)
+        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node)
         ctx = self._context(request, user)
+        ctx.subresource = info.subresource
         if info.subresource:
             sub = store.info.subresource(info.subresource)
             fn = self.subresources.get((store.info.resource, info.subresource))
@@ -371,12 +399,22 @@ class APIServer:
                                   "the server could not find the requested resource")
         return json_response(body)
 
+    def _pod_node(self, namespace: str, name: str) -> str | None:
+        """The node a pod is bound to (None for no such pod)."""
+        pods = self.registry.by_resource("", "pods")
+        entry = pods.lookup(namespace, name) if pods is not None else None
+        return entry.attrs.fields.get("spec.nodeName") if entry is not None else None
+
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
-        """Does a pod bound to ``node`` use this configmap or secret?"""
+        """Does a pod bound to ``node`` use this configmap or secret? Mirror pods are no
+        relationship (the node made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
         for entry in pods.cache.select(namespace, None, ("spec.nodeName", node)):
-            if name in _pod_references(entry.obj(), resource):
+            pod = entry.obj()
+            if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
+                continue
+            if name in podrefs.references(pod, resource):
                 return True
         return False
 
@@ -551,39 +589,29 @@ class APIServer:
         return self._written(request, store, result, 200, ctx)
 
 
+def impersonate(request: web.Request, user: User) -> User:
+    """The user ``user`` acts as (upstream's WithImpersonation filter): the
+    ``Impersonate-User`` with the ``Impersonate-Group``s (and ``system:authenticated``),
+    for the admin only; anyone else asking is refused (403) before anything is done."""
+    h = request.headers
+    name = h.get(IMPERSONATE_USER)
+    groups = h.getall(IMPERSONATE_GROUP, [])
+    uid = h.get(IMPERSONATE_UID)
+    extra = [k for k in h if k.lower().startswith(IMPERSONATE_EXTRA)]
+    if name is None and not groups and uid is None and not extra:
+        return user
+    if name is None:
+        asked = [*(f"group {g!r}" for g in groups), *(["uid"] if uid is not None else []),
+                 *(f"extra {k[len(IMPERSONATE_EXTRA):]!r}" for k in extra)]
+        raise errors.internal(f"requested [{', '.join(asked)}] without impersonating a user")
+    if not user.is_admin:
+        raise errors.forbidden(user.name, "impersonate", "users", "", "", name)
+    if name != "system:anonymous" and "system:authenticated" not in groups:
+        groups.append("system:authenticated")
+    return User(name, tuple(groups))
+
+
 def _served() -> list[Any]:
     from pykubelet.controlplane.registry.resources import ALL
 
     return list(ALL)
-
-
-def _pod_references(pod: dict[str, Any], resource: str) -> set[str]:
-    """The configmaps or secrets a pod uses (env, envFrom, volumes, pull secrets)."""
-    spec = pod.get("spec") or {}
-    names: set[str] = set()
-    ref_key = "configMapKeyRef" if resource == "configmaps" else "secretKeyRef"
-    src_key = "configMapRef" if resource == "configmaps" else "secretRef"
-    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or []),
-              *(spec.get("ephemeralContainers") or [])]:
-        for env in c.get("env") or []:
-            ref = (env.get("valueFrom") or {}).get(ref_key)
-            if ref and ref.get("name"):
-                names.add(ref["name"])
-        for src in c.get("envFrom") or []:
-            ref = src.get(src_key)
-            if ref and ref.get("name"):
-                names.add(ref["name"])
-    for vol in spec.get("volumes") or []:
-        if resource == "configmaps" and vol.get("configMap"):
-            names.add(vol["configMap"].get("name", ""))
-        if resource == "secrets" and vol.get("secret"):
-            names.add(vol["secret"].get("secretName", ""))
-        for source in (vol.get("projected") or {}).get("sources") or []:
-            key = "configMap" if resource == "configmaps" else "secret"
-            if source.get(key):
-                names.add(source[key].get("name", ""))
-    if resource == "secrets":
-        for ref in spec.get("imagePullSecrets") or []:
-            names.add(ref.get("name", ""))
-    names.discard("")
-    return names

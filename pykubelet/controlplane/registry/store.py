@@ -67,8 +67,12 @@ class User:
 
     @property
     def node(self) -> str | None:
+        """The node's name for a node's identity (upstream's NodeIdentifier: the name
+        ``system:node:<name>`` and the group ``system:nodes``), else None."""
         prefix = "system:node:"
-        return self.name[len(prefix):] if self.name.startswith(prefix) else None
+        if not self.name.startswith(prefix) or "system:nodes" not in self.groups:
+            return None
+        return self.name[len(prefix):]
 
     @property
     def is_admin(self) -> bool:
@@ -84,6 +88,7 @@ class Context:
 
     user: User = SYSTEM_USER
     dry_run: bool = False
+    subresource: str = ""  # the request's (admission tells pods/status from pods)
     field_validation: str = STRICT
     warnings: list[str] = field(default_factory=list)
 

@@ -239,6 +239,12 @@ def _up_status_down(name: str, env: dict[str, str], kubeconfig: Path,
     client = RESTClient.from_kubeconfig(kubeconfig)
     assert client.server == lab.control_node.api_server
     assert "kube-system" in {n["metadata"]["name"] for n in client.list(NAMESPACES)["items"]}
+    # node1's control-plane role: set by the control plane, no node sets it on itself
+    from pykubelet.client.rest import NODES
+
+    roles = {n["metadata"]["name"]: "node-role.kubernetes.io/control-plane" in n["metadata"][
+        "labels"] for n in client.list(NODES)["items"]}
+    assert roles == {"node1": True, "node2": False}
     # host-gw: each node routes the other's pod CIDR through its lab address
     assert network.node_routes(lab.node(1).netns) == [("10.244.2.0/24", lab.node(2).address)]
     assert network.node_routes(lab.node(2).netns) == [("10.244.1.0/24", lab.node(1).address)]

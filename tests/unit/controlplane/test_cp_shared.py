@@ -30,7 +30,7 @@ def test_the_second_control_plane_adopts_the_first_ones_ca_and_tokens(
             ta, tb = Tokens(tmp_path / "a" / "tokens.json"), Tokens(tmp_path / "b" / "tokens.json")
             assert (ta.admin, ta.join) == (tb.admin, tb.join)
             # a node joins through a: b learns its token
-            token = ta.node_token("n1")
+            token = ta.new_node_token("n1")
             await shared.publish_node_token(store, "n1", token)
             follow = asyncio.create_task(shared.follow_node_tokens(store, tb, kv.mod_revision))
             for _ in range(200):

@@ -1,0 +1,84 @@
+"""The API objects a pod names (upstream's ``podutil.VisitPodSecretNames`` and
+``VisitPodConfigmapNames``): what the Node authorizer lets a node read for the pods bound
+to it, and what NodeRestriction forbids in the pods a node creates itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+# volume sources whose ``secretRef`` names a secret (flexVolume, cephfs, cinder, rbd,
+# iscsi, scaleIO, storageos); azureFile names it in ``secretName``; csi in
+# ``nodePublishSecretRef``
+_SECRET_REF_VOLUMES = ("flexVolume", "cephfs", "cinder", "rbd", "iscsi", "scaleIO",
+                       "storageos")
+
+
+def _containers(spec: Obj) -> list[Obj]:
+    return [c for c in (*(spec.get("initContainers") or []), *(spec.get("containers") or []),
+                        *(spec.get("ephemeralContainers") or [])) if isinstance(c, dict)]
+
+
+def _name(ref: Any, key: str = "name") -> str:
+    return str(ref.get(key) or "") if isinstance(ref, dict) else ""
+
+
+def secret_names(pod: Obj) -> set[str]:
+    """Every secret the pod names: pull secrets, env, envFrom, volumes."""
+    spec = pod.get("spec") or {}
+    names = {_name(r) for r in spec.get("imagePullSecrets") or []}
+    for c in _containers(spec):
+        for env in c.get("env") or []:
+            names.add(_name(((env or {}).get("valueFrom") or {}).get("secretKeyRef")))
+        for src in c.get("envFrom") or []:
+            names.add(_name((src or {}).get("secretRef")))
+    for vol in spec.get("volumes") or []:
+        vol = vol or {}
+        names.add(_name(vol.get("secret"), "secretName"))
+        names.add(_name(vol.get("azureFile"), "secretName"))
+        names.add(_name((vol.get("csi") or {}).get("nodePublishSecretRef")))
+        for kind in _SECRET_REF_VOLUMES:
+            names.add(_name((vol.get(kind) or {}).get("secretRef")))
+        for source in (vol.get("projected") or {}).get("sources") or []:
+            names.add(_name((source or {}).get("secret")))
+    names.discard("")
+    return names
+
+
+def configmap_names(pod: Obj) -> set[str]:
+    """Every configmap the pod names: env, envFrom, volumes."""
+    spec = pod.get("spec") or {}
+    names: set[str] = set()
+    for c in _containers(spec):
+        for env in c.get("env") or []:
+            names.add(_name(((env or {}).get("valueFrom") or {}).get("configMapKeyRef")))
+        for src in c.get("envFrom") or []:
+            names.add(_name((src or {}).get("configMapRef")))
+    for vol in spec.get("volumes") or []:
+        vol = vol or {}
+        names.add(_name(vol.get("configMap")))
+        for source in (vol.get("projected") or {}).get("sources") or []:
+            names.add(_name((source or {}).get("configMap")))
+    names.discard("")
+    return names
+
+
+def references(pod: Obj, resource: str) -> set[str]:
+    """The names of ``resource`` ("secrets" or "configmaps") the pod uses."""
+    if resource == "secrets":
+        return secret_names(pod)
+    if resource == "configmaps":
+        return configmap_names(pod)
+    return set()
+
+
+def uses_cluster_trust_bundles(pod: Obj) -> bool:
+    return any((source or {}).get("clusterTrustBundle")
+               for vol in (pod.get("spec") or {}).get("volumes") or []
+               for source in ((vol or {}).get("projected") or {}).get("sources") or [])
+
+
+def uses_claims(pod: Obj) -> bool:
+    return any((vol or {}).get("persistentVolumeClaim")
+               for vol in (pod.get("spec") or {}).get("volumes") or [])
