@@ -29,7 +29,7 @@ from pykubelet.lab.layout import (
     validate_nodes,
 )
 from pykubelet.lab.nodeconfig import node_monitor_grace_configurable
-from pykubelet.lab.provider import NetnsProvider
+from pykubelet.lab.provider import NetnsProvider, busybox_refs
 from pykubelet.lab.state import LabState
 from pykubelet.lab.status import StatusPrinter
 
@@ -292,7 +292,7 @@ def _kubeconfig(ctx: Context) -> None:
 def steps(options: Options) -> list[Step]:
     n, c = options.nodes, options.control_planes
     out: list[Step] = [
-        (lambda _: "Building the busybox image (localhost/busybox:latest)", _build_image),
+        (lambda _: f"Building the busybox image ({', '.join(busybox_refs())})", _build_image),
         (lambda x: f"Creating the lab network ({x.lab.bridge}, {x.lab.subnet})", _network),
         (lambda _: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
          _prepare_nodes),
