@@ -300,6 +300,9 @@ def _up_status_down(name: str, env: dict[str, str], kubeconfig: Path,
     down = lab_cli("down", "--name", name, env=env)
     assert down.returncode == 0, down.stderr
     assert " ✓ Stopping pods" in down.stderr
+    # kubectl pointed at the lab: down says so, and what is left, as kubectl says nothing
+    assert (f"note: kubectl's current context was pykube-{name} and is now unset; contexts "
+            "left: other (choose one with: kubectl config use-context other)") in down.stderr
     assert_clean(traces(name, pins_of(lab), pids, uids))
     st = yaml.safe_load(kubeconfig.read_text())
     assert [c["name"] for c in st["contexts"]] == ["other"]
