@@ -228,6 +228,10 @@ class Scheduler:
             return record
         record.evaluated_nodes = result.evaluated_nodes
         if self.on_decision is not None:
+            if record.diagnosis is not None:
+                # the verdicts the fast path deferred (the pod fits): a decision names the
+                # reason of every node it rejected; here, on the snapshot the attempt read
+                record.diagnosis.resolve()
             self.on_decision(record)  # a binding failure later records again
         if self._executor is not None:
             fut = self._executor.submit(

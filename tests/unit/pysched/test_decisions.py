@@ -237,3 +237,28 @@ def test_simulate_reads_json_fast_and_yaml_still(tmp_path: Any) -> None:
         got = load_inputs(f)
         assert [n.metadata.name for n in got.nodes] == ["n1"]
         assert isinstance(got.nodes[0], Node)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_scheduled_pods_decision_names_the_reason_of_every_rejected_node(fast: bool) -> None:
+    """The fast path decides from masks without asking why; the decision still records, per
+    rejected node, the plugin and its reason (pykubectl why shows them)."""
+    s, _ = make(fast)
+    for i in range(4):
+        s.on_node_add(make_node(f"n{i}", cpu="8", memory="64Gi"))
+    s.on_node_add(make_node("tainted", cpu="64", taints=TAINT))
+    s.on_node_add(make_node("small", cpu="100m"))
+    rec = schedule(s, make_pod("web", cpu="1"))
+    assert rec.node in {"n0", "n1", "n2", "n3"}
+    d = s.last_decision("default", "web")
+    assert d is not None
+    assert d["filtered"] == {
+        "tainted": {
+            "plugin": "TaintToleration",
+            "code": "UnschedulableAndUnresolvable",
+            "reason": "node(s) had untolerated taint(s)",
+        },
+        "small": {"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable",
+                  "reason": "Insufficient cpu"},
+    }
+    assert (d["evaluatedNodes"], d["feasibleNodes"]) == (6, 4)
