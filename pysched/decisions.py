@@ -16,7 +16,9 @@ for each pod, what its last scheduling attempt decided, so a control plane can s
 rejected it and its reason. A pod that fits is decided from the vectorised masks without
 asking its rejecting plugins why (that is what keeps the fast path fast); when the attempt
 is recorded, the scheduler asks them then (Diagnosis.resolve: one Filter call of the plugin
-the masks name per rejected node), so a scheduled pod's decision has every reason too. ``scores``
+the masks name per rejected node) for up to ``scheduler.DECISION_VERDICTS`` nodes, so a
+scheduled pod's decision on a cluster of that size has every reason too; beyond it,
+``evaluatedNodes - feasibleNodes`` says how many nodes were rejected in all. ``scores``
 holds the reported nodes (the chosen node first, then the best totals: upstream's
 numberOfHighestScoredNodesToReport, 3), normalised per plugin (0..100) with the weighted total.
 

@@ -262,3 +262,27 @@ def test_a_scheduled_pods_decision_names_the_reason_of_every_rejected_node(fast:
                   "reason": "Insufficient cpu"},
     }
     assert (d["evaluatedNodes"], d["feasibleNodes"]) == (6, 4)
+
+
+def test_a_decision_records_a_bounded_number_of_deferred_reasons_and_counts_the_rest() -> None:
+    """On a big cluster the reasons cost a Filter call each: a recorded decision computes
+    DECISION_VERDICTS of them (the counts say how many more were rejected); the attempt's
+    diagnosis can still resolve the rest (simulate does)."""
+    from pysched.scheduler import DECISION_VERDICTS
+
+    s, _ = make(True)
+    extra = 9
+    for i in range(DECISION_VERDICTS + extra):
+        s.on_node_add(make_node(f"t{i:03d}", cpu="8", taints=TAINT))
+    s.on_node_add(make_node("ok", cpu="8"))
+    rec = schedule(s, make_pod("web", cpu="1"))
+    assert rec.node == "ok"
+    d = s.last_decision("default", "web")
+    assert d is not None
+    assert len(d["filtered"]) == DECISION_VERDICTS
+    assert {v["plugin"] for v in d["filtered"].values()} == {"TaintToleration"}
+    assert (d["evaluatedNodes"], d["feasibleNodes"]) == (DECISION_VERDICTS + extra + 1, 1)
+    assert rec.diagnosis.num_rejected() == DECISION_VERDICTS + extra
+    rec.diagnosis.resolve()
+    assert len(rec.diagnosis.node_to_status) == DECISION_VERDICTS + extra
+    assert rec.diagnosis.num_rejected() == DECISION_VERDICTS + extra
