@@ -237,11 +237,13 @@ def run(args: argparse.Namespace) -> int:
                podLogsDir=str(base / "logs"), healthzPort=facts["port"], nodeName="demo")
     (base / "config.yaml").write_text(yaml.safe_dump(cfg))
 
-    from pykubelet.runtime.image_build import build_busybox_image
+    from pykubelet.runtime.image_build import build_busybox_image, busybox_version
 
-    build_busybox_image(base / "busybox.tar", name="localhost/busybox:latest")
-    subprocess.run([str(PYKUBELET), "image", "--root", str(base / "root"), "import",
-                    str(base / "busybox.tar")], check=True, stdout=subprocess.DEVNULL)
+    # tagged with its release (what the manifests name: IfNotPresent, never pulled) and latest
+    build_busybox_image(base / "busybox.tar", name=f"localhost/busybox:{busybox_version()}")
+    for tag in ([], ["--name", "localhost/busybox:latest"]):
+        subprocess.run([str(PYKUBELET), "image", "--root", str(base / "root"), "import", *tag,
+                        str(base / "busybox.tar")], check=True, stdout=subprocess.DEVNULL)
 
     port = facts["port"]
     print(f"starting: pykubelet run --config {base / 'config.yaml'} "

@@ -447,6 +447,11 @@ def load_config(path: str | Path) -> KubeletConfig:
         raise ConfigError(f"{p}: {exc}") from None
 
 
+SINGLE_NODE_LISTEN = "127.0.0.1:6443"
+
+
 def single_node_default() -> KubeletConfig:
-    """With no config file: control plane + node on this host (DESIGN.md)."""
-    return replace(KubeletConfig(), controlPlane=ControlPlaneConfig())
+    """With no config file: control plane + node on this host (DESIGN.md), the API on
+    loopback only: nobody asked to serve other hosts (a config's controlPlane.listen
+    does)."""
+    return replace(KubeletConfig(), controlPlane=ControlPlaneConfig(listen=SINGLE_NODE_LISTEN))

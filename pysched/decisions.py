@@ -12,19 +12,21 @@ for each pod, what its last scheduling attempt decided, so a control plane can s
      "scores": {"n2": {"NodeResourcesFit": 40, ..., "total": 413}},   # when >= 2 feasible
      "evaluatedNodes": 120, "feasibleNodes": 100}
 
-``filtered`` names, for each infeasible node whose verdict the attempt computed, the first
-plugin that rejected it (for an unschedulable pod: every node). A pod that fits is decided
-from the vectorised masks without asking its rejecting plugins why (that is what keeps the
-fast path fast), so for a scheduled pod ``filtered`` holds only the verdicts computed anyway,
-and ``evaluatedNodes - feasibleNodes`` says how many nodes were rejected in all. ``scores``
+``filtered`` names, for each infeasible node the attempt evaluated, the first plugin that
+rejected it and its reason. A pod that fits is decided from the vectorised masks without
+asking its rejecting plugins why (that is what keeps the fast path fast); when the attempt
+is recorded, the scheduler asks them then (Diagnosis.resolve: one Filter call of the plugin
+the masks name per rejected node) for up to ``scheduler.DECISION_VERDICTS`` nodes, so a
+scheduled pod's decision on a cluster of that size has every reason too; beyond it,
+``evaluatedNodes - feasibleNodes`` says how many nodes were rejected in all. ``scores``
 holds the reported nodes (the chosen node first, then the best totals: upstream's
 numberOfHighestScoredNodesToReport, 3), normalised per plugin (0..100) with the weighted total.
 
 Cost and memory: a decision is built on the scheduling thread from what the attempt computed
-(no plugin runs again): references to node names plus one small index per rejected node, and
-the distinct verdicts once. The log is bounded: at most ``max_decisions`` pods and at most
-``max_node_verdicts`` per-node verdicts in all (oldest decisions forgotten first); a deleted
-pod's decision is forgotten at once.
+(besides the deferred verdicts above, no plugin runs again): references to node names plus
+one small index per rejected node, and the distinct verdicts once. The log is bounded: at
+most ``max_decisions`` pods and at most ``max_node_verdicts`` per-node verdicts in all
+(oldest decisions forgotten first); a deleted pod's decision is forgotten at once.
 """
 
 from __future__ import annotations

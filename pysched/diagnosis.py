@@ -77,12 +77,20 @@ class Diagnosis:
         """Nodes known infeasible (explicit statuses plus deferred ones)."""
         return len(self.node_to_status) + self.deferred_count
 
-    def resolve(self) -> None:
-        """Compute the deferred statuses (idempotent)."""
-        if self.deferred_resolver is not None:
-            fn, self.deferred_resolver = self.deferred_resolver, None
+    def resolve(self, limit: int | None = None) -> None:
+        """Compute the deferred statuses (idempotent); with ``limit``, at most that many now,
+        the rest staying deferred (and counted) for a later call."""
+        fn = self.deferred_resolver
+        if fn is None:
+            return
+        before = len(self.node_to_status)
+        left = fn(self, limit)
+        if not left:
+            self.deferred_resolver = None
             self.deferred_count = 0
-            fn(self)
+        else:
+            self.deferred_count = max(0, self.deferred_count
+                                      - (len(self.node_to_status) - before))
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

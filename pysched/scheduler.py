@@ -53,6 +53,10 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 # upstream numberOfHighestScoredNodesToReport: how many nodes' scores a decision keeps
 NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT = 3
+# rejected nodes whose reasons a recorded decision computes when the fast path deferred them
+# (each costs a Filter call: a bound keeps big clusters as fast as before; simulate resolves
+# them all)
+DECISION_VERDICTS = 16
 
 CLEAR_NOMINATED_NODE = NominatingInfo("", mode_override=True)
 _NO_ROWS = np.zeros(0, np.int64)
@@ -228,6 +232,11 @@ class Scheduler:
             return record
         record.evaluated_nodes = result.evaluated_nodes
         if self.on_decision is not None:
+            if record.diagnosis is not None:
+                # the verdicts the fast path deferred (the pod fits): a decision names the
+                # reasons of the nodes it rejected (up to a bound, so that big clusters keep
+                # the fast path's speed), here, on the snapshot the attempt read
+                record.diagnosis.resolve(DECISION_VERDICTS)
             self.on_decision(record)  # a binding failure later records again
         if self._executor is not None:
             fut = self._executor.submit(
@@ -654,11 +663,19 @@ class Scheduler:
         if end > len(pos):
             index_of = self.snapshot.index_of
 
-            def resolve(d: Diagnosis) -> None:
-                bad_rows = ((np.flatnonzero(~rotated[:end]) + start) % n).tolist()
-                infos = [nodes[i] for i in bad_rows]
-                ks = first_fail[bad_rows].tolist() if bad_rows else []
+            done = 0
+
+            def resolve(d: Diagnosis, limit: int | None = None) -> int:
+                """The statuses of the next ``limit`` infeasible rows (None: all the rest);
+                returns how many rows are still deferred."""
+                nonlocal done
+                bad = (np.flatnonzero(~rotated[:end]) + start) % n
+                todo = (bad[done:] if limit is None else bad[done:done + limit]).tolist()
+                done += len(todo)
+                infos = [nodes[i] for i in todo]
+                ks = first_fail[todo].tolist() if todo else []
                 self._statuses_by_plugin(fwk, state, pod, d, infos, ks, plugins)
+                return len(bad) - done
 
             if len(pos):  # the pod fits: their statuses are only needed on demand
                 count = end - len(pos)

@@ -2,8 +2,9 @@
 # Installs everything pykube-node needs on a Debian 12 host, idempotently (`--vm`: also
 # qemu and libvirt for the opt-in VM lab):
 # the system packages (runc, iptables, iproute2, CNI reference plugins, ...),
-# a virtualenv in .venv with the project installed editable, and pycni's
-# plugin executables in /opt/cni/bin.
+# a virtualenv in .venv with the project installed editable, pycni's plugin
+# executables in /opt/cni/bin, and the commands (pykubelet, pykubectl, pycni, pysched)
+# linked into /usr/local/bin (scripts/link-commands.sh; PYKUBE_NO_LINKS=1 skips it).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -44,4 +45,8 @@ fi
 # pycni's plugins, under their own names, next to any reference plugins.
 mkdir -p /opt/cni/bin
 .venv/bin/pycni install --bin-dir /opt/cni/bin >/dev/null 2>&1 || true
+# the commands on PATH without activating .venv
+if [ -z "${PYKUBE_NO_LINKS:-}" ]; then
+  scripts/link-commands.sh /usr/local/bin
+fi
 echo "install.sh: ready ($(.venv/bin/python -c 'import sys; print(sys.version.split()[0])'), $(runc --version | head -1))"

@@ -1,10 +1,10 @@
-"""`pykubelet lab up/down/status`: a multi-node lab on one host (kind's habits).
+"""`pykubelet lab up/down/status/restart-node/load`: a multi-node lab on one host (kind's habits).
 
 `up` prints a ✓/✗ line per step and returns once every node is Ready, with the context
 ``pykube-NAME`` merged into kubectl's kubeconfig and made current; on failure it removes
 what it made (unless ``--retain``). `down` removes every trace, and works after a crash.
 `status` lists the nodes, their addresses, readiness, pids and pods (``-o json``: the
-DESIGN.md shape).
+DESIGN.md shape). `load` puts an image onto every node, as `kind load` does.
 """
 
 from __future__ import annotations
@@ -169,6 +169,35 @@ def restart_node(ctx: click.Context, node: str, name: str, wait: str) -> None:
         click.echo(f"{done.node}: nothing to start; running: {running}", err=True)
     elif seconds > 0:
         click.echo(f"{done.node}: Ready", err=True)
+
+
+@lab.command("load")
+@click.argument("image")
+@click.option("--name", default="lab", show_default=True, help="the lab's name")
+@click.option("--root", "host_root", default="/var/lib/pykubelet", show_default=True,
+              type=click.Path(file_okay=False),
+              help="the state dir of this host's image store, where IMAGE is looked up")
+@click.pass_context
+def load(ctx: click.Context, image: str, name: str, host_root: str) -> None:
+    """Put an image onto every node of the lab (kind's `kind load docker-image`): IMAGE
+    is an archive file (docker-archive or OCI layout), or an image of this host's image
+    store (`pykubelet image ls`), copied with its tags. Pods then start it with
+    imagePullPolicy IfNotPresent (a tag other than latest), no registry needed."""
+    from pykubelet.lab.create import LabError
+    from pykubelet.lab.load import load as load_image
+
+    _name(name)
+    if os.geteuid() != 0:
+        raise click.ClickException("lab load: must run as root")
+    try:
+        done = load_image(name, image, ctx.obj["state_root"], ctx.obj["run_root"],
+                          Path(host_root))
+    except LabError as exc:
+        raise click.ClickException(str(exc)) from None
+    tags = ", ".join(done.tags) or "<none>"
+    click.echo(f"Image {done.image_id} ({tags}) loaded onto {len(done.nodes)} "
+               f"node{'s' if len(done.nodes) != 1 else ''}: {', '.join(done.nodes)}",
+               err=True)
 
 
 @lab.command("status")

@@ -201,6 +201,24 @@ def start_embedded_runtime(
     return proc
 
 
+def read_config(config_path: str | None) -> KubeletConfig:
+    """``--config``, else the default file, else the single-node default, which is said
+    aloud: it starts a control plane too, on loopback."""
+    if config_path is not None:
+        return load_config(config_path)
+    if DEFAULT_CONFIG_PATH.exists():
+        return load_config(DEFAULT_CONFIG_PATH)
+    from pykubelet.config import single_node_default
+
+    cfg = single_node_default()
+    assert cfg.controlPlane is not None
+    log.info("no node config (--config, or %s): running the single-node default, a control "
+             "plane and this node; the API listens on %s, this host only (a config's "
+             "controlPlane.listen serves others, e.g. 0.0.0.0:6443; `pykubelet "
+             "install-service` writes one)", DEFAULT_CONFIG_PATH, cfg.controlPlane.listen)
+    return cfg
+
+
 @click.command("run")
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), default=None,
@@ -229,19 +247,19 @@ def run(config_path: str | None, verbosity: int) -> None:
     service = SystemdService()
     service.starting("reading the node config")
     try:
-        if config_path is not None:
-            cfg = load_config(config_path)
-        elif DEFAULT_CONFIG_PATH.exists():
-            cfg = load_config(DEFAULT_CONFIG_PATH)
-        else:
-            from pykubelet.config import single_node_default
-
-            cfg = single_node_default()
+        cfg = read_config(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
     locks = lock_state(cfg)
     check_healthz_port(cfg)
+    try:
+        from pykubelet.default_network import ensure_default_network
+
+        ensure_default_network(cfg.cniConfDir, cfg.podCIDR, cfg.cniBinDir)
+    except OSError as exc:
+        log.warning("cniConfDir %s: cannot write the default network: %s", cfg.cniConfDir,
+                    exc)
     if cfg.uses_embedded_runtime:
         service.starting(f"starting the embedded runtime on {cfg.runtime_endpoint}")
     runtime_proc = (start_embedded_runtime(cfg, daemon_logging.runtime_log_level(verbosity))

@@ -8,6 +8,10 @@ client), handed to it as v1 Event objects; the agent also serves them at /events
 Each new event is also one log line a person can follow (``journalctl -u pykubelet``),
 key=value with the pod's and the container's identifiers, as kubelet's structured
 event logging prints them; repeats log only at debug level.
+
+A new event is named as client-go's makeEvent names it, ``<pod>.<UnixNano in hex>``, so
+the API lists a pod's events (by key) in the order they happened; two events of one
+recorder never share a name (the nanoseconds move on by one when the clock did not).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,6 +105,12 @@ class EventRecorder:
         self._max = max_events
         self._lock = threading.Lock()
         self._events: OrderedDict[tuple[str, ...], Event] = OrderedDict()
+        self._last_ns = 0
+
+    def _event_name(self, obj_name: str, now: float) -> str:
+        """makeEvent's ``fmt.Sprintf("%v.%x", ref.Name, t.UnixNano())`` (under the lock)."""
+        self._last_ns = max(int(now * 1_000_000_000), self._last_ns + 1)
+        return f"{obj_name}.{self._last_ns:x}"
 
     def event(
         self, pod: Any, type_: str, reason: str, message: str, container: str = ""
@@ -116,7 +125,7 @@ class EventRecorder:
                     namespace=pod.namespace, pod_name=pod.name, pod_uid=pod.uid,
                     field_path=field_path, type=type_, reason=reason, message=message,
                     first=now, last=now,
-                    name=f"{pod.name}.{uuid.uuid4().hex[:16]}",
+                    name=self._event_name(pod.name, now),
                 )
             else:
                 ev.count += 1

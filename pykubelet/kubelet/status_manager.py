@@ -134,12 +134,18 @@ class StatusManager:
             return [e for uid, e in self._statuses.items()
                     if e.version > self._written.get(uid, 0)]
 
-    def sync_batch(self) -> int:
-        """Offer every unwritten status to the patcher; returns how many it accepted."""
+    def sync_batch(self, reconcile: bool = False) -> int:
+        """Offer every unwritten status to the patcher (with ``reconcile``, every status);
+        returns how many it accepted."""
         if self.patcher is None:
             return 0
         accepted = 0
-        for entry in self.unwritten():
+        if reconcile:
+            with self._lock:
+                entries = list(self._statuses.values())
+        else:
+            entries = self.unwritten()
+        for entry in entries:
             try:
                 self.patcher.patch_pod_status(entry)
             except Exception as exc:
@@ -168,12 +174,16 @@ class StatusManager:
             self._thread = None
 
     def _loop(self) -> None:
+        next_reconcile = time.monotonic() + self.sync_period
         while not self._stop.is_set():
-            self._wake.wait(self.sync_period)
+            self._wake.wait(max(0.0, next_reconcile - time.monotonic()))
             self._wake.clear()
             if self._stop.is_set():
                 return
+            reconcile = time.monotonic() >= next_reconcile
+            if reconcile:
+                next_reconcile = time.monotonic() + self.sync_period
             try:
-                self.sync_batch()
+                self.sync_batch(reconcile)
             except Exception:
                 log.exception("status sync failed")

@@ -30,7 +30,7 @@ from pykubelet.lab.layout import (
     validate_nodes,
 )
 from pykubelet.lab.nodeconfig import CONTROL_PLANE_LABEL, node_monitor_grace_configurable
-from pykubelet.lab.provider import NetnsProvider
+from pykubelet.lab.provider import NetnsProvider, busybox_refs
 from pykubelet.lab.state import LabState
 from pykubelet.lab.status import StatusPrinter
 
@@ -248,17 +248,19 @@ def _wait_ready(ctx: Context) -> None:
     client = admin_client(admin)
     want = {n.name for n in ctx.lab.node_layouts()}
     end = time.monotonic() + ctx.options.wait
-    ready: set[str] = set()
+    why = {n: "the API server was not asked yet" for n in want}
     while True:
         check_alive(ctx, ctx.lab.node_layouts())
-        with contextlib.suppress(ClientError, OSError, ValueError):
-            ready = {n["metadata"]["name"] for n in client.list(NODES).get("items") or []
-                     if node_ready(n)} & want
-        if ready == want:
+        try:
+            seen = {n["metadata"]["name"]: n for n in client.list(NODES).get("items") or []}
+            why = {n: r for n in want if (r := not_ready_reason(seen.get(n), None, None))}
+        except (ClientError, OSError, ValueError) as exc:
+            why = {n: f"the API server ({client.server}) did not answer: {exc}" for n in want}
+        if not why:
             _mark_control_planes(ctx, client)
             return
         if time.monotonic() > end:
-            missing = ", ".join(sorted(want - ready))
+            missing = "; ".join(f"{n}: {why[n]}" for n in sorted(why))
             raise LabError(f"not Ready after {ctx.options.wait:.0f}s: {missing}")
         time.sleep(POLL * 2)
 
@@ -279,6 +281,47 @@ def node_ready(node: dict[str, object]) -> bool:
     assert isinstance(status, dict)
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in status.get("conditions") or [])
+
+
+def not_ready_reason(node: dict[str, object] | None, lease: dict[str, object] | None,
+                     since: float | None) -> str:
+    """Why ``node`` (the API's Node, None when there is none) does not count as Ready yet,
+    "" when it does: it must exist, have Ready=True and, after an agent's start at
+    ``since``, a Lease renewed since then."""
+    if node is None:
+        return "its Node object does not exist (the agent registers it when it starts)"
+    status = node.get("status") or {}
+    assert isinstance(status, dict)
+    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"),
+                 None)
+    if ready is None:
+        return "its Node has no Ready condition yet"
+    if ready.get("status") != "True":
+        said = ready.get("message") or ready.get("reason") or "no message"
+        return f"Ready={ready.get('status')}: {said}"
+    if since is None:
+        return ""
+    if lease is None:
+        return "its Lease in kube-node-lease does not exist"
+    if not renewed_after(lease, since):
+        spec = lease.get("spec") or {}
+        assert isinstance(spec, dict)
+        return (f"Ready=True, but its Lease in kube-node-lease was last renewed at "
+                f"{spec.get('renewTime') or 'no time'}, before the agent started")
+    return ""
+
+
+def renewed_after(lease: dict[str, object], since: float) -> bool:
+    from datetime import datetime
+
+    spec = lease.get("spec") or {}
+    assert isinstance(spec, dict)
+    renew = str(spec.get("renewTime") or "")
+    try:
+        at = datetime.fromisoformat(renew.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return False
+    return at >= since - 1.0  # (renewTime has microseconds; clocks are the host's)
 
 
 def check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
@@ -305,7 +348,7 @@ def _kubeconfig(ctx: Context) -> None:
 def steps(options: Options) -> list[Step]:
     n, c = options.nodes, options.control_planes
     out: list[Step] = [
-        (lambda _: "Building the busybox image (localhost/busybox:latest)", _build_image),
+        (lambda _: f"Building the busybox image ({', '.join(busybox_refs())})", _build_image),
         (lambda x: f"Creating the lab network ({x.lab.bridge}, {x.lab.subnet})", _network),
         (lambda _: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
          _prepare_nodes),

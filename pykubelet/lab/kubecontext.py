@@ -52,10 +52,31 @@ def merge(admin_kubeconfig: Path, context: str, explicit: str | Path | None = No
     return target
 
 
-def remove(context: str, recorded: str | Path | None = None) -> None:
-    """Remove the context from the file it was merged into and from kubectl's files."""
+def remove(context: str, recorded: str | Path | None = None) -> str:
+    """Remove the context from the file it was merged into and from kubectl's files.
+    Returns a note for the user when the context was kubectl's current one (kubectl would
+    otherwise fall back to localhost:8080 without a word): the contexts left to choose
+    from, or that none is left; "" otherwise."""
     files: list[Path] = []
     for p in ([Path(recorded)] if recorded else []) + (paths_from_env() or [default_path()]):
         if p not in files:
             files.append(p)
+    was_current = any(_read(p).get("current-context") == context for p in files)
     remove_context(context, files)
+    if not was_current:
+        return ""
+    left = list(dict.fromkeys(c.get("name", "") for p in files
+                              for c in _read(p).get("contexts") or [] if c.get("name")))
+    if not left:
+        return (f"kubectl's current context was {context}; no context is left, so kubectl "
+                f"now talks to localhost:8080 until one is set")
+    return (f"kubectl's current context was {context} and is now unset; contexts left: "
+            f"{', '.join(left)} (choose one with: kubectl config use-context "
+            f"{left[0]})")
+
+
+def _read(path: Path) -> Config:
+    try:
+        return read(path) if path.exists() else empty()
+    except (KubeconfigError, OSError):
+        return empty()

@@ -7,6 +7,7 @@ run again, and `down` can undo any prefix of it.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -20,7 +21,18 @@ from pykubelet.lab.layout import ETCD_CLIENT_PORT, ETCD_PEER_PORT, LabLayout, No
 from pykubelet.lab.nodeconfig import JoinInfo, cni_conflist, node_config, parse_join_command
 from pykubelet.lab.state import LabState, ProcessRef
 
-BUSYBOX_REF = "localhost/busybox:latest"
+BUSYBOX_REPO = "localhost/busybox"
+BUSYBOX_REF = f"{BUSYBOX_REPO}:latest"
+
+
+@functools.cache
+def busybox_refs() -> tuple[str, ...]:
+    """The tags of the lab's busybox: its real release (``localhost/busybox:1.35``, which
+    kubelet's IfNotPresent default never pulls) and ``latest`` (which means pull Always)."""
+    from pykubelet.runtime.image_build import busybox_version
+
+    version = busybox_version()
+    return (f"{BUSYBOX_REPO}:{version}", BUSYBOX_REF) if version else (BUSYBOX_REF,)
 
 
 class ProvisionError(RuntimeError):
@@ -42,7 +54,7 @@ class NetnsProvider:
         from pykubelet.runtime.image_build import build_busybox_image
 
         if not lab.busybox_archive.exists():
-            build_busybox_image(lab.busybox_archive, name=BUSYBOX_REF)
+            build_busybox_image(lab.busybox_archive, name=busybox_refs()[0])
         return lab.busybox_archive
 
     # ------------------------------------------------------------------ node files
@@ -57,8 +69,9 @@ class NetnsProvider:
         conf = node.cni_conf_dir / "10-pykube-lab.conflist"
         _write_atomic(conf, json.dumps(cni_conflist(node), indent=2) + "\n")
         store = ImageStore(node.root_dir / "images")
-        if not any(BUSYBOX_REF in img.repo_tags for img in store.list()):
-            store.import_archive(archive, name=BUSYBOX_REF)
+        for ref in busybox_refs():
+            if not any(ref in img.repo_tags for img in store.list()):
+                store.import_archive(archive, name=ref)
 
     def write_config(self, node: NodeLayout, join: JoinInfo | None,
                      node_monitor_grace_period: float | None = None,

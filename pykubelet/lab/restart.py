@@ -6,7 +6,6 @@ is picked up where it was, as after a daemon restart on a real machine."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pykubelet.lab.create import (
     check_alive,
     etcd_healthy,
     lab_lock,
-    node_ready,
+    not_ready_reason,
     wait_api,
 )
 from pykubelet.lab.layout import LabLayout, NodeLayout
@@ -132,8 +131,9 @@ def _restart(ctx: Context, node: NodeLayout) -> Restarted:
 
 def _wait_node_ready(ctx: Context, node: NodeLayout, since: float | None) -> None:
     """Until the API says the node is Ready; after an agent's start, also with its Lease
-    renewed since (a Ready left over from before the restart does not count)."""
-    from pykubelet.client.rest import ClientError
+    renewed since (a Ready left over from before the restart does not count). Past the
+    wait, the error says what was last seen instead."""
+    from pykubelet.client.rest import ClientError, StatusError
 
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     if admin is None:
@@ -142,29 +142,31 @@ def _wait_node_ready(ctx: Context, node: NodeLayout, since: float | None) -> Non
     if ctx.state.front is not None:
         client.server = ctx.lab.front_server
     end = time.monotonic() + ctx.options.wait
+    why = "the API server was not asked yet"
     while True:
         check_alive(ctx, [node])
-        with contextlib.suppress(ClientError, OSError, ValueError):
-            obj = client.request("GET", f"/api/v1/nodes/{node.name}")
-            lease = client.request(
-                "GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
-                       f"{node.name}") if since is not None else {}
-            if node_ready(obj) and (since is None or _renewed_after(lease, since)):
-                return
+        obj: dict[str, object] | None = None
+        lease: dict[str, object] | None = None
+        try:
+            try:
+                obj = client.request("GET", f"/api/v1/nodes/{node.name}")
+            except StatusError as exc:
+                if not exc.not_found:
+                    raise
+            if since is not None and obj is not None:
+                try:
+                    lease = client.request(
+                        "GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/"
+                               f"leases/{node.name}")
+                except StatusError as exc:
+                    if not exc.not_found:
+                        raise
+            why = not_ready_reason(obj, lease, since)
+        except (ClientError, OSError, ValueError) as exc:
+            why = f"the API server ({client.server}) did not answer: {exc}"
+        if not why:
+            return
         if time.monotonic() > end:
-            raise LabError(f"{node.name}: not Ready after {ctx.options.wait:.0f}s; see "
+            raise LabError(f"{node.name} not Ready after {ctx.options.wait:.0f}s: {why}; see "
                            f"{node.agent_log}")
         time.sleep(POLL * 2)
-
-
-def _renewed_after(lease: dict[str, object], since: float) -> bool:
-    from datetime import datetime
-
-    spec = lease.get("spec") or {}
-    assert isinstance(spec, dict)
-    renew = str(spec.get("renewTime") or "")
-    try:
-        at = datetime.fromisoformat(renew.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return False
-    return at >= since - 1.0  # (renewTime has microseconds; clocks are the host's)

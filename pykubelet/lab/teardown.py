@@ -123,7 +123,9 @@ def down(name: str, state_root: Path = STATE_ROOT, run_root: Path = RUN_ROOT,
     for d in (state_root, run_root):
         with contextlib.suppress(OSError):
             d.rmdir()  # only when no other lab is left
-    kubecontext.remove(lab.context, kubeconfig or (state.kubeconfig if state else None))
+    note = kubecontext.remove(lab.context, kubeconfig or (state.kubeconfig if state else None))
+    if note:
+        out.notes.append(note)
     if printer is not None:
         printer.end(True)
     return out

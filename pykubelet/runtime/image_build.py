@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -98,6 +99,17 @@ def busybox_applets(busybox: str) -> list[str]:
         [busybox, "--list"], check=True, capture_output=True, text=True, timeout=30
     ).stdout
     return sorted({a for a in out.split() if a and "/" not in a and a != "busybox"})
+
+
+def busybox_version(busybox: str = DEFAULT_BUSYBOX) -> str:
+    """The release of this busybox as its images are tagged upstream (``1.35`` for
+    ``BusyBox v1.35.0 (Debian 1:1.35.0-4...)``); "" when it does not say."""
+    try:
+        out = subprocess.run([busybox], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return ""
+    m = re.match(r"BusyBox v(\d+)\.(\d+)", out)
+    return f"{m.group(1)}.{m.group(2)}" if m else ""
 
 
 def build_rootfs_layer(busybox: str = DEFAULT_BUSYBOX) -> bytes:

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import tarfile
 import time
 import uuid
@@ -636,6 +637,55 @@ class ImageStore:
             images[image_id] = img
             self._write_index(images)
             return img
+
+    def copy_from(self, src: ImageStore, ref: str) -> Image:
+        """Copy the image ``ref`` names in another store of this host (its unpacked layers,
+        config, tags and repo digests) into this one, as `kind load docker-image` copies
+        an image from the host onto its nodes. Layers this store has are not copied; a tag
+        the image brings is taken from any other image here that had it."""
+        img = src.require(ref)
+        config = src.config_blob(img.id)
+        if config is None:
+            raise NotFound(f"image {ref!r}: its config {img.id} is missing from {src.root}")
+        for diff_id in img.layers:
+            if self.has_layer(diff_id):
+                continue
+            hexid = _sha256_hex(diff_id, "layer")
+            source = src._layers / hexid
+            if not (source / "meta.json").exists():
+                raise NotFound(f"image {ref!r}: layer {diff_id} is missing from {src.root}")
+            work = self._tmp / f"{hexid}.{uuid.uuid4().hex[:8]}"
+            try:  # cp -a keeps owners, modes, devices (whiteouts) and xattrs
+                subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(work)],
+                               check=True, capture_output=True, text=True)
+                with self._locked():
+                    final = self._layers / hexid
+                    if not (final / "meta.json").exists():
+                        if final.exists():
+                            _rmtree(final)
+                        os.rename(work, final)
+            except subprocess.CalledProcessError as exc:
+                raise InvalidArgument(f"layer {diff_id}: cannot copy from {src.root}: "
+                                      f"{exc.stderr.strip()}") from exc
+            finally:
+                if work.exists():
+                    _rmtree(work)
+        with self._locked():
+            write_atomic(self._configs / f"{img.id.split(':', 1)[1]}.json", config)
+            images = self._read_index()
+            old = images.get(img.id)
+            tags = list(dict.fromkeys([*(old.repo_tags if old else []), *img.repo_tags]))
+            digests = list(dict.fromkeys([*(old.repo_digests if old else []),
+                                          *img.repo_digests]))
+            for other_id, other in list(images.items()):
+                if other_id != img.id and set(other.repo_tags) & set(img.repo_tags):
+                    images[other_id] = replace(
+                        other, repo_tags=[t for t in other.repo_tags if t not in img.repo_tags])
+            copied = replace(img, repo_tags=tags, repo_digests=digests,
+                             imported_at=old.imported_at if old else time.time())
+            images[img.id] = copied
+            self._write_index(images)
+            return copied
 
     def unpack_reader(self, raw: IO[bytes], diff_id: str, what: str) -> None:
         """Unpack a layer from a stream as it arrives (a pull feeds its download here).

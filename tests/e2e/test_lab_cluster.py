@@ -252,6 +252,11 @@ def test_deleting_a_pod_stops_its_containers_within_the_grace_period(lab: Lab) -
     assert 4 <= took < 15, f"deleting with a 5 s grace took {took:.1f}s"
 
 
+def _pod_ready(lab: Lab, name: str) -> str:
+    return next((c["status"] for c in lab.pod(name)["status"].get("conditions") or []
+                 if c["type"] == "Ready"), "")
+
+
 def test_agent_sigkill_keeps_pods_then_node_returns_without_duplicates(lab: Lab) -> None:
     lab.kubectl("create", "-f", "-", input=pod_json(
         "steady", nodeSelector={"kubernetes.io/hostname": "node3"}))
@@ -261,12 +266,17 @@ def test_agent_sigkill_keeps_pods_then_node_returns_without_duplicates(lab: Lab)
     def while_down() -> None:
         wait_for(lambda: lab.node_ready("node3") == "Unknown", timeout=60,
                  what="Ready=Unknown")
-        # the pod keeps running on its node with nobody watching it
+        # the pod keeps running on its node with nobody watching it, no longer Ready
+        # (the node lifecycle controller's MarkPodsNotReady)
         assert lab.pod("steady")["status"]["containerStatuses"][0]["containerID"] == cid
+        wait_for(lambda: _pod_ready(lab, "steady") == "False", timeout=20,
+                 what="pod Ready=False")
         assert lab.pykubectl("exec", "steady", "--", "true", check=False).returncode != 0
 
     lab.sigkill_and_restart("node3", lab.node("node3")["agentPid"], while_down)
     wait_for(lambda: lab.node_ready("node3") == "True", timeout=90, what="Ready again")
+    # the agent puts its own view back (the status manager's reconcile, every 10 s)
+    wait_for(lambda: _pod_ready(lab, "steady") == "True", timeout=30, what="pod Ready again")
     assert lab.pykubectl("exec", "steady", "--", "echo", "back").stdout == "back\n"
     time.sleep(3)
     st = lab.pod("steady")["status"]["containerStatuses"][0]

@@ -211,6 +211,21 @@ def _event_time(e: Obj) -> dt.datetime:
     return parse_time(e.get("lastTimestamp")) or dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
+def _event_order(e: Obj) -> tuple[dt.datetime, dt.datetime, int, str]:
+    """By lastTimestamp (kubectl's SortableEvents), then, since it has whole seconds, by
+    when the event began: its first time, then the nanoseconds its name carries
+    (``<object>.<UnixNano in hex>``, as client-go names events)."""
+    first = (parse_time(e.get("eventTime")) or parse_time(e.get("firstTimestamp"))
+             or dt.datetime.min.replace(tzinfo=dt.UTC))
+    name = str((e.get("metadata") or {}).get("name") or "")
+    suffix = name.rpartition(".")[2]
+    try:
+        ns = int(suffix, 16)
+    except ValueError:
+        ns = 0
+    return _event_time(e), first, ns, name
+
+
 def describe_events(w: Writer, events: list[Obj]) -> None:
     if not events:
         w.write(0, "Events:\t<none>\n")
@@ -218,7 +233,7 @@ def describe_events(w: Writer, events: list[Obj]) -> None:
     w.flush()
     w.write(0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")
     w.write(1, "----\t------\t----\t----\t-------\n")
-    for e in sorted(events, key=_event_time):
+    for e in sorted(events, key=_event_order):
         first = since(e.get("eventTime")) if e.get("eventTime") else since(
             e.get("firstTimestamp"))
         series = e.get("series")

@@ -7,10 +7,12 @@ then one row per node with the filter verdict (the first plugin that rejected th
 its reason), then, when two or more nodes fit, the best nodes' scores per plugin (each 0-100)
 and the weighted total that chose the winner.
 
-A scheduled pod is decided on the scheduler's fast path, which does not ask the rejecting
-plugins why; such nodes are shown as rejected with the reason not recorded (the counts say
-how many). A pod the scheduler has not tried, or tried so long ago that the bounded log
-forgot it, has no decision: then the pod's PodScheduled condition is what there is.
+A decision names the reason of each node it rejected: the scheduler asks the fast path's
+rejecting plugins why when it records the attempt, for up to 16 nodes (each costs a Filter
+call; a lab is smaller than that). On a bigger cluster the other rejected nodes are shown
+with the reason not recorded (the counts say how many). A pod the scheduler has not tried,
+or tried so long ago that the bounded log forgot it, has no decision: then the pod's
+PodScheduled condition is what there is.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pykubelet.cli.kubectl.tabwriter import TabWriter
 from pykubelet.client.rest import NODES, PODS, TABLE_ACCEPT, StatusError
 
 Obj = dict[str, Any]
-NOT_RECORDED = "(reason not recorded: the fast path does not ask why)"
+NOT_RECORDED = "(reason not recorded: the scheduler records at most 16 per decision)"
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:

@@ -11,6 +11,11 @@ False gives ``node.kubernetes.io/not-ready`` NoSchedule and NoExecute, Ready Unk
 ``node.kubernetes.io/unreachable`` NoSchedule and NoExecute, pressure conditions and
 ``spec.unschedulable`` their NoSchedule taints; they go when the condition clears.
 
+Pods: when a node's Ready condition stops being True, every pod on it gets its own Ready
+condition set to False through ``pods/status`` and a ``NodeNotReady`` Warning event
+(MarkPodsNotReady), so endpoints and ``kubectl wait`` stop trusting them; while the node
+stays Unknown (nobody else writes those pods) a pod found Ready again is marked once more.
+
 Eviction: a pod on a node with a NoExecute taint it does not tolerate is deleted at once;
 one that tolerates it for N seconds (DefaultTolerationSeconds gives 300) is deleted N
 seconds after the taint was added.
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.subresources import set_condition
-from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
+from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import LEASES, NODES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
 from pykubelet.controlplane.registry.strategy import StatusStrategy, now, parse_time, rfc3339
@@ -162,6 +167,7 @@ class _Health:
     probe: float  # monotonic time the node was last heard from
     renew: str = ""
     heartbeat: str = ""
+    ready: str = ""  # the Ready status this controller last saw after its sync
 
 
 class NodeLifecycle:
@@ -202,12 +208,22 @@ class NodeLifecycle:
             elif renew != h.renew or heartbeat != h.heartbeat:
                 h.probe, h.renew, h.heartbeat = mono, renew, heartbeat
             stale = mono - h.probe > self.grace
-            await self._sync_node(name, stale)
+            synced = await self._sync_node(name, stale)
+            if synced is None:
+                continue
+            status = (condition(synced, "Ready") or {}).get("status") or "Unknown"
+            # on the transition away from True (as upstream), and on every pass while
+            # the node is Unknown: then no kubelet is there to write the pods back
+            if status != "True" and (status == "Unknown" or h.ready in ("", "True")):
+                await self.mark_pods_not_ready(name)
+            h.ready = status
         for name in list(self.health):
             if name not in seen:
                 del self.health[name]
 
-    async def _sync_node(self, name: str, stale: bool) -> None:
+    async def _sync_node(self, name: str, stale: bool) -> dict[str, Any] | None:
+        """Apply Unknown (when ``stale``) and the taints; the node as it now is (None:
+        gone)."""
         nodes = self.registry.store(NODES)
         t = now()
         became_unknown = False
@@ -228,13 +244,43 @@ class NodeLifecycle:
             result = await nodes.guaranteed_update("", name, update, _NodeWriter(nodes.strategy))
         except errors.APIError as exc:
             if exc.code == 404:
-                return
+                return None
             raise
+        obj: dict[str, Any] = result.obj() if hasattr(result, "obj") else result
         if became_unknown:
-            obj = result.obj() if hasattr(result, "obj") else result
             log.info("node %s: no lease renewal for %.0fs: Ready=Unknown", name, self.grace)
             await self.recorder.event(obj, NORMAL, "NodeNotReady",
                                       f"Node {name} status is now: NodeNotReady")
+        return obj
+
+    async def mark_pods_not_ready(self, node_name: str) -> None:
+        """MarkPodsNotReady: Ready=False on every pod of the node whose Ready is True."""
+        pods = self.registry.store(PODS)
+        for pe in list(pods.cache.select(None, None, ("spec.nodeName", node_name))):
+            pod = pe.obj()
+            if (condition(pod, "Ready") or {}).get("status") != "True":
+                continue
+            ns, name = pe.attrs.namespace, pe.attrs.name
+            log.info("node %s is not ready: marking pod %s/%s not ready", node_name, ns, name)
+            changed = False
+
+            def mark(p: dict[str, Any]) -> dict[str, Any] | None:
+                nonlocal changed
+                out = _not_ready(p)
+                changed = out is not None
+                return out
+
+            try:
+                updated = await pods.guaranteed_update(ns, name, mark,
+                                                       StatusStrategy(pods.strategy))
+            except errors.APIError as exc:
+                if exc.code != 404:
+                    log.warning("marking pod %s/%s not ready: %s", ns, name, exc.message)
+                continue
+            if not changed:
+                continue
+            obj = updated.obj() if hasattr(updated, "obj") else updated
+            await self.recorder.event(obj, WARNING, "NodeNotReady", "Node is not ready")
 
     async def evict(self) -> None:
         """The NoExecute taint manager."""
@@ -266,6 +312,17 @@ class NodeLifecycle:
                     continue
                 await self.recorder.event(pod, NORMAL, "TaintManagerEviction",
                                           f"Marking for deletion Pod {ns}/{name}")
+
+
+def _not_ready(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The pod with its Ready condition False (its reason and message kept, its
+    lastTransitionTime now), as MarkPodsNotReady's UpdatePodCondition; None: no change."""
+    ready = condition(pod, "Ready")
+    if ready is None or ready.get("status") != "True":
+        return None
+    set_condition(pod.setdefault("status", {}),
+                  {**ready, "status": "False", "lastTransitionTime": rfc3339(now())})
+    return pod
 
 
 def _disruption_target(pod: dict[str, Any]) -> dict[str, Any]:

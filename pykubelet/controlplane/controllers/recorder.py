@@ -1,12 +1,19 @@
 """Events the control plane's components record (client-go's event recorder, in process):
 a repeat of the same event on the same object bumps ``count`` and ``lastTimestamp``
-instead of adding a new object, as the recorder's correlator does."""
+instead of adding a new object, as the recorder's correlator does.
+
+A new event is named as makeEvent names it, ``<object>.<UnixNano in hex>``, so the API
+lists an object's events (by key) in the order they happened; the correlator remembers,
+per object, type, reason and message, the name it gave (an LRU, as client-go's), which is
+how a repeat finds the event to bump.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
+import time
+from collections import OrderedDict
 from typing import Any
 
 from pykubelet.controlplane import errors
@@ -17,6 +24,18 @@ from pykubelet.controlplane.registry.strategy import now, rfc3339
 log = logging.getLogger(__name__)
 
 NORMAL, WARNING = "Normal", "Warning"
+MAX_LRU_ENTRIES = 4096  # client-go's maxLruCacheEntries
+
+
+class _Names:
+    """Event names: makeEvent's, unique within this process even within one nanosecond."""
+
+    last_ns = 0
+
+    @classmethod
+    def make(cls, obj_name: str) -> str:
+        cls.last_ns = max(time.time_ns(), cls.last_ns + 1)
+        return f"{obj_name}.{cls.last_ns:x}"
 
 
 class EventRecorder:
@@ -24,6 +43,7 @@ class EventRecorder:
         self.registry = registry
         self.component = component
         self.host = host
+        self._names: OrderedDict[tuple[str, ...], str] = OrderedDict()
 
     async def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         """Record ``reason``/``message`` about ``obj`` (a Pod, Node, ... dict)."""
@@ -36,12 +56,18 @@ class EventRecorder:
                     "resourceVersion": meta.get("resourceVersion", "")}
         if kind == "Node":  # kubelet-style node events: uid = name, namespace default
             involved["uid"] = meta.get("name", "")
-        key = hashlib.sha1(f"{involved['uid']}/{reason}/{message}".encode()).hexdigest()[:10]
-        name = f"{meta.get('name', 'object')}.{key}"
+        key = (ns, kind, involved["name"], involved["uid"], type_, reason, message)
         store = self.registry.store(EVENTS)
         t = now()
         ctx = Context()
-        existing = store.lookup(ns, name)
+        name = self._names.get(key, "")
+        existing = store.lookup(ns, name) if name else None
+        if existing is None:
+            name = _Names.make(meta.get("name") or "object")
+        self._names[key] = name
+        self._names.move_to_end(key)
+        while len(self._names) > MAX_LRU_ENTRIES:
+            self._names.popitem(last=False)
         try:
             if existing is not None:
                 def bump(ev: dict[str, Any]) -> dict[str, Any]:

@@ -558,3 +558,32 @@ def test_pykubectl_exec_attach_and_port_forward(cluster: Any, ns: str) -> None:
     assert _running(cp, ns, "console")
 
     assert _forwarded(cp, ns, {}, program=PYKUBECTL) == "served-web\n"
+
+
+def test_a_node_whose_conf_dir_has_no_network_writes_the_default_and_becomes_ready(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A first `pykubelet run` (or install-service's config) on a host with an empty
+    /etc/cni/net.d: the agent writes a bridge network on its podCIDR, as k3s writes its
+    own, so the runtime's NetworkReady holds and the node becomes Ready."""
+    from pykubelet.default_network import FILE_NAME
+    from pykubelet.runtime.image_build import build_busybox_image
+
+    work = tmp_path_factory.mktemp("kcn-net")
+    cp = ControlPlaneProcess(work / "cp")
+    base = Path(tempfile.mkdtemp(prefix="kcn-net-", dir="/tmp"))
+    node = NodeProcess(base, "kcn-nonet", 8, cp)
+    try:
+        cp.start()
+        archive = work / "busybox.tar"
+        build_busybox_image(archive, name=IMAGE)
+        node.prepare(archive)
+        for f in (base / "net.d").iterdir():
+            f.unlink()  # no network at all
+        node.start()
+        wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="node Ready")
+        conf = json.loads((base / "net.d" / FILE_NAME).read_text())
+        assert conf["plugins"][0]["ipam"]["ranges"] == [[{"subnet": node.subnet}]]
+        assert "no CNI network in" in node.log_path.read_text()
+    finally:
+        node.cleanup()
+        cp.stop()

@@ -331,6 +331,51 @@ def test_node_lifecycle_marks_a_silent_node_unknown_and_taints_it(cp: ControlPla
         fake.delete()
 
 
+def test_pods_of_a_node_gone_unknown_are_marked_not_ready(cp: ControlPlaneProcess) -> None:
+    """MarkPodsNotReady: the Ready condition of a pod on a silent node turns False (its
+    other conditions and containers untouched), with a NodeNotReady Warning event."""
+    from cp_process import FakeNode
+
+    fake = FakeNode(cp, "mnr-n1")
+    raw = Raw(cp)
+    try:
+        tol = [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                "effect": "NoExecute"}]  # stays through the outage
+        code, _ = raw("POST", "/api/v1/namespaces/default/pods",
+                      {**pod("mnr-web"), "spec": {"nodeName": "mnr-n1", "tolerations": tol,
+                                                  "containers": [{"name": "c", "image": "b"}]}})
+        assert code == 201
+        t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        conds = [{"type": c, "status": "True", "lastTransitionTime": t}
+                 for c in ("Initialized", "Ready", "ContainersReady", "PodScheduled")]
+        code, _ = raw("PATCH", "/api/v1/namespaces/default/pods/mnr-web/status",
+                      {"status": {"phase": "Running", "conditions": conds}},
+                      ctype="application/merge-patch+json")
+        assert code == 200
+        time.sleep(2)
+        assert _pod_cond(raw, "mnr-web", "Ready") == "True"  # a Ready node leaves it be
+        fake.stop_heartbeat()
+        wait_for(lambda: _ready(raw, "mnr-n1") == "Unknown", timeout=20, what="Ready=Unknown")
+        wait_for(lambda: _pod_cond(raw, "mnr-web", "Ready") == "False", timeout=10,
+                 what="pod Ready=False")
+        _code, p = raw("GET", "/api/v1/namespaces/default/pods/mnr-web")
+        assert p["status"]["phase"] == "Running"
+        assert _pod_cond(raw, "mnr-web", "ContainersReady") == "True"
+        _code, evs = raw("GET", "/api/v1/namespaces/default/events"
+                         "?fieldSelector=involvedObject.name=mnr-web")
+        assert [(e["type"], e["reason"], e["message"]) for e in evs["items"]] == [
+            ("Warning", "NodeNotReady", "Node is not ready")]
+    finally:
+        raw("DELETE", "/api/v1/namespaces/default/pods/mnr-web", {"gracePeriodSeconds": 0})
+        fake.delete()
+
+
+def _pod_cond(raw: Raw, name: str, type_: str) -> str:
+    _code, p = raw("GET", f"/api/v1/namespaces/default/pods/{name}")
+    return next((c["status"] for c in (p.get("status") or {}).get("conditions") or []
+                 if c["type"] == type_), "")
+
+
 def test_pods_of_a_deleted_node_are_garbage_collected(tmp_path: Any) -> None:
     proc = ControlPlaneProcess(tmp_path / "root", extra_args=["--pod-gc-period", "1"])
     proc.start()

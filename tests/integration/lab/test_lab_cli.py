@@ -299,11 +299,16 @@ def _up_status_down(name: str, env: dict[str, str], kubeconfig: Path,
     assert unknown.stderr.strip().splitlines() == [
         f"Error: lab '{name}' has no node 'node9' (its nodes: node1, node2)"]
 
+    loaded_uid = _load_images(name, lab, env, reap_later)
+
     pids = [n["agentPid"] for n in doc["nodes"]] + [agent2, hand.pid]
-    uids = [web1["metadata"]["uid"], web2["metadata"]["uid"]]
+    uids = [web1["metadata"]["uid"], web2["metadata"]["uid"], loaded_uid]
     down = lab_cli("down", "--name", name, env=env)
     assert down.returncode == 0, down.stderr
     assert " ✓ Stopping pods" in down.stderr
+    # kubectl pointed at the lab: down says so, and what is left, as kubectl says nothing
+    assert (f"note: kubectl's current context was pykube-{name} and is now unset; contexts "
+            "left: other (choose one with: kubectl config use-context other)") in down.stderr
     assert_clean(traces(name, pins_of(lab), pids, uids))
     st = yaml.safe_load(kubeconfig.read_text())
     assert [c["name"] for c in st["contexts"]] == ["other"]
@@ -314,6 +319,67 @@ def _up_status_down(name: str, env: dict[str, str], kubeconfig: Path,
     twice = lab_cli("down", "--name", name, env=env)
     assert twice.returncode == 0
     assert f"lab '{name}': nothing to remove" in twice.stderr
+
+
+def _load_images(name: str, lab: LabLayout, env: dict[str, str],
+                 reap_later: list[subprocess.Popen[bytes]]) -> str:
+    """The lab's busybox carries its release as a tag; `lab load` puts an archive, or an
+    image of the host's store, onto every node, and a pod starts it without a registry.
+    Returns the uid of that pod."""
+    import tempfile
+
+    from pykubelet.runtime.image_build import build_busybox_image, busybox_version
+    from pykubelet.runtime.images import ImageStore
+
+    version = busybox_version()
+    assert version
+    for node in lab.node_layouts():
+        tags = {t for i in ImageStore(node.root_dir / "images").list() for t in i.repo_tags}
+        assert {f"localhost/busybox:{version}", "localhost/busybox:latest"} <= tags
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "app.tar"
+        build_busybox_image(archive, name="localhost/app:1.0", env=["APP=archive"])
+        got = lab_cli("load", archive.as_posix(), "--name", name, env=env)
+        assert got.returncode == 0, got.stderr
+        assert "(localhost/app:1.0) loaded onto 2 nodes: node1, node2" in got.stderr
+        host = Path(tmp) / "host"
+        build_busybox_image(Path(tmp) / "h.tar", name="localhost/fromhost:2.0",
+                            env=["APP=host"], cmd=["sh"])
+        ImageStore(host / "images").import_archive(Path(tmp) / "h.tar")
+        got = lab_cli("load", "localhost/fromhost:2.0", "--name", name, "--root",
+                      host.as_posix(), env=env)
+        assert got.returncode == 0, got.stderr
+        assert "(localhost/fromhost:2.0) loaded onto 2 nodes" in got.stderr
+        missing = lab_cli("load", "localhost/nosuch:1", "--name", name, "--root",
+                          host.as_posix(), env=env)
+        assert missing.returncode != 0
+        assert missing.stderr.strip().splitlines() == [
+            "Error: image 'localhost/nosuch:1': no such file, and image: image "
+            "'localhost/nosuch:1' not found in the local image store"]
+        nolab = lab_cli("load", archive.as_posix(), "--name", "tlabnone", env=env)
+        assert nolab.stderr.strip().splitlines() == [
+            "Error: lab 'tlabnone' not found (create it with: pykubelet lab up --name "
+            "tlabnone)"]
+    for node in lab.node_layouts():
+        store = ImageStore(node.root_dir / "images")
+        assert store.get("localhost/app:1.0") is not None
+        assert store.get("localhost/fromhost:2.0") is not None
+    # a version tag: IfNotPresent by default, so the node's copy runs, no registry asked
+    node2 = lab.node(2)
+    (node2.manifests_dir / "loaded.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "loaded", "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+            "name": "c", "image": "localhost/fromhost:2.0",
+            "command": ["sh", "-c", "echo $APP > /tmp/index.html; exec httpd -f -p 8080 -h /tmp"]
+        }]}}))
+    end = time.monotonic() + 60
+    while True:
+        pods = [p for p in node_pods(lab, 2) if p["metadata"]["name"].startswith("loaded")]
+        if pods and (pods[0].get("status") or {}).get("phase") == "Running":
+            return str(pods[0]["metadata"]["uid"])
+        assert time.monotonic() < end, (f"loaded pod not Running: {pods}\n"
+                                        f"{tail(node2.agent_log, 30)}")
+        time.sleep(0.5)
 
 
 def test_down_after_a_crash_of_up_and_of_the_node_processes(env: dict[str, str],

@@ -32,3 +32,25 @@ def test_new_events_log_at_their_level_and_repeats_only_at_debug(
     levels = [r.levelno for r in caplog.records]
     assert levels == [logging.WARNING, logging.DEBUG]
     assert "pod=ns/p podUID=u-2 container=c" in caplog.records[0].getMessage()
+
+
+def test_events_are_named_by_their_time_in_nanoseconds_as_client_go() -> None:
+    """makeEvent: ``<object>.<UnixNano in hex>``, so names sort in the order events
+    happened; a repeat keeps its name; a second event at the same instant still gets its
+    own (later) name."""
+    pod = SimpleNamespace(namespace="ns", name="web", uid="u-1", spec=None)
+    t = [1764763200.25]
+    sent: list[dict[str, object]] = []
+    rec = EventRecorder("n1", sink=sent.append, clock=lambda: t[0])
+    rec.event(pod, "Normal", "Scheduled", "assigned")
+    rec.event(pod, "Normal", "Pulled", "image present")  # same instant
+    t[0] += 1.5
+    rec.event(pod, "Normal", "Scheduled", "assigned")  # a repeat
+    rec.event(pod, "Normal", "Started", "started")
+    names = [e["metadata"]["name"] for e in sent]  # type: ignore[index]
+    ns = int(1764763200.25 * 1e9)
+    assert names[0] == f"web.{ns:x}"
+    assert names[1] == f"web.{ns + 1:x}"
+    assert names[2] == names[0]
+    assert names[3] == f"web.{int((1764763200.25 + 1.5) * 1e9):x}"
+    assert sorted(set(names)) == [names[0], names[1], names[3]]

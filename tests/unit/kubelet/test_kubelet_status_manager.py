@@ -7,7 +7,9 @@ import time
 
 from kubelet_builders import make_pod
 
+from pykubelet.api.decode import decode_object
 from pykubelet.api.types import PodStatus
+from pykubelet.kubelet.api_status import APIStatusPatcher
 from pykubelet.kubelet.status_manager import StatusManager, VersionedPodStatus
 
 
@@ -90,3 +92,48 @@ def test_the_sync_thread_writes_a_change_without_waiting_for_the_period() -> Non
         assert [w.version for w in patcher.written] == [1]
     finally:
         sm.stop()
+
+
+def test_every_period_written_statuses_are_offered_again_to_reconcile() -> None:
+    """syncBatch's needsReconcile: a status already written is offered again each period,
+    so the patcher can put back what another writer changed in the API."""
+    patcher = Patcher()
+    sm = StatusManager(patcher, sync_period=0.2)
+    sm.start()
+    try:
+        sm.set_pod_status(make_pod(), PodStatus(phase="Running"))
+        deadline = time.monotonic() + 5
+        while len(patcher.written) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [w.version for w in patcher.written][:3] == [1, 1, 1]
+    finally:
+        sm.stop()
+
+
+def test_reconcile_puts_back_a_ready_condition_the_node_controller_set_false() -> None:
+    """After an outage the API holds Ready=False (MarkPodsNotReady) while the agent's own
+    status says True: the reconcile pass patches it back; an equal copy is not patched."""
+    pod = make_pod()
+    t = "2026-12-03T10:00:00Z"
+    mine = decode_object(PodStatus, {"phase": "Running", "conditions": [
+        {"type": "Ready", "status": "True", "lastTransitionTime": t}]})
+    api = {"metadata": {"uid": pod.uid, "name": pod.name, "namespace": pod.namespace},
+           "status": {"phase": "Running", "conditions": [
+               {"type": "Ready", "status": "True", "lastTransitionTime": t}]}}
+    patches: list[dict[str, object]] = []
+
+    class Client:
+        def patch(self, resource: object, name: str, body: dict[str, object], ns: str,
+                  **kw: object) -> None:
+            patches.append(body)
+
+    patcher = APIStatusPatcher(Client(), lambda ns, n: api, lambda uid: None)  # type: ignore[arg-type]
+    sm = StatusManager(patcher)
+    sm.set_pod_status(pod, mine)
+    sm.sync_batch()
+    assert patches == []  # the API already has it
+    api["status"]["conditions"][0].update(status="False")  # type: ignore[index]
+    sm.sync_batch()
+    assert patches == []  # nothing new of its own to write
+    sm.sync_batch(reconcile=True)
+    assert patches[0]["status"]["conditions"][0]["status"] == "True"  # type: ignore[index]

@@ -88,7 +88,9 @@ def test_context_is_merged_renamed_and_current(tmp_path: Path,
     assert got["extensionField"] == {"kept": True}
     assert (cfg.stat().st_mode & 0o777) == 0o600
 
-    kubecontext.remove("pykube-t", str(cfg))
+    note = kubecontext.remove("pykube-t", str(cfg))
+    assert note == ("kubectl's current context was pykube-t and is now unset; contexts left: "
+                    "other (choose one with: kubectl config use-context other)")
     after = read(cfg)
     assert after["current-context"] == ""
     assert [c["name"] for c in after["contexts"]] == ["other"]
@@ -101,9 +103,44 @@ def test_context_is_removed_from_the_recorded_file_too(tmp_path: Path,
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "elsewhere"))
     recorded = tmp_path / "recorded"
     merge_context(recorded, kubecontext.lab_context(_admin(), "pykube-r"))
-    kubecontext.remove("pykube-r", str(recorded))
+    note = kubecontext.remove("pykube-r", str(recorded))
+    assert note == ("kubectl's current context was pykube-r; no context is left, so kubectl "
+                    "now talks to localhost:8080 until one is set")
     assert read(recorded)["contexts"] == []
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_removing_a_context_that_is_not_current_says_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "config"
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    merge_context(cfg, kubecontext.lab_context(_admin(), "pykube-a"))
+    merge_context(cfg, kubecontext.lab_context(_admin(), "pykube-b"), make_current=True)
+    assert kubecontext.remove("pykube-a", str(cfg)) == ""
+    assert read(cfg)["current-context"] == "pykube-b"
+
+
+def test_a_node_not_ready_says_what_was_last_seen() -> None:
+    from pykubelet.lab.create import not_ready_reason
+
+    assert not_ready_reason(None, None, None) == (
+        "its Node object does not exist (the agent registers it when it starts)")
+    assert not_ready_reason({"status": {}}, None, None) == "its Node has no Ready condition yet"
+    node = {"status": {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+         "message": "container runtime network not ready: NetworkReady=false"}]}}
+    assert not_ready_reason(node, None, None) == (
+        "Ready=False: container runtime network not ready: NetworkReady=false")
+    node["status"]["conditions"][0].update(status="True")  # type: ignore[index]
+    assert not_ready_reason(node, None, None) == ""
+    since = 1_796_299_200.0  # 2026-12-03T12:00:00Z
+    lease = {"spec": {"renewTime": "2026-12-03T11:59:00.000000Z"}}
+    assert not_ready_reason(node, lease, since) == (
+        "Ready=True, but its Lease in kube-node-lease was last renewed at "
+        "2026-12-03T11:59:00.000000Z, before the agent started")
+    assert not_ready_reason(node, None, since) == "its Lease in kube-node-lease does not exist"
+    lease["spec"]["renewTime"] = "2026-12-03T12:00:03.000000Z"
+    assert not_ready_reason(node, lease, since) == ""
 
 
 def test_printer_without_a_terminal_prints_one_line_per_step() -> None:

@@ -237,3 +237,52 @@ def test_simulate_reads_json_fast_and_yaml_still(tmp_path: Any) -> None:
         got = load_inputs(f)
         assert [n.metadata.name for n in got.nodes] == ["n1"]
         assert isinstance(got.nodes[0], Node)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_scheduled_pods_decision_names_the_reason_of_every_rejected_node(fast: bool) -> None:
+    """The fast path decides from masks without asking why; the decision still records, per
+    rejected node, the plugin and its reason (pykubectl why shows them)."""
+    s, _ = make(fast)
+    for i in range(4):
+        s.on_node_add(make_node(f"n{i}", cpu="8", memory="64Gi"))
+    s.on_node_add(make_node("tainted", cpu="64", taints=TAINT))
+    s.on_node_add(make_node("small", cpu="100m"))
+    rec = schedule(s, make_pod("web", cpu="1"))
+    assert rec.node in {"n0", "n1", "n2", "n3"}
+    d = s.last_decision("default", "web")
+    assert d is not None
+    assert d["filtered"] == {
+        "tainted": {
+            "plugin": "TaintToleration",
+            "code": "UnschedulableAndUnresolvable",
+            "reason": "node(s) had untolerated taint(s)",
+        },
+        "small": {"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable",
+                  "reason": "Insufficient cpu"},
+    }
+    assert (d["evaluatedNodes"], d["feasibleNodes"]) == (6, 4)
+
+
+def test_a_decision_records_a_bounded_number_of_deferred_reasons_and_counts_the_rest() -> None:
+    """On a big cluster the reasons cost a Filter call each: a recorded decision computes
+    DECISION_VERDICTS of them (the counts say how many more were rejected); the attempt's
+    diagnosis can still resolve the rest (simulate does)."""
+    from pysched.scheduler import DECISION_VERDICTS
+
+    s, _ = make(True)
+    extra = 9
+    for i in range(DECISION_VERDICTS + extra):
+        s.on_node_add(make_node(f"t{i:03d}", cpu="8", taints=TAINT))
+    s.on_node_add(make_node("ok", cpu="8"))
+    rec = schedule(s, make_pod("web", cpu="1"))
+    assert rec.node == "ok"
+    d = s.last_decision("default", "web")
+    assert d is not None
+    assert len(d["filtered"]) == DECISION_VERDICTS
+    assert {v["plugin"] for v in d["filtered"].values()} == {"TaintToleration"}
+    assert (d["evaluatedNodes"], d["feasibleNodes"]) == (DECISION_VERDICTS + extra + 1, 1)
+    assert rec.diagnosis.num_rejected() == DECISION_VERDICTS + extra
+    rec.diagnosis.resolve()
+    assert len(rec.diagnosis.node_to_status) == DECISION_VERDICTS + extra
+    assert rec.diagnosis.num_rejected() == DECISION_VERDICTS + extra

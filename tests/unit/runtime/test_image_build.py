@@ -93,3 +93,41 @@ def test_import_reports_each_layer_as_it_is_read(tmp_path: Path) -> None:
     again: list[LayerProgress] = []
     store.import_archive(built.path, progress=again.append)
     assert [(e.skipped, e.done) for e in again] == [(True, seen[-1].total)]
+
+
+def test_busybox_version_is_the_release_upstream_tags_images_with(tmp_path: Path) -> None:
+    from pykubelet.runtime.image_build import busybox_version
+
+    fake = tmp_path / "busybox"
+    fake.write_text("#!/bin/sh\necho 'BusyBox v1.36.1 (2024-01-01) multi-call binary.'\n")
+    fake.chmod(0o755)
+    assert busybox_version(str(fake)) == "1.36"
+    assert busybox_version(str(tmp_path / "none")) == ""
+    assert busybox_version(BUSYBOX).count(".") == 1  # Debian 12's: 1.35
+
+
+def test_an_image_is_copied_from_another_store_with_its_tags(tmp_path: Path) -> None:
+    """`lab load`'s copy: layers, config and tags from the host's store to a node's; a tag
+    it brings is taken from the image that had it."""
+    from pykubelet.runtime.errors import NotFound
+    from pykubelet.runtime.images import ImageStore
+
+    build_busybox_image(tmp_path / "a.tar", name="localhost/app:v1", cmd=["echo", "a"])
+    build_busybox_image(tmp_path / "b.tar", name="localhost/app:v1", cmd=["echo", "b"])
+    host, node = ImageStore(tmp_path / "host"), ImageStore(tmp_path / "node")
+    [img] = host.import_archive(tmp_path / "a.tar")
+    host.import_archive(tmp_path / "a.tar", name="localhost/app:2.0")
+    [old] = node.import_archive(tmp_path / "b.tar")  # another image under the same tag
+    copied = node.copy_from(host, "localhost/app:v1")
+    assert copied.id == img.id
+    assert set(copied.repo_tags) == {"localhost/app:v1", "localhost/app:2.0"}
+    assert node.require("localhost/app:2.0").id == img.id
+    left = node.get(old.id)
+    assert left is not None
+    assert left.repo_tags == []
+    for d in node.layer_dirs(copied):
+        assert (d / "bin" / "busybox").is_file()
+    assert node.config_blob(img.id) == host.config_blob(img.id)
+    assert node.copy_from(host, img.id).id == img.id  # again: nothing changes
+    with pytest.raises(NotFound):
+        node.copy_from(host, "localhost/none:1")
