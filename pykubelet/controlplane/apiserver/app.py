@@ -412,8 +412,11 @@ class APIServer:
         if request.content_type == PROTOBUF and not patch:
             try:
                 return protobuf.decode_object(raw)
-            except (protobuf.ProtobufError, KeyError, ValueError) as exc:
+            except protobuf.UnsupportedKind as exc:
                 raise errors.APIError(415, errors.UNSUPPORTED_MEDIA_TYPE, str(exc)) from None
+            except (protobuf.ProtobufError, KeyError, ValueError) as exc:
+                # upstream's transformDecodeError: a body that does not decode is a 400
+                raise errors.bad_request(str(exc)[:256]) from None
         if request.content_type == "application/yaml" and not patch:
             try:
                 return yaml.safe_load(raw)
