@@ -108,6 +108,14 @@ def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]
     return APIError(422, INVALID, f'{qualified_kind} "{name}" is invalid: {body}', details)
 
 
+def unprocessable(server_message: str) -> APIError:
+    """NewGenericServerResponse(422, ...): a generic message, the reason in one cause (what
+    a JSON patch that does not apply gets)."""
+    return APIError(422, INVALID, "the server rejected our request due to an error in our "
+                    "request", {"causes": [{"reason": "UnexpectedServerResponse",
+                                            "message": server_message}]})
+
+
 def bad_request(message: str) -> APIError:
     return APIError(400, BAD_REQUEST, message)
 
@@ -140,8 +148,11 @@ def method_not_allowed(verb: str, kind: str) -> APIError:
 
 
 def too_large(limit: int) -> APIError:
-    return APIError(413, REQUEST_ENTITY_TOO_LARGE,
-                    f"Request entity too large: limit is {limit}")
+    return entity_too_large(f"Request entity too large: limit is {limit}")
+
+
+def entity_too_large(message: str) -> APIError:
+    return APIError(413, REQUEST_ENTITY_TOO_LARGE, message)
 
 
 def unsupported_media_type(content_type: str) -> APIError:

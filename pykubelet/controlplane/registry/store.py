@@ -31,7 +31,12 @@ import orjson
 
 from pykubelet.api.errors import DecodeError
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.patch import PatchError, apply_patch
+from pykubelet.controlplane.apiserver.patch import (
+    PatchApplyError,
+    PatchError,
+    PatchTooLarge,
+    apply_patch,
+)
 from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
@@ -372,6 +377,10 @@ class GenericStore:
         def mutate(old: Obj) -> Obj:
             try:
                 patched = apply_patch(patch_type, old, patch, strat.patch_meta)
+            except PatchApplyError as exc:
+                raise errors.unprocessable(str(exc)) from None
+            except PatchTooLarge as exc:
+                raise errors.entity_too_large(str(exc)) from None
             except PatchError as exc:
                 raise errors.bad_request(str(exc)) from None
             return self._decode(patched, ctx, strat)
