@@ -173,6 +173,13 @@ def definitions_version() -> str:
     return str(_definitions_file()["kubernetesVersion"])
 
 
+def _upstream_format(definition: str, wire: str) -> str | None:
+    """The OpenAPI format (int32, int64, ...) upstream gives a field of a definition."""
+    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
+    fmt = node.get("format")
+    return fmt if isinstance(fmt, str) else None
+
+
 def _ref_name(ref: str) -> str:
     return ref.rsplit("/", 1)[-1]
 
@@ -195,7 +202,7 @@ class _SchemaChecks:
         if kind == "string":
             return _PRIMITIVE_DECODERS[str]
         if kind == "integer":
-            return _PRIMITIVE_DECODERS[int]
+            return _sized_int(fmt)
         if kind == "number":
             return _PRIMITIVE_DECODERS[float]
         if kind == "boolean":
@@ -294,6 +301,27 @@ def _make_primitive(tp: type) -> Decoder:
 
 
 _PRIMITIVE_DECODERS: dict[type, Decoder] = {tp: _make_primitive(tp) for tp in _PRIMITIVE_NAMES}
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+@functools.cache
+def _sized_int(fmt: str | None) -> Decoder:
+    """An integer field as Go's typed decoding reads it: one past its int32 or int64 is
+    refused as encoding/json words it, never stored to break the next reader."""
+    base = _PRIMITIVE_DECODERS[int]
+    bounds = _INT_RANGES.get(fmt or "")
+    if bounds is None:
+        return base
+    low, high = bounds
+
+    def dec_sized(value: Any) -> Any:
+        n = base(value)
+        if not low <= n <= high:
+            shown = str(value) if len(str(value)) <= 64 else str(value)[:64] + "..."
+            raise _Fail(f"cannot unmarshal number {shown} into Go value of type {fmt}")
+        return n
+
+    return dec_sized
 
 
 def _decode_int_or_string(value: Any) -> Any:
@@ -501,6 +529,9 @@ class Plan:
                 dec = _choice_decoder(meta["choice"], meta.get("default", ""))
             else:
                 dec = _decoder_for(tp)
+                if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
+                    wire = meta.get("json", camel(f.name))
+                    dec = _sized_int(_upstream_format(self.upstream, wire))
             fields.append(
                 FieldPlan(
                     attr=f.name,
@@ -808,3 +839,25 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         return {key: encode(item) for key, item in obj.items()}
     return obj
+
+
+def check_definition(name: str, value: Any, path: str = "") -> Any:
+    """Check `value` against upstream's schema of the definition `name` (a Binding, an
+    Eviction, DeleteOptions: bodies no class models) as typed decoding would: a value of
+    the wrong type (a string for an object, an int for a string, an int32 past its range)
+    raises DecodeError naming the field; unknown fields are dropped, not errors."""
+    check = _SCHEMA.for_type(name)
+    try:
+        return check(value)
+    except _Fail as fail:
+        if not fail.unknown:
+            raise fail.error(path) from None
+    found: list[str] = []
+    _unknown_in_node(definitions()[name], value, "", found)
+    pruned = value
+    for rel in found:
+        pruned = _without(pruned, _split(rel.lstrip(".")))
+    try:
+        return check(pruned)
+    except _Fail as fail:
+        raise fail.error(path) from None

@@ -9,6 +9,7 @@ hot paths do no JSON encoding of stored objects at all.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+INT_RE = re.compile(r"[+-]?[0-9]{1,25}")
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -63,6 +65,14 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     if headers:
         resp.headers.update(headers)
     return resp
+
+
+def int64_param(text: str, name: str) -> int:
+    """A query parameter Go's strconv.ParseInt(text, 10, 64) reads; anything else is 400."""
+    if not INT_RE.fullmatch(text) or not -(2**63) <= int(text) < 2**63:
+        shown = text if len(text) <= 64 else text[:64] + "..."
+        raise errors.bad_request(f'{name}: invalid value "{shown}": must be a 64-bit integer')
+    return int(text)
 
 
 def status_response(err: errors.APIError) -> web.Response:
@@ -436,13 +446,14 @@ class APIServer:
                 body = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
                 raise errors.bad_request(f"invalid DeleteOptions: {exc}") from None
-        options = DeleteOptions.from_dict(body if isinstance(body, dict) else None)
+        options = DeleteOptions.from_dict(body)
         q = request.query
         if "gracePeriodSeconds" in q:
-            try:
-                options.grace_period_seconds = int(q["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request("gracePeriodSeconds: invalid integer") from None
+            options.grace_period_seconds = int64_param(q["gracePeriodSeconds"],
+                                                       "gracePeriodSeconds")
+        if "propagationPolicy" in q:
+            options.propagation_policy = q["propagationPolicy"]
+            options.validate()
         if q.get("dryRun") == "All":
             options.dry_run = True
         return options

@@ -40,7 +40,7 @@ from pykubelet.controlplane.apiserver.patch import (
 from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
-from pykubelet.controlplane.registry.strategy import Obj, Strategy, now, rfc3339
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, later, now, rfc3339
 from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,
@@ -48,6 +48,8 @@ from pykubelet.controlplane.storage import (
     Storage,
     StorageError,
 )
+from pysched.apimachinery.codec import check_definition
+from pysched.apimachinery.field import go_quote as quote
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +94,47 @@ class Context:
     warnings: list[str] = field(default_factory=list)
 
 
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
 @dataclass
 class DeleteOptions:
     grace_period_seconds: int | None = None
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    propagation_policy: str | None = None
 
     @classmethod
-    def from_dict(cls, d: Obj | None) -> DeleteOptions:
-        d = d or {}
+    def from_dict(cls, d: Obj | None, path: str = "") -> DeleteOptions:
+        """A DeleteOptions body as typed decoding reads it (an int64 grace, an object of
+        preconditions: anything else is 400), then ValidateDeleteOptions (422)."""
+        try:
+            d = check_definition(DELETE_OPTIONS, d or {}, path) or {}
+        except DecodeError as exc:
+            raise errors.bad_request(
+                f'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: {exc}'
+            ) from None
         pre = d.get("preconditions") or {}
-        grace = d.get("gracePeriodSeconds")
-        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)):
-            raise errors.bad_request("gracePeriodSeconds: expected an integer")
-        return cls(grace, pre.get("uid"), pre.get("resourceVersion"),
-                   "All" in (d.get("dryRun") or []))
+        options = cls(d.get("gracePeriodSeconds"), pre.get("uid"), pre.get("resourceVersion"),
+                      "All" in (d.get("dryRun") or []), d.get("propagationPolicy"))
+        if d.get("orphanDependents") is not None and options.propagation_policy is not None:
+            options.invalid(f"propagationPolicy: Invalid value: "
+                            f"{quote(options.propagation_policy)}: orphanDependents and "
+                            "deletionPropagation cannot be both set")
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        policy = self.propagation_policy
+        if policy is not None and policy not in PROPAGATION_POLICIES:
+            self.invalid(f"propagationPolicy: Unsupported value: {quote(policy)}: supported "
+                         'values: "Foreground", "Background", "Orphan", "nil"')
+
+    @staticmethod
+    def invalid(text: str) -> None:
+        raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [errors.cause(text)])
 
 
 @dataclass
@@ -502,7 +529,7 @@ class GenericStore:
                     new = None  # delete now
                 else:
                     current = om["deletionTimestamp"]
-                    wanted = rfc3339(t + dt.timedelta(seconds=grace))
+                    wanted = rfc3339(later(t, grace))
                     if wanted < current and grace < (om.get("deletionGracePeriodSeconds") or 0):
                         new = copy.deepcopy(old)
                         _meta(new)["deletionTimestamp"] = wanted
@@ -512,7 +539,7 @@ class GenericStore:
             elif grace > 0 or finalizers:
                 new = copy.deepcopy(old)
                 nm = _meta(new)
-                nm["deletionTimestamp"] = rfc3339(t + dt.timedelta(seconds=grace))
+                nm["deletionTimestamp"] = rfc3339(later(t, grace))
                 nm["deletionGracePeriodSeconds"] = grace
                 if self.info.resource == "namespaces":
                     new.setdefault("status", {})["phase"] = "Terminating"
