@@ -35,8 +35,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import datetime as dt
 import functools
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -173,6 +175,13 @@ def definitions_version() -> str:
     return str(_definitions_file()["kubernetesVersion"])
 
 
+def _upstream_ref(definition: str, wire: str) -> str | None:
+    """The definition a field of a definition refers to (metav1.Time, ...), if any."""
+    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
+    ref = node.get("$ref")
+    return _ref_name(ref) if isinstance(ref, str) else None
+
+
 def _upstream_format(definition: str, wire: str) -> str | None:
     """The OpenAPI format (int32, int64, ...) upstream gives a field of a definition."""
     node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
@@ -218,6 +227,8 @@ class _SchemaChecks:
         return _identity  # no type: anything (RawExtension and the like)
 
     def for_type(self, name: str) -> Decoder:
+        if name in _TIME_TYPES:
+            return _decode_time
         found = self._objects.get(name)
         if found is None:
             # Recursive types (JSONSchemaProps) refer to themselves: resolve lazily.
@@ -302,6 +313,30 @@ def _make_primitive(tp: type) -> Decoder:
 
 _PRIMITIVE_DECODERS: dict[type, Decoder] = {tp: _make_primitive(tp) for tp in _PRIMITIVE_NAMES}
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+_TIME_TYPES = frozenset({"io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+                         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"})
+# what Go's time.Parse(time.RFC3339, ...) reads (metav1.Time's and MicroTime's UnmarshalJSON)
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+                      r"(Z|[+-][0-9]{2}:[0-9]{2})")
+
+
+def _decode_time(value: Any) -> Any:
+    """A metav1.Time or MicroTime: an RFC 3339 string ("yesterday" is refused as Go
+    refuses it, never stored for the next reader to trip on)."""
+    text = _PRIMITIVE_DECODERS[str](value)
+    ok = _RFC3339.fullmatch(text) is not None
+    if ok:
+        try:
+            dt.datetime.fromisoformat(text[:19])
+        except ValueError:
+            ok = False
+    if not ok:
+        shown = text if len(text) <= 64 else text[:64] + "..."
+        raise _Fail(f'parsing time "{shown}" as "2006-01-02T15:04:05Z07:00": cannot parse '
+                    "it as RFC 3339")
+    return text
 
 
 @functools.cache
@@ -532,6 +567,10 @@ class Plan:
                 if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
                     wire = meta.get("json", camel(f.name))
                     dec = _sized_int(_upstream_format(self.upstream, wire))
+                elif dec is _PRIMITIVE_DECODERS[str] and self.upstream is not None:
+                    wire = meta.get("json", camel(f.name))
+                    if _upstream_ref(self.upstream, wire) in _TIME_TYPES:
+                        dec = _decode_time
             fields.append(
                 FieldPlan(
                     attr=f.name,

@@ -130,3 +130,30 @@ def test_int32_fields_keep_their_range(api: LiveAPI) -> None:
     lease["spec"]["leaseDurationSeconds"] = 2**31 - 1
     assert api.call("POST", path, lease).status == 201
     api.call("DELETE", f"{path}/big")
+
+
+def test_times_are_rfc3339(api: LiveAPI) -> None:
+    token = api.node_token("node-t")
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-t"}}
+    assert api.call("POST", "/api/v1/nodes", node, token=token).status == 201
+    try:
+        cond = {"type": "Ready", "status": "True", "lastHeartbeatTime": "yesterday",
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        reply = api.call("PATCH", "/api/v1/nodes/node-t/status",
+                         {"status": {"conditions": [cond]}}, token=token,
+                         content_type="application/strategic-merge-patch+json")
+        assert reply.status == 400, reply.body[:300]
+        assert ('status.conditions[0].lastHeartbeatTime: parsing time "yesterday" as '
+                '"2006-01-02T15:04:05Z07:00"') in reply.json()["message"]
+        cond["lastHeartbeatTime"] = "2026-02-30T00:00:00Z"
+        reply = api.call("PATCH", "/api/v1/nodes/node-t/status",
+                         {"status": {"conditions": [cond]}}, token=token,
+                         content_type="application/strategic-merge-patch+json")
+        assert reply.status == 400, reply.body[:300]
+        cond["lastHeartbeatTime"] = "2026-01-01T00:00:00.5+02:00"
+        reply = api.call("PATCH", "/api/v1/nodes/node-t/status",
+                         {"status": {"conditions": [cond]}}, token=token,
+                         content_type="application/strategic-merge-patch+json")
+        assert reply.status == 200, reply.body[:300]
+    finally:
+        api.call("DELETE", "/api/v1/nodes/node-t")
