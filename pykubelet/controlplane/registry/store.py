@@ -410,6 +410,7 @@ class GenericStore:
                 raise errors.entity_too_large(str(exc)) from None
             except PatchError as exc:
                 raise errors.bad_request(str(exc)) from None
+            self._check_patched(patched, old, namespace, name)
             return self._decode(patched, ctx, strat)
 
         precondition = ""
@@ -417,6 +418,26 @@ class GenericStore:
             precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
                                              precondition=precondition)
+
+    def _check_patched(self, patched: Obj, old: Obj, namespace: str, name: str) -> None:
+        """What upstream's patcher checks of the patched object: its name and namespace
+        are the URL's (checkName, 400), and a resourceVersion it carries is a precondition
+        (409 when it is not the current one, as Store.Update compares them)."""
+        meta = patched.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        obj_name = meta.get("name")
+        if obj_name != name:
+            shown = obj_name if isinstance(obj_name, str) else ""
+            raise errors.bad_request(f"the name of the object ({shown[:256]}) does not match "
+                                     f"the name on the URL ({name})")
+        obj_ns = meta.get("namespace")
+        if self.info.namespaced and obj_ns and obj_ns != namespace:
+            shown = obj_ns if isinstance(obj_ns, str) else str(obj_ns)
+            raise errors.bad_request(f"the namespace of the object ({shown[:256]}) does not "
+                                     f"match the namespace on the request ({namespace})")
+        rv = meta.get("resourceVersion")
+        if rv and rv != _meta(old).get("resourceVersion"):
+            raise errors.conflict(self.info.resource, self.info.group, name)
 
     async def guaranteed_update(
         self, namespace: str, name: str, mutate: Callable[[Obj], Obj | None],

@@ -74,3 +74,37 @@ def test_small_copies_still_apply(api: LiveAPI, configmap: dict[str, Any]) -> No
     reply = api.call("PATCH", f"{CM}/patched", ops, content_type=JSON_PATCH)
     assert reply.status == 200, reply.body[:300]
     assert reply.json()["data"]["again"] == "x" * 100_000
+
+
+def test_a_stale_resource_version_in_a_json_patch_conflicts(
+        api: LiveAPI, configmap: dict[str, Any]) -> None:
+    stale = configmap["metadata"]["resourceVersion"]
+    assert api.call("PATCH", f"{CM}/patched", {"data": {"a": "1"}},
+                    content_type="application/merge-patch+json").status == 200
+    ops = [{"op": "replace", "path": "/metadata/resourceVersion", "value": stale},
+           {"op": "add", "path": "/data/b", "value": "2"}]
+    reply = api.call("PATCH", f"{CM}/patched", ops, content_type=JSON_PATCH)
+    assert reply.status == 409, reply.body[:300]
+    assert reply.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "patched": the object has been '
+        "modified; please apply your changes to the latest version and try again")
+    assert "b" not in api.call("GET", f"{CM}/patched").json()["data"]
+    current = api.call("GET", f"{CM}/patched").json()["metadata"]["resourceVersion"]
+    ops[0]["value"] = current
+    assert api.call("PATCH", f"{CM}/patched", ops, content_type=JSON_PATCH).status == 200
+
+
+def test_a_patch_cannot_rename_or_move_an_object(
+        api: LiveAPI, configmap: dict[str, Any]) -> None:
+    reply = api.call("PATCH", f"{CM}/patched",
+                     [{"op": "replace", "path": "/metadata/name", "value": "other"}],
+                     content_type=JSON_PATCH)
+    assert reply.status == 400, reply.body[:300]
+    assert reply.json()["message"] == ("the name of the object (other) does not match the "
+                                       "name on the URL (patched)")
+    reply = api.call("PATCH", f"{CM}/patched", {"metadata": {"namespace": "kube-system"}},
+                     content_type="application/merge-patch+json")
+    assert reply.status == 400, reply.body[:300]
+    assert reply.json()["message"] == ("the namespace of the object (kube-system) does not "
+                                       "match the namespace on the request (default)")
+    assert api.call("GET", "/api/v1/namespaces/default/configmaps/other").status == 404
