@@ -153,13 +153,19 @@ def strategic_merge(original: Any, patch: Mapping[str, Any], meta: MetaFn = _no_
     result: dict[str, Any] = dict(original) if isinstance(original, Mapping) else {}
     orders: dict[str, list[Any]] = {}
     retain = patch.get("$retainKeys")
+    if retain is not None and not isinstance(retain, list):
+        raise PatchError("invalid patch format of retainKeys")
     for key, pv in patch.items():
         if key in ("$patch", "$retainKeys"):
             continue
         if key.startswith("$setElementOrder/"):
+            if pv is not None and not isinstance(pv, list):
+                raise PatchError("invalid patch format of setElementOrder list")
             orders[key.split("/", 1)[1]] = list(pv or [])
             continue
         if key.startswith("$deleteFromPrimitiveList/"):
+            if pv is not None and not isinstance(pv, list):
+                raise PatchError("invalid patch format of primitive list")
             field = key.split("/", 1)[1]
             drop = list(pv or [])
             result[field] = [v for v in result.get(field) or [] if v not in drop]
