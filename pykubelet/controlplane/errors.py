@@ -7,6 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pysched.apimachinery.field import shorten
+
+MAX_FIELD_SHOWN = 1024  # of a field path in a cause (a map key in it may be any size)
+
 # reasons (metav1.StatusReason)
 NOT_FOUND = "NotFound"
 ALREADY_EXISTS = "AlreadyExists"
@@ -96,10 +100,12 @@ def conflict(resource: str, group: str, name: str, why: str | None = None) -> AP
 
 def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]]) -> APIError:
     """422: ``Pod "x" is invalid: <field>: <message>`` with one cause per field error."""
-    causes = list(causes)
+    causes = [{**c, "field": shorten(c["field"], MAX_FIELD_SHOWN)} if c.get("field") else c
+              for c in causes]
     texts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
     body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     qualified_kind = f"{kind}.{group}" if group else kind
+    name = shorten(name)
     details: dict[str, Any] = {"name": name}
     if group:
         details["group"] = group

@@ -6,6 +6,7 @@ request that blocked the loop."""
 from __future__ import annotations
 
 import asyncio
+import io
 import threading
 import time
 from dataclasses import dataclass
@@ -62,9 +63,13 @@ class LiveAPI:
             hdrs["Content-Type"] = content_type
         hdrs.update(headers or {})
 
+        payload: Any = data
+        if data is not None and len(data) > 1 << 20:  # aiohttp wants big bodies as streams
+            payload = io.BytesIO(data)
+
         async def go() -> Reply:
             t0 = time.monotonic()
-            async with self.session.request(method, self.cp.local_url + path, data=data,
+            async with self.session.request(method, self.cp.local_url + path, data=payload,
                                             headers=hdrs, ssl=False) as resp:
                 raw = await resp.read()
                 return Reply(resp.status, raw, time.monotonic() - t0, dict(resp.headers))

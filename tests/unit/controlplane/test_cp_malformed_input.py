@@ -33,3 +33,20 @@ def test_strategic_merge_directives_of_the_wrong_type(api: LiveAPI) -> None:
         api.call("PATCH", f"{CM}/smp", {"metadata": {"finalizers": None}},
                  content_type="application/merge-patch+json")
         api.call("DELETE", f"{CM}/smp")
+
+
+def test_invalid_values_are_not_echoed_whole(api: LiveAPI) -> None:
+    """A 2.9 MB invalid name was answered with a 17 MB body (issue 24 item 21)."""
+    name = "A" * 2_900_000
+    reply = api.call("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": name, "labels": {"k": "!" * 100_000}}})
+    assert reply.status == 422, reply.body[:300]
+    assert len(reply.body) < 8192
+    assert reply.seconds < 1
+    status = reply.json()
+    assert status["details"]["name"] == "A" * 256 + "...(truncated)"
+    assert status["message"].startswith('ConfigMap "' + "A" * 256 + '...(truncated)" is invalid')
+    shown = [c["message"] for c in status["details"]["causes"]
+             if c["field"] == "metadata.labels"]
+    assert shown
+    assert shown[0].startswith('Invalid value: "' + "!" * 256 + '"...(truncated)')
