@@ -46,7 +46,7 @@ class APIError(Exception):
         self.code = code
         self.reason = reason
         self.message = message
-        self.details = dict(details) if details else None
+        self.details = dict(details) if details is not None else None
         self.headers = dict(headers) if headers else {}
 
     def status(self) -> dict[str, Any]:
@@ -58,7 +58,7 @@ class APIError(Exception):
             "message": self.message,
             "reason": self.reason,
         }
-        if self.details:
+        if self.details is not None:  # upstream's {} too: kubectl reads details.name
             out["details"] = self.details
         out["code"] = self.code
         return out
@@ -70,10 +70,14 @@ def qualified(resource: str, group: str) -> str:
 
 
 def _details(resource: str, group: str, name: str) -> dict[str, Any]:
-    d: dict[str, Any] = {"name": name}
+    """metav1.StatusDetails: name, group, kind (the resource), each omitted when empty."""
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
     if group:
         d["group"] = group
-    d["kind"] = resource
+    if resource:
+        d["kind"] = resource
     return d
 
 
@@ -149,8 +153,22 @@ def expired(message: str) -> APIError:
 
 
 def method_not_allowed(verb: str, kind: str) -> APIError:
+    """NewMethodNotSupported."""
     return APIError(405, METHOD_NOT_ALLOWED,
-                    f'{verb} is not supported on resources of kind "{kind}"')
+                    f'{verb} is not supported on resources of kind "{kind}"', {"kind": kind})
+
+
+def path_not_found() -> APIError:
+    """NewNotFound(GroupResource{}, ""): what an unknown path or resource gets, with the
+    empty details upstream always sends."""
+    return APIError(404, NOT_FOUND, "the server could not find the requested resource", {})
+
+
+def method_not_allowed_here() -> APIError:
+    """A method the route does not serve (go-restful's 405 through
+    NewGenericServerResponse): POST to a named object, PUT to a collection."""
+    return APIError(405, METHOD_NOT_ALLOWED,
+                    "the server does not allow this method on the requested resource", {})
 
 
 def too_large(limit: int) -> APIError:

@@ -161,11 +161,11 @@ class APIServer:
             return status_response(errors.too_large(MAX_BODY))
         except web.HTTPException as exc:
             code = exc.status
-            reason = {404: errors.NOT_FOUND, 405: errors.METHOD_NOT_ALLOWED}.get(
-                exc.status, errors.BAD_REQUEST)
-            message = ("the server could not find the requested resource"
-                       if exc.status == 404 else exc.reason)
-            return status_response(errors.APIError(exc.status, reason, message))
+            if exc.status == 404:
+                return status_response(errors.path_not_found())
+            if exc.status == 405:
+                return status_response(errors.method_not_allowed_here())
+            return status_response(errors.APIError(exc.status, errors.BAD_REQUEST, exc.reason))
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
             return status_response(errors.internal(str(exc)))
@@ -230,8 +230,7 @@ class APIServer:
             raise errors.APIError(403, errors.FORBIDDEN,
                                   f'forbidden: User "{user.name}" cannot get path "/metrics"')
         if self.metrics is None:
-            raise errors.APIError(404, errors.NOT_FOUND,
-                                  "the server could not find the requested resource")
+            raise errors.path_not_found()
         return web.Response(body=self.metrics(),
                             headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
@@ -259,8 +258,7 @@ class APIServer:
         self.authenticate(request)
         doc = self.openapi.docs.get(request.match_info["path"])
         if doc is None:
-            raise errors.APIError(404, errors.NOT_FOUND,
-                                  "the server could not find the requested resource")
+            raise errors.path_not_found()
         return json_response(doc, headers={"Cache-Control": "public, immutable"})
 
     async def _api_root(self, request: web.Request) -> web.Response:
@@ -297,8 +295,7 @@ class APIServer:
             store = self.registry.by_resource(info.group, info.resource)
         if store is None or (info.namespace and not store.info.namespaced
                              and info.resource != "namespaces"):
-            raise errors.APIError(404, errors.NOT_FOUND,
-                                  "the server could not find the requested resource")
+            raise errors.path_not_found()
         namespace = info.namespace if store.info.namespaced else ""
         label_sel, field_sel = self._selectors(request, store)
         single = field_sel.exact("metadata.name") or ""
@@ -311,13 +308,15 @@ class APIServer:
             sub = store.info.subresource(info.subresource)
             fn = self.subresources.get((store.info.resource, info.subresource))
             if sub is None or (fn is None and info.subresource != "status"):
-                raise errors.APIError(404, errors.NOT_FOUND,
-                                      "the server could not find the requested resource")
+                raise errors.path_not_found()
             if info.verb not in sub.verbs:
                 raise errors.method_not_allowed(info.verb, sub.kind)
             if fn is not None:
                 return await fn(self, request, info, store, ctx)
             return await self._status_subresource(request, info, store, ctx, namespace)
+        if (info.verb == "create") == bool(info.name) and info.verb in (
+                "create", "update", "patch"):
+            raise errors.method_not_allowed_here()  # no such route: POST names, PUT does not
         if info.verb not in store.info.verbs:
             raise errors.method_not_allowed(info.verb, store.info.kind)
         if info.verb in ("list", "watch") and store.info.namespaced and not info.namespace:
@@ -378,8 +377,7 @@ class APIServer:
             group = request.path.strip("/").split("/")[1] if info.api_prefix == "apis" else ""
             body = discovery.api_group(group)
         if body is None:
-            raise errors.APIError(404, errors.NOT_FOUND,
-                                  "the server could not find the requested resource")
+            raise errors.path_not_found()
         return json_response(body)
 
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
