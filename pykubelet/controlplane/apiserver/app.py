@@ -20,7 +20,7 @@ import yaml
 from aiohttp import web
 
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver import discovery, protobuf, tables
+from pykubelet.controlplane.apiserver import discovery, negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.authz import authorize
 from pykubelet.controlplane.apiserver.openapi import V2_CONTENT_TYPE, V2_PROTOBUF, OpenAPI
 from pykubelet.controlplane.apiserver.patch import APPLY_PATCH, PATCH_TYPES
@@ -76,6 +76,41 @@ def int64_param(text: str, name: str) -> int:
         shown = text if len(text) <= 64 else text[:64] + "..."
         raise errors.bad_request(f'{name}: invalid value "{shown}": must be a 64-bit integer')
     return int(text)
+
+
+def check_list_options(q: Any, verb: str) -> None:
+    """The resourceVersion a get, list or watch names is a uint64 (ParseResourceVersion:
+    400), and resourceVersionMatch as ValidateListOptions allows it (422)."""
+    rv = q.get("resourceVersion", "")
+    if rv and (not rv.isascii() or not rv.isdigit() or int(rv) >= 2**64):
+        shown = rv if len(rv) <= 64 else rv[:64] + "..."
+        raise errors.bad_request(f'resourceVersion: Invalid value: "{shown}": '
+                                 f'strconv.ParseUint: parsing "{shown}": invalid syntax')
+    match = q.get("resourceVersionMatch", "")
+    if not match or verb == "get":
+        return
+    problems = []
+    if verb == "watch":
+        if q.get("sendInitialEvents") is None:
+            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
+                            "forbidden for watch unless sendInitialEvents is provided")
+    else:
+        if not rv:
+            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
+                            "forbidden unless resourceVersion is provided")
+        if q.get("continue"):
+            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
+                            "forbidden when continue is provided")
+    if match not in ("Exact", "NotOlderThan"):
+        shown = match if len(match) <= 64 else match[:64] + "..."
+        problems.append(f'resourceVersionMatch: Unsupported value: "{shown}": supported '
+                        'values: "Exact", "NotOlderThan", ""')
+    elif match == "Exact" and rv == "0":
+        problems.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is '
+                        'forbidden for resourceVersion "0"')
+    if problems:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "",
+                             [errors.cause(p) for p in problems])
 
 
 def status_response(err: errors.APIError) -> web.Response:
@@ -303,6 +338,10 @@ class APIServer:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
         authorize(user, info, single, self._referenced)
+        if info.subresource in ("", "status"):  # logs, exec, proxy: streams, not objects
+            negotiation.check_accept(request.headers.get("Accept"))
+        if info.verb in ("get", "list", "watch"):
+            check_list_options(request.query, info.verb)
         ctx = self._context(request, user)
         if info.subresource:
             sub = store.info.subresource(info.subresource)
@@ -338,11 +377,11 @@ class APIServer:
         if info.verb == "watch":
             return await self._watch(request, store, ns_filter, predicate, info)
         if info.verb == "create":
-            body = await self._body(request)
+            body = await self._body(request, ctx=ctx)
             result = await store.create(ctx, namespace, body)
             return self._written(request, store, result, 201, ctx)
         if info.verb == "update":
-            body = await self._body(request)
+            body = await self._body(request, ctx=ctx)
             existed = store.lookup(namespace, info.name) is not None
             result = await store.update(ctx, namespace, info.name, body)
             return self._written(request, store, result, 200 if existed else 201, ctx)
@@ -414,13 +453,24 @@ class APIServer:
                                      'values: "Ignore", "Strict", "Warn"')
         return Context(user=user, dry_run=bool(dry_run), field_validation=fv)
 
-    async def _body(self, request: web.Request, patch: bool = False) -> Any:
+    async def _body(self, request: web.Request, patch: bool = False,
+                    ctx: Context | None = None) -> Any:
+        """The request's body in the media type it names (415 for one the server does
+        not read); with ``ctx``, a JSON object's duplicate fields follow fieldValidation
+        (Strict: 400, Warn: a warning each, the last value kept)."""
+        ctype = JSON if patch else negotiation.body_type(request.headers.get("Content-Type"))
         raw = await request.read()
         if len(raw) > MAX_BODY:
             raise errors.too_large(MAX_BODY)
         if not raw:
             raise errors.bad_request("the body of the request is empty")
-        if request.content_type == PROTOBUF and not patch:
+        if ctype == JSON and ctx is not None and ctx.field_validation != IGNORE:
+            twice = negotiation.duplicate_fields(raw)
+            if twice and ctx.field_validation == STRICT:
+                raise errors.bad_request("strict decoding error: " + ", ".join(
+                    f'duplicate field "{p[:256]}"' for p in twice[:20]))
+            ctx.warnings.extend(f'duplicate field "{p[:256]}"' for p in twice[:20])
+        if ctype == PROTOBUF:
             try:
                 return protobuf.decode_object(raw)
             except protobuf.UnsupportedKind as exc:
@@ -428,7 +478,7 @@ class APIServer:
             except (protobuf.ProtobufError, KeyError, ValueError) as exc:
                 # upstream's transformDecodeError: a body that does not decode is a 400
                 raise errors.bad_request(str(exc)[:256]) from None
-        if request.content_type == "application/yaml" and not patch:
+        if ctype == negotiation.YAML:
             try:
                 return yaml.load(raw, Loader=YAML_LOADER)
             except yaml.YAMLError as exc:
@@ -538,11 +588,12 @@ class APIServer:
             name = info.name
             inner = predicate
             predicate = lambda a: a.name == name and inner(a)  # noqa: E731
+        timeout = (float(int64_param(q["timeoutSeconds"], "timeoutSeconds"))
+                   if q.get("timeoutSeconds") else None)
         try:
-            timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
             bookmarks = bool(parse_bool(q.get("allowWatchBookmarks")))
         except ValueError:
-            raise errors.bad_request("invalid timeoutSeconds or allowWatchBookmarks") from None
+            raise errors.bad_request("invalid allowWatchBookmarks") from None
         table_version = wants_table(request)
         table = (table_version, q.get("includeObject", "Metadata")) if table_version else None
         stream = WatchStream(store, namespace, predicate, q.get("resourceVersion", ""), timeout,
@@ -556,7 +607,7 @@ class APIServer:
         if info.verb == "get":
             return self._object(request, store, store.get(namespace, info.name))
         if info.verb == "update":
-            body = await self._body(request)
+            body = await self._body(request, ctx=ctx)
             result = await store.update(ctx, namespace, info.name, body, strategy)
             return self._written(request, store, result, 200, ctx)
         ctype = request.content_type
