@@ -10,10 +10,11 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from pysched.apimachinery.codec import invalid_quantity
 from pysched.apimachinery.errors import DecodeError
 
 # one parser for the whole project: the scheduler's (pysched is pure and below us)
-from pysched.quantity import parse_parts
+from pysched.quantity import ERR_FORMAT, parse_parts
 
 
 class QuantityError(ValueError):
@@ -30,14 +31,14 @@ class Quantity:
     @classmethod
     def parse(cls, value: object) -> Quantity:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise QuantityError(f"invalid quantity {value!r}")
+            raise QuantityError(invalid_quantity(value))
         text = value if isinstance(value, str) else _number_text(value)
         if text != text.strip():
-            raise QuantityError(f'invalid quantity "{text}"')
+            raise QuantityError(invalid_quantity(text, ERR_FORMAT))
         try:
             exact, _, as_written = parse_parts(text)
         except ValueError as exc:
-            raise QuantityError(f'invalid quantity "{text}"') from exc
+            raise QuantityError(invalid_quantity(text, str(exc))) from exc
         if not as_written:  # capped or rounded: what is kept is what the value is
             text = _plain_text(exact)
         return cls(text=text, exact=exact)

@@ -46,6 +46,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from pysched.apimachinery.errors import DecodeError, UnknownFieldError
+from pysched.apimachinery.field import shorten
 from pysched.quantity import QuantityError, parse_quantity
 
 T = TypeVar("T")
@@ -365,11 +366,13 @@ def _decode_int_or_string(value: Any) -> Any:
     raise _Fail(f"expected an integer or a string, got {describe(value)}")
 
 
-def invalid_quantity(value: Any) -> str:
-    """The one message for a value that is no quantity, in both object models."""
+def invalid_quantity(value: Any, reason: str = "") -> str:
+    """The one message for a value that is no quantity, in both object models: the value
+    (at most 256 characters of it) and resource.ParseQuantity's own words."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return f"invalid quantity {value!r}"
-    return f'invalid quantity "{value}"'
+        return f"invalid quantity {shorten(repr(value))}"
+    text = f'invalid quantity "{shorten(str(value))}"'
+    return f"{text}: {reason}" if reason else text
 
 
 def _check_quantity(value: Any) -> Any:
@@ -377,8 +380,8 @@ def _check_quantity(value: Any) -> Any:
         raise _Fail(invalid_quantity(value))
     try:
         parse_quantity(value)
-    except QuantityError:
-        raise _Fail(invalid_quantity(value)) from None
+    except QuantityError as exc:
+        raise _Fail(invalid_quantity(value, str(exc))) from None
     return value
 
 

@@ -41,3 +41,17 @@ def test_node_status_cannot_hold_a_huge_quantity(api: LiveAPI) -> None:
         assert status["allocatable"] == {"cpu": MAX}
     finally:
         api.call("DELETE", "/api/v1/nodes/node-q")
+
+
+def test_what_parse_quantity_refuses_is_refused_in_its_words(api: LiveAPI) -> None:
+    for cpu, reason in (("1e9223372036854775808", "unable to parse quantity's suffix"),
+                        ("x" * 1_000_000, "quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad-q"},
+               "spec": {"containers": [{"name": "c", "image": "busybox",
+                                        "resources": {"requests": {"cpu": cpu}}}]}}
+        reply = api.call("POST", "/api/v1/namespaces/default/pods", pod)
+        assert reply.status == 400, reply.body[:300]
+        assert reply.json()["message"].endswith(f": {reason}")
+        assert len(reply.body) < 2048
+        assert reply.seconds < 1
