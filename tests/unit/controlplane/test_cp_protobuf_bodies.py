@@ -98,3 +98,12 @@ def test_valid_protobuf_namespace_still_created(api: LiveAPI) -> None:
                      data=namespace(field(1, b"pb-ok")), content_type=PROTOBUF)
     assert reply.status == 201, reply.body
     assert api.call("DELETE", "/api/v1/namespaces/pb-ok").status == 200
+
+
+def test_a_long_invalid_name_is_not_echoed(api: LiveAPI) -> None:
+    # a 2 Mi-character name gave a 67 MB answer, built a character at a time
+    reply = api.call("POST", "/api/v1/namespaces",
+                     data=namespace(field(1, b"\x01" * (2 << 20))), content_type=PROTOBUF)
+    assert reply.status == 422, reply.body[:300]
+    assert len(reply.body) < 32768  # each error shows 256 characters of it, at most
+    assert reply.seconds < 1
