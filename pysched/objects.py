@@ -76,9 +76,10 @@ def decode_resource_list(v: Any, path: str = "") -> ResourceList:
     for name, q in v.items():
         try:
             out[str(name)] = milli_value(q) if name == "cpu" else int_value(q)
-        except QuantityError:
+        except QuantityError as exc:
             where = f"{path}.{name}" if path else str(name)
-            raise DecodeError(where, invalid_quantity(q)) from None
+            reason = str(exc) if isinstance(q, str) else ""
+            raise DecodeError(where, invalid_quantity(q, reason)) from None
     return out
 
 

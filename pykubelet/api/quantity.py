@@ -10,10 +10,11 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from pysched.apimachinery.codec import invalid_quantity
 from pysched.apimachinery.errors import DecodeError
 
 # one parser for the whole project: the scheduler's (pysched is pure and below us)
-from pysched.quantity import parse_quantity as exact_quantity
+from pysched.quantity import ERR_FORMAT, parse_parts
 
 
 class QuantityError(ValueError):
@@ -30,14 +31,16 @@ class Quantity:
     @classmethod
     def parse(cls, value: object) -> Quantity:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise QuantityError(f"invalid quantity {value!r}")
+            raise QuantityError(invalid_quantity(value))
         text = value if isinstance(value, str) else _number_text(value)
         if text != text.strip():
-            raise QuantityError(f'invalid quantity "{text}"')
+            raise QuantityError(invalid_quantity(text, ERR_FORMAT))
         try:
-            exact = exact_quantity(text)
+            exact, _, as_written = parse_parts(text)
         except ValueError as exc:
-            raise QuantityError(f'invalid quantity "{text}"') from exc
+            raise QuantityError(invalid_quantity(text, str(exc))) from exc
+        if not as_written:  # capped or rounded: what is kept is what the value is
+            text = _plain_text(exact)
         return cls(text=text, exact=exact)
 
     @classmethod
@@ -73,6 +76,14 @@ class Quantity:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _plain_text(value: Fraction) -> str:
+    """A value that upstream's parser capped or rounded (at most the largest int64, whole
+    nanos), written as it now is: "9223372036854775807", "976563n"."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value * 10**9}n"
 
 
 def _number_text(value: int | float) -> str:

@@ -60,6 +60,7 @@ from pysched.apimachinery.validation import (
     validate_dns_label,
     validate_dns_subdomain,
     validate_label_name,
+    validate_labels,
 )
 
 _IANA_SVC_RE = re.compile(r"^[-a-z0-9]+$")
@@ -188,14 +189,11 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
                     errs.append(required(f"{ipath}.key"))
                 if not item.path:
                     errs.append(required(f"{ipath}.path"))
-                elif item.path.startswith("/"):
-                    errs.append(invalid(f"{ipath}.path", item.path,
-                                        "must be a relative path"))
-                elif ".." in item.path.split("/"):
-                    errs.append(invalid(f"{ipath}.path", item.path, "must not contain '..'"))
+                errs += local_non_reserved_path(item.path, f"{ipath}.path")
                 if item.mode is not None and not 0 <= item.mode <= 0o777:
                     errs.append(invalid(f"{ipath}.mode", item.mode, "must be a number between "
                                         "0 and 0777 (octal), both inclusive"))
+        errs += _unmodelled_volume_paths(vol.unmodelled, path)
         if vol.host_path is not None:
             if not vol.host_path.path:
                 errs.append(required(f"{path}.hostPath.path"))
@@ -250,6 +248,7 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
         errs += validate_dns_label(spec.subdomain, "spec.subdomain")
     if spec.node_name:
         errs += validate_dns_subdomain(spec.node_name, "spec.nodeName")
+    errs += validate_labels(spec.node_selector, "spec.nodeSelector")
     errs += _scheduling_errors(spec)
     return errs
 
@@ -903,4 +902,49 @@ def _spread_errors(constraints: list[TopologySpreadConstraint], path: str) -> li
             if policy is not None and policy not in _INCLUSION_POLICIES:
                 errs.append(not_supported(f"{p}.{wire_name}", policy, _INCLUSION_POLICIES))
         errs += validate_label_selector(c.label_selector, f"{p}.labelSelector")
+    return errs
+
+
+def local_non_reserved_path(target: str, path: str) -> list[FieldError]:
+    """ValidateLocalNonReservedPath: relative, no '..' element, not starting with '..'
+    (the atomic writer keeps ``..data`` and its timestamped directories there)."""
+    errs: list[FieldError] = []
+    if target.startswith("/"):
+        errs.append(invalid(path, target, "must be a relative path"))
+    if ".." in target.replace("\\", "/").split("/"):
+        errs.append(invalid(path, target, "must not contain '..'"))
+    if target.startswith("..") and not target.startswith("../"):
+        errs.append(invalid(path, target, "must not start with '..'"))
+    return errs
+
+
+def _item_paths(items: Any, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, item in enumerate(items if isinstance(items, list) else []):
+        target = item.get("path") if isinstance(item, dict) else None
+        if isinstance(target, str):
+            errs += local_non_reserved_path(target, f"{path}.items[{j}].path")
+    return errs
+
+
+def _unmodelled_volume_paths(sources: dict[str, Any], path: str) -> list[FieldError]:
+    """The item paths of downwardAPI and projected volumes (kept as upstream's JSON)."""
+    errs: list[FieldError] = []
+    downward = sources.get("downwardAPI")
+    if isinstance(downward, dict):
+        errs += _item_paths(downward.get("items"), f"{path}.downwardAPI")
+    projected = sources.get("projected")
+    if not isinstance(projected, dict):
+        return errs
+    for i, src in enumerate(projected.get("sources") or []):
+        if not isinstance(src, dict):
+            continue
+        spath = f"{path}.projected.sources[{i}]"
+        for name in ("configMap", "secret", "downwardAPI"):
+            if isinstance(src.get(name), dict):
+                errs += _item_paths(src[name].get("items"), f"{spath}.{name}")
+        for name in ("serviceAccountToken", "clusterTrustBundle"):
+            target = (src.get(name) or {}).get("path") if isinstance(src.get(name), dict) else None
+            if isinstance(target, str):
+                errs += local_non_reserved_path(target, f"{spath}.{name}.path")
     return errs

@@ -7,6 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pysched.apimachinery.field import shorten
+
+MAX_FIELD_SHOWN = 1024  # of a field path in a cause (a map key in it may be any size)
+
 # reasons (metav1.StatusReason)
 NOT_FOUND = "NotFound"
 ALREADY_EXISTS = "AlreadyExists"
@@ -43,7 +47,7 @@ class APIError(Exception):
         self.code = code
         self.reason = reason
         self.message = message
-        self.details = dict(details) if details else None
+        self.details = dict(details) if details is not None else None
         self.headers = dict(headers) if headers else {}
         self.list_meta = dict(list_meta) if list_meta else {}  # Status.metadata (ListMeta)
 
@@ -57,7 +61,7 @@ class APIError(Exception):
         }
         if self.reason:  # StatusReasonUnknown ("") is omitted
             out["reason"] = self.reason
-        if self.details:
+        if self.details is not None:  # upstream's {} too: kubectl reads details.name
             out["details"] = self.details
         out["code"] = self.code
         return out
@@ -69,10 +73,14 @@ def qualified(resource: str, group: str) -> str:
 
 
 def _details(resource: str, group: str, name: str) -> dict[str, Any]:
-    d: dict[str, Any] = {"name": name}
+    """metav1.StatusDetails: name, group, kind (the resource), each omitted when empty."""
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
     if group:
         d["group"] = group
-    d["kind"] = resource
+    if resource:
+        d["kind"] = resource
     return d
 
 
@@ -99,16 +107,26 @@ def conflict(resource: str, group: str, name: str, why: str | None = None) -> AP
 
 def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]]) -> APIError:
     """422: ``Pod "x" is invalid: <field>: <message>`` with one cause per field error."""
-    causes = list(causes)
+    causes = [{**c, "field": shorten(c["field"], MAX_FIELD_SHOWN)} if c.get("field") else c
+              for c in causes]
     texts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
     body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     qualified_kind = f"{kind}.{group}" if group else kind
+    name = shorten(name)
     details: dict[str, Any] = {"name": name}
     if group:
         details["group"] = group
     details["kind"] = kind
     details["causes"] = [dict(c) for c in causes]
     return APIError(422, INVALID, f'{qualified_kind} "{name}" is invalid: {body}', details)
+
+
+def unprocessable(server_message: str) -> APIError:
+    """NewGenericServerResponse(422, ...): a generic message, the reason in one cause (what
+    a JSON patch that does not apply gets)."""
+    return APIError(422, INVALID, "the server rejected our request due to an error in our "
+                    "request", {"causes": [{"reason": "UnexpectedServerResponse",
+                                            "message": server_message}]})
 
 
 def bad_request(message: str) -> APIError:
@@ -138,13 +156,30 @@ def expired(message: str, list_meta: Mapping[str, Any] | None = None) -> APIErro
 
 
 def method_not_allowed(verb: str, kind: str) -> APIError:
+    """NewMethodNotSupported."""
     return APIError(405, METHOD_NOT_ALLOWED,
-                    f'{verb} is not supported on resources of kind "{kind}"')
+                    f'{verb} is not supported on resources of kind "{kind}"', {"kind": kind})
+
+
+def path_not_found() -> APIError:
+    """NewNotFound(GroupResource{}, ""): what an unknown path or resource gets, with the
+    empty details upstream always sends."""
+    return APIError(404, NOT_FOUND, "the server could not find the requested resource", {})
+
+
+def method_not_allowed_here() -> APIError:
+    """A method the route does not serve (go-restful's 405 through
+    NewGenericServerResponse): POST to a named object, PUT to a collection."""
+    return APIError(405, METHOD_NOT_ALLOWED,
+                    "the server does not allow this method on the requested resource", {})
 
 
 def too_large(limit: int) -> APIError:
-    return APIError(413, REQUEST_ENTITY_TOO_LARGE,
-                    f"Request entity too large: limit is {limit}")
+    return entity_too_large(f"Request entity too large: limit is {limit}")
+
+
+def entity_too_large(message: str) -> APIError:
+    return APIError(413, REQUEST_ENTITY_TOO_LARGE, message)
 
 
 def unsupported_media_type(content_type: str) -> APIError:

@@ -35,8 +35,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import datetime as dt
 import functools
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -44,6 +46,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from pysched.apimachinery.errors import DecodeError, UnknownFieldError
+from pysched.apimachinery.field import shorten
 from pysched.quantity import QuantityError, parse_quantity
 
 T = TypeVar("T")
@@ -173,6 +176,20 @@ def definitions_version() -> str:
     return str(_definitions_file()["kubernetesVersion"])
 
 
+def _upstream_ref(definition: str, wire: str) -> str | None:
+    """The definition a field of a definition refers to (metav1.Time, ...), if any."""
+    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
+    ref = node.get("$ref")
+    return _ref_name(ref) if isinstance(ref, str) else None
+
+
+def _upstream_format(definition: str, wire: str) -> str | None:
+    """The OpenAPI format (int32, int64, ...) upstream gives a field of a definition."""
+    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
+    fmt = node.get("format")
+    return fmt if isinstance(fmt, str) else None
+
+
 def _ref_name(ref: str) -> str:
     return ref.rsplit("/", 1)[-1]
 
@@ -195,7 +212,7 @@ class _SchemaChecks:
         if kind == "string":
             return _PRIMITIVE_DECODERS[str]
         if kind == "integer":
-            return _PRIMITIVE_DECODERS[int]
+            return _sized_int(fmt)
         if kind == "number":
             return _PRIMITIVE_DECODERS[float]
         if kind == "boolean":
@@ -211,6 +228,8 @@ class _SchemaChecks:
         return _identity  # no type: anything (RawExtension and the like)
 
     def for_type(self, name: str) -> Decoder:
+        if name in _TIME_TYPES:
+            return _decode_time
         found = self._objects.get(name)
         if found is None:
             # Recursive types (JSONSchemaProps) refer to themselves: resolve lazily.
@@ -294,6 +313,51 @@ def _make_primitive(tp: type) -> Decoder:
 
 
 _PRIMITIVE_DECODERS: dict[type, Decoder] = {tp: _make_primitive(tp) for tp in _PRIMITIVE_NAMES}
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+_TIME_TYPES = frozenset({"io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+                         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"})
+# what Go's time.Parse(time.RFC3339, ...) reads (metav1.Time's and MicroTime's UnmarshalJSON)
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+                      r"(Z|[+-][0-9]{2}:[0-9]{2})")
+
+
+def _decode_time(value: Any) -> Any:
+    """A metav1.Time or MicroTime: an RFC 3339 string ("yesterday" is refused as Go
+    refuses it, never stored for the next reader to trip on)."""
+    text = _PRIMITIVE_DECODERS[str](value)
+    ok = _RFC3339.fullmatch(text) is not None
+    if ok:
+        try:
+            dt.datetime.fromisoformat(text[:19])
+        except ValueError:
+            ok = False
+    if not ok:
+        shown = text if len(text) <= 64 else text[:64] + "..."
+        raise _Fail(f'parsing time "{shown}" as "2006-01-02T15:04:05Z07:00": cannot parse '
+                    "it as RFC 3339")
+    return text
+
+
+@functools.cache
+def _sized_int(fmt: str | None) -> Decoder:
+    """An integer field as Go's typed decoding reads it: one past its int32 or int64 is
+    refused as encoding/json words it, never stored to break the next reader."""
+    base = _PRIMITIVE_DECODERS[int]
+    bounds = _INT_RANGES.get(fmt or "")
+    if bounds is None:
+        return base
+    low, high = bounds
+
+    def dec_sized(value: Any) -> Any:
+        n = base(value)
+        if not low <= n <= high:
+            shown = str(value) if len(str(value)) <= 64 else str(value)[:64] + "..."
+            raise _Fail(f"cannot unmarshal number {shown} into Go value of type {fmt}")
+        return n
+
+    return dec_sized
 
 
 def _decode_int_or_string(value: Any) -> Any:
@@ -302,11 +366,13 @@ def _decode_int_or_string(value: Any) -> Any:
     raise _Fail(f"expected an integer or a string, got {describe(value)}")
 
 
-def invalid_quantity(value: Any) -> str:
-    """The one message for a value that is no quantity, in both object models."""
+def invalid_quantity(value: Any, reason: str = "") -> str:
+    """The one message for a value that is no quantity, in both object models: the value
+    (at most 256 characters of it) and resource.ParseQuantity's own words."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return f"invalid quantity {value!r}"
-    return f'invalid quantity "{value}"'
+        return f"invalid quantity {shorten(repr(value))}"
+    text = f'invalid quantity "{shorten(str(value))}"'
+    return f"{text}: {reason}" if reason else text
 
 
 def _check_quantity(value: Any) -> Any:
@@ -314,8 +380,8 @@ def _check_quantity(value: Any) -> Any:
         raise _Fail(invalid_quantity(value))
     try:
         parse_quantity(value)
-    except QuantityError:
-        raise _Fail(invalid_quantity(value)) from None
+    except QuantityError as exc:
+        raise _Fail(invalid_quantity(value, str(exc))) from None
     return value
 
 
@@ -501,6 +567,13 @@ class Plan:
                 dec = _choice_decoder(meta["choice"], meta.get("default", ""))
             else:
                 dec = _decoder_for(tp)
+                if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
+                    wire = meta.get("json", camel(f.name))
+                    dec = _sized_int(_upstream_format(self.upstream, wire))
+                elif dec is _PRIMITIVE_DECODERS[str] and self.upstream is not None:
+                    wire = meta.get("json", camel(f.name))
+                    if _upstream_ref(self.upstream, wire) in _TIME_TYPES:
+                        dec = _decode_time
             fields.append(
                 FieldPlan(
                     attr=f.name,
@@ -808,3 +881,25 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         return {key: encode(item) for key, item in obj.items()}
     return obj
+
+
+def check_definition(name: str, value: Any, path: str = "") -> Any:
+    """Check `value` against upstream's schema of the definition `name` (a Binding, an
+    Eviction, DeleteOptions: bodies no class models) as typed decoding would: a value of
+    the wrong type (a string for an object, an int for a string, an int32 past its range)
+    raises DecodeError naming the field; unknown fields are dropped, not errors."""
+    check = _SCHEMA.for_type(name)
+    try:
+        return check(value)
+    except _Fail as fail:
+        if not fail.unknown:
+            raise fail.error(path) from None
+    found: list[str] = []
+    _unknown_in_node(definitions()[name], value, "", found)
+    pruned = value
+    for rel in found:
+        pruned = _without(pruned, _split(rel.lstrip(".")))
+    try:
+        return check(pruned)
+    except _Fail as fail:
+        raise fail.error(path) from None

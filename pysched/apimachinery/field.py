@@ -175,6 +175,8 @@ def key(path: str, k: str) -> str:
 
 def go_quote(text: str) -> str:
     """Go's strconv.Quote (%q): what field errors print around a string."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # the common case, without a loop over every character
     out = ['"']
     for ch in text:
         if ch == '"':
@@ -206,13 +208,26 @@ _ESCAPES: Final = {
 }
 
 
+# the most of a bad value an error shows: a 2.9 MB name was echoed six times in one answer
+MAX_SHOWN: Final = 256
+TRUNCATED: Final = "...(truncated)"
+
+
+def shorten(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text``, or its first ``limit`` characters and a mark that the rest was cut."""
+    return text if len(text) <= limit else text[:limit] + TRUNCATED
+
+
 def format_value(value: Any) -> str:
-    """How ErrorBody prints a bad value: %q for strings, %v for numbers and booleans."""
+    """How ErrorBody prints a bad value: %q for strings, %v for numbers and booleans; at
+    most MAX_SHOWN characters of it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
+        if len(value) > MAX_SHOWN:
+            return go_quote(value[:MAX_SHOWN]) + TRUNCATED
         return go_quote(value)
     if isinstance(value, int):
         return str(value)
@@ -221,8 +236,8 @@ def format_value(value: Any) -> str:
             return str(int(value))
         return repr(value)
     if isinstance(value, Sequence | dict):
-        return json.dumps(value, sort_keys=True, default=str)
-    return str(value)
+        return shorten(json.dumps(value, sort_keys=True, default=str))
+    return shorten(str(value))
 
 
 def messages(errors: Iterable[FieldError]) -> list[str]:

@@ -1,21 +1,20 @@
 """Resource quantities as ``describe`` prints them (apimachinery's resource.Quantity): exact
 values, sums, ``Value()``/``MilliValue()`` rounded up, and the canonical text
 (``1.5`` -> ``1500m``, ``2000`` -> ``2k``, ``1024Mi`` -> ``1Gi``, ``512`` in binary -> ``512``).
-Small and self-contained so the pykubectl path imports nothing of the scheduler."""
+The parser is pysched.quantity's (standard library only), so "1e6000000" costs nothing."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
+
+# the one bounded parser (pysched.quantity imports only the standard library)
+from pysched.quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, parse_parts
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
             "E": 18}
-_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$")
-
-BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
 
 
 @dataclass(frozen=True)
@@ -31,16 +30,11 @@ class Quantity:
             return cls(Fraction(0))
         if isinstance(text, int | float):
             return cls(Fraction(str(text)))
-        m = _RE.match(str(text).strip())
-        if not m:
+        try:
+            value, fmt, _ = parse_parts(str(text))
+        except ValueError:
             return cls(Fraction(0))
-        number, suffix, exp = m.group(1), m.group(2), m.group(3)
-        value = Fraction(number)
-        if exp is not None:
-            return cls(value * Fraction(10) ** int(exp), DECIMAL_EXPONENT)
-        if suffix in _BINARY:
-            return cls(value * 1024 ** _BINARY[suffix], BINARY_SI)
-        return cls(value * Fraction(10) ** _DECIMAL[suffix or ""], DECIMAL_SI)
+        return cls(value, fmt)
 
     def __add__(self, other: Quantity) -> Quantity:
         return Quantity(self.value + other.value, self.format)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonpatch
+import orjson
 
 from pysched.apimachinery.openapi import PatchMeta
 
@@ -33,8 +34,25 @@ APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH)
 
 
+# kube-apiserver's bounds on a JSON patch (endpoints/handlers/patch.go and the server
+# config's JSONPatchMaxCopyBytes, which it sets as evanphx/json-patch's
+# AccumulatedCopySizeLimit): each copy deep-copies, so n copies of the document into itself
+# grow it 2^n times
+MAX_JSON_PATCH_OPERATIONS = 10_000
+MAX_COPY_BYTES = 3 * 1024 * 1024
+
+
 class PatchError(ValueError):
-    """A patch that cannot be applied (the API answers 400 or 422 with the message)."""
+    """A patch that is malformed (the API answers 400 with the message)."""
+
+
+class PatchApplyError(PatchError):
+    """A well-formed JSON patch that does not apply (a failed test, a missing path, too
+    much copied): upstream answers 422 with the message as the cause."""
+
+
+class PatchTooLarge(PatchError):
+    """More operations than the API applies (413)."""
 
 
 MetaFn = Callable[[tuple[str, ...]], PatchMeta | None]
@@ -49,17 +67,7 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any,
     """The object after ``patch``; raises PatchError on a malformed or failing patch.
     ``meta`` gives a field's patch metadata by its path (for strategic merge)."""
     if patch_type == JSON_PATCH:
-        if not isinstance(patch, list):
-            raise PatchError("json patch must be an array of operations")
-        try:
-            result = jsonpatch.JsonPatch(patch).apply(original)
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-            raise PatchError(str(exc)) from None
-        except (TypeError, KeyError, IndexError, ValueError) as exc:
-            raise PatchError(f"invalid json patch: {exc}") from None
-        if not isinstance(result, dict):
-            raise PatchError("json patch did not produce an object")
-        return result
+        return apply_json_patch(original, patch)
     if not isinstance(patch, Mapping):
         raise PatchError("patch body must be a JSON object")
     if patch_type == MERGE_PATCH:
@@ -71,6 +79,51 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any,
     if not isinstance(merged, dict):
         raise PatchError("patch removed the whole object")
     return merged
+
+
+def apply_json_patch(original: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """RFC 6902 within upstream's bounds: at most MAX_JSON_PATCH_OPERATIONS operations,
+    and the bytes ``copy`` operations add (their values' JSON) at most MAX_COPY_BYTES,
+    checked before each copy is made."""
+    if not isinstance(patch, list):
+        raise PatchError("json patch must be an array of operations")
+    try:
+        ops = jsonpatch.JsonPatch(patch)._ops  # type: ignore[attr-defined]
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+        raise PatchError(str(exc)) from None
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise PatchError(f"invalid json patch: {exc}") from None
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchTooLarge(f"The allowed maximum operations in a JSON patch is "
+                            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+    doc: Any = copy.deepcopy(original)
+    copied = 0
+    try:
+        for op in ops:
+            if isinstance(op, jsonpatch.CopyOperation):
+                value = jsonpatch.JsonPointer(op.operation["from"]).resolve(doc)
+                copied += _json_size(value)
+                if copied > MAX_COPY_BYTES:
+                    raise PatchApplyError(
+                        f"Unable to complete the copy, the accumulated size increase of copy "
+                        f"is {copied}, exceeding the limit {MAX_COPY_BYTES}")
+            doc = op.apply(doc)
+    except PatchApplyError:
+        raise
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+        raise PatchApplyError(str(exc)) from None
+    except (TypeError, KeyError, IndexError, ValueError) as exc:
+        raise PatchApplyError(f"invalid json patch: {exc}") from None
+    if not isinstance(doc, dict):
+        raise PatchApplyError("json patch did not produce an object")
+    return doc
+
+
+def _json_size(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except (orjson.JSONEncodeError, TypeError):
+        return len(repr(value))
 
 
 def merge_patch(original: Any, patch: Any) -> Any:
@@ -100,13 +153,19 @@ def strategic_merge(original: Any, patch: Mapping[str, Any], meta: MetaFn = _no_
     result: dict[str, Any] = dict(original) if isinstance(original, Mapping) else {}
     orders: dict[str, list[Any]] = {}
     retain = patch.get("$retainKeys")
+    if retain is not None and not isinstance(retain, list):
+        raise PatchError("invalid patch format of retainKeys")
     for key, pv in patch.items():
         if key in ("$patch", "$retainKeys"):
             continue
         if key.startswith("$setElementOrder/"):
+            if pv is not None and not isinstance(pv, list):
+                raise PatchError("invalid patch format of setElementOrder list")
             orders[key.split("/", 1)[1]] = list(pv or [])
             continue
         if key.startswith("$deleteFromPrimitiveList/"):
+            if pv is not None and not isinstance(pv, list):
+                raise PatchError("invalid patch format of primitive list")
             field = key.split("/", 1)[1]
             drop = list(pv or [])
             result[field] = [v for v in result.get(field) or [] if v not in drop]

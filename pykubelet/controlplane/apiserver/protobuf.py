@@ -67,14 +67,27 @@ MESSAGES: dict[str, Schema] = {
 
 
 class ProtobufError(ValueError):
-    """A body that is not a Kubernetes protobuf message we can read."""
+    """A body that is not a Kubernetes protobuf message we can read (400)."""
+
+
+class UnsupportedKind(ProtobufError):
+    """A well-formed body of a kind this reader does not know (415: send JSON)."""
+
+
+# what each field type must arrive as: varint (0) or length-delimited (2), as gogo's
+# generated Unmarshal checks before it reads a value ("proto: wrong wireType")
+VARINT, LENGTH = 0, 2
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+# the seconds metav1.Time can stand for: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z
+# (beyond them Go's Time.MarshalJSON fails: "year outside of range [0,9999]")
+MIN_SECONDS, MAX_SECONDS = -62135596800, 253402300799
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(data):
-            raise ProtobufError("truncated varint")
+            raise ProtobufError("unexpected EOF")
         b = data[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -82,29 +95,34 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
         if shift > 63:
-            raise ProtobufError("varint too long")
+            raise ProtobufError("proto: integer overflow")
 
 
 def _fields(data: bytes) -> list[tuple[int, int, Any]]:
+    """The (number, wire type, value) of each field; every length is checked against
+    what is left of the body before anything is sliced."""
     out: list[tuple[int, int, Any]] = []
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         num, wire = key >> 3, key & 7
+        if num <= 0:
+            raise ProtobufError(f"proto: illegal tag {num} (wire type {wire})")
         value: int | bytes
-        if wire == 0:
+        if wire == VARINT:
             value, pos = _varint(data, pos)
-        elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
-        elif wire == 2:
-            size, pos = _varint(data, pos)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            if size > len(data) - pos:
+                raise ProtobufError("unexpected EOF")
             value, pos = data[pos:pos + size], pos + size
-            if pos > len(data):
-                raise ProtobufError("truncated field")
-        elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+        elif wire == LENGTH:
+            size, pos = _varint(data, pos)
+            if size > len(data) - pos:
+                raise ProtobufError("unexpected EOF")
+            value, pos = data[pos:pos + size], pos + size
         else:
-            raise ProtobufError(f"unsupported wire type {wire}")
+            raise ProtobufError(f"proto: illegal wireType {wire}")
         out.append((num, wire, value))
     return out
 
@@ -113,9 +131,22 @@ def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _scalar(typ: str, wire: int, value: Any) -> Any:
+def _wire_of(typ: Any) -> int:
+    if isinstance(typ, list):
+        return _wire_of(typ[0])
+    return VARINT if typ in ("int", "bool") else LENGTH
+
+
+def _go_name(json_name: str) -> str:
+    return json_name[:1].upper() + json_name[1:]
+
+
+def _scalar(typ: str, value: Any) -> Any:
     if typ == "string":
-        return bytes(value).decode()
+        try:
+            return bytes(value).decode()
+        except UnicodeDecodeError:
+            raise ProtobufError("proto: invalid UTF-8 in a string field") from None
     if typ == "bytes":
         return base64.b64encode(bytes(value)).decode()
     if typ == "bool":
@@ -132,31 +163,40 @@ def decode_message(name: str, data: bytes) -> dict[str, Any]:
         if num not in schema:
             continue
         json_name, typ = schema[num]
+        if typ != ["skip"] and wire != _wire_of(typ):
+            raise ProtobufError(f"proto: wrong wireType = {wire} for field {_go_name(json_name)}")
         if isinstance(typ, list):
             (item,) = typ
             if item == "skip":
                 continue
-            out.setdefault(json_name, []).append(_value(item, wire, value))
+            out.setdefault(json_name, []).append(_value(item, value))
         elif typ.startswith("map<"):
-            entry = {n: v for n, _, v in _fields(bytes(value))}
-            key = bytes(entry.get(1, b"")).decode()
-            out.setdefault(json_name, {})[key] = _scalar(typ[4:-1], 2, entry.get(2, b""))
+            entry = {n: (w, v) for n, w, v in _fields(bytes(value))}
+            key_wire, key = entry.get(1, (LENGTH, b""))
+            val_wire, val = entry.get(2, (LENGTH, b""))
+            if key_wire != LENGTH or val_wire != LENGTH:
+                raise ProtobufError(
+                    f"proto: wrong wireType = {key_wire if key_wire != LENGTH else val_wire}"
+                    f" for field {_go_name(json_name)}")
+            out.setdefault(json_name, {})[_scalar("string", key)] = _scalar(typ[4:-1], val)
         else:
-            out[json_name] = _value(typ, wire, value)
+            out[json_name] = _value(typ, value)
     return out
 
 
-def _value(typ: str, wire: int, value: Any) -> Any:
+def _value(typ: str, value: Any) -> Any:
     if typ == "Time":
         t = decode_message("Time", bytes(value))
-        return dt.datetime.fromtimestamp(t.get("seconds", 0), dt.UTC).strftime(
-            "%Y-%m-%dT%H:%M:%SZ")
+        seconds = t.get("seconds", 0)
+        if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+            raise ProtobufError(f"Time.seconds {seconds} out of range (years 1 to 9999)")
+        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if typ == "IntOrString":
         v = decode_message("IntOrString", bytes(value))
         return v.get("strVal", "") if v.get("type") == 1 else v.get("intVal", 0)
     if typ in MESSAGES:
         return decode_message(typ, bytes(value))
-    return _scalar(typ, wire, value)
+    return _scalar(typ, value)
 
 
 def decode_object(body: bytes) -> dict[str, Any]:
@@ -167,7 +207,7 @@ def decode_object(body: bytes) -> dict[str, Any]:
     type_meta = unknown.get("typeMeta") or {}
     kind = type_meta.get("kind", "")
     if kind not in MESSAGES or kind in ("Unknown", "TypeMeta", "Time", "IntOrString"):
-        raise ProtobufError(f"cannot read kind {kind!r} from protobuf; send JSON")
+        raise UnsupportedKind(f"cannot read kind {kind[:64]!r} from protobuf; send JSON")
     raw = base64.b64decode(unknown.get("raw", ""))
     obj = {"kind": kind, "apiVersion": type_meta.get("apiVersion", "")}
     obj.update(decode_message(kind, raw))

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from pykubelet.api.errors import DecodeError
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.apiserver.selectors import LabelSelector, Requirement
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore, Obj
 from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
+from pysched.apimachinery.codec import check_definition
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.apiserver.app import APIServer
@@ -44,12 +46,23 @@ def set_condition(status: Obj, cond: Obj) -> None:
     conds.append(cond)
 
 
+def typed_body(body: Any, kind: str, definition: str, version: str = "v1") -> dict[str, Any]:
+    """A subresource's body as typed decoding reads it: an object whose fields have their
+    types (``target: "node-a"`` or ``target.name: 5`` is 400, never stored)."""
+    try:
+        checked = check_definition(definition, body)
+    except DecodeError as exc:
+        raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a '
+                                 f"{kind}: {exc}") from None
+    if not isinstance(checked, dict):
+        raise errors.bad_request(f"expected a {kind} object")
+    return checked
+
+
 async def binding(server: APIServer, request: web.Request, info: RequestInfo,
                   store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/binding: set spec.nodeName once, with PodScheduled=True."""
-    body = await server._body(request)
-    if not isinstance(body, dict):
-        raise errors.bad_request("expected a Binding object")
+    body = typed_body(await server._body(request), "Binding", "io.k8s.api.core.v1.Binding")
     target = body.get("target") or {}
     node = target.get("name") or ""
     name = info.name
@@ -125,9 +138,8 @@ def selector_of(pdb: Obj) -> LabelSelector | None:
 async def eviction(server: APIServer, request: web.Request, info: RequestInfo,
                    store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/eviction: delete unless a PodDisruptionBudget forbids it (429)."""
-    body = await server._body(request)
-    if not isinstance(body, dict):
-        raise errors.bad_request("expected an Eviction object")
+    body = typed_body(await server._body(request), "Eviction",
+                      "io.k8s.api.policy.v1.Eviction", "policy/v1")
     name, ns = info.name, info.namespace
     if (body.get("metadata") or {}).get("name", name) != name:
         raise errors.bad_request("name in URL does not match name in Eviction object")

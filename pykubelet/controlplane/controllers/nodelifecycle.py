@@ -155,7 +155,7 @@ def eviction_delay(pod: dict[str, Any], taints: list[dict[str, Any]],
             continue  # tolerated forever
         limit = max(0, min(int(s) for s in seconds if s is not None))
         added = parse_time(taint["timeAdded"]) if taint.get("timeAdded") else at
-        left = (added + dt.timedelta(seconds=limit) - at).total_seconds()
+        left = (added - at).total_seconds() + limit  # any int64 limit: no datetime overflow
         deadline = left if deadline is None else min(deadline, left)
     if deadline is None:
         return None

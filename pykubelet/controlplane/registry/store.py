@@ -17,7 +17,6 @@ object goes when the grace ends (a node confirms) or the last finalizer is remov
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import logging
 import os
 import random
@@ -30,12 +29,17 @@ import orjson
 
 from pykubelet.api.errors import DecodeError
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.patch import PatchError, apply_patch
+from pykubelet.controlplane.apiserver.patch import (
+    PatchApplyError,
+    PatchError,
+    PatchTooLarge,
+    apply_patch,
+)
 from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.resources import ResourceInfo
-from pykubelet.controlplane.registry.strategy import Obj, Strategy, now, rfc3339
+from pykubelet.controlplane.registry.strategy import Obj, Strategy, later, now, rfc3339
 from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,
@@ -44,6 +48,8 @@ from pykubelet.controlplane.storage import (
     Storage,
     StorageError,
 )
+from pysched.apimachinery.codec import check_definition
+from pysched.apimachinery.field import go_quote as quote
 
 log = logging.getLogger(__name__)
 
@@ -93,22 +99,47 @@ class Context:
     warnings: list[str] = field(default_factory=list)
 
 
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
 @dataclass
 class DeleteOptions:
     grace_period_seconds: int | None = None
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    propagation_policy: str | None = None
 
     @classmethod
-    def from_dict(cls, d: Obj | None) -> DeleteOptions:
-        d = d or {}
+    def from_dict(cls, d: Obj | None, path: str = "") -> DeleteOptions:
+        """A DeleteOptions body as typed decoding reads it (an int64 grace, an object of
+        preconditions: anything else is 400), then ValidateDeleteOptions (422)."""
+        try:
+            d = check_definition(DELETE_OPTIONS, d or {}, path) or {}
+        except DecodeError as exc:
+            raise errors.bad_request(
+                f'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: {exc}'
+            ) from None
         pre = d.get("preconditions") or {}
-        grace = d.get("gracePeriodSeconds")
-        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)):
-            raise errors.bad_request("gracePeriodSeconds: expected an integer")
-        return cls(grace, pre.get("uid"), pre.get("resourceVersion"),
-                   "All" in (d.get("dryRun") or []))
+        options = cls(d.get("gracePeriodSeconds"), pre.get("uid"), pre.get("resourceVersion"),
+                      "All" in (d.get("dryRun") or []), d.get("propagationPolicy"))
+        if d.get("orphanDependents") is not None and options.propagation_policy is not None:
+            options.invalid(f"propagationPolicy: Invalid value: "
+                            f"{quote(options.propagation_policy)}: orphanDependents and "
+                            "deletionPropagation cannot be both set")
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        policy = self.propagation_policy
+        if policy is not None and policy not in PROPAGATION_POLICIES:
+            self.invalid(f"propagationPolicy: Unsupported value: {quote(policy)}: supported "
+                         'values: "Foreground", "Background", "Orphan", "nil"')
+
+    @staticmethod
+    def invalid(text: str) -> None:
+        raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [errors.cause(text)])
 
 
 @dataclass
@@ -368,8 +399,13 @@ class GenericStore:
         def mutate(old: Obj) -> Obj:
             try:
                 patched = apply_patch(patch_type, old, patch, strat.patch_meta)
+            except PatchApplyError as exc:
+                raise errors.unprocessable(str(exc)) from None
+            except PatchTooLarge as exc:
+                raise errors.entity_too_large(str(exc)) from None
             except PatchError as exc:
                 raise errors.bad_request(str(exc)) from None
+            self._check_patched(patched, old, namespace, name)
             return self._decode(patched, ctx, strat)
 
         precondition = ""
@@ -377,6 +413,26 @@ class GenericStore:
             precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
                                              precondition=precondition)
+
+    def _check_patched(self, patched: Obj, old: Obj, namespace: str, name: str) -> None:
+        """What upstream's patcher checks of the patched object: its name and namespace
+        are the URL's (checkName, 400), and a resourceVersion it carries is a precondition
+        (409 when it is not the current one, as Store.Update compares them)."""
+        meta = patched.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        obj_name = meta.get("name")
+        if obj_name != name:
+            shown = obj_name if isinstance(obj_name, str) else ""
+            raise errors.bad_request(f"the name of the object ({shown[:256]}) does not match "
+                                     f"the name on the URL ({name})")
+        obj_ns = meta.get("namespace")
+        if self.info.namespaced and obj_ns and obj_ns != namespace:
+            shown = obj_ns if isinstance(obj_ns, str) else str(obj_ns)
+            raise errors.bad_request(f"the namespace of the object ({shown[:256]}) does not "
+                                     f"match the namespace on the request ({namespace})")
+        rv = meta.get("resourceVersion")
+        if rv and rv != _meta(old).get("resourceVersion"):
+            raise errors.conflict(self.info.resource, self.info.group, name)
 
     async def guaranteed_update(
         self, namespace: str, name: str, mutate: Callable[[Obj], Obj | None],
@@ -489,7 +545,7 @@ class GenericStore:
                     new = None  # delete now
                 else:
                     current = om["deletionTimestamp"]
-                    wanted = rfc3339(t + dt.timedelta(seconds=grace))
+                    wanted = rfc3339(later(t, grace))
                     if wanted < current and grace < (om.get("deletionGracePeriodSeconds") or 0):
                         new = copy.deepcopy(old)
                         _meta(new)["deletionTimestamp"] = wanted
@@ -499,7 +555,7 @@ class GenericStore:
             elif grace > 0 or finalizers:
                 new = copy.deepcopy(old)
                 nm = _meta(new)
-                nm["deletionTimestamp"] = rfc3339(t + dt.timedelta(seconds=grace))
+                nm["deletionTimestamp"] = rfc3339(later(t, grace))
                 nm["deletionGracePeriodSeconds"] = grace
                 if self.info.resource == "namespaces":
                     new.setdefault("status", {})["phase"] = "Terminating"

@@ -27,6 +27,18 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+# the last second metav1.Time can write (Go's Time.MarshalJSON refuses years past 9999)
+MAX_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+
+
+def later(t: dt.datetime, seconds: int | float) -> dt.datetime:
+    """``t`` plus ``seconds``, at most MAX_TIME: a grace period may be any int64
+    (``?gracePeriodSeconds=9223372036854775807``), which no datetime holds."""
+    if seconds >= (MAX_TIME - t).total_seconds():
+        return MAX_TIME
+    return t + dt.timedelta(seconds=seconds)
+
+
 def rfc3339(t: dt.datetime) -> str:
     """metav1.Time on the wire: seconds precision, ``Z``."""
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

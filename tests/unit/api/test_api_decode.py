@@ -84,7 +84,8 @@ BAD_TABLE = [
     (
         ["spec", "containers", 0, "resources", "limits", "cpu"],
         "abc",
-        'spec.containers[0].resources.limits.cpu: invalid quantity "abc"',
+        'spec.containers[0].resources.limits.cpu: invalid quantity "abc": quantities must '
+         "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
     ),
     (["spec", "containers", 0, "foo"], 1, "spec.containers[0].foo: unknown field"),
     (["spec", "hostNetwork"], "yes", "spec.hostNetwork: expected boolean, got string"),

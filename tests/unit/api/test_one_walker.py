@@ -28,7 +28,8 @@ def test_a_real_pod_reads_in_both_views() -> None:
     [
         (["spec", "containers", 0, "bogus"], 1, "spec.containers[0].bogus: unknown field"),
         (["spec", "containers", 0, "resources", "limits", "cpu"], "abc",
-         'spec.containers[0].resources.limits.cpu: invalid quantity "abc"'),
+         'spec.containers[0].resources.limits.cpu: invalid quantity "abc": quantities must '
+         "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
         (["spec", "volumes", 1, "configMap", "defaultMode"], "420",
          "spec.volumes[1].configMap.defaultMode: expected integer, got string"),
         (["status", "containerStatuses", 0, "ready"], "yes",

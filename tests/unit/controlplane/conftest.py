@@ -1,5 +1,6 @@
 """An in-process control plane (SQLite, loopback, no scheduler or controllers) for the
-tests of who may do what, and plain HTTPS requests to it with any token."""
+tests of who may do what, and plain HTTPS requests to it with any token (``cluster``);
+``api``: one live control plane per module for the request-shape tests (cp_live.LiveAPI)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 import urllib3
+from cp_live import LiveAPI
 
 from pykubelet.controlplane.server import ControlPlane, ControlPlaneThread, Options
 
@@ -85,3 +87,12 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(cp: ControlPlane) -> Cluster:
     return Cluster(cp)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveAPI]:
+    live = LiveAPI(tmp_path_factory.mktemp("cp"))
+    try:
+        yield live
+    finally:
+        live.close()

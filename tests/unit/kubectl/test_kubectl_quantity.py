@@ -22,3 +22,15 @@ def test_sums_keep_the_first_format_and_round_up() -> None:
     assert str(Quantity.parse("100m") + Quantity.parse("0.2")) == "300m"
     q = Quantity.parse("1500m")
     assert (q.milli_ceil(), q.value_ceil()) == (1500, 2)
+
+
+def test_huge_exponents_are_bounded() -> None:
+    """describe of a node whose status says cpu "1e6000000" (issue 24 item 6): read as
+    upstream's capped value at once, not expanded to six million digits."""
+    import time
+
+    t0 = time.process_time()
+    q = Quantity.parse("1e6000000")
+    assert str(q) == "9223372036854775807"
+    assert Quantity.parse("1e-6000000").milli_ceil() == 1
+    assert time.process_time() - t0 < 0.05
