@@ -373,9 +373,22 @@ class ControlPlaneThread:
         fut = asyncio.run_coroutine_threadsafe(self.cp.start(), self.loop)
         fut.result(timeout)
 
+    async def _abort_transports(self) -> None:
+        transports = getattr(self.loop, "_transports", None) or {}  # the selector loop's
+        for transport in list(transports.values()):
+            if transport is not None and not transport.is_closing():
+                transport.abort()
+        await asyncio.sleep(0)  # their connection_lost runs
+
     def stop(self) -> None:
         fut = asyncio.run_coroutine_threadsafe(self.cp.stop(), self.loop)
         with contextlib.suppress(Exception):
             fut.result(30)
+        # TLS connections whose peer left wait up to 30 s for its close_notify: end them
+        # with the loop rather than leave their sockets open
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._abort_transports(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
+        if not self._thread.is_alive():
+            self.loop.close()

@@ -52,7 +52,6 @@ class APINode:
         self.node_name = kubelet.node_name
         self.client = RESTClient(creds.server, token=creds.token, ca_pem=creds.ca_pem,
                                  user_agent=f"pykubelet/{self.node_name}")
-        self.source = APIPodSource(self.client, self.node_name, kubelet)
         self.reporter = node_status.NodeStatusReporter(
             self.client, self.node_name,
             labels=node_status.node_labels(self.node_name, dict(cfg.nodeLabels), control_plane),
@@ -62,6 +61,9 @@ class APINode:
             readings=self._readings,
             images=self._images,
         )
+        # pods are listed once the Node is read (kubelet's nodeHasSynced gate)
+        self.source = APIPodSource(self.client, self.node_name, kubelet,
+                                   node_synced=self.reporter.registered)
         self.mirrors = MirrorPods(self.client, self.source.informer, self._static_pods,
                                   lambda: self.reporter.node_uid)
         patcher = APIStatusPatcher(
@@ -226,11 +228,12 @@ class APINode:
 
     def stop(self) -> None:
         self._stop.set()
+        self.deleter.stop()  # they send what they hold first
+        self.events.stop()
+        self.client.close()  # its watches end now, so the informers return at once
         self.source.stop()
         self.reporter.stop()
         self.server.stop()
-        self.deleter.stop()
-        self.events.stop()
         self._mirror_thread.join(2)
 
     def _mirror_loop(self) -> None:

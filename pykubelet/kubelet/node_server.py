@@ -234,6 +234,8 @@ class NodeServer:
                 asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
