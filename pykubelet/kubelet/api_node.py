@@ -26,6 +26,7 @@ from pykubelet.client.rest import RESTClient
 from pykubelet.kubelet import node_status
 from pykubelet.kubelet.api_source import APIPodSource
 from pykubelet.kubelet.api_status import APIEventSink, APIStatusPatcher, FinalDeleter
+from pykubelet.kubelet.container_logs import ContainerLogError, log_container_id
 from pykubelet.kubelet.labels import CONTAINER_NAME_LABEL, POD_UID_LABEL
 from pykubelet.kubelet.mirror_pods import MirrorPods
 from pykubelet.kubelet.node_server import LogError, LogTarget, NodeServer
@@ -144,21 +145,26 @@ class APINode:
         found = cri.list_containers(label_selector={POD_UID_LABEL: pod.uid,
                                                     CONTAINER_NAME_LABEL: container})
         found.sort(key=lambda c: (c.metadata.attempt, c.created_at), reverse=True)
-        if previous:
-            if len(found) < 2:
-                raise LogError(f'previous terminated container "{container}" in pod "{name}" '
-                               "not found")
-            chosen = found[1]
+        status = self.kubelet.status_manager.get_pod_status(pod.uid)
+        cstatus = next((cs for cs in ((status.init_container_statuses
+                                       + status.container_statuses) if status else [])
+                        if cs.name == container), None)
+        if cstatus is not None:  # kubelet's validateContainerLogStatus
+            try:
+                wanted = log_container_id(cstatus, name, previous)
+            except ContainerLogError as exc:
+                raise LogError(str(exc)) from None
+            chosen = next((c for c in found if c.id == wanted), None)
+            if chosen is None:
+                what = "previous terminated container" if previous else "container"
+                raise LogError(f'{what} "{container}" in pod "{name}" not found')
+        elif previous:  # no status yet: nothing ran before
+            raise LogError(f'previous terminated container "{container}" in pod "{name}" '
+                           "not found")
+        elif not found:
+            raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
+                           "ContainerCreating")
         else:
-            if not found:
-                reason = "ContainerCreating"
-                status = self.kubelet.status_manager.get_pod_status(pod.uid)
-                for cs in ((status.init_container_statuses + status.container_statuses)
-                           if status else []):
-                    if cs.name == container and cs.state.waiting and cs.state.waiting.reason:
-                        reason = cs.state.waiting.reason
-                raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
-                               f"{reason}")
             chosen = found[0]
         st = cri.container_status(chosen.id)
         if not st.log_path:
