@@ -315,10 +315,23 @@ class NodeStatusReporter:
         return self.api_labels
 
     def update_status(self) -> None:
+        """Patch the Node's status; a Node deleted from the API (``kubectl delete node``)
+        is registered again, so the node comes back without a restart."""
         at = now()
         status = build_status(self.facts, self.readings(), self.images(), self._conditions, at)
-        result = self.client.patch(NODES, self.name, {"status": status}, subresource="status",
-                                   content_type="application/merge-patch+json")
+        try:
+            result = self.client.patch(NODES, self.name, {"status": status},
+                                       subresource="status",
+                                       content_type="application/merge-patch+json")
+        except StatusError as exc:
+            if not exc.not_found:
+                raise
+            log.warning("node %s not found in the API (deleted); registering it again",
+                        self.name)
+            self._conditions = []
+            self.register()
+            self.last_status_ok = at.timestamp()
+            return
         self._conditions = (result.get("status") or {}).get("conditions") or status["conditions"]
         self._keep_labels(result)
         self.last_status_ok = at.timestamp()
