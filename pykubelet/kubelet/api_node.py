@@ -108,15 +108,14 @@ class APINode:
     def _readings(self) -> node_status.Readings:
         r = node_status.read_signals(self.kubelet.config.rootDir)
         try:
-            st = self.kubelet.cri.status()
-            down = [c for c in st.status.conditions if not c.status]
-            r.runtime_ready = not down
-            r.runtime_message = ", ".join(f"{c.type}: {c.reason} {c.message}".strip()
-                                          for c in down)
+            r.runtime_errors = node_status.runtime_errors(
+                list(self.kubelet.cri.status().status.conditions))
         except Exception as exc:
-            r.runtime_ready = False
-            r.runtime_message = str(exc)
+            log.debug("runtime status: %s", exc)
+            r.runtime_errors = node_status.runtime_errors(None)
         r.pleg_healthy = self.kubelet.pleg.healthy()
+        if not r.pleg_healthy:
+            r.pleg_message = self.kubelet.pleg.health_message()
         return r
 
     def _images(self) -> list[dict[str, object]]:
