@@ -43,11 +43,12 @@ def node(tmp_path: Path) -> Iterator[tuple[APINode, FakeRuntimeService]]:
     pki = PKI(tmp_path / "pki")
     paths = pki.issue("kubelet", "system:node:n1", dns=["n1"], ips=["127.0.0.1"])
     creds = NodeCredentials("https://127.0.0.1:1", "t", pki.ca_pem, paths.cert, paths.key)
+    api = APINode(k, creds, address="127.0.0.1", kubelet_version="v0", server_port=0)
     try:
-        yield APINode(k, creds, address="127.0.0.1", kubelet_version="v0", server_port=0), \
-            runtime
+        yield api, runtime
     finally:
         k.stop()
+        api.server.loop.close()  # never started
 
 
 def ready(api: APINode) -> dict[str, str]:

@@ -63,6 +63,7 @@ def node(tmp_path: Path) -> Iterator[tuple[Kubelet, APINode, FakeRuntimeService]
         yield k, api, runtime
     finally:
         k.stop()
+        api.server.loop.close()  # never started
 
 
 def instances(runtime: FakeRuntimeService) -> list[FakeContainer]:
