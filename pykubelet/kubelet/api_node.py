@@ -235,9 +235,9 @@ class APINode:
         self._stop.set()
         self.deleter.stop()  # they send what they hold first
         self.events.stop()
+        self.reporter.stop()
         self.client.close()  # its watches end now, so the informers return at once
         self.source.stop()
-        self.reporter.stop()
         self.server.stop()
         self._mirror_thread.join(2)
 
