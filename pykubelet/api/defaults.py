@@ -122,8 +122,18 @@ def set_defaults_pod(pod: Pod) -> Pod:
     for volume in spec.volumes:
         # SetDefaults_Volume: a volume naming no source at all is an emptyDir
         if (volume.empty_dir is None and volume.host_path is None and volume.config_map is None
-                and volume.secret is None and not volume.unmodelled):
+                and volume.secret is None and volume.downward_api is None
+                and volume.projected is None and not volume.unmodelled):
             volume.empty_dir = EmptyDirVolumeSource()
+        if volume.downward_api is not None and volume.downward_api.default_mode is None:
+            volume.downward_api.default_mode = DEFAULT_VOLUME_MODE
+        if volume.projected is not None:
+            if volume.projected.default_mode is None:
+                volume.projected.default_mode = DEFAULT_VOLUME_MODE
+            for source in volume.projected.sources:
+                token = source.service_account_token
+                if token is not None and token.expiration_seconds is None:
+                    token.expiration_seconds = 3600  # SetDefaults_ServiceAccountTokenProjection
         if volume.config_map is not None and volume.config_map.default_mode is None:
             volume.config_map.default_mode = DEFAULT_VOLUME_MODE
         if volume.secret is not None and volume.secret.default_mode is None:

@@ -412,6 +412,80 @@ class SecretVolumeSource(Model):
 
 
 @dataclass(kw_only=True)
+class DownwardAPIVolumeFile(Model):
+    __k8s__ = "io.k8s.api.core.v1.DownwardAPIVolumeFile"
+
+    path: str = field(default="", metadata=KEEP)
+    field_ref: ObjectFieldSelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+    mode: int | None = None
+
+
+@dataclass(kw_only=True)
+class DownwardAPIVolumeSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.DownwardAPIVolumeSource"
+
+    items: list[DownwardAPIVolumeFile] = field(default_factory=list)
+    default_mode: int | None = None
+
+
+@dataclass(kw_only=True)
+class DownwardAPIProjection(Model):
+    __k8s__ = "io.k8s.api.core.v1.DownwardAPIProjection"
+
+    items: list[DownwardAPIVolumeFile] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ConfigMapProjection(Model):
+    __k8s__ = "io.k8s.api.core.v1.ConfigMapProjection"
+
+    name: str = ""
+    items: list[KeyToPath] = field(default_factory=list)
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class SecretProjection(Model):
+    __k8s__ = "io.k8s.api.core.v1.SecretProjection"
+
+    name: str = ""
+    items: list[KeyToPath] = field(default_factory=list)
+    optional: bool | None = None
+
+
+@dataclass(kw_only=True)
+class ServiceAccountTokenProjection(Model):
+    __k8s__ = "io.k8s.api.core.v1.ServiceAccountTokenProjection"
+
+    audience: str = ""
+    expiration_seconds: int | None = None
+    path: str = field(default="", metadata=KEEP)
+
+
+@dataclass(kw_only=True)
+class VolumeProjection(Model):
+    """One source of a projected volume (clusterTrustBundle and podCertificate stay
+    unmodelled)."""
+
+    __k8s__ = "io.k8s.api.core.v1.VolumeProjection"
+
+    config_map: ConfigMapProjection | None = None
+    secret: SecretProjection | None = None
+    downward_api: DownwardAPIProjection | None = field(default=None,
+                                                       metadata=wire("downwardAPI"))
+    service_account_token: ServiceAccountTokenProjection | None = None
+
+
+@dataclass(kw_only=True)
+class ProjectedVolumeSource(Model):
+    __k8s__ = "io.k8s.api.core.v1.ProjectedVolumeSource"
+
+    sources: list[VolumeProjection] = field(default_factory=list)
+    default_mode: int | None = None
+
+
+@dataclass(kw_only=True)
 class Volume(Model):
     __k8s__ = "io.k8s.api.core.v1.Volume"
 
@@ -420,6 +494,9 @@ class Volume(Model):
     host_path: HostPathVolumeSource | None = None
     config_map: ConfigMapVolumeSource | None = None
     secret: SecretVolumeSource | None = None
+    downward_api: DownwardAPIVolumeSource | None = field(default=None,
+                                                         metadata=wire("downwardAPI"))
+    projected: ProjectedVolumeSource | None = None
 
 
 # --------------------------------------------------------------------------- scheduling

@@ -151,6 +151,8 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
         # every volume source upstream has (the typed ones, and the unmodelled ones)
         sources = [s for s in ("emptyDir", "hostPath", "configMap", "secret")
                    if getattr(vol, _snake(s)) is not None]
+        sources += [s for s, v in (("downwardAPI", vol.downward_api),
+                                   ("projected", vol.projected)) if v is not None]
         sources += list(vol.unmodelled)
         if len(sources) == 0:
             errs.append(required(path, "must specify a volume type"))

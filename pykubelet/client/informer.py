@@ -97,7 +97,7 @@ class Informer:
     def _run(self) -> None:
         backoff = INITIAL_BACKOFF_S
         need_list = True
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self.client.closed:
             try:
                 if need_list:
                     self._list()
@@ -116,6 +116,8 @@ class Informer:
                 backoff = min(MAX_BACKOFF_S, backoff * 2)
             except (ClientError, OSError, ValueError) as exc:
                 self.connected.clear()
+                if self.client.closed or self._stop.is_set():
+                    return  # its owner ended the client: the informer ends with it
                 log.warning("%s: lost the API server (%s); retrying in %.1fs", self.name, exc,
                             backoff)
                 self._stop.wait(backoff * (1 + random.random() * 0.1))

@@ -10,9 +10,11 @@ response; log streams are iterators of byte chunks.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import ssl
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +112,26 @@ class RESTClient:
         # also for the streams (exec, attach, port-forward) that other libraries carry
         self.ssl_context = _ssl_context(ca_pem, insecure, client_cert)
         self.pool = self._new_pool(self.ssl_context)
+        self.closed = False
+        self._streams: set[Any] = set()  # open watch responses, shut by close()
+        self._streams_lock = threading.Lock()
+
+    def close(self) -> None:
+        """End the client: open watches are shut (the threads reading them return at
+        once, so an agent that stops leaves no connection behind) and later requests
+        fail with ClientError."""
+        self.closed = True
+        with self._streams_lock:
+            streams = list(self._streams)
+        for resp in streams:
+            with contextlib.suppress(Exception):
+                resp.shutdown()
+        with contextlib.suppress(Exception):
+            self.pool.clear()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ClientError(f"{self.server}: client closed")
 
     def _new_pool(self, ctx: ssl.SSLContext) -> urllib3.PoolManager:
         """The connection pool (a subclass may bring another transport; urllib3 is
@@ -191,6 +213,7 @@ class RESTClient:
         """One request; the decoded JSON answer (or text for non-JSON answers)."""
         import urllib3
 
+        self._check_open()
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -292,12 +315,15 @@ class RESTClient:
                ) -> Iterator[bytes]:
         import urllib3
 
+        self._check_open()
         try:
             resp = self.pool.request("GET", self._url(path, params),
                                      headers=self._headers(None, None), preload_content=False,
                                      timeout=urllib3.Timeout(connect=5.0, read=read_timeout))
         except urllib3.exceptions.HTTPError as exc:
             raise ClientError(f"{self.server}: {_reason(exc)}") from None
+        with self._streams_lock:
+            self._streams.add(resp)
         try:
             if resp.status >= 400:
                 self._decode(resp.status, resp.headers.get("Content-Type", ""), resp.read())
@@ -314,6 +340,10 @@ class RESTClient:
             if buf.strip():
                 yield buf
         finally:
+            with self._streams_lock:
+                self._streams.discard(resp)
+            if self.closed:  # never back into a pool that close() emptied
+                resp.close()
             resp.release_conn()
 
     def stream(self, path: str, params: Mapping[str, Any] | None = None,

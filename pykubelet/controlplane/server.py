@@ -321,7 +321,10 @@ class ControlPlane:
         (``peer``, the request's source)."""
         assert self.tokens is not None
         api_dns, api_ips = self.serving_names()
-        if node in API_DNS_NAMES or (node in api_dns and not is_local(peer, api_ips)):
+        # this host's addresses, whichever the API listens on: a node on this host (the
+        # single-node default, where the API listens on loopback) joins with the host's
+        local = {*api_ips, *host_addresses()}
+        if node in API_DNS_NAMES or (node in api_dns and not is_local(peer, local)):
             raise errors.APIError(403, errors.FORBIDDEN,
                                   f"node name {node!r} is a name of the API server")
         csr = body.get("csr")
@@ -331,7 +334,7 @@ class ControlPlane:
                 raise errors.bad_request("csr: expected a PEM string")
             try:
                 certificate = self.pki.sign_node_csr(
-                    csr.encode(), node, join_addresses(peer, api_ips)).decode()
+                    csr.encode(), node, join_addresses(peer, local)).decode()
             except CSRRefused as exc:
                 raise errors.APIError(403, errors.FORBIDDEN, str(exc)) from None
             except ValueError as exc:
@@ -444,9 +447,22 @@ class ControlPlaneThread:
         fut = asyncio.run_coroutine_threadsafe(self.cp.start(), self.loop)
         fut.result(timeout)
 
+    async def _abort_transports(self) -> None:
+        transports = getattr(self.loop, "_transports", None) or {}  # the selector loop's
+        for transport in list(transports.values()):
+            if transport is not None and not transport.is_closing():
+                transport.abort()
+        await asyncio.sleep(0)  # their connection_lost runs
+
     def stop(self) -> None:
         fut = asyncio.run_coroutine_threadsafe(self.cp.stop(), self.loop)
         with contextlib.suppress(Exception):
             fut.result(30)
+        # TLS connections whose peer left wait up to 30 s for its close_notify: end them
+        # with the loop rather than leave their sockets open
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._abort_transports(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
+        if not self._thread.is_alive():
+            self.loop.close()

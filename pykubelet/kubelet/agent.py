@@ -34,7 +34,7 @@ from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import failpoints, reasons
 from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
-from pykubelet.kubelet.admission import NODE_AFFINITY, NodeInfo, admit
+from pykubelet.kubelet.admission import NODE_AFFINITY, AdmitResult, NodeInfo, admit
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.cri_client import CRIClient
 from pykubelet.kubelet.events import WARNING, EventRecorder
@@ -42,6 +42,7 @@ from pykubelet.kubelet.housekeeping import Housekeeping, OrphanPod
 from pykubelet.kubelet.http import AgentHTTPServer
 from pykubelet.kubelet.image_gc import ImageGCManager
 from pykubelet.kubelet.instrumented_services import InstrumentedRuntimeService
+from pykubelet.kubelet.labels import POD_UID_LABEL
 from pykubelet.kubelet.log_manager import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_SIZE,
@@ -203,6 +204,9 @@ class Kubelet:
         # the Node's labels in the API (fresh=True reads them now), on a cluster node;
         # else the config's nodeLabels are all there is
         self.node_labels: Callable[[bool], dict[str, str] | None] | None = None
+        # pods the runtime was running when this agent started: admitted before, by an
+        # earlier agent, so never rejected again (a restart must not kill them)
+        self._running_at_start: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -218,6 +222,7 @@ class Kubelet:
                 self.event_list,
             )
             self.http.start()
+        self._running_at_start = self._pods_running_in_runtime()
         if self.config.staticPodPath:
             self.static_source = StaticPodSource(
                 self.config.staticPodPath, self.node_name, self.set_source_pods
@@ -254,6 +259,29 @@ class Kubelet:
         self.handle_pod_updates([p for p in pods if p.uid in known and p != known[p.uid]])
         self.handle_pod_additions([p for p in pods if p.uid not in current])
 
+    def _pods_running_in_runtime(self) -> set[str]:
+        """The UIDs of the pods with a ready sandbox in the runtime now."""
+        try:
+            sandboxes = self.cri.list_pod_sandbox(ready_only=True)
+        except Exception as exc:  # the runtime answers wait_ready; a hiccup admits as usual
+            log.warning("listing the runtime's pods at start: %s", exc)
+            return set()
+        return {sb.labels[POD_UID_LABEL] for sb in sandboxes if sb.labels.get(POD_UID_LABEL)}
+
+    def _admit(self, pod: Pod, active: list[Pod]) -> AdmitResult:
+        """canAdmitPod, except for a pod the runtime already ran when the agent started."""
+        if pod.uid in self._running_at_start:
+            self._running_at_start.discard(pod.uid)
+            log.info(kv("Pod was running before the agent started; admitted as it runs",
+                        pod=pod_ref(pod), podUID=pod.uid))
+            return AdmitResult(admit=True)
+        result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
+        if not result.admit and result.reason == NODE_AFFINITY and self.node_labels:
+            # labels a user just put on the Node may be newer than the ones kept here
+            result = admit(pod, self._node_info(fresh=True), active,
+                           static=is_static_pod(pod))
+        return result
+
     def handle_pod_additions(self, pods: list[Pod]) -> None:
         """HandlePodAdditions: admit, then hand to the pod's worker."""
         _log_sync_loop("ADD", pods)
@@ -261,11 +289,7 @@ class Kubelet:
             self.start_tracker.observed_pod(pod.uid)
             active = [p for u, p in self.pod_manager.pods().items()
                       if not self.status_manager.is_terminal(u)]
-            result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
-            if not result.admit and result.reason == NODE_AFFINITY and self.node_labels:
-                # labels a user just put on the Node may be newer than the ones kept here
-                result = admit(pod, self._node_info(fresh=True), active,
-                               static=is_static_pod(pod))
+            result = self._admit(pod, active)
             if not result.admit:
                 log.warning(kv("Pod admission denied", pod=pod_ref(pod), podUID=pod.uid,
                                reason=result.reason, message=result.message))

@@ -27,6 +27,7 @@ from pykubelet.client.rest import RESTClient
 from pykubelet.kubelet import node_status
 from pykubelet.kubelet.api_source import APIPodSource
 from pykubelet.kubelet.api_status import APIEventSink, APIStatusPatcher, FinalDeleter
+from pykubelet.kubelet.container_logs import ContainerLogError, log_container_id
 from pykubelet.kubelet.labels import CONTAINER_NAME_LABEL, POD_UID_LABEL
 from pykubelet.kubelet.mirror_pods import MirrorPods
 from pykubelet.kubelet.node_server import LogError, LogTarget, NodeServer
@@ -53,7 +54,6 @@ class APINode:
         self.node_name = kubelet.node_name
         self.client = RESTClient(creds.server, token=creds.token, ca_pem=creds.ca_pem,
                                  user_agent=f"pykubelet/{self.node_name}")
-        self.source = APIPodSource(self.client, self.node_name, kubelet)
         wanted = node_status.node_labels(self.node_name, dict(cfg.nodeLabels), control_plane)
         # labels such as node-role.kubernetes.io/* are an admin's to set (NodeRestriction
         # refuses a node that sets them on itself): whoever runs the agent applies them
@@ -67,6 +67,9 @@ class APINode:
             readings=self._readings,
             images=self._images,
         )
+        # pods are listed once the Node is read (kubelet's nodeHasSynced gate)
+        self.source = APIPodSource(self.client, self.node_name, kubelet,
+                                   node_synced=self.reporter.registered)
         self.mirrors = MirrorPods(self.client, self.source.informer, self._static_pods,
                                   lambda: self.reporter.node_uid)
         patcher = APIStatusPatcher(
@@ -110,15 +113,14 @@ class APINode:
     def _readings(self) -> node_status.Readings:
         r = node_status.read_signals(self.kubelet.config.rootDir)
         try:
-            st = self.kubelet.cri.status()
-            down = [c for c in st.status.conditions if not c.status]
-            r.runtime_ready = not down
-            r.runtime_message = ", ".join(f"{c.type}: {c.reason} {c.message}".strip()
-                                          for c in down)
+            r.runtime_errors = node_status.runtime_errors(
+                list(self.kubelet.cri.status().status.conditions))
         except Exception as exc:
-            r.runtime_ready = False
-            r.runtime_message = str(exc)
+            log.debug("runtime status: %s", exc)
+            r.runtime_errors = node_status.runtime_errors(None)
         r.pleg_healthy = self.kubelet.pleg.healthy()
+        if not r.pleg_healthy:
+            r.pleg_message = self.kubelet.pleg.health_message()
         return r
 
     def _images(self) -> list[dict[str, object]]:
@@ -147,21 +149,26 @@ class APINode:
         found = cri.list_containers(label_selector={POD_UID_LABEL: pod.uid,
                                                     CONTAINER_NAME_LABEL: container})
         found.sort(key=lambda c: (c.metadata.attempt, c.created_at), reverse=True)
-        if previous:
-            if len(found) < 2:
-                raise LogError(f'previous terminated container "{container}" in pod "{name}" '
-                               "not found")
-            chosen = found[1]
+        status = self.kubelet.status_manager.get_pod_status(pod.uid)
+        cstatus = next((cs for cs in ((status.init_container_statuses
+                                       + status.container_statuses) if status else [])
+                        if cs.name == container), None)
+        if cstatus is not None:  # kubelet's validateContainerLogStatus
+            try:
+                wanted = log_container_id(cstatus, name, previous)
+            except ContainerLogError as exc:
+                raise LogError(str(exc)) from None
+            chosen = next((c for c in found if c.id == wanted), None)
+            if chosen is None:
+                what = "previous terminated container" if previous else "container"
+                raise LogError(f'{what} "{container}" in pod "{name}" not found')
+        elif previous:  # no status yet: nothing ran before
+            raise LogError(f'previous terminated container "{container}" in pod "{name}" '
+                           "not found")
+        elif not found:
+            raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
+                           "ContainerCreating")
         else:
-            if not found:
-                reason = "ContainerCreating"
-                status = self.kubelet.status_manager.get_pod_status(pod.uid)
-                for cs in ((status.init_container_statuses + status.container_statuses)
-                           if status else []):
-                    if cs.name == container and cs.state.waiting and cs.state.waiting.reason:
-                        reason = cs.state.waiting.reason
-                raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
-                               f"{reason}")
             chosen = found[0]
         st = cri.container_status(chosen.id)
         if not st.log_path:
@@ -231,11 +238,12 @@ class APINode:
 
     def stop(self) -> None:
         self._stop.set()
-        self.source.stop()
-        self.reporter.stop()
-        self.server.stop()
-        self.deleter.stop()
+        self.deleter.stop()  # they send what they hold first
         self.events.stop()
+        self.reporter.stop()
+        self.client.close()  # its watches end now, so the informers return at once
+        self.source.stop()
+        self.server.stop()
         self._mirror_thread.join(2)
 
     def _mirror_loop(self) -> None:

@@ -8,11 +8,18 @@ after a relist (the first one, or one after 410 Gone) the whole set is handed ov
 API's copies of this node's static pods) are not run: they belong to ``MirrorPods``.
 The informer resumes from its last resourceVersion when the control plane comes back; the
 pods keep running meanwhile.
+
+As kubelet's NewSourceApiserver, the pods are not listed before the agent has read its own
+Node (``node_synced``): admission judges a pod's nodeSelector by the Node's labels in the
+API, and a list handed over before them was judged by the config's labels alone, so a
+restarted agent rejected (and stopped) running pods that select a label added with
+``kubectl label node`` (kubernetes/kubernetes#92067).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.errors import APIError
@@ -28,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+WAIT_FOR_NODE_SYNC_PERIOD_S = 1.0  # kubelet's WaitForAPIServerSyncPeriod
 
 
 def is_mirror(obj: dict[str, Any]) -> bool:
@@ -35,8 +43,12 @@ def is_mirror(obj: dict[str, Any]) -> bool:
 
 
 class APIPodSource:
-    def __init__(self, client: RESTClient, node_name: str, kubelet: Kubelet) -> None:
+    def __init__(self, client: RESTClient, node_name: str, kubelet: Kubelet,
+                 node_synced: threading.Event | None = None) -> None:
         self.kubelet = kubelet
+        self.node_synced = node_synced
+        self._stop = threading.Event()
+        self._waiter: threading.Thread | None = None
         self.informer = Informer(
             client, PODS, field_selector=f"spec.nodeName={node_name}",
             on_add=self._added, on_update=self._updated, on_delete=self._deleted,
@@ -44,9 +56,30 @@ class APIPodSource:
         )
 
     def start(self) -> None:
+        """Watch the API's pods once the node has been read (at once without a gate)."""
+        if self.node_synced is None or self.node_synced.is_set():
+            self.informer.start()
+            return
+        self._waiter = threading.Thread(target=self._start_after_node_sync,
+                                        name="pods-wait-node", daemon=True)
+        self._waiter.start()
+
+    def _start_after_node_sync(self) -> None:
+        assert self.node_synced is not None
+        log.info("Waiting for node sync before watching apiserver pods")
+        while not self.node_synced.wait(WAIT_FOR_NODE_SYNC_PERIOD_S):
+            if self._stop.is_set():
+                return
+            log.debug("node sync has not completed yet")
+        if self._stop.is_set():
+            return
+        log.info("Watching apiserver")
         self.informer.start()
 
     def stop(self) -> None:
+        self._stop.set()
+        if self._waiter is not None:
+            self._waiter.join(2)
         self.informer.stop()
 
     def api_pod(self, namespace: str, name: str) -> dict[str, Any] | None:

@@ -14,10 +14,13 @@ each container name and removes stopped sandboxes nothing needs any more.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
@@ -629,14 +632,26 @@ class RuntimeManager:
         return best + 1
 
     # ------------------------------------------------------------------ SyncPod
+    def _allocatable(self) -> dict[str, Fraction]:
+        """The node's resources, for the downward API's limits a container does not set."""
+        try:
+            disk = shutil.disk_usage(self.root_dir).total
+        except OSError:
+            disk = 0
+        return {"cpu": Fraction(os.cpu_count() or 1), "memory": Fraction(self.memory_capacity),
+                "ephemeral-storage": Fraction(disk)}
+
     def refresh_object_volumes(self, pod: Pod) -> None:
-        """Bring a running pod's configMap and secret volumes up to date (kubelet resyncs
-        them so a changed ConfigMap reaches the files its containers read)."""
-        if self.object_refs is None or not any(
-                v.config_map is not None or v.secret is not None for v in pod.spec.volumes):
+        """Bring a running pod's configMap, secret, downwardAPI and projected volumes up to
+        date (kubelet resyncs them so a changed ConfigMap, or a label, reaches the files its
+        containers read)."""
+        if not any(v.downward_api is not None or v.projected is not None
+                   or (self.object_refs is not None
+                       and (v.config_map is not None or v.secret is not None))
+                   for v in pod.spec.volumes):
             return
         try:
-            setup_volumes(pod, self.root_dir, self.object_refs)
+            setup_volumes(pod, self.root_dir, self.object_refs, self._allocatable())
         except (VolumeError, OSError) as exc:
             log.info("%s: volumes not refreshed: %s", pod.format(), exc)
 
@@ -678,7 +693,8 @@ class RuntimeManager:
 
         # Step 4: the sandbox.
         try:
-            volume_paths = setup_volumes(pod, self.root_dir, self.object_refs)
+            volume_paths = setup_volumes(pod, self.root_dir, self.object_refs,
+                                         self._allocatable())
         except (VolumeError, OSError) as exc:
             # kubelet waits for volumes before SyncPod (event FailedMount): nothing starts
             msg = f"Unable to attach or mount volumes: {exc}"

@@ -133,16 +133,19 @@ class LogOptions:
 
 
 def _parse_time(text: str) -> dt.datetime | None:
-    # RFC3339Nano: trim the fraction to microseconds for fromisoformat
+    """A CRI log line's RFC3339Nano time (``...:05.123456789Z`` as containerd writes it,
+    ``...:05.123456789+00:00`` as conmon does), with its offset; the fraction is cut to
+    microseconds for fromisoformat. A time without an offset is taken as UTC."""
     try:
         if "." in text:
             head, rest = text.split(".", 1)
-            frac = "".join(ch for ch in rest if ch.isdigit())
-            tz = rest[len(frac):]
+            digits = len(rest) - len(rest.lstrip("0123456789"))
+            frac, tz = rest[:digits], rest[digits:]
             text = f"{head}.{frac[:6].ljust(6, '0')}{tz}"
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
 
 
 def render(lines: list[bytes], opts: LogOptions) -> list[bytes]:
@@ -210,8 +213,9 @@ class NodeServer:
         log.info("node server listening on %s:%d (TLS, control plane client only)",
                  self.address, self.port)
 
-    async def _start(self) -> None:
-        app = web.Application(middlewares=[self._auth])
+    def app(self) -> web.Application:
+        """The routes, behind the error and authentication middlewares."""
+        app = web.Application(middlewares=[self._errors, self._auth])
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self._logs)
         for prefix, handler in (("/exec", self._exec), ("/attach", self._attach)):
@@ -222,7 +226,10 @@ class NodeServer:
         for path in ("/portForward/{ns}/{pod}", "/portForward/{ns}/{pod}/{uid}"):
             app.router.add_route("GET", path, self._port_forward)
             app.router.add_route("POST", path, self._port_forward)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        return app
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.ssl,
                            reuse_address=True)
@@ -234,6 +241,22 @@ class NodeServer:
                 asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """An exception in a handler is a 500 with its message, and logged: a client
+        never gets an empty 200 (kubelet's server answers errors it did not expect with
+        InternalServerError and the error's text)."""
+        try:
+            resp: web.StreamResponse = await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("node server: %s %s failed", request.method, request.path)
+            return web.Response(status=500, text=f"{str(exc) or type(exc).__name__}\n")
+        return resp
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -263,16 +286,20 @@ class NodeServer:
             return web.Response(status=exc.code, text=str(exc))
         except ValueError as exc:
             return web.Response(status=400, text=f"invalid log options: {exc}")
+        # read before the status is sent: a failure here is still a 500 (_errors)
+        lines, offset = await asyncio.to_thread(read_log, target.path, opts)
         resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
         budget = opts.limit_bytes
-        lines, offset = await asyncio.to_thread(read_log, target.path, opts)
         sent = await self._send(resp, lines, budget)
         if budget is not None:
             budget -= sent
         if opts.follow and (budget is None or budget > 0):
-            await self._follow(resp, target, offset, opts, budget)
+            try:
+                await self._follow(resp, target, offset, opts, budget)
+            except Exception:  # the status is sent: log it and end the stream
+                log.exception("node server: following %s/%s/%s failed", ns, pod, container)
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await resp.write_eof()
         return resp

@@ -24,10 +24,10 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
@@ -63,9 +63,10 @@ def micro_time(t: dt.datetime) -> str:
 class Readings:
     """The signals the node's conditions come from, read at one moment."""
 
-    runtime_ready: bool = True
-    runtime_message: str = ""
+    # kubelet's runtime state errors, in its wording (``runtime_errors``)
+    runtime_errors: list[str] = field(default_factory=list)
     pleg_healthy: bool = True
+    pleg_message: str = ""
     memory_available: int = 1 << 40
     disk_free_fraction: float = 1.0
     pids_free_fraction: float = 1.0
@@ -106,17 +107,48 @@ def conditions(r: Readings) -> list[dict[str, str]]:
                    "kubelet has insufficient PID available" if pid
                    else "kubelet has sufficient PID available"),
     ]
-    problems = []
-    if not r.runtime_ready:
-        problems.append(f"container runtime is down: {r.runtime_message}".rstrip(": "))
+    problems = list(r.runtime_errors)
     if not r.pleg_healthy:
-        problems.append("PLEG is not healthy: pleg was last seen active too long ago")
+        problems.append(r.pleg_message
+                        or "PLEG is not healthy: pleg was last seen active too long ago")
     if problems:
-        out.append(_condition("Ready", "False", "KubeletNotReady", ", ".join(problems)))
+        # utilerrors.NewAggregate's Error(): one error as it is, several in brackets
+        message = problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]"
+        out.append(_condition("Ready", "False", "KubeletNotReady", message))
     else:
         out.append(_condition("Ready", "True", "KubeletReady",
                               "kubelet is posting ready status"))
     return out
+
+
+class RuntimeCondition(Protocol):
+    """A CRI RuntimeCondition (runtime.v1)."""
+
+    type: str
+    status: bool
+    reason: str
+    message: str
+
+
+def _condition_string(c: RuntimeCondition) -> str:
+    """kubecontainer.RuntimeCondition's String(): ``NetworkReady=false reason:R message:M``."""
+    return f"{c.type}={'true' if c.status else 'false'} reason:{c.reason} message:{c.message}"
+
+
+def runtime_errors(conditions: Sequence[RuntimeCondition] | None) -> list[str]:
+    """The errors kubelet's updateRuntimeUp records from the runtime's Status: a runtime
+    not ready, its network not ready; ``None`` (no answer) is the runtime down."""
+    if conditions is None:
+        return ["container runtime is down"]
+    by_type = {c.type: c for c in conditions}
+    errs = []
+    runtime = by_type.get("RuntimeReady")
+    if runtime is not None and not runtime.status:
+        errs.append(f"container runtime not ready: {_condition_string(runtime)}")
+    network = by_type.get("NetworkReady")
+    if network is not None and not network.status:
+        errs.append(f"container runtime network not ready: {_condition_string(network)}")
+    return errs
 
 
 def stamp(new: list[dict[str, str]], old: list[dict[str, Any]], at: dt.datetime
@@ -315,10 +347,23 @@ class NodeStatusReporter:
         return self.api_labels
 
     def update_status(self) -> None:
+        """Patch the Node's status; a Node deleted from the API (``kubectl delete node``)
+        is registered again, so the node comes back without a restart."""
         at = now()
         status = build_status(self.facts, self.readings(), self.images(), self._conditions, at)
-        result = self.client.patch(NODES, self.name, {"status": status}, subresource="status",
-                                   content_type="application/merge-patch+json")
+        try:
+            result = self.client.patch(NODES, self.name, {"status": status},
+                                       subresource="status",
+                                       content_type="application/merge-patch+json")
+        except StatusError as exc:
+            if not exc.not_found:
+                raise
+            log.warning("node %s not found in the API (deleted); registering it again",
+                        self.name)
+            self._conditions = []
+            self.register()
+            self.last_status_ok = at.timestamp()
+            return
         self._conditions = (result.get("status") or {}).get("conditions") or status["conditions"]
         self._keep_labels(result)
         self.last_status_ok = at.timestamp()

@@ -1,11 +1,15 @@
 """Pod volumes on the node: emptyDir (a directory, or tmpfs for medium Memory), hostPath
 (with its type checks), configMap and secret (files projected from the objects, secrets on
-tmpfs), under ``<rootDir>/pods/<uid>/volumes`` as kubelet lays them out, plus the
-kubelet-managed /etc/hosts file. Setup is idempotent (a restarted agent finds the volumes
+tmpfs), downwardAPI (the pod's fields and resources, ``downward_api``) and projected
+(configMap, secret and downwardAPI sources in one directory; a serviceAccountToken source
+is skipped: this node has no token to write), both on tmpfs as kubelet's, under
+``<rootDir>/pods/<uid>/volumes`` as kubelet lays them out, plus the kubelet-managed
+/etc/hosts file. Setup is idempotent (a restarted agent finds the volumes
 in place) and refreshes configMap and secret files; teardown unmounts tmpfs and removes the
 pod directory.
 
-ConfigMap and secret files are written as kubelet's AtomicWriter writes them: into a new
+ConfigMap, secret, downwardAPI and projected files are written as kubelet's AtomicWriter
+writes them: into a new
 ``..<timestamp>`` directory, then the ``..data`` symlink is swapped to it in one rename, and
 the names users see are symlinks through ``..data``; a container reading the volume sees
 the old set or the new one, never half of each.
@@ -16,10 +20,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import logging
 import os
 import shutil
 import stat
 import time
+from collections.abc import Mapping
+from fractions import Fraction
 from pathlib import Path
 
 from pycni.atomic_files import write_atomic
@@ -30,12 +37,18 @@ from pykubelet.api.types import (
     Pod,
     Volume,
 )
+from pykubelet.kubelet import downward_api
 from pykubelet.kubelet.object_refs import ObjectRefs, RefError
+
+log = logging.getLogger(__name__)
 
 EMPTY_DIR_PLUGIN = "kubernetes.io~empty-dir"
 HOST_PATH_PLUGIN = "kubernetes.io~host-path"
 CONFIGMAP_PLUGIN = "kubernetes.io~configmap"
 SECRET_PLUGIN = "kubernetes.io~secret"
+DOWNWARD_API_PLUGIN = "kubernetes.io~downward-api"
+PROJECTED_PLUGIN = "kubernetes.io~projected"
+TMPFS_PLUGINS = (EMPTY_DIR_PLUGIN, SECRET_PLUGIN, DOWNWARD_API_PLUGIN, PROJECTED_PLUGIN)
 DATA_DIR = "..data"
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -216,9 +229,74 @@ def _object_volume(pod: Pod, vol: Volume, root_dir: str, refs: ObjectRefs | None
     return str(target)
 
 
-def setup_volumes(pod: Pod, root_dir: str, refs: ObjectRefs | None = None) -> dict[str, str]:
-    """Make every volume of the pod exist on the host (refreshing configMap and secret
-    files); returns name -> host path."""
+def _set_up_error(vol: Volume, message: str) -> VolumeError:
+    return VolumeError(f'MountVolume.SetUp failed for volume "{vol.name}" : {message}')
+
+
+def _object_data(pod: Pod, vol: Volume, refs: ObjectRefs | None, kind: str, name: str,
+                 optional: bool) -> dict[str, bytes] | None:
+    if refs is None:
+        raise VolumeError(f"volumes[{vol.name}]: {kind} volumes need a control plane (this "
+                          "node has none)")
+    try:
+        data = refs.configmap(pod.namespace, name) if kind == "configmap" else refs.secret(
+            pod.namespace, name)
+    except RefError as exc:
+        raise _set_up_error(vol, str(exc)) from None
+    if data is None and not optional:
+        raise _set_up_error(vol, f'{kind} "{name}" not found')
+    return data
+
+
+def _projected_files(pod: Pod, vol: Volume, refs: ObjectRefs | None,
+                     allocatable: Mapping[str, Fraction]) -> dict[str, tuple[bytes, int]]:
+    """projected.collectData: every source's files in one set (later sources win)."""
+    src = vol.projected
+    assert src is not None
+    mode = src.default_mode if src.default_mode is not None else 0o644
+    out: dict[str, tuple[bytes, int]] = {}
+    for source in src.sources:
+        if source.config_map is not None or source.secret is not None:
+            proj = source.config_map or source.secret
+            assert proj is not None
+            kind = "configmap" if source.config_map is not None else "secret"
+            optional = bool(proj.optional)
+            data = _object_data(pod, vol, refs, kind, proj.name, optional)
+            out.update(_projection(data or {}, proj.items, mode, optional,
+                                   f'MountVolume.SetUp failed for volume "{vol.name}" : '
+                                   f"{kind} {proj.name}"))
+        elif source.downward_api is not None:
+            try:
+                out.update(downward_api.files(pod, source.downward_api.items, mode,
+                                              allocatable))
+            except downward_api.DownwardAPIError as exc:
+                raise _set_up_error(vol, str(exc)) from None
+        elif source.service_account_token is not None:
+            # the TokenRequest API is not served: no token to write yet
+            log.debug("%s: volume %s: serviceAccountToken source skipped", pod.format(),
+                      vol.name)
+    return out
+
+
+def _memory_backed(pod: Pod, vol: Volume, root_dir: str, plugin: str,
+                   files: dict[str, tuple[bytes, int]]) -> str:
+    """A downwardAPI or projected volume: tmpfs (kubelet wraps them in a memory-backed
+    emptyDir), its files written atomically."""
+    target = pod_dir(root_dir, pod.uid) / "volumes" / plugin / vol.name
+    target.mkdir(parents=True, exist_ok=True)
+    if not _is_mountpoint(target):
+        _mount_tmpfs(target, None)
+    write_projected(target, files)
+    return str(target)
+
+
+def setup_volumes(pod: Pod, root_dir: str, refs: ObjectRefs | None = None,
+                  allocatable: Mapping[str, Fraction] | None = None) -> dict[str, str]:
+    """Make every volume of the pod exist on the host (refreshing configMap, secret,
+    downwardAPI and projected files); returns name -> host path. ``allocatable`` is the
+    node's (cpu in cores, memory and ephemeral-storage in bytes), for the downward API's
+    limits a container does not set."""
+    alloc = allocatable or {}
     out: dict[str, str] = {}
     for vol in pod.spec.volumes:
         if vol.empty_dir is not None:
@@ -233,9 +311,20 @@ def setup_volumes(pod: Pod, root_dir: str, refs: ObjectRefs | None = None) -> di
             out[vol.name] = _host_path(vol)
         elif vol.config_map is not None or vol.secret is not None:
             out[vol.name] = _object_volume(pod, vol, root_dir, refs)
+        elif vol.downward_api is not None:
+            dapi = vol.downward_api
+            mode = dapi.default_mode if dapi.default_mode is not None else 0o644
+            try:
+                files = downward_api.files(pod, dapi.items, mode, alloc)
+            except downward_api.DownwardAPIError as exc:
+                raise _set_up_error(vol, str(exc)) from None
+            out[vol.name] = _memory_backed(pod, vol, root_dir, DOWNWARD_API_PLUGIN, files)
+        elif vol.projected is not None:
+            out[vol.name] = _memory_backed(pod, vol, root_dir, PROJECTED_PLUGIN,
+                                           _projected_files(pod, vol, refs, alloc))
         else:
-            raise VolumeError(f"volumes[{vol.name}]: only emptyDir, hostPath, configMap and "
-                              "secret are supported")
+            raise VolumeError(f"volumes[{vol.name}]: only emptyDir, hostPath, configMap, "
+                              "secret, downwardAPI and projected are supported")
     return out
 
 
@@ -265,7 +354,7 @@ def write_etc_hosts(pod: Pod, root_dir: str, pod_ip: str, hostname: str, domain:
 def teardown_pod_dir(root_dir: str, uid: str) -> None:
     """Unmount tmpfs emptyDirs and remove the pod's directory (after its containers)."""
     base = pod_dir(root_dir, uid)
-    for plugin in (EMPTY_DIR_PLUGIN, SECRET_PLUGIN):
+    for plugin in TMPFS_PLUGINS:
         d = base / "volumes" / plugin
         if d.is_dir():
             for child in d.iterdir():

@@ -318,6 +318,7 @@ class ContainerManager:
         self._statuses: dict[str, tuple[tuple[Any, ...], ContainerStatus]] = {}
         self._min_oom = oci_spec.own_oom_score_adj()
         self._has_memsw = cgroups.has_memsw()
+        self._cgroup_v2 = cgroups.is_v2()
         self._host_caps = oci_spec.host_capabilities()
 
     # ------------------------------------------------------------------ paths, records
@@ -400,7 +401,7 @@ class ContainerManager:
                 cgroups_path, pid_ns_path=pid_ns_path, min_oom_score_adj=self._min_oom,
                 has_memsw=self._has_memsw, shm_source=self._shm_for(sandbox.id,
                                                                     effective.security),
-                available_caps=self._host_caps,
+                available_caps=self._host_caps, cgroup_v2=self._cgroup_v2,
             )
             _write_json(bundle / "config.json", spec)
             conmon_log = log_path or str(cdir / "console.log")

@@ -347,7 +347,12 @@ def build_mounts(config: ContainerConfigSpec, sandbox: SandboxView,
 
 # ------------------------------------------------------------------------- linux
 def namespaces(security: SecurityContext, sandbox: SandboxView,
-               pid_ns_path: str = "") -> list[dict[str, str]]:
+               pid_ns_path: str = "", cgroup_v2: bool = False) -> list[dict[str, str]]:
+    """The container's namespaces: the sandbox's network, IPC and UTS joined, its own
+    mount (and PID, unless shared); on a cgroup v2 host a container that is not privileged
+    also gets its own cgroup namespace, so the read-only /sys/fs/cgroup shows its cgroup
+    and hides the host's (containerd's WithNamespacedCgroup; v1 hosts and privileged
+    containers keep the host's, for compatibility)."""
     ns: list[dict[str, str]] = [{"type": "mount"}]
     if security.network_mode != NS_NODE:
         ns.append({"type": "network", "path": sandbox.netns_path} if sandbox.netns_path
@@ -361,6 +366,8 @@ def namespaces(security: SecurityContext, sandbox: SandboxView,
         ns.append({"type": "pid"})
     elif security.pid_mode == NS_POD:
         ns.append({"type": "pid", "path": pid_ns_path})
+    if cgroup_v2 and not security.privileged:
+        ns.append({"type": "cgroup"})
     return ns
 
 
@@ -440,8 +447,10 @@ def build_spec(
     has_memsw: bool = True,
     shm_source: str = "",
     available_caps: list[str] | None = None,
+    cgroup_v2: bool = False,
 ) -> dict[str, Any]:
-    """The whole config.json (rootfs at ``<bundle>/rootfs``)."""
+    """The whole config.json (rootfs at ``<bundle>/rootfs``); ``cgroup_v2``: the host's
+    cgroups are the unified hierarchy."""
     if not config.metadata.name:
         raise InvalidArgument("metadata.name: must not be empty")
     sec = config.security
@@ -467,7 +476,7 @@ def build_spec(
         process["user"]["additionalGids"] = list(user.additional_gids)
     linux: dict[str, Any] = {
         "cgroupsPath": cgroups_path,
-        "namespaces": namespaces(sec, sandbox, pid_ns_path),
+        "namespaces": namespaces(sec, sandbox, pid_ns_path, cgroup_v2),
         "resources": resources_section(config, has_memsw),
     }
     if sec.privileged:

@@ -28,12 +28,17 @@ _CREDENTIALS = {"authorization", "cookie"}
 
 
 class _Splice(asyncio.Protocol):
-    """Client bytes to the target; the end of either side ends both."""
+    """Client bytes to the target; the end of either side ends both. On plain TCP the
+    client's EOF keeps our writing half open until the target is done; TLS has no half
+    close (asyncio closes the connection and warns "returning true from eof_received() has
+    no effect when using ssl" if asked to keep it), so there it is not asked."""
 
-    def __init__(self, orig: Any, target: asyncio.StreamWriter, done: asyncio.Event) -> None:
+    def __init__(self, orig: Any, target: asyncio.StreamWriter, done: asyncio.Event,
+                 half_close: bool = True) -> None:
         self.orig = orig
         self.target = target
         self.done = done
+        self.half_close = half_close
 
     def data_received(self, data: bytes) -> None:
         if not self.target.is_closing():
@@ -43,7 +48,7 @@ class _Splice(asyncio.Protocol):
         if self.target.can_write_eof() and not self.target.is_closing():
             with contextlib.suppress(OSError):
                 self.target.write_eof()
-        return True  # keep our writing half open until the target is done
+        return self.half_close  # keep our writing half open until the target is done
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.done.set()
@@ -114,7 +119,8 @@ async def proxy_upgrade(request: web.Request, target: str | URL, *,
         return resp
     request.protocol.keep_alive(False)
     done = asyncio.Event()
-    client.set_protocol(_Splice(request.protocol, writer, done))
+    tls = client.get_extra_info("sslcontext") is not None
+    client.set_protocol(_Splice(request.protocol, writer, done, half_close=not tls))
 
     async def target_to_client() -> None:
         try:

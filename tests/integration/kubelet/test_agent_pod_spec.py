@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_harness import busybox_pod
+from agent_harness import IMAGE, busybox_pod
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 
@@ -230,3 +230,66 @@ def test_a_sandbox_that_cannot_be_made_says_why(agent_factory, tmp_path):
         assert "message" not in p["status"]
     finally:
         rt.destroy()
+
+
+def test_downward_api_and_projected_volumes(agent_factory, endpoint):
+    """A downwardAPI volume (and a projected one with downwardAPI items) holds the pod's
+    fields and its container's resources, written as kubelet's atomic writer does, for the
+    init container as for the app (the pod stayed Init:0/1 for ever)."""
+    h = agent_factory(endpoint)
+    h.start()
+    items = [
+        {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
+        {"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}},
+        {"path": "uid", "fieldRef": {"fieldPath": "metadata.uid"}},
+        {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+        {"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}},
+        {"path": "tier", "fieldRef": {"fieldPath": "metadata.labels['tier']"}},
+        {"path": "cpu_limit", "resourceFieldRef": {"containerName": "app",
+                                                  "resource": "limits.cpu",
+                                                  "divisor": "1m"}},
+        {"path": "mem_request", "resourceFieldRef": {"containerName": "app",
+                                                    "resource": "requests.memory",
+                                                    "divisor": "1Mi"}},
+    ]
+    mounts = [{"name": "podinfo", "mountPath": "/etc/podinfo"},
+              {"name": "proj", "mountPath": "/etc/proj"}]
+    pod = busybox_pod(
+        "dapi", "sleep 3600",
+        container={"volumeMounts": mounts,
+                   "resources": {"requests": {"cpu": "250m", "memory": "32Mi"},
+                                 "limits": {"cpu": "500m", "memory": "64Mi"}}},
+        initContainers=[{"name": "init", "image": IMAGE,
+                         "imagePullPolicy": "IfNotPresent",
+                         "command": ["sh", "-c", "test -s /etc/podinfo/name"],
+                         "volumeMounts": mounts}],
+        volumes=[{"name": "podinfo", "downwardAPI": {"items": items}},
+                 {"name": "proj", "projected": {"defaultMode": 0o600, "sources": [
+                     {"downwardAPI": {"items": [
+                         {"path": "ns", "fieldRef": {"fieldPath": "metadata.namespace"}}]}},
+                     {"serviceAccountToken": {"path": "token"}}]}}])
+    pod["metadata"]["labels"] = {"tier": "web", "app": "dapi"}
+    pod["metadata"]["annotations"] = {"note": 'say "hi"'}
+    h.write("dapi", pod)
+    p = h.wait_running("dapi")
+    uid = p["metadata"]["uid"]
+
+    def cat(path: str) -> str:
+        code, out = h.exec(uid, "app", ["cat", path])
+        assert code == 0, out
+        return out
+
+    assert cat("/etc/podinfo/name") == p["metadata"]["name"]
+    assert cat("/etc/podinfo/namespace") == p["metadata"]["namespace"]
+    assert cat("/etc/podinfo/uid") == uid
+    assert 'app="dapi"\ntier="web"' in cat("/etc/podinfo/labels")
+    assert 'note="say \\"hi\\""' in cat("/etc/podinfo/annotations")
+    assert cat("/etc/podinfo/tier") == "web"
+    assert cat("/etc/podinfo/cpu_limit") == "500"
+    assert cat("/etc/podinfo/mem_request") == "32"
+    assert cat("/etc/proj/ns") == p["metadata"]["namespace"]
+    code, out = h.exec(uid, "app", ["sh", "-c", "ls -la /etc/proj/..data/; stat -L -c %a "
+                                                "/etc/proj/ns; readlink /etc/podinfo/name"])
+    assert code == 0, out
+    assert "600" in out.split()  # the projected volume's defaultMode
+    assert "..data/name" in out  # the atomic writer's layout

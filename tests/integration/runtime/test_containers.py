@@ -607,3 +607,31 @@ def test_long_lines_are_split_into_partial_chunks(env: Env) -> None:
     assert any(e.partial for e in entries)  # the 40000-byte line came in P chunks ...
     assert all(len(e.content) <= 16 * 1024 for e in entries)
     assert logs.read_messages(path, "stdout") == ["x" * 40000, "short"]  # ... then one F
+
+
+def test_the_cgroup_filesystem_is_mounted_read_only(env: Env) -> None:
+    """containerd's default: /sys/fs/cgroup mounted read-only; on a cgroup v2 host in the
+    container's own cgroup namespace (its cgroup is the root it sees). On v1 runc puts a
+    tmpfs there with each hierarchy mounted read-only below it."""
+    sb = env.sandbox()
+    script = ("awk '$5 ~ \"^/sys/fs/cgroup\" {print \"mnt\", $5, $6}' /proc/self/mountinfo; "
+              "echo files=$(ls /sys/fs/cgroup | wc -l); "
+              "for f in /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max; do "
+              "[ -e $f ] && { echo 5 > $f 2>/dev/null && echo writable || echo ro-cgroup; }; "
+              "done; cat /proc/self/cgroup")
+    _, st = run_to_exit(env, sb, cfg("cg", "sh", "-c", script))
+    out = log_of(env, sb, "cg")
+    mounts = {m[1]: m[2].split(",") for m in (line.split() for line in out)
+              if m[0] == "mnt"}
+    assert "/sys/fs/cgroup" in mounts, out
+    assert "files=0" not in out, out
+    assert "ro-cgroup" in out, out
+    assert "writable" not in out, out
+    if (Path("/sys/fs/cgroup") / "cgroup.controllers").exists():  # v2
+        assert mounts["/sys/fs/cgroup"][0] == "ro", mounts
+        assert "0::/" in out, out  # its own cgroup namespace
+    else:
+        below = [opts for dest, opts in mounts.items() if dest != "/sys/fs/cgroup"]
+        assert below, mounts
+        assert all(opts[0] == "ro" for opts in below), mounts
+    assert st.exit_code == 0

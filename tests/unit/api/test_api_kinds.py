@@ -32,7 +32,9 @@ def test_a_real_clusters_pod_round_trips_without_losing_a_field() -> None:
     assert pod.spec.containers[0].env_from[0].prefix == "WEB_"
     # ... and kept, checked against upstream's schema, where it does not
     assert pod.spec.unmodelled["runtimeClassName"] == "runc"
-    assert pod.spec.volumes[0].unmodelled["projected"]["defaultMode"] == 420
+    projected = pod.spec.volumes[0].projected  # typed since kubelet serves it
+    assert projected is not None
+    assert projected.default_mode == 420
     out = json.loads(json.dumps(kinds.POD.encode(pod)))
     assert out == _drop_nulls(REAL_POD)
 

@@ -141,3 +141,20 @@ def test_the_api_server_checks_the_node_it_reaches_is_that_node(
     finally:
         admin("DELETE", "/api/v1/namespaces/default/pods/proxied", {"gracePeriodSeconds": 0})
         admin("DELETE", "/api/v1/nodes/proxy-victim")
+
+
+def test_a_node_on_the_hosts_own_address_gets_it_when_the_api_listens_on_loopback(
+        cluster: Any) -> None:
+    """The single-node default: the API listens on 127.0.0.1 (its certificate names only
+    loopback), and the host's agent joins over loopback with the host's address."""
+    from pykubelet.controlplane.pki import host_addresses
+
+    addr = next((a for a in host_addresses() if not ipaddress.ip_address(a).is_loopback), None)
+    if addr is None:
+        pytest.fail("this host has no address but loopback")
+    code, body = cluster.join("cert-host", csr=csr("system:node:cert-host", ["cert-host"],
+                                                    [addr]))
+    assert code == 200, body
+    cert = x509.load_pem_x509_certificate(body["certificate"].encode())
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(i) for i in sans.get_values_for_type(x509.IPAddress)] == [addr]

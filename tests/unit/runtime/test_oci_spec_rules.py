@@ -245,3 +245,23 @@ def test_seccomp_localhost_docker_shape(tmp_path: Path) -> None:
     (tmp_path / "nodefault.json").write_text("{}")
     with pytest.raises(InvalidArgument, match="no defaultAction"):
         seccomp.load_localhost_profile(str(tmp_path / "nodefault.json"), [])
+
+
+@pytest.mark.parametrize(("cgroup_v2", "privileged", "own_ns"),
+                         [(True, False, True), (True, True, False), (False, False, False)])
+def test_cgroup_filesystem_read_only_in_its_own_namespace_on_cgroup_v2(
+        cgroup_v2: bool, privileged: bool, own_ns: bool) -> None:
+    """containerd: /sys/fs/cgroup mounted read-only, and on a cgroup v2 host a container
+    that is not privileged gets its own cgroup namespace, so the mount shows its cgroup
+    (as the root) and nothing of the host's (cgroup v1 hosts and privileged: the host's)."""
+    spec = oci_spec.build_spec(cfg(command=("/c",),
+                                   security=SecurityContext(privileged=privileged)),
+                               IMAGE, SB(), oci_spec.ResolvedUser(0, 0), "/pk/c1",
+                               cgroup_v2=cgroup_v2)
+    cg = [m for m in spec["mounts"] if m["destination"] == "/sys/fs/cgroup"]
+    assert cg == [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+                   "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}]
+    dests = [m["destination"] for m in spec["mounts"]]
+    assert dests.index("/sys") < dests.index("/sys/fs/cgroup")
+    kinds = [n["type"] for n in spec["linux"]["namespaces"]]
+    assert ("cgroup" in kinds) is own_ns
