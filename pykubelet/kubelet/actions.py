@@ -569,6 +569,16 @@ def past_active_deadline(pod: Pod, start_time: float | None, now: float) -> bool
 # --------------------------------------------------------------------------- grace period
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
+# The API takes any int64 grace period (and caps deletionTimestamp at year 9999); the
+# node's waits cannot: threading's waits stop at TIMEOUT_MAX (~292 years) and a gRPC
+# deadline counts nanoseconds in an int64. 2^31-1 s (68 years) is "never" for a node and
+# fits both.
+MAXIMUM_GRACE_PERIOD_SECONDS = 2**31 - 1
+
+
+def bounded_grace(seconds: int) -> int:
+    """A grace period the node can wait for: 0 .. MAXIMUM_GRACE_PERIOD_SECONDS."""
+    return min(max(0, seconds), MAXIMUM_GRACE_PERIOD_SECONDS)
 
 
 def termination_grace_period(
@@ -594,5 +604,5 @@ def termination_grace_period(
         if probe is not None and probe.termination_grace_period_seconds is not None:
             grace = probe.termination_grace_period_seconds
     if override is not None:
-        return override
-    return max(grace, MINIMUM_GRACE_PERIOD_SECONDS)
+        return bounded_grace(override)
+    return bounded_grace(max(grace, MINIMUM_GRACE_PERIOD_SECONDS))

@@ -26,7 +26,7 @@ from pathlib import Path
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, Pod, is_restartable_init_container
 from pykubelet.kubelet import failpoints, reasons
-from pykubelet.kubelet.actions import PodActions, termination_grace_period
+from pykubelet.kubelet.actions import PodActions, bounded_grace, termination_grace_period
 from pykubelet.kubelet.backoff import Backoff
 from pykubelet.kubelet.container_config import ContainerConfigError, generate_container_config
 from pykubelet.kubelet.container_logs import (
@@ -345,12 +345,12 @@ class RuntimeManager:
     # ------------------------------------------------------------------ kill
     def grace_period(self, pod: Pod | None, override: int | None = None) -> int:
         if override is not None:
-            return max(0, override)
+            return bounded_grace(override)
         if pod is not None:
             if pod.metadata.deletion_grace_period_seconds is not None:
-                return pod.metadata.deletion_grace_period_seconds
+                return bounded_grace(pod.metadata.deletion_grace_period_seconds)
             if pod.spec.termination_grace_period_seconds is not None:
-                return pod.spec.termination_grace_period_seconds
+                return bounded_grace(pod.spec.termination_grace_period_seconds)
         return DEFAULT_GRACE_S
 
     def kill_container(

@@ -451,6 +451,10 @@ GRACE_TABLE = [
     (30, None, 7, "", None, 30),  # the probe's grace only for its own kills
     (30, 5, 7, reasons.KILL_REASON_LIVENESS_PROBE, None, 5),
     (30, None, None, "", 0, 0),
+    # the API takes any int64 (issue 24 item 9); the node's waits stop at 68 years
+    (10**15, None, None, "", None, 2**31 - 1),
+    (30, 2**63 - 1, None, "", None, 2**31 - 1),
+    (30, None, None, "", 2**63 - 1, 2**31 - 1),
 ]
 
 
