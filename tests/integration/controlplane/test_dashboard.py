@@ -128,6 +128,31 @@ def test_page_shows_nodes_pods_live_and_why_a_pod_is_pending(
                         ".includes('FailedScheduling')", timeout=10.0)
         wait_js(driver, "return document.querySelector('#timeline').innerText"
                         ".includes('FailedScheduling')", timeout=10.0)
+        # a pod two nodes fit: scores per plugin, the weighted total, the winner highlighted
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=pod_yaml("free", "100m"))
+        placed = wait_js(driver, f"""
+            const c = document.querySelector("[data-pod='{ns}/free']");
+            return c && c.closest('.col').dataset.node;""", timeout=5.0)
+        assert placed in ("dash-n1", "dash-n2")
+        driver.execute_script(f"document.querySelector(\"[data-pod='{ns}/free']\").click()")
+        table = wait_js(driver, """
+            const t = document.querySelector('#decision table');
+            if (!t || !t.querySelector('tr.winner')) return null;
+            return {head: [...t.querySelectorAll('th')].map(h => h.innerText),
+                    winner: t.querySelector('tr.winner').dataset.node,
+                    first: t.querySelector('tbody tr').dataset.node,
+                    totals: [...t.querySelectorAll('tbody tr')].map(r =>
+                        r.lastElementChild.innerText)};""", timeout=10.0)
+        assert table["winner"] == placed
+        assert table["first"] == placed
+        assert "NodeResourcesFit" in table["head"]
+        assert table["head"][-1] == "Total"
+        assert table["totals"][0].isdigit()
+        assert table["totals"][1].isdigit()
+        driver.execute_script(f"document.querySelector(\"{card}\").click()")
+        wait_js(driver, "return document.querySelector('#detail-title').innerText"
+                        ".endsWith('/huge') && document.querySelector('#decision tbody tr')")
+
         shot = tmp_path / "dashboard.png"
         assert driver.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
@@ -139,3 +164,15 @@ def test_page_shows_nodes_pods_live_and_why_a_pod_is_pending(
                 timeout=5.0)
         wait_js(driver, "return document.querySelector(\".col[data-node='dash-n2']\")"
                         ".innerText.includes('CPU 0 / 2')", timeout=5.0)
+
+
+def test_a_lost_watch_resumes_and_the_page_stays_live(
+        cp: ControlPlaneProcess, ns: str, nodes: list[FakeNode]) -> None:
+    with dashboard(cp.kubeconfig) as (url, _), browser() as driver:
+        driver.get(url)
+        wait_js(driver, "return document.querySelector(\".col[data-node='dash-n1']\")")
+        cp.stop()  # every watch breaks; the dashboard resumes them from their resourceVersion
+        cp.start()
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=pod_yaml("after", "100m", "dash-n1"))
+        wait_js(driver, f"return document.querySelector(\".col[data-node='dash-n1'] "
+                        f"[data-pod='{ns}/after']\")", timeout=15.0)
