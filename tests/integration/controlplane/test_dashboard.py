@@ -113,11 +113,12 @@ def test_page_shows_nodes_pods_live_and_why_a_pod_is_pending(
         wait_js(driver, f"return document.querySelector(\"{card}\").innerText"
                         ".includes('Unschedulable')", timeout=10.0)
         driver.execute_script(f"document.querySelector(\"{card}\").click()")
-        rows = wait_js(driver, """
-            const rows = [...document.querySelectorAll('#decision tbody tr')];
-            return rows.length >= 3 && rows.map(r => [r.dataset.node,
-                r.children[1].innerText, r.children[2].innerText]);""", timeout=10.0)
-        got = {n: (verdict, plugin) for n, verdict, plugin in rows}
+        cells = wait_js(driver, """
+            const cells = [...document.querySelectorAll('#decision tr.filter td')];
+            return cells.length >= 3 && cells.map(c => [c.dataset.node,
+                c.querySelector('.verdict').innerText,
+                (c.querySelector('.why') || {}).innerText || '']);""", timeout=10.0)
+        got = {n: (verdict, plugin) for n, verdict, plugin in cells}
         for n in ("dash-n1", "dash-n2"):
             assert "rejected" in got[n][0], got
             assert got[n][1].startswith("NodeResourcesFit: Insufficient cpu"), got
@@ -137,21 +138,25 @@ def test_page_shows_nodes_pods_live_and_why_a_pod_is_pending(
         driver.execute_script(f"document.querySelector(\"[data-pod='{ns}/free']\").click()")
         table = wait_js(driver, """
             const t = document.querySelector('#decision table');
-            if (!t || !t.querySelector('tr.winner')) return null;
-            return {head: [...t.querySelectorAll('th')].map(h => h.innerText),
-                    winner: t.querySelector('tr.winner').dataset.node,
-                    first: t.querySelector('tbody tr').dataset.node,
-                    totals: [...t.querySelectorAll('tbody tr')].map(r =>
-                        r.lastElementChild.innerText)};""", timeout=10.0)
+            if (!t || !t.querySelector('thead th.winner')) return null;
+            return {plugins: [...t.querySelectorAll('tbody th')].map(h => h.innerText),
+                    winner: t.querySelector('thead th.winner').dataset.node,
+                    first: t.querySelector('thead th[data-node]').dataset.node,
+                    totals: [...t.querySelectorAll('tr.total td')].map(c =>
+                        [c.dataset.node, c.innerText, c.classList.contains('winner')])};
+            """, timeout=10.0)
         assert table["winner"] == placed
         assert table["first"] == placed
-        assert "NodeResourcesFit" in table["head"]
-        assert table["head"][-1] == "Total"
-        assert table["totals"][0].isdigit()
-        assert table["totals"][1].isdigit()
+        assert table["plugins"][0] == "Filter"
+        assert "NodeResourcesFit" in table["plugins"]
+        assert table["plugins"][-1] == "Total (weighted)"
+        totals = {n: (int(v), winner) for n, v, winner in table["totals"] if v}
+        assert set(totals) == {"dash-n1", "dash-n2"}
+        assert totals[placed][1]
+        assert totals[placed][0] >= max(v for v, _ in totals.values())
         driver.execute_script(f"document.querySelector(\"{card}\").click()")
         wait_js(driver, "return document.querySelector('#detail-title').innerText"
-                        ".endsWith('/huge') && document.querySelector('#decision tbody tr')")
+                        ".endsWith('/huge') && document.querySelector('#decision tr.filter')")
 
         shot = tmp_path / "dashboard.png"
         assert driver.save_screenshot(str(shot))

@@ -2,8 +2,12 @@
 // deltas); every read goes to this origin, nothing polls. No framework, no build step.
 "use strict";
 const state = { nodes: new Map(), pods: new Map(), events: [], ns: "", open: "" };
-window.dashboardSeen = {};  // pod key -> ms since epoch its card was first drawn (bench)
+// pod key -> ms since the epoch its card was first drawn, anywhere / in its node's column
+// (bench/dashboard_bench.py reads them)
+window.dashboardSeen = {};
+window.dashboardPlaced = {};
 const $ = (id) => document.getElementById(id);
+const byName = (a, b) => a.localeCompare(b, undefined, { numeric: true });  // web-2 < web-10
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -66,18 +70,20 @@ function render() {
   cols.set("", pending);
   const frag = document.createDocumentFragment();
   frag.append(pending);
-  for (const name of [...state.nodes.keys()].sort()) {
+  for (const name of [...state.nodes.keys()].sort(byName)) {
     const c = column(state.nodes.get(name));
     cols.set(name, c);
     frag.append(c);
   }
   const now = Date.now();
-  for (const key of [...state.pods.keys()].sort()) {
+  for (const key of [...state.pods.keys()].sort(byName)) {
     const p = state.pods.get(key);
     if (state.ns && p.namespace !== state.ns) continue;
     const col = cols.get(p.node) || pending;  // bound to a node we do not see yet: apart
     col.querySelector(".cards").append(card(p));
     if (!(key in window.dashboardSeen)) window.dashboardSeen[key] = now;
+    if (p.node && cols.has(p.node) && !(key in window.dashboardPlaced))
+      window.dashboardPlaced[key] = now;
   }
   for (const c of cols.values())
     if (!c.querySelector(".pod")) c.querySelector(".cards").append(el("div", "empty", "no pods"));
@@ -160,23 +166,37 @@ function decisionTable(t) {
   const head = el("p", "", t.node ? `Scheduled to ${t.node}.` : `Pending: no node fits. ${t.message || ""}`);
   if (t.nominatedNode) head.textContent += ` Nominated: ${t.nominatedNode}.`;
   if (t.evaluated != null) head.textContent += ` ${t.evaluated} nodes evaluated, ${t.feasible} passed the filters.`;
+  // plugins down, nodes across (the board's order is the decision's: chosen first)
   const table = el("table", "decision");
   const hr = el("tr");
-  for (const h of ["Node", "Filter", "Rejected by", ...t.plugins, "Total"]) hr.append(el("th", "", h));
+  hr.append(el("th", "", "Plugin"));
+  for (const r of t.rows) {
+    const th = el("th", r.winner ? "winner" : "", r.node + (r.winner ? " ★" : ""));
+    th.dataset.node = r.node;
+    hr.append(th);
+  }
   const thead = el("thead"); thead.append(hr); table.append(thead);
   const tb = el("tbody");
-  for (const r of t.rows) {
-    const tr = el("tr", r.winner ? "winner" : "");
-    tr.dataset.node = r.node;
-    tr.append(el("td", "", r.node + (r.winner ? " ★" : "")));
-    tr.append(el("td", r.verdict === "rejected" ? "reject" : r.verdict === "passed" ? "pass" : "",
-      r.verdict === "rejected" ? "✗ rejected" : r.verdict === "passed" ? "✓ passed" : r.verdict));
-    const why = el("td", r.verdict === "rejected" ? "reject plugin" : "plugin", r.plugin ? `${r.plugin}: ${r.reason}` : r.reason);
-    tr.append(why);
-    for (const p of t.plugins) tr.append(el("td", "num", p in r.scores ? String(r.scores[p]) : ""));
-    tr.append(el("td", "num", r.total == null ? "" : String(r.total)));
+  const row = (cls, label, cell) => {
+    const tr = el("tr", cls);
+    tr.append(el("th", "", label));
+    for (const r of t.rows) {
+      const td = cell(r);
+      td.dataset.node = r.node;
+      if (r.winner) td.classList.add("winner");
+      tr.append(td);
+    }
     tb.append(tr);
-  }
+  };
+  row("filter", "Filter", (r) => {
+    const td = el("td", r.verdict === "rejected" ? "reject" : r.verdict === "passed" ? "pass" : "");
+    td.append(el("div", "verdict", r.verdict === "rejected" ? "✗ rejected" : r.verdict === "passed" ? "✓ passed" : r.verdict));
+    if (r.plugin || r.reason) td.append(el("div", "why", r.plugin ? `${r.plugin}: ${r.reason}` : r.reason));
+    return td;
+  });
+  for (const p of t.plugins)
+    row("score", p, (r) => el("td", "num", p in r.scores ? String(r.scores[p]) : ""));
+  if (t.plugins.length) row("total", "Total (weighted)", (r) => el("td", "num", r.total == null ? "" : String(r.total)));
   table.append(tb);
   box.replaceChildren(head, table);
 }
