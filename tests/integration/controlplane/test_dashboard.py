@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import yaml
 from cp_process import ControlPlaneProcess, FakeNode
 from dashboard_browser import browser, dashboard, page_bytes, wait_js
 
@@ -56,7 +57,8 @@ def raw_get(url: str, path: str, headers: dict[str, str], method: str = "GET"
 
 def test_proxy_reads_with_the_kubeconfigs_credentials_and_nothing_else(
         cp: ControlPlaneProcess, nodes: list[FakeNode]) -> None:
-    with dashboard(cp.kubeconfig) as (url, _):
+    context = yaml.safe_load(cp.kubeconfig.read_text())["current-context"]
+    with dashboard(cp.kubeconfig, context=context) as (url, _):
         host = urlsplit(url).netloc
         code, body = raw_get(url, "/api/v1/nodes", {"Host": host})
         assert code == 200, body
@@ -176,8 +178,13 @@ def test_a_lost_watch_resumes_and_the_page_stays_live(
     with dashboard(cp.kubeconfig) as (url, _), browser() as driver:
         driver.get(url)
         wait_js(driver, "return document.querySelector(\".col[data-node='dash-n1']\")")
+        assert driver.find_element("id", "conn").text == "live"
         cp.stop()  # every watch breaks; the dashboard resumes them from their resourceVersion
+        wait_js(driver, "return document.querySelector('#conn').innerText == "
+                        "'API unreachable'", timeout=15.0)
         cp.start()
+        wait_js(driver, "return document.querySelector('#conn').innerText == 'live'",
+                timeout=15.0)
         cp.kubectl("apply", "-n", ns, "-f", "-", input=pod_yaml("after", "100m", "dash-n1"))
         wait_js(driver, f"return document.querySelector(\".col[data-node='dash-n1'] "
                         f"[data-pod='{ns}/after']\")", timeout=15.0)

@@ -50,10 +50,18 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         if args.address not in ("127.0.0.1", "::1", "localhost"):
             print(f"warning: {args.address} is not loopback: whoever reaches this port "
                   "reads the cluster with your credentials", file=sys.stderr, flush=True)
-        if not args.no_browser:
-            import webbrowser
+        if args.no_browser:
+            return
+        import os
 
-            webbrowser.open(url)
+        # without a display, webbrowser would start a text browser on this terminal
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            print("No display to open a browser on: open the address above in one.",
+                  flush=True)
+            return
+        import webbrowser
+
+        webbrowser.open(url)
 
     serve(upstream, args.address, args.port, accepted_hosts(args.address), ready)
     return 0

@@ -56,16 +56,18 @@ class WatchCursor:
 
 Replace = Callable[[str, list[Obj]], Awaitable[None]]
 Apply = Callable[[str, str, Obj], Awaitable[None]]
+Trouble = Callable[[str, str], Awaitable[None]]  # (kind, what failed; "" when it works again)
 
 
 async def reflect(session: aiohttp.ClientSession, base: str, path: str, kind: str,
-                  on_list: Replace, on_event: Apply, ready: asyncio.Event | None = None
-                  ) -> None:
+                  on_list: Replace, on_event: Apply, ready: asyncio.Event | None = None,
+                  on_trouble: Trouble | None = None) -> None:
     """Keep ``kind`` at ``path`` mirrored for ever (cancel the task to stop)."""
     import aiohttp
 
     cursor = WatchCursor()
     delay = 0.2
+    said = ""  # the last failure logged: a server that stays down is said once
     while True:
         try:
             if not cursor.rv:
@@ -85,17 +87,25 @@ async def reflect(session: aiohttp.ClientSession, base: str, path: str, kind: st
                     continue
                 if resp.status != 200:
                     raise OSError(f"watch {path}: {resp.status}")
+                if said:  # it reads again
+                    delay, said = 0.2, ""
+                    if on_trouble is not None:
+                        await on_trouble(kind, "")
                 async for line in resp.content:
                     if not line.strip():
                         continue
                     got = cursor.on_line(json.loads(line))
                     if got is not None:
                         await on_event(kind, got[0], got[1])
-                    delay = 0.2
             # the server closed the watch (its timeout): resume from cursor.rv at once
         except asyncio.CancelledError:
             raise
         except (TimeoutError, OSError, aiohttp.ClientError, ValueError) as exc:
-            log.warning("%s: %s; resuming from resourceVersion %r", path, exc, cursor.rv)
+            if str(exc) != said:
+                said = str(exc)
+                log.warning("%s: %s; retrying%s", path, exc,
+                            f" from resourceVersion {cursor.rv}" if cursor.rv else "")
+                if on_trouble is not None:
+                    await on_trouble(kind, f"{path}: {exc}")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)

@@ -65,6 +65,7 @@ class Dashboard:
     session: aiohttp.ClientSession | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     ready: dict[str, asyncio.Event] = field(default_factory=dict)
+    troubles: dict[str, str] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- watches -> tabs
     def _send(self, event: str, data: Obj) -> None:
@@ -81,14 +82,25 @@ class Dashboard:
         if not d.empty():
             self._send("delta", d.as_json())
 
-    async def start(self, app: web.Application) -> None:
+    async def on_trouble(self, kind: str, text: str) -> None:
+        """The page says when the API cannot be read (and when it can again)."""
+        if text:
+            self.troubles[kind] = text
+        else:
+            self.troubles.pop(kind, None)
+        self._send("trouble", {"troubles": sorted(self.troubles.values())})
+
+    async def start(self) -> None:
+        """Open the upstream session and the watches (once the port is bound, so a
+        busy port costs no request)."""
         connector = aiohttp.TCPConnector(ssl=self.upstream.ssl_context or False, limit=32)
         self.session = aiohttp.ClientSession(self.upstream.server, connector=connector,
                                              headers=self.upstream.headers())
         for path, kind in WATCHED:
             self.ready[kind] = asyncio.Event()
             self.tasks.append(asyncio.create_task(reflect(
-                self.session, "", path, kind, self.on_list, self.on_event, self.ready[kind])))
+                self.session, "", path, kind, self.on_list, self.on_event, self.ready[kind],
+                self.on_trouble)))
 
     async def stop(self, app: web.Application) -> None:
         for t in self.tasks:
@@ -106,6 +118,9 @@ class Dashboard:
         await resp.prepare(request)
         q: asyncio.Queue[str] = asyncio.Queue()
         q.put_nowait(f"event: snapshot\ndata: {json.dumps(self.view.snapshot())}\n\n")
+        if self.troubles:
+            q.put_nowait("event: trouble\ndata: "
+                         f"{json.dumps({'troubles': sorted(self.troubles.values())})}\n\n")
         self.clients.add(q)
         try:
             while True:
@@ -202,7 +217,6 @@ def make_app(dash: Dashboard) -> web.Application:
     app.router.add_get("/dashboard/v1/decision/{namespace}/{name}", dash.decision)
     app.router.add_route("*", "/api/{tail:.*}", dash.proxy)
     app.router.add_route("*", "/apis/{tail:.*}", dash.proxy)
-    app.on_startup.append(dash.start)
     app.on_cleanup.append(dash.stop)
     return app
 
@@ -215,8 +229,12 @@ def serve(upstream: Upstream, address: str, port: int, accept_hosts: tuple[str, 
         dash = Dashboard(upstream, accept_hosts)
         runner = web.AppRunner(make_app(dash), access_log=None, handle_signals=True)
         await runner.setup()
-        site = web.TCPSite(runner, address, port)
-        await site.start()
+        try:
+            await web.TCPSite(runner, address, port).start()
+        except OSError:
+            await runner.cleanup()
+            raise
+        await dash.start()
         bound = port
         for addr in runner.addresses:  # the bound port, for --port 0
             bound = int(addr[1])

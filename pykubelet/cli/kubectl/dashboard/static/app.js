@@ -138,9 +138,16 @@ function delta(d) {
   if (state.open && d.pods.some((p) => p.key === state.open)) openPod(state.open, true);
 }
 
+let troubles = [];
+function live() {
+  $("conn").textContent = troubles.length ? "API unreachable" : "live";
+  $("conn").title = troubles.join("\n");
+  $("conn").className = "conn " + (troubles.length ? "off" : "on");
+}
 function connect() {
   const es = new EventSource("/dashboard/v1/stream");
-  es.addEventListener("open", () => { $("conn").textContent = "live"; $("conn").className = "conn on"; });
+  es.addEventListener("open", live);
+  es.addEventListener("trouble", (m) => { troubles = JSON.parse(m.data).troubles; live(); });
   es.addEventListener("error", () => { $("conn").textContent = "reconnecting"; $("conn").className = "conn off"; });
   es.addEventListener("snapshot", (m) => snapshot(JSON.parse(m.data)));
   es.addEventListener("delta", (m) => delta(JSON.parse(m.data)));
