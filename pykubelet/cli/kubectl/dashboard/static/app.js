@@ -222,7 +222,10 @@ async function openPod(key, refresh) {
     .then(decisionTable, (e) => { $("decision").textContent = e.message; });
   getJSON(`${base}/events?fieldSelector=${encodeURIComponent("involvedObject.name=" + name)}`)
     .then((l) => {
-      const items = (l.items || []).sort((a, b) => String(a.lastTimestamp || a.eventTime).localeCompare(String(b.lastTimestamp || b.eventTime)));
+      // by time, then by resourceVersion (events of one second in the order they were written)
+      const when = (e) => String(e.lastTimestamp || e.eventTime || "");
+      const rv = (e) => Number(e.metadata.resourceVersion) || 0;
+      const items = (l.items || []).sort((a, b) => when(a).localeCompare(when(b)) || rv(a) - rv(b));
       $("pod-events").replaceChildren(...(items.length ? items.map((e) =>
         el("li", e.type, `${(e.lastTimestamp || e.eventTime || "").slice(11, 19)} ${e.reason}: ${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`))
         : [el("li", "", "no events")]));
