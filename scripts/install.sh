@@ -15,6 +15,8 @@ pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetwo
       etcd-server
       docker-registry apache2-utils
       libxtables-dev gcc
+      # pykubectl dashboard's browser test (selenium drives a headless chromium)
+      chromium chromium-driver
       # the Vagrant lab's checks (vagrant validate, shellcheck) and its systemd-nspawn nodes
       shellcheck vagrant vagrant-libvirt debootstrap systemd-container openssh-client)
 # --vm: also what the opt-in VM lab (pytest -m vm) needs: qemu and libvirt

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uncordon": ("nodes", "Mark a node as schedulable"),
     "drain": ("nodes", "Cordon a node and evict its pods"),
     "why": ("why", "Why a pod is Pending, or why it went where it went (scheduler's reasons)"),
+    "dashboard": ("dashboard", "Serve a live web view of the cluster on a local port"),
     "version": ("info", "Print the client and server version"),
     "api-resources": ("info", "Print the resource types the server serves"),
 }
