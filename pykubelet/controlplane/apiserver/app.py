@@ -43,7 +43,7 @@ from pykubelet.controlplane.registry.store import (
     Registry,
     User,
 )
-from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.registry.strategy import Strategy
 from pysched.apimachinery.field import go_quote
 from pysched.apimachinery.validation import is_dns1123_subdomain
 
@@ -327,14 +327,16 @@ class APIServer:
         if info.subresource:
             sub = store.info.subresource(info.subresource)
             fn = self.subresources.get((store.info.resource, info.subresource))
-            if sub is None or (fn is None and info.subresource != "status"):
+            wrapped = store.strategy.subresource_strategy(info.subresource)
+            if sub is None or (fn is None and wrapped is None):
                 raise errors.APIError(404, errors.NOT_FOUND,
                                       "the server could not find the requested resource")
             if info.verb not in sub.verbs:
                 raise errors.method_not_allowed(info.verb, sub.kind)
             if fn is not None:
                 return await fn(self, request, info, store, ctx)
-            return await self._status_subresource(request, info, store, ctx, namespace)
+            assert wrapped is not None
+            return await self._store_subresource(request, info, store, ctx, namespace, wrapped)
         if info.verb not in store.info.verbs:
             raise errors.method_not_allowed(info.verb, store.info.kind)
         if info.verb in ("list", "watch") and store.info.namespaced and not info.namespace:
@@ -571,10 +573,11 @@ class APIServer:
                              bookmarks, self.bookmark_interval, table)
         return await stream.serve(request)
 
-    async def _status_subresource(self, request: web.Request, info: RequestInfo,
-                                  store: GenericStore, ctx: Context, namespace: str
-                                  ) -> web.StreamResponse:
-        strategy = StatusStrategy(store.strategy)
+    async def _store_subresource(self, request: web.Request, info: RequestInfo,
+                                 store: GenericStore, ctx: Context, namespace: str,
+                                 strategy: Strategy) -> web.StreamResponse:
+        """A subresource that reads the whole object and writes it through a wrapped
+        strategy (pods/status, pods/ephemeralcontainers, nodes/status, ...)."""
         if info.verb == "get":
             return self._object(request, store, store.get(namespace, info.name))
         if info.verb == "update":
