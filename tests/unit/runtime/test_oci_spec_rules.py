@@ -245,3 +245,12 @@ def test_seccomp_localhost_docker_shape(tmp_path: Path) -> None:
     (tmp_path / "nodefault.json").write_text("{}")
     with pytest.raises(InvalidArgument, match="no defaultAction"):
         seccomp.load_localhost_profile(str(tmp_path / "nodefault.json"), [])
+
+
+def test_pid_target_joins_the_target_containers_namespace() -> None:
+    """CRI pid=TARGET (kubectl debug --target): the target's PID namespace, by path."""
+    sec = SecurityContext(pid_mode="TARGET", target_id="abc")
+    ns = {n["type"]: n.get("path") for n in oci_spec.namespaces(sec, SB(), "/proc/42/ns/pid")}
+    assert ns["pid"] == "/proc/42/ns/pid"
+    with pytest.raises(InvalidArgument):
+        oci_spec.namespaces(sec, SB())  # never a fresh namespace in its place
