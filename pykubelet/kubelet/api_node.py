@@ -156,8 +156,8 @@ class APINode:
             if not found:
                 reason = "ContainerCreating"
                 status = self.kubelet.status_manager.get_pod_status(pod.uid)
-                for cs in ((status.init_container_statuses + status.container_statuses)
-                           if status else []):
+                for cs in ((status.init_container_statuses + status.container_statuses
+                            + status.ephemeral_container_statuses) if status else []):
                     if cs.name == container and cs.state.waiting and cs.state.waiting.reason:
                         reason = cs.state.waiting.reason
                 raise LogError(f'container "{container}" in pod "{name}" is waiting to start: '
