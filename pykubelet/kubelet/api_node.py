@@ -141,7 +141,9 @@ class APINode:
     def _log_target(self, namespace: str, name: str, container: str,
                     previous: bool) -> LogTarget:
         pod = self._pod(namespace, name)
-        if container not in {c.name for c in pod.all_containers()}:
+        # any container of the pod, ephemeral ones included (validateContainerLogStatus)
+        if container not in {c.name for c in (*pod.all_containers(),
+                                               *pod.spec.ephemeral_containers)}:
             raise LogError(f'container "{container}" in pod "{name}" is not valid')
         cri = self.kubelet.cri
         found = cri.list_containers(label_selector={POD_UID_LABEL: pod.uid,
