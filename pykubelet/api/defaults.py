@@ -140,7 +140,7 @@ def set_defaults_pod(pod: Pod) -> Pod:
             volume.secret.default_mode = DEFAULT_VOLUME_MODE
         if volume.host_path is not None and volume.host_path.type is None:
             volume.host_path.type = ""
-    for container in (*spec.init_containers, *spec.containers):
+    for container in (*spec.init_containers, *spec.containers, *spec.ephemeral_containers):
         set_defaults_container(container, spec.host_network)
     return pod
 

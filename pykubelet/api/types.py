@@ -363,6 +363,17 @@ class Container(Model):
     restart_policy: str | None = None
 
 
+@dataclass(kw_only=True)
+class EphemeralContainer(Container):
+    """A debugging container added to a running pod through ``pods/ephemeralcontainers``
+    (``kubectl debug``): a Container's fields (those an ephemeral one may set are checked
+    by validation) plus the container whose namespaces it targets. Never restarted."""
+
+    __k8s__ = "io.k8s.api.core.v1.EphemeralContainer"
+
+    target_container_name: str = ""
+
+
 # --------------------------------------------------------------------------- pod spec
 
 
@@ -693,6 +704,7 @@ class PodSpec(Model):
     volumes: list[Volume] = field(default_factory=list)
     init_containers: list[Container] = field(default_factory=list)
     containers: list[Container] = field(default_factory=list, metadata=KEEP)
+    ephemeral_containers: list[EphemeralContainer] = field(default_factory=list)
     restart_policy: str = ""
     termination_grace_period_seconds: int | None = None
     active_deadline_seconds: int | None = None
@@ -826,6 +838,7 @@ class PodStatus(Model):
     init_container_statuses: list[ContainerStatus] = field(default_factory=list)
     container_statuses: list[ContainerStatus] = field(default_factory=list)
     qos_class: str = field(default="", metadata=wire("qosClass"))
+    ephemeral_container_statuses: list[ContainerStatus] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

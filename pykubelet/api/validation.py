@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pykubelet.api.decode import encode
@@ -34,6 +35,7 @@ from pykubelet.api.types import (
     STORAGE_MEDIUM_MEMORY,
     Affinity,
     Container,
+    EphemeralContainer,
     IntOrString,
     NodeSelectorTerm,
     Pod,
@@ -42,6 +44,7 @@ from pykubelet.api.types import (
     Probe,
     Toleration,
     TopologySpreadConstraint,
+    Volume,
     is_restartable_init_container,
 )
 from pysched.apimachinery.field import (
@@ -132,6 +135,9 @@ def pod_errors(pod: Pod) -> list[FieldError]:
     if not meta.name and meta.generate_name:
         errs = [e for e in errs if e.field != "metadata.name"]
     errs += _spec_errors(pod)
+    if pod.spec.ephemeral_containers:
+        # they are added to a running pod, through pods/ephemeralcontainers only
+        errs.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
     return errs
 
 
@@ -195,7 +201,7 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
                 if item.mode is not None and not 0 <= item.mode <= 0o777:
                     errs.append(invalid(f"{ipath}.mode", item.mode, "must be a number between "
                                         "0 and 0777 (octal), both inclusive"))
-        errs += _unmodelled_volume_paths(vol.unmodelled, path)
+        errs += _projected_volume_paths(vol, path)
         if vol.host_path is not None:
             if not vol.host_path.path:
                 errs.append(required(f"{path}.hostPath.path"))
@@ -224,6 +230,7 @@ def _spec_errors(pod: Pod) -> list[FieldError]:
         errs += _container_errors(
             c, f"spec.containers[{i}]", names, volumes, init=False, host_network=spec.host_network
         )
+    errs += _ephemeral_container_errors(spec, names, volumes)
 
     if spec.restart_policy not in RESTART_POLICIES:
         errs.append(
@@ -267,6 +274,7 @@ def _container_errors(
     *,
     init: bool,
     host_network: bool = False,
+    ephemeral: bool = False,
 ) -> list[FieldError]:
     errs: list[FieldError] = []
     if not c.name:
@@ -406,6 +414,8 @@ def _container_errors(
                 invalid(f"{mpath}.subPath", mount.sub_path, "must be a relative path without '..'")
             )
 
+    if ephemeral:
+        return errs  # restartPolicy, lifecycle and probes: the allow list forbids them
     if c.restart_policy is not None:
         if not init:
             errs.append(
@@ -536,6 +546,74 @@ def _resource_errors(c: Container, path: str) -> list[FieldError]:
     return errs
 
 
+# --------------------------------------------------------------------------- ephemeral
+
+# core.MirrorPodAnnotationKey: a static pod's mirror, which takes no ephemeral containers
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+# allowedEphemeralContainerFields: the Container fields an ephemeral container may set
+# (wire names); the rest are forbidden, so a new field is refused until considered.
+EPHEMERAL_FORBIDDEN_MSG = "cannot be set for an Ephemeral Container"
+_EPHEMERAL_DISALLOWED = ("ports", "resources", "livenessProbe", "readinessProbe",
+                         "startupProbe", "lifecycle", "resizePolicy", "restartPolicy")
+
+
+def _ephemeral_container_errors(
+    spec: PodSpec, names: set[str], volumes: set[str]
+) -> list[FieldError]:
+    """validateEphemeralContainers: a container's common rules, a name unique across every
+    container of the pod, a target naming a regular or init container, only the allowed
+    fields, no subPath. ``names`` holds the init and regular containers' names."""
+    others = set(names)
+    errs: list[FieldError] = []
+    for i, ec in enumerate(spec.ephemeral_containers):
+        path = f"spec.ephemeralContainers[{i}]"
+        errs += _container_errors(ec, path, names, volumes, init=False,
+                                  host_network=spec.host_network, ephemeral=True)
+        if ec.target_container_name and ec.target_container_name not in others:
+            errs.append(not_found(f"{path}.targetContainerName", ec.target_container_name))
+        errs += _ephemeral_allow_list_errors(ec, path)
+        for j, mount in enumerate(ec.volume_mounts):
+            if mount.sub_path:
+                errs.append(forbidden(f"{path}.volumeMounts[{j}].subPath",
+                                      EPHEMERAL_FORBIDDEN_MSG))
+            if "subPathExpr" in mount.unmodelled:
+                errs.append(forbidden(f"{path}.volumeMounts[{j}].subPathExpr",
+                                      EPHEMERAL_FORBIDDEN_MSG))
+    return errs
+
+
+def _ephemeral_allow_list_errors(ec: EphemeralContainer, path: str) -> list[FieldError]:
+    """validateFieldAllowList: every disallowed field that is set (not its zero value)."""
+    wire = encode(ec)
+    return [forbidden(f"{path}.{name}", EPHEMERAL_FORBIDDEN_MSG)
+            for name in _EPHEMERAL_DISALLOWED if wire.get(name) not in (None, {}, [], "")]
+
+
+def pod_ephemeral_containers_update_errors(new: Pod, old: Pod) -> list[FieldError]:
+    """ValidatePodEphemeralContainersUpdate (pods/ephemeralcontainers): the metadata rules,
+    the new pod valid, no static pod, and existing ephemeral containers neither removed nor
+    changed (matched by name: a patch need not keep their order). The caller kept every
+    other field of the old pod."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    errs += _spec_errors(new)
+    if MIRROR_POD_ANNOTATION in old.metadata.annotations:
+        return [forbidden("", "static pods do not support ephemeral containers")]
+    by_name = {ec.name: ec for ec in new.spec.ephemeral_containers}
+    for before in old.spec.ephemeral_containers:
+        after = by_name.get(before.name)
+        if after is None:
+            errs.append(forbidden("spec.ephemeralContainers",
+                                  f'existing ephemeral containers "{before.name}" may not be '
+                                  "removed\n"))
+        elif after != before:
+            diff = _spec_diff(before, after, "")
+            errs.append(forbidden("spec.ephemeralContainers",
+                                  f'existing ephemeral containers "{before.name}" may not be '
+                                  f"changed\n{diff}"))
+    return errs
+
+
 # --------------------------------------------------------------------------- updates
 
 POD_UPDATE_FORBIDDEN = (
@@ -654,7 +732,7 @@ def _only_deleted_gates(new: Pod, old: Pod) -> list[FieldError]:
     ]
 
 
-def _spec_diff(old: Any, new: Any) -> str:
+def _spec_diff(old: Any, new: Any, root: str = "spec") -> str:
     """A short account of what differs (upstream prints a Go cmp.Diff of the specs)."""
     lines: list[str] = []
 
@@ -670,7 +748,7 @@ def _spec_diff(old: Any, new: Any) -> str:
         else:
             lines.append(f"  {path}: {json.dumps(a)} -> {json.dumps(b)}")
 
-    walk(encode(old), encode(new), "spec")
+    walk(encode(old), encode(new), root)
     return "\n".join(lines)
 
 
@@ -684,13 +762,14 @@ def pod_status_update_errors(new: Pod, old: Pod) -> list[FieldError]:
     nominated = new.status.nominated_node_name
     if nominated and nominated != old.status.nominated_node_name:
         errs += validate_dns_subdomain(nominated, "status.nominatedNodeName")
-    policy = old.spec.restart_policy
-    for wire, attr in (
-        ("containerStatuses", "container_statuses"),
-        ("initContainerStatuses", "init_container_statuses"),
+    for wire, attr, policy in (
+        ("containerStatuses", "container_statuses", old.spec.restart_policy),
+        ("initContainerStatuses", "init_container_statuses", old.spec.restart_policy),
+        # the kubelet never restarts an ephemeral container: as if restartPolicy Never
+        ("ephemeralContainerStatuses", "ephemeral_container_statuses", "Never"),
     ):
         if policy == "Always":
-            break
+            continue
         new_statuses = getattr(new.status, attr)
         for i, before in enumerate(getattr(old.status, attr)):
             term = before.state.terminated
@@ -920,33 +999,33 @@ def local_non_reserved_path(target: str, path: str) -> list[FieldError]:
     return errs
 
 
-def _item_paths(items: Any, path: str) -> list[FieldError]:
+def _item_paths(items: Sequence[Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
-    for j, item in enumerate(items if isinstance(items, list) else []):
-        target = item.get("path") if isinstance(item, dict) else None
-        if isinstance(target, str):
-            errs += local_non_reserved_path(target, f"{path}.items[{j}].path")
+    for j, item in enumerate(items):
+        errs += local_non_reserved_path(item.path, f"{path}.items[{j}].path")
     return errs
 
 
-def _unmodelled_volume_paths(sources: dict[str, Any], path: str) -> list[FieldError]:
-    """The item paths of downwardAPI and projected volumes (kept as upstream's JSON)."""
+def _projected_volume_paths(vol: Volume, path: str) -> list[FieldError]:
+    """The item paths of downwardAPI and projected volumes stay inside the volume (and
+    off the atomic writer's ``..data``), as upstream's validateDownwardAPIVolumeSource and
+    validateProjectionSources."""
     errs: list[FieldError] = []
-    downward = sources.get("downwardAPI")
-    if isinstance(downward, dict):
-        errs += _item_paths(downward.get("items"), f"{path}.downwardAPI")
-    projected = sources.get("projected")
-    if not isinstance(projected, dict):
+    if vol.downward_api is not None:
+        errs += _item_paths(vol.downward_api.items, f"{path}.downwardAPI")
+    if vol.projected is None:
         return errs
-    for i, src in enumerate(projected.get("sources") or []):
-        if not isinstance(src, dict):
-            continue
+    for i, src in enumerate(vol.projected.sources):
         spath = f"{path}.projected.sources[{i}]"
-        for name in ("configMap", "secret", "downwardAPI"):
-            if isinstance(src.get(name), dict):
-                errs += _item_paths(src[name].get("items"), f"{spath}.{name}")
-        for name in ("serviceAccountToken", "clusterTrustBundle"):
-            target = (src.get(name) or {}).get("path") if isinstance(src.get(name), dict) else None
-            if isinstance(target, str):
-                errs += local_non_reserved_path(target, f"{spath}.{name}.path")
+        for name, proj in (("configMap", src.config_map), ("secret", src.secret),
+                           ("downwardAPI", src.downward_api)):
+            if proj is not None:
+                errs += _item_paths(proj.items, f"{spath}.{name}")
+        if src.service_account_token is not None:
+            errs += local_non_reserved_path(src.service_account_token.path,
+                                            f"{spath}.serviceAccountToken.path")
+        bundle = src.unmodelled.get("clusterTrustBundle")
+        target = bundle.get("path") if isinstance(bundle, dict) else None
+        if isinstance(target, str):
+            errs += local_non_reserved_path(target, f"{spath}.clusterTrustBundle.path")
     return errs

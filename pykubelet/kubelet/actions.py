@@ -7,7 +7,9 @@ a `PodActions` the engine carries out in SyncPod's order:
   2. kill the pod (all containers, then the sandbox) if `kill_pod`;
      else kill `containers_to_kill`;
   4. create the sandbox if `create_sandbox` (with `attempt`);
-  5. start `init_containers_to_start` in spec order (computeInitContainerActions, the
+  5. start `ephemeral_containers_to_start` (those never started: an ephemeral container
+     is never restarted), even while initialization is in progress;
+     start `init_containers_to_start` in spec order (computeInitContainerActions, the
      SidecarContainers path: the next init container once the one before it completed,
      or, for a sidecar (restartPolicy Always), once it is started; exited sidecars are
      restarted whatever the pod's restartPolicy);
@@ -94,6 +96,8 @@ class PodActions:
     init_containers_to_start: list[int] = field(default_factory=list)
     # indexes into pod.spec.containers, in spec order
     containers_to_start: list[int] = field(default_factory=list)
+    # indexes into pod.spec.ephemeral_containers of those never started
+    ephemeral_containers_to_start: list[int] = field(default_factory=list)
     # CRI container id -> why
     containers_to_kill: dict[str, ContainerToKill] = field(default_factory=dict)
     # container name -> kubelet's "back-off 20s restarting failed container=..." message
@@ -118,6 +122,7 @@ class PodActions:
             and not self.create_sandbox
             and not self.init_containers_to_start
             and not self.containers_to_start
+            and not self.ephemeral_containers_to_start
             and not self.containers_to_kill
         )
 
@@ -441,6 +446,12 @@ def _compute(
             return actions
         actions.containers_to_start = to_start
         return actions
+
+    # Ephemeral containers start even before initialization completes, and never again.
+    actions.ephemeral_containers_to_start = [
+        i for i, ec in enumerate(pod.spec.ephemeral_containers)
+        if observed.find_container(ec.name) is None
+    ]
 
     # Initialization in progress or failed: app containers wait.
     initialized = compute_init_container_actions(pod, observed, actions, liveness, startup)

@@ -143,7 +143,9 @@ class APINode:
     def _log_target(self, namespace: str, name: str, container: str,
                     previous: bool) -> LogTarget:
         pod = self._pod(namespace, name)
-        if container not in {c.name for c in pod.all_containers()}:
+        # any container of the pod, ephemeral ones included (validateContainerLogStatus)
+        if container not in {c.name for c in (*pod.all_containers(),
+                                               *pod.spec.ephemeral_containers)}:
             raise LogError(f'container "{container}" in pod "{name}" is not valid')
         cri = self.kubelet.cri
         found = cri.list_containers(label_selector={POD_UID_LABEL: pod.uid,
@@ -151,7 +153,9 @@ class APINode:
         found.sort(key=lambda c: (c.metadata.attempt, c.created_at), reverse=True)
         status = self.kubelet.status_manager.get_pod_status(pod.uid)
         cstatus = next((cs for cs in ((status.init_container_statuses
-                                       + status.container_statuses) if status else [])
+                                       + status.container_statuses
+                                       + status.ephemeral_container_statuses)
+                                      if status else [])
                         if cs.name == container), None)
         if cstatus is not None:  # kubelet's validateContainerLogStatus
             try:

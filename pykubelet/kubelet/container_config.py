@@ -202,9 +202,15 @@ def linux_resources(
     return res
 
 
-def _security_context(pod: Pod, container: Container) -> pb.LinuxContainerSecurityContext:
+def _security_context(pod: Pod, container: Container, target_id: str = ""
+                      ) -> pb.LinuxContainerSecurityContext:
     sc = pb.LinuxContainerSecurityContext()
     sc.namespace_options.CopyFrom(namespace_options(pod))
+    if target_id and sc.namespace_options.pid == pb.CONTAINER:
+        # an ephemeral container's targetContainerName: that container's PID namespace
+        # (a pod sharing one, or the host's, keeps it)
+        sc.namespace_options.pid = pb.TARGET
+        sc.namespace_options.target_id = target_id
     sc.seccomp.profile_type = pb.SecurityProfile.Unconfined
     psc = pod.spec.security_context
     csc = container.security_context
@@ -303,8 +309,10 @@ def generate_container_config(
     host_ip: str = "",
     termination_log: str | None = None,
     refs: ObjectRefs | None = None,
+    target_id: str = "",
 ) -> pb.ContainerConfig:
-    """The ContainerConfig kubelet sends for ``container`` at ``restart_count``."""
+    """The ContainerConfig kubelet sends for ``container`` at ``restart_count``;
+    ``target_id``: the CRI id of the container an ephemeral one targets."""
     env = make_environment(pod, container, pod_ip, host_ip, refs)
     env_map = dict(env)
     cfg = pb.ContainerConfig(
@@ -325,5 +333,5 @@ def generate_container_config(
         tty=container.tty,
     )
     cfg.linux.resources.CopyFrom(linux_resources(pod, container, memory_capacity))
-    cfg.linux.security_context.CopyFrom(_security_context(pod, container))
+    cfg.linux.security_context.CopyFrom(_security_context(pod, container, target_id))
     return cfg

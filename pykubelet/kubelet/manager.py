@@ -24,7 +24,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.api.types import Container, Pod, is_restartable_init_container
+from pykubelet.api.types import Container, EphemeralContainer, Pod, is_restartable_init_container
 from pykubelet.kubelet import failpoints, reasons
 from pykubelet.kubelet.actions import PodActions, bounded_grace, termination_grace_period
 from pykubelet.kubelet.backoff import Backoff
@@ -90,6 +90,7 @@ START_SETTLE_S = 15.0
 START_SETTLE_POLL_S = 0.5
 CONTAINER_TYPE_INIT = "init"
 CONTAINER_TYPE_REGULAR = "regular"
+CONTAINER_TYPE_EPHEMERAL = "ephemeral"
 
 _CONTAINER_STATES = {
     pb.CONTAINER_CREATED: ContainerState.CREATED,
@@ -544,6 +545,15 @@ class RuntimeManager:
     ) -> tuple[str, str] | None:
         """startContainer: image, config, create, start, postStart. None on success,
         else (reason, message)."""
+        target_id = ""
+        if isinstance(container, EphemeralContainer) and container.target_container_name:
+            # getTargetID: the target must be running
+            target = observed.find_container(container.target_container_name)
+            if target is None or target.state is not ContainerState.RUNNING:
+                msg = f"unable to find target container {container.target_container_name}"
+                self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {msg}", container.name)
+                return reasons.CREATE_CONTAINER_CONFIG_ERROR, msg
+            target_id = target.id
         image, reason = self.images.ensure_image(pod, container, sandbox_config)
         if reason:
             return reason, f"image {container.image!r}: {reason}"
@@ -569,6 +579,7 @@ class RuntimeManager:
                 memory_capacity=self.memory_capacity,
                 termination_log=termination_log,
                 refs=self.object_refs,
+                target_id=target_id,
             )
         except (ContainerConfigError, OSError) as exc:
             self._event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc}", container.name)
@@ -656,7 +667,7 @@ class RuntimeManager:
             log.info("%s: volumes not refreshed: %s", pod.format(), exc)
 
     def sync_pod(self, pod: Pod, observed: PodRuntimeStatus, actions: PodActions) -> SyncResult:
-        """SyncPod steps 2-6 for ``actions`` computed from ``observed``."""
+        """SyncPod steps 2-7 for ``actions`` computed from ``observed``."""
         result = SyncResult()
         for name, msg in actions.in_backoff.items():
             result.waiting[name] = (reasons.CRASH_LOOP_BACK_OFF, msg)
@@ -686,7 +697,8 @@ class RuntimeManager:
 
         if not actions.create_sandbox and (
             actions.kill_pod
-            or (not actions.init_containers_to_start and not actions.containers_to_start)
+            or (not actions.init_containers_to_start and not actions.containers_to_start
+                and not actions.ephemeral_containers_to_start)
         ):
             self._prune_init_containers(pod, observed)
             return result
@@ -749,7 +761,12 @@ class RuntimeManager:
             result.started.append(container.name)
             return True
 
-        # Step 5: the init containers (sidecars to (re)start, the next regular one). A
+        # Step 5: the ephemeral containers never started, first: they never restart, and
+        # run even when an init container fails to start.
+        for idx in actions.ephemeral_containers_to_start:
+            start(pod.spec.ephemeral_containers[idx], CONTAINER_TYPE_EPHEMERAL)
+
+        # Step 6: the init containers (sidecars to (re)start, the next regular one). A
         # sidecar that fails to start is skipped; a regular one stops the sync.
         self._prune_init_containers(pod, observed)
         for idx in actions.init_containers_to_start:
@@ -758,7 +775,7 @@ class RuntimeManager:
             if not start(init, CONTAINER_TYPE_INIT) and not is_restartable_init_container(init):
                 return result
 
-        # Step 6: the app containers.
+        # Step 7: the app containers.
         to_start = [pod.spec.containers[i] for i in actions.containers_to_start]
         actions.record_backoff(self.backoff, [c.name for c in to_start])
         for c in to_start:

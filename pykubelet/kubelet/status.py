@@ -576,6 +576,17 @@ def generate_pod_status(
         is_init=True,
         waiting_reasons=waiting_reasons,
     )
+    if pod.spec.ephemeral_containers:
+        # reported as app containers are; they count for neither phase nor readiness
+        s.ephemeral_container_statuses = convert_container_statuses(
+            pod,
+            observed,
+            old.ephemeral_container_statuses,
+            pod.spec.ephemeral_containers,
+            has_init_containers=has_init,
+            is_init=False,
+            waiting_reasons=waiting_reasons,
+        )
 
     s.phase = get_phase(
         pod,

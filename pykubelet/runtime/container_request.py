@@ -71,6 +71,9 @@ class SecurityContext:
     network_mode: str = NS_POD
     pid_mode: str = NS_CONTAINER
     ipc_mode: str = NS_POD
+    # pid_mode TARGET: the container whose PID namespace this one joins (kubectl debug
+    # --target; NamespaceOption.target_id)
+    target_id: str = ""
     run_as_user: int | None = None
     run_as_group: int | None = None
     run_as_username: str = ""

@@ -69,6 +69,7 @@ from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
 from pykubelet.runtime.container_request import (
     NS_NODE,
     NS_POD,
+    NS_TARGET,
     ContainerConfigSpec,
     ContainerMetadata,
     MountSpec,
@@ -370,6 +371,9 @@ class ContainerManager:
         if not config.image:
             raise InvalidArgument("image.image: must not be empty")
         image = self.images.require(config.image, field="image.image")
+        pid_ns_path = getattr(sandbox, "pid_ns_path", "")
+        if config.security.pid_mode == NS_TARGET:
+            pid_ns_path = self._target_pid_ns(config.security.target_id, sandbox.id)
         log_path = resolve_log_path(sandbox.log_directory, config.log_path)
         full_name = "_".join((config.metadata.name, sandbox.name, sandbox.namespace,
                               sandbox.uid, str(config.metadata.attempt)))
@@ -394,7 +398,6 @@ class ContainerManager:
             user = oci_spec.resolve_user(target, image.config.user, config.security)
             parent = (sandbox.cgroup_parent or self.default_cgroup_parent).rstrip("/")
             cgroups_path = f"{parent}/{cid}"
-            pid_ns_path = getattr(sandbox, "pid_ns_path", "")
             effective = _with_sandbox_modes(config, sandbox)
             spec = oci_spec.build_spec(
                 effective, image.config, sandbox, user,
@@ -447,6 +450,21 @@ class ContainerManager:
         log.info("container %s (%s) created in sandbox %s", cid[:12], config.metadata.name,
                  sandbox.id[:12])
         return cid
+
+    def _target_pid_ns(self, target_id: str, sandbox_id: str) -> str:
+        """pid=TARGET (an ephemeral container's ``targetContainerName``): the PID namespace
+        of a running container of the same sandbox, joined by path as containerd does
+        (``/proc/<target's init>/ns/pid``)."""
+        if not target_id:
+            raise InvalidArgument("linux.security_context.namespace_options.target_id: must "
+                                  "name a container when pid is TARGET")
+        target = self._get(target_id, field="target_id")
+        if target.sandbox_id != sandbox_id:
+            raise InvalidArgument(f"target container {target.id[:12]} is not in sandbox "
+                                  f"{sandbox_id[:12]}")
+        if self._observe(target) != RUNNING or target.pid <= 0:
+            raise FailedPrecondition(f"target container {target.id[:12]} is not running")
+        return f"/proc/{target.pid}/ns/pid"
 
     def _done_creating(self, sandbox_id: str) -> None:
         left = self._creating.get(sandbox_id, 1) - 1

@@ -30,6 +30,7 @@ from pykubelet.runtime.container_request import (
     NS_CONTAINER,
     NS_NODE,
     NS_POD,
+    NS_TARGET,
     PROPAGATION_BIDIRECTIONAL,
     PROPAGATION_HOST_TO_CONTAINER,
     SECCOMP_LOCALHOST,
@@ -362,7 +363,12 @@ def namespaces(security: SecurityContext, sandbox: SandboxView,
                   if sandbox.ipc_ns_path and security.ipc_mode == NS_POD else {"type": "ipc"})
     ns.append({"type": "uts", "path": sandbox.uts_ns_path} if sandbox.uts_ns_path
               else {"type": "uts"})
-    if security.pid_mode == NS_CONTAINER or (security.pid_mode == NS_POD and not pid_ns_path):
+    if security.pid_mode == NS_TARGET:
+        # another container's PID namespace (containerd: /proc/<target's pid>/ns/pid)
+        if not pid_ns_path:
+            raise InvalidArgument("pid namespace TARGET: no target container's namespace")
+        ns.append({"type": "pid", "path": pid_ns_path})
+    elif security.pid_mode == NS_CONTAINER or (security.pid_mode == NS_POD and not pid_ns_path):
         ns.append({"type": "pid"})
     elif security.pid_mode == NS_POD:
         ns.append({"type": "pid", "path": pid_ns_path})

@@ -44,7 +44,7 @@ from pykubelet.controlplane.registry.store import (
     Registry,
     User,
 )
-from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.registry.strategy import Strategy
 from pysched.apimachinery.field import go_quote
 from pysched.apimachinery.validation import is_dns1123_subdomain
 
@@ -367,7 +367,7 @@ class APIServer:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
         authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node)
-        if info.subresource in ("", "status"):  # logs, exec, proxy: streams, not objects
+        if info.subresource in ("", "status", "ephemeralcontainers"):  # logs, exec: streams
             negotiation.check_accept(request.headers.get("Accept"))
         if info.verb in ("get", "list", "watch"):
             check_list_options(request.query, info.verb)
@@ -376,13 +376,15 @@ class APIServer:
         if info.subresource:
             sub = store.info.subresource(info.subresource)
             fn = self.subresources.get((store.info.resource, info.subresource))
-            if sub is None or (fn is None and info.subresource != "status"):
+            wrapped = store.strategy.subresource_strategy(info.subresource)
+            if sub is None or (fn is None and wrapped is None):
                 raise errors.path_not_found()
             if info.verb not in sub.verbs:
                 raise errors.method_not_allowed(info.verb, sub.kind)
             if fn is not None:
                 return await fn(self, request, info, store, ctx)
-            return await self._status_subresource(request, info, store, ctx, namespace)
+            assert wrapped is not None
+            return await self._store_subresource(request, info, store, ctx, namespace, wrapped)
         if (info.verb == "create") == bool(info.name) and info.verb in (
                 "create", "update", "patch"):
             raise errors.method_not_allowed_here()  # no such route: POST names, PUT does not
@@ -640,10 +642,11 @@ class APIServer:
                              bookmarks, self.bookmark_interval, table)
         return await stream.serve(request)
 
-    async def _status_subresource(self, request: web.Request, info: RequestInfo,
-                                  store: GenericStore, ctx: Context, namespace: str
-                                  ) -> web.StreamResponse:
-        strategy = StatusStrategy(store.strategy)
+    async def _store_subresource(self, request: web.Request, info: RequestInfo,
+                                 store: GenericStore, ctx: Context, namespace: str,
+                                 strategy: Strategy) -> web.StreamResponse:
+        """A subresource that reads the whole object and writes it through a wrapped
+        strategy (pods/status, pods/ephemeralcontainers, nodes/status, ...)."""
         if info.verb == "get":
             return self._object(request, store, store.get(namespace, info.name))
         if info.verb == "update":

@@ -1,13 +1,17 @@
 """Pods (pkg/registry/core/pod/strategy.go): status is the node's, the spec is immutable
-but for images, activeDeadlineSeconds, tolerations additions and grace shortening; a
-bound pod is deleted gracefully, an unbound or finished one at once."""
+but for images, activeDeadlineSeconds, tolerations additions and grace shortening (and
+ephemeral containers, added through their own subresource); a bound pod is deleted
+gracefully, an unbound or finished one at once."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
+import copy
+from typing import Any
+
+from pykubelet.api import kinds, validation
 from pykubelet.api.qos import qos_class
 from pykubelet.controlplane.registry.resources import PODS
-from pykubelet.controlplane.registry.strategy import Obj, Strategy
+from pykubelet.controlplane.registry.strategy import Obj, StatusStrategy, Strategy
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 DEFAULT_GRACE = 30
@@ -62,3 +66,29 @@ class PodStrategy(Strategy):
         if not spec.get("nodeName") or phase(obj) in TERMINAL_PHASES:
             period = 0
         return 1 if period < 0 else period
+
+    def subresource_strategy(self, name: str) -> Strategy | None:
+        if name == "ephemeralcontainers":
+            return EphemeralContainersStrategy(self)
+        return super().subresource_strategy(name)
+
+
+class EphemeralContainersStrategy(StatusStrategy):
+    """``pods/ephemeralcontainers`` (podEphemeralContainersStrategy): a write keeps the old
+    pod whole but for ``spec.ephemeralContainers`` (dropNonEphemeralContainerUpdates), and
+    may only add to them (ValidatePodEphemeralContainersUpdate). ``kubectl debug`` sends a
+    strategic merge patch of the pod adding its container."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
+        new.clear()
+        new.update(copy.deepcopy(old))
+        spec = new.setdefault("spec", {})
+        if ephemeral:
+            spec["ephemeralContainers"] = ephemeral
+        else:
+            spec.pop("ephemeralContainers", None)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Any]:
+        return list(validation.pod_ephemeral_containers_update_errors(
+            self.typed(new), self.typed(old)))

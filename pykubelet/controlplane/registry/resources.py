@@ -61,6 +61,7 @@ PODS = ResourceInfo(
     subresources=(
         Subresource("attach", "PodAttachOptions", ("create", "get")),
         Subresource("binding", "Binding", ("create",)),
+        Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
         Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
         Subresource("exec", "PodExecOptions", ("create", "get")),
         Subresource("log", "Pod", ("get",)),

@@ -159,6 +159,12 @@ class Strategy:
         """Seconds before the object goes (0: at once). Only pods wait by default."""
         return 0
 
+    # -- subresources
+    def subresource_strategy(self, name: str) -> Strategy | None:
+        """The wrapped strategy a subresource served by the generic store writes through
+        (``status``; pods add ``ephemeralcontainers``), None for the others."""
+        return StatusStrategy(self) if name == "status" else None
+
 
 class StatusStrategy(Strategy):
     """The ``/status`` subresource of a resource: writes change status (and metadata

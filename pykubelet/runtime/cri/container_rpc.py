@@ -101,6 +101,7 @@ def security_from_pb(sc: pb.LinuxContainerSecurityContext) -> SecurityContext:
         pid_mode=_NS_MODES.get(ns.pid, NS_CONTAINER) if sc.HasField("namespace_options")
         else NS_CONTAINER,
         ipc_mode=_NS_MODES.get(ns.ipc, NS_POD),
+        target_id=ns.target_id,
         run_as_user=sc.run_as_user.value if sc.HasField("run_as_user") else None,
         run_as_group=sc.run_as_group.value if sc.HasField("run_as_group") else None,
         run_as_username=sc.run_as_username,
@@ -120,9 +121,6 @@ def config_from_pb(c: pb.ContainerConfig) -> ContainerConfigSpec:
         raise InvalidArgument("config.image.image: required")
     if c.devices or c.CDI_devices:
         raise InvalidArgument("config.devices: host devices are not supported by this runtime")
-    if c.linux.security_context.namespace_options.pid == pb.TARGET:
-        raise InvalidArgument("config.linux.security_context.namespace_options.pid: TARGET "
-                              "is not supported")
     for i, m in enumerate(c.mounts):
         if m.propagation not in _PROPAGATION:
             raise InvalidArgument(f"config.mounts[{i}].propagation: unknown {m.propagation}")

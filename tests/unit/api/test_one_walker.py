@@ -10,7 +10,7 @@ import pytest
 from real_objects import REAL_POD
 
 import pysched.objects as sched
-from pykubelet.api import kinds
+from pykubelet.api import kinds, validation
 from pysched.apimachinery.errors import DecodeError, UnknownFieldError
 
 
@@ -105,4 +105,10 @@ def test_what_the_scheduler_cannot_read_the_api_refuses(
 
 def test_the_real_pod_is_valid_for_the_api() -> None:
     pod = kinds.POD.set_defaults(kinds.POD.decode(copy.deepcopy(REAL_POD)))
-    assert kinds.POD.validate(pod) == []
+    # its ephemeral container was added to the running pod (pods/ephemeralcontainers)
+    assert [str(e) for e in kinds.POD.validate(pod)] == [
+        "spec.ephemeralContainers: Forbidden: cannot be set on create"]
+    created = copy.deepcopy(pod)
+    created.spec.ephemeral_containers = []
+    assert kinds.POD.validate(created) == []
+    assert validation.pod_ephemeral_containers_update_errors(pod, created) == []

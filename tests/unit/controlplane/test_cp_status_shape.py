@@ -13,7 +13,7 @@ GENERIC_404 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "
 
 def test_unknown_paths_and_resources_have_details(api: LiveAPI) -> None:
     for path in ("/api/v1/nopes", "/apis/unknown.example.com/v1/things",
-                 "/api/v1/namespaces/default/pods/p/ephemeralcontainers", "/nothing/here",
+                 "/api/v1/namespaces/default/pods/p/nosuchsubresource", "/nothing/here",
                  "/apis/nope.io/v1"):
         reply = api.call("GET", path)
         assert reply.status == 404, path

@@ -64,7 +64,8 @@ def ctr(
     started: float = 0.0,
     hash_: str | None = None,
 ) -> ContainerRuntimeStatus:
-    spec = next(c for c in pod.all_containers() if c.name == name)
+    spec = next(c for c in (*pod.all_containers(), *pod.spec.ephemeral_containers)
+                if c.name == name)
     if finished == 0.0 and state is ContainerState.EXITED:
         finished = created + 5
     if started == 0.0 and state in (ContainerState.RUNNING, ContainerState.EXITED):

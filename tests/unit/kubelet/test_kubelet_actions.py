@@ -476,3 +476,34 @@ def test_termination_grace_period(
         exec=ExecAction(command=["true"]), termination_grace_period_seconds=probe_grace
     )
     assert termination_grace_period(pod, c, reason, override) == expected
+
+
+DEBUGGERS = [{"name": "d1", "image": "busybox:1.36", "targetContainerName": "app"},
+             {"name": "d2", "image": "busybox:1.36"}]
+
+
+def test_ephemeral_containers_start_once_and_are_never_restarted() -> None:
+    """computePodActions' EphemeralContainersToStart: those with no status yet."""
+    pod = make_pod(("app",), ephemeralContainers=DEBUGGERS)
+    a = compute_pod_actions(pod, observed(ctr(pod, "app", RUNNING)), 0.0)
+    assert a.ephemeral_containers_to_start == [0, 1]
+    assert not a.is_noop()
+    obs = observed(ctr(pod, "app", RUNNING), ctr(pod, "d1", EXITED, exit_code=1),
+                   ctr(pod, "d2", RUNNING))
+    a = compute_pod_actions(pod, obs, 0.0)
+    assert a.ephemeral_containers_to_start == []
+    assert a.is_noop()  # an exited one stays exited, whatever the restartPolicy
+
+
+def test_ephemeral_containers_start_while_initialization_is_in_progress() -> None:
+    pod = make_pod(("app",), init=("i1",), ephemeralContainers=DEBUGGERS[1:])
+    a = compute_pod_actions(pod, observed(ctr(pod, "i1", RUNNING)), 0.0)
+    assert a.ephemeral_containers_to_start == [0]
+    assert a.containers_to_start == []
+
+
+def test_a_new_sandbox_does_not_start_ephemeral_containers() -> None:
+    pod = make_pod(("app",), ephemeralContainers=DEBUGGERS[1:])
+    a = compute_pod_actions(pod, PodRuntimeStatus(uid=UID), 0.0)
+    assert a.create_sandbox
+    assert a.ephemeral_containers_to_start == []

@@ -18,10 +18,13 @@ from kubelet_builders import make_pod
 from prometheus_client.parser import text_string_to_metric_families
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
+from pykubelet.api.decode import decode_pod, encode
+from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import reasons
 from pykubelet.kubelet.agent import ERROR_REQUEUE_S, Kubelet
+from pykubelet.kubelet.labels import CONTAINER_TYPE_ANNOTATION
 from pykubelet.kubelet.runtime_service import CRICallError
 from pykubelet.kubelet.status_manager import VersionedPodStatus
 from pykubelet.kubelet.testing.fake_runtime_service import STOP_EXIT_CODE, FakeRuntimeService
@@ -351,3 +354,63 @@ def test_healthz_says_why_while_the_runtime_does_not_answer(node: Node) -> None:
     assert why.endswith("ListPodSandbox: UNAVAILABLE: connection refused")
     node.kubelet.pleg.relist()
     assert node.kubelet.healthy() == (True, "ok")
+
+
+def with_debugger(pod: Pod, **debugger: object) -> Pod:
+    """The pod as the API hands it on after kubectl debug added an ephemeral container."""
+    obj = encode(pod)
+    obj["spec"]["ephemeralContainers"] = [
+        {"name": "debugger", "image": IMAGE, "command": ["ps"], "targetContainerName": "app",
+         **debugger}]
+    return set_defaults_pod(decode_pod(obj))
+
+
+def test_an_ephemeral_container_starts_once_in_its_targets_pid_namespace(node: Node) -> None:
+    pod = node.add(make_pod(("app",)))
+    node.sync(pod)
+    (app,) = node.running("app")
+    pod = node.add(with_debugger(pod))
+    node.sync(pod)
+    (dbg,) = node.runtime.containers_named("debugger")
+    ns = dbg.config.linux.security_context.namespace_options
+    assert (ns.pid, ns.target_id) == (pb.TARGET, app)
+    assert ns.network == pb.POD  # the pod's other namespaces, as any container
+    assert dbg.config.annotations[CONTAINER_TYPE_ANNOTATION] == "ephemeral"
+    status = node.status(pod)
+    (ecs,) = status.ephemeral_container_statuses
+    assert ecs.name == "debugger"
+    assert ecs.state.running is not None
+    assert [cs.name for cs in status.container_statuses] == ["app"]
+    # it exits: reported terminated, never restarted, the pod unaffected
+    node.runtime.exit_container(dbg.id, 3)
+    node.sync(pod)
+    node.sync(pod)
+    assert len(node.runtime.containers_named("debugger")) == 1
+    status = node.status(pod)
+    assert status.ephemeral_container_statuses[0].state.terminated.exit_code == 3
+    assert status.phase == "Running"
+    assert node.running("app") == [app]
+
+
+def test_an_ephemeral_container_without_target_gets_its_own_pid_namespace(node: Node) -> None:
+    pod = node.add(make_pod(("app",)))
+    node.sync(pod)
+    node.sync(node.add(with_debugger(pod, targetContainerName="")))
+    (dbg,) = node.runtime.containers_named("debugger")
+    ns = dbg.config.linux.security_context.namespace_options
+    assert (ns.pid, ns.target_id) == (pb.CONTAINER, "")
+
+
+def test_an_ephemeral_container_whose_target_is_not_running_waits(node: Node) -> None:
+    """getTargetID: the target must run; CreateContainerConfigError until it does."""
+    pod = node.add(make_pod(("app",), init=("init",)))
+    node.sync(pod)
+    (init,) = node.running("init")
+    pod = node.add(with_debugger(pod, targetContainerName="init"))
+    node.runtime.exit_container(init, 0)  # the target is done before the debugger starts
+    node.sync(pod)
+    assert node.runtime.containers_named("debugger") == []
+    waiting = node.status(pod).ephemeral_container_statuses[0].state.waiting
+    assert waiting is not None
+    assert (waiting.reason, waiting.message) == (
+        "CreateContainerConfigError", "unable to find target container init")

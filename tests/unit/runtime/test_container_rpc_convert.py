@@ -64,6 +64,14 @@ def test_full_config_converts() -> None:
     assert (sec.seccomp.profile_type, sec.seccomp.localhost_ref) == ("Localhost", "/p.json")
 
 
+def test_pid_target_carries_the_target_id() -> None:
+    cfg = _config()
+    cfg.linux.security_context.namespace_options.CopyFrom(
+        pb.NamespaceOption(pid=pb.TARGET, target_id="c0ffee"))
+    sec = config_from_pb(cfg).security
+    assert (sec.pid_mode, sec.target_id) == ("TARGET", "c0ffee")
+
+
 def test_unset_fields_mean_image_defaults() -> None:
     spec = config_from_pb(_config())
     assert spec.security.run_as_user is None

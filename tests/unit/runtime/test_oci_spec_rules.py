@@ -265,3 +265,10 @@ def test_cgroup_filesystem_read_only_in_its_own_namespace_on_cgroup_v2(
     assert dests.index("/sys") < dests.index("/sys/fs/cgroup")
     kinds = [n["type"] for n in spec["linux"]["namespaces"]]
     assert ("cgroup" in kinds) is own_ns
+def test_pid_target_joins_the_target_containers_namespace() -> None:
+    """CRI pid=TARGET (kubectl debug --target): the target's PID namespace, by path."""
+    sec = SecurityContext(pid_mode="TARGET", target_id="abc")
+    ns = {n["type"]: n.get("path") for n in oci_spec.namespaces(sec, SB(), "/proc/42/ns/pid")}
+    assert ns["pid"] == "/proc/42/ns/pid"
+    with pytest.raises(InvalidArgument):
+        oci_spec.namespaces(sec, SB())  # never a fresh namespace in its place
