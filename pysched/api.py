@@ -211,6 +211,12 @@ class EmbeddedScheduler:
                 "preemption_rng": self.rng,
             },
         )
+        from pysched.extender import build_extenders
+
+        self.extenders = build_extenders(
+            getattr(self.config, "extenders", None) or [], self.metrics.observe_extender
+        )
+        self.deps.extras["extenders"] = self.extenders
         self.frameworks = config_mod.build_frameworks(self.config, self.deps)
         hints, pre_enqueue, less = queue_wiring(self.frameworks)
         sorts = {
@@ -251,6 +257,7 @@ class EmbeddedScheduler:
             on_failure=self._on_failure,
             on_decision=self._record_decision,
             fast=fast_path,
+            extenders=self.extenders,
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -378,6 +385,8 @@ class EmbeddedScheduler:
             self._thread.join(timeout=10)
             self._thread = None
         self.scheduler.close()
+        for ext in self.extenders:
+            ext.close()
 
     def register_pod(self, pod: Pod) -> None:
         """Know a pending pod without queueing it (simulate schedules in list order)."""
@@ -418,6 +427,8 @@ class EmbeddedScheduler:
             record.scores,
             record.evaluated_nodes,
             len(infos),
+            profile=record.profile,
+            extenders=record.extenders,
         )
 
     # ------------------------------------------------------------------ callbacks
