@@ -363,9 +363,11 @@ class Scheduler:
             self.queue.done(assumed)
             status = fwk.run_pre_bind_plugins(state, assumed, host)
             if _ok(status):
-                bound, status = self._extenders_binding(assumed, host, record)
-                if not bound:
+                by_extender, status = self._extenders_binding(assumed, host, record)
+                if not by_extender:
                     status = fwk.run_bind_plugins(state, assumed, host)
+                elif _ok(status) and self.on_decision is not None:
+                    self.on_decision(record)  # the decision says which extender bound it
                 self.cache.finish_binding(assumed)
         if not _ok(status):
             assert status is not None
