@@ -25,6 +25,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import socket
 import ssl
 import threading
 import time
@@ -545,6 +546,9 @@ class HTTPExtender:
                     conn._server_hostname = tls.server_name  # type: ignore[attr-defined]
             else:
                 conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+            conn.connect()
+            # Go's connections are TCP_NODELAY: no request stalls on a delayed ACK
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._local.conn = conn
         return conn
 
@@ -563,8 +567,8 @@ class HTTPExtender:
         result = "error"
         try:
             for attempt in (0, 1):  # a kept-alive connection the server closed: once more
-                conn = self._connection()
                 try:
+                    conn = self._connection()
                     conn.request("POST", path, body, {"Content-Type": "application/json"})
                     resp = conn.getresponse()
                     data = resp.read()

@@ -36,6 +36,7 @@ class ExtenderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
