@@ -171,8 +171,15 @@ def _decode_tls(v: Any, path: str) -> TLSConfig:
         except ValueError:
             raise ExtenderConfigError(f"{path}.{key}: illegal base64 data") from None
 
+    insecure = _typed(d, "insecure", path, bool, False)
+    if insecure and (d.get("caFile") or d.get("caData")):
+        # client-go's TLSConfigFor refuses it, so kube-scheduler does not start
+        raise ExtenderConfigError(
+            f"{path}.insecure: Invalid value: true: specifying a root certificates file with "
+            "the insecure flag is not allowed"
+        )
     return TLSConfig(
-        insecure=_typed(d, "insecure", path, bool, False),
+        insecure=insecure,
         server_name=_typed(d, "serverName", path, str, ""),
         cert_file=_typed(d, "certFile", path, str, ""),
         key_file=_typed(d, "keyFile", path, str, ""),
@@ -334,7 +341,7 @@ class HTTPExtender:
         self.timeout = cfg.http_timeout or DEFAULT_EXTENDER_TIMEOUT
         self.managed = {r.name for r in cfg.managed_resources}
         u = urllib.parse.urlsplit(cfg.url_prefix)
-        self._https = u.scheme == "https" or cfg.enable_https
+        self._https = u.scheme == "https"  # the URL decides, as with Go's transport
         self._host = u.hostname or ""
         self._port = u.port or (443 if self._https else 80)
         self._base = u.path.rstrip("/")
@@ -504,12 +511,13 @@ class HTTPExtender:
 
     # -------------------------------------------------------- transport
     def _ssl_context(self) -> ssl.SSLContext:
-        """makeTransport: the CA (file or data) verifies; without one, enableHTTPS means
-        insecure, as rest.Config with no CA; a client certificate when given."""
+        """makeTransport: the CA (file or data) verifies; enableHTTPS without one means
+        insecure (rest.Config with no CA), else the system's roots verify; a client
+        certificate when given."""
         tls = self.cfg.tls_config or TLSConfig()
         has_ca = bool(tls.ca_file or tls.ca_data)
         ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-        if tls.insecure or not has_ca:
+        if tls.insecure or (self.cfg.enable_https and not has_ca):
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         else:
