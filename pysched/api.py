@@ -30,7 +30,9 @@ reason ``Unschedulable`` or ``SchedulerError``; ``message`` is kube-scheduler's 
 affinity/selector. preemption: ...``, which is also the FailedScheduling event's message),
 ``set_nominated_node_name(pod, node)`` (``""`` clears it), and ``evict(victim, preemptor,
 node)`` for each preemption victim (upstream deletes it with default options, so its own
-terminationGracePeriodSeconds applies).
+terminationGracePeriodSeconds applies). A writer with ``extender_bound(pod, node)`` hears of
+the pods a scheduler extender bound (the binder never sees them; kube-scheduler records
+their Scheduled event all the same).
 
 Beyond kube-scheduler, ``last_decision(namespace, name)`` tells why a pod is Pending or where
 it went and why (pysched.decisions: filter verdicts per node, the reported nodes' scores, the
@@ -258,6 +260,7 @@ class EmbeddedScheduler:
             on_decision=self._record_decision,
             fast=fast_path,
             extenders=self.extenders,
+            on_extender_bound=getattr(self.status_writer, "extender_bound", None),
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -189,9 +189,12 @@ class Scheduler:
         fast: FastPath | None = None,
         timer: Callable[[], float] = time.perf_counter,
         extenders: list[HTTPExtender] | None = None,
+        on_extender_bound: Callable[[Pod, str], None] | None = None,
     ) -> None:
         self.frameworks = frameworks
         self.extenders = list(extenders or [])
+        # told when an extender bound a pod (the Binder never saw it): the Scheduled event
+        self.on_extender_bound = on_extender_bound
         self.cache = cache
         self.queue = queue
         self.snapshot = snapshot
@@ -366,8 +369,11 @@ class Scheduler:
                 by_extender, status = self._extenders_binding(assumed, host, record)
                 if not by_extender:
                     status = fwk.run_bind_plugins(state, assumed, host)
-                elif _ok(status) and self.on_decision is not None:
-                    self.on_decision(record)  # the decision says which extender bound it
+                elif _ok(status):
+                    if self.on_extender_bound is not None:
+                        self.on_extender_bound(assumed, host)
+                    if self.on_decision is not None:
+                        self.on_decision(record)  # it says which extender bound the pod
                 self.cache.finish_binding(assumed)
         if not _ok(status):
             assert status is not None

@@ -182,6 +182,17 @@ class SchedulerRunner:
         await self.recorder(scheduler_name).event(obj, NORMAL, "Scheduled",
                                   f"Successfully assigned {ns}/{name} to {node}")
 
+    def extender_bound(self, pod: Any, node_name: str) -> None:
+        """A scheduler extender bound the pod: the Scheduled event, as after any binding."""
+        self._run(self._scheduled(pod.metadata.namespace, pod.metadata.name, node_name,
+                                  pod.spec.scheduler_name))
+
+    async def _scheduled(self, ns: str, name: str, node: str, scheduler_name: str) -> None:
+        entry = self.registry.store(PODS).lookup(ns, name)
+        if entry is not None:
+            await self.recorder(scheduler_name).event(
+                entry.obj(), NORMAL, "Scheduled", f"Successfully assigned {ns}/{name} to {node}")
+
     def set_pod_condition(self, pod: Any, reason: str, message: str) -> None:
         self._run(self._unschedulable(pod.metadata.namespace, pod.metadata.name,
                                       pod.metadata.uid, reason, message,

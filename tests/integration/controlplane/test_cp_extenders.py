@@ -194,6 +194,9 @@ def test_bind_by_the_extender_for_a_managed_resource(setup: Setup, ns: str,
     bound = [b["PodName"] for v, b in s.binder.calls if v == "bind"
              and b["PodNamespace"] == ns]
     assert bound == ["gpu"]  # only the pod asking for the managed resource
+    wait_for(lambda: events(s, ns, "gpu", "Scheduled"), what="the Scheduled event")
+    assert events(s, ns, "gpu", "Scheduled")[0]["message"] == (
+        f"Successfully assigned {ns}/gpu to {n}")
     assert decision(s, ns, "gpu")["extenders"][-1] == {"extender": s.binder.url,
                                                        "verb": "bind", "node": n}
 
