@@ -625,10 +625,10 @@ class Scheduler:
             _note(record, ext, "filter", passed=len(passed), failed=len(failed),
                   unresolvable=len(unresolvable))
             feasible = passed
+            self._fast_rows = _NO_ROWS  # the extender's order and subset: rows found again
         if len(feasible) != before:
             # extenders have no queueing hints: any cluster event may requeue the pod
             diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-            self._fast_rows = _NO_ROWS
         return feasible
 
     def _extender_scores(

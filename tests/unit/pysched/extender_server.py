@@ -28,6 +28,7 @@ class ExtenderServer:
         self.scores: dict[str, int] = {}
         self.protected: set[str] = set()
         self.delay = 0.0
+        self.reverse = False  # answer the filter's nodes but the first in reverse order
         self.status = 200
         self.on_bind: Callable[[dict[str, Any]], str] | None = None
         self.calls: list[tuple[str, dict[str, Any]]] = []
@@ -106,6 +107,8 @@ class ExtenderServer:
     def _filter(self, body: dict[str, Any]) -> dict[str, Any]:
         names = _names(body)
         keep = [n for n in names if n not in self.reject and n not in self.unresolvable]
+        if self.reverse:
+            keep[1:] = keep[:0:-1]
         out: dict[str, Any] = {
             "FailedNodes": {n: r for n, r in self.reject.items() if n in names},
             "FailedAndUnresolvableNodes": {
@@ -117,7 +120,8 @@ class ExtenderServer:
             out["NodeNames"] = keep
             out["Nodes"] = None
         else:
-            items = [it for it in body["Nodes"]["items"] if it["metadata"]["name"] in keep]
+            by_name = {it["metadata"]["name"]: it for it in body["Nodes"]["items"]}
+            items = [by_name[n] for n in keep]
             out["Nodes"] = {"kind": "NodeList", "apiVersion": "v1", "items": items}
             out["NodeNames"] = None
         return out

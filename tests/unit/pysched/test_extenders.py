@@ -266,3 +266,16 @@ def test_decisions_json_shape_unchanged_without_extenders(tmp_path: Path) -> Non
     (r,) = results(tmp_path, [node_dict("n1"), pod_dict("p")])
     assert "extenders" not in r
     assert json.dumps(r)
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_nodes_in_the_extenders_order_keep_their_own_scores(tmp_path: Path, cache: bool) -> None:
+    items = [node_dict("big", cpu="16", memory="32Gi"), node_dict("small-1", cpu="2"),
+             node_dict("small-2", cpu="4"), pod_dict("p", cpu="1")]
+    with ExtenderServer() as srv:
+        srv.reverse = True
+        cfg = config(tmp_path, ext(srv, filterVerb="filter", nodeCacheCapable=cache))
+        (r,) = results(tmp_path, items, "--config", cfg)
+    (plain,) = results(tmp_path, items)
+    assert r["node"] == plain["node"] == "big"
+    assert r["scores"] == plain["scores"]
