@@ -89,3 +89,11 @@ def test_node_config_names_the_file() -> None:
                          "controlPlane": {"schedulerConfig": "/etc/pykubelet/sched.yaml"}})
     assert cfg.controlPlane is not None
     assert cfg.controlPlane.schedulerConfig == "/etc/pykubelet/sched.yaml"
+
+
+def test_the_example_file_loads() -> None:
+    f = Path(__file__).resolve().parents[3] / "examples" / "scheduler-config.yaml"
+    cfg = load_scheduler_config(f)
+    assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler", "bin-packing"]
+    assert cfg.extenders[0].weight == 2
+    assert cfg.extenders[0].http_timeout == 2.0
