@@ -443,12 +443,16 @@ class HTTPExtender:
             return [], self.cfg.weight
         if not isinstance(result, list):
             raise ExtenderError("extender reply: expected a HostPriorityList (a list)")
-        out = []
-        for hp in result:
-            host, score = _field(hp, "Host"), _field(hp, "Score")
-            if not isinstance(host, str) or isinstance(score, bool) or not isinstance(score, int):
+        out: list[tuple[str, int]] = []
+        append = out.append
+        for hp in result:  # thousands of nodes: the exact keys first, cheaply
+            try:
+                host, score = hp["Host"], hp["Score"]
+            except (KeyError, TypeError):
+                host, score = _field(hp, "Host"), _field(hp, "Score")
+            if type(host) is not str or type(score) is not int:
                 raise ExtenderError("extender reply: HostPriority needs Host and an integer Score")
-            out.append((host, score))
+            append((host, score))
         return out, self.cfg.weight
 
     def bind(self, pod: Pod, node_name: str) -> None:
