@@ -19,6 +19,12 @@ SchedulingBasic, the cost per pod as the node count grows.
   python bench/sched_bench.py            # the standard set
   python bench/sched_bench.py --quick    # smaller sizes
   python bench/sched_bench.py --workload SchedulingBasic --nodes 5000 --pods 10000
+  python bench/sched_bench.py --workload SchedulingBasic --nodes 5000 --pods 2000 --extender
+
+``--extender`` adds one local scheduler extender (filter + prioritize, nodeCacheCapable, weight
+1), a stdlib HTTP server in its own process on 127.0.0.1 that passes every node and scores it
+by its name; the figures then include the share of the time spent in extender calls
+(scheduler_extender_duration_seconds, summed).
 """
 
 from __future__ import annotations
@@ -36,6 +42,47 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pysched.api import EmbeddedScheduler
 from pysched.objects import Node, Pod
+
+# The bench's extender, run as `python -c EXTENDER_SERVER`: prints its port, then serves.
+EXTENDER_SERVER = r"""
+import json, sys, zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as Go's servers: no 40 ms delayed-ACK stalls
+    def log_message(self, *a):
+        pass
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        names = body["NodeNames"]
+        if self.path.endswith("/filter"):
+            out = {"NodeNames": names, "FailedNodes": {}, "Error": ""}
+        else:
+            out = [{"Host": n, "Score": zlib.crc32(n.encode()) % 11} for n in names]
+        data = json.dumps(out).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+
+def start_extender() -> tuple[Any, dict[str, Any]]:
+    """The bench extender's process and its KubeSchedulerConfiguration entry."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", EXTENDER_SERVER], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    port = int(proc.stdout.readline())
+    return proc, {"urlPrefix": f"http://127.0.0.1:{port}/ext", "filterVerb": "filter",
+                  "prioritizeVerb": "prioritize", "weight": 1, "nodeCacheCapable": True}
 
 
 def node(i: int, zone: str | None = None) -> Node:
@@ -151,10 +198,23 @@ class Informer:
 
 
 def run(
-    workload: str, nodes: int, init_pods: int, pods: int, fast: bool = True, seed: int = 0
+    workload: str,
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    fast: bool = True,
+    seed: int = 0,
+    extender: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     inf = Informer()
-    s = EmbeddedScheduler(inf, status_writer=inf, rng=random.Random(seed), fast=fast)
+    config = None
+    if extender is not None:
+        from pysched.config import load_config
+
+        config = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                              "kind": "KubeSchedulerConfiguration", "extenders": [extender]})
+    s = EmbeddedScheduler(inf, config=config, status_writer=inf, rng=random.Random(seed),
+                          fast=fast)
     inf.sched = s
     for i in range(nodes):
         zone = None
@@ -246,6 +306,7 @@ def run(
         "p50_ms": _q(durations, 0.5) * 1e3,
         "p99_ms": _q(durations, 0.99) * 1e3,
         "fast": st,
+        "extender_share": s.metrics.extender_seconds / elapsed if elapsed else 0.0,
     }
 
 
@@ -272,6 +333,7 @@ def fmt(r: dict[str, Any]) -> str:
         f"scheduled={r['scheduled']:>6} {r['pods_per_s']:8.1f} pods/s "
         f"({r['pods_per_cpu_s']:7.1f} per CPU-s)  "
         f"attempt p50={r['p50_ms']:.2f} ms p99={r['p99_ms']:.2f} ms"
+        + (f"  in extender calls {100 * r['extender_share']:.0f}%" if r["extender_share"] else "")
     )
 
 
@@ -285,9 +347,17 @@ def main() -> None:
     ap.add_argument("--pods", type=int)
     ap.add_argument("--plain", action="store_true", help="plugin path only (no vectorised path)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--extender", action="store_true", help="with one local extender")
     a = ap.parse_args()
     if a.workload:
-        r = run(a.workload, a.nodes or 500, a.init_pods, a.pods or 1000, fast=not a.plain)
+        proc, ext = start_extender() if a.extender else (None, None)
+        try:
+            r = run(a.workload, a.nodes or 500, a.init_pods, a.pods or 1000, fast=not a.plain,
+                    extender=ext)
+        finally:
+            if proc is not None:
+                proc.terminate()
+                proc.wait(5)
         print(fmt(r), flush=True)
         return
     k = 5 if a.quick else 1

@@ -87,6 +87,8 @@ class ControlPlaneConfig:
     leaderElection: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
     # kube-controller-manager's --node-monitor-grace-period, as a duration ("40s")
     nodeMonitorGracePeriod: str = "40s"
+    # a KubeSchedulerConfiguration file for the embedded scheduler, as --scheduler-config
+    schedulerConfig: str = ""
 
     @property
     def node_monitor_grace_seconds(self) -> float:

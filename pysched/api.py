@@ -30,7 +30,9 @@ reason ``Unschedulable`` or ``SchedulerError``; ``message`` is kube-scheduler's 
 affinity/selector. preemption: ...``, which is also the FailedScheduling event's message),
 ``set_nominated_node_name(pod, node)`` (``""`` clears it), and ``evict(victim, preemptor,
 node)`` for each preemption victim (upstream deletes it with default options, so its own
-terminationGracePeriodSeconds applies).
+terminationGracePeriodSeconds applies). A writer with ``extender_bound(pod, node)`` hears of
+the pods a scheduler extender bound (the binder never sees them; kube-scheduler records
+their Scheduled event all the same).
 
 Beyond kube-scheduler, ``last_decision(namespace, name)`` tells why a pod is Pending or where
 it went and why (pysched.decisions: filter verdicts per node, the reported nodes' scores, the
@@ -211,6 +213,12 @@ class EmbeddedScheduler:
                 "preemption_rng": self.rng,
             },
         )
+        from pysched.extender import build_extenders
+
+        self.extenders = build_extenders(
+            getattr(self.config, "extenders", None) or [], self.metrics.observe_extender
+        )
+        self.deps.extras["extenders"] = self.extenders
         self.frameworks = config_mod.build_frameworks(self.config, self.deps)
         hints, pre_enqueue, less = queue_wiring(self.frameworks)
         sorts = {
@@ -251,6 +259,8 @@ class EmbeddedScheduler:
             on_failure=self._on_failure,
             on_decision=self._record_decision,
             fast=fast_path,
+            extenders=self.extenders,
+            on_extender_bound=getattr(self.status_writer, "extender_bound", None),
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -378,6 +388,8 @@ class EmbeddedScheduler:
             self._thread.join(timeout=10)
             self._thread = None
         self.scheduler.close()
+        for ext in self.extenders:
+            ext.close()
 
     def register_pod(self, pod: Pod) -> None:
         """Know a pending pod without queueing it (simulate schedules in list order)."""
@@ -418,6 +430,8 @@ class EmbeddedScheduler:
             record.scores,
             record.evaluated_nodes,
             len(infos),
+            profile=record.profile,
+            extenders=record.extenders,
         )
 
     # ------------------------------------------------------------------ callbacks

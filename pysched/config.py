@@ -17,6 +17,12 @@ from typing import Any
 
 import yaml
 
+from pysched.extender import (
+    ExtenderConfig,
+    ExtenderConfigError,
+    decode_extenders,
+    ignored_extended_resources,
+)
 from pysched.framework.registry import Registry, in_tree_registry
 from pysched.framework.runtime import (
     EXTENSION_POINTS,
@@ -139,6 +145,7 @@ class SchedulerConfiguration:
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
     parallelism: int = 16
+    extenders: list[ExtenderConfig] = field(default_factory=list)
 
     def profile(self, scheduler_name: str) -> Profile:
         for p in self.profiles:
@@ -598,9 +605,11 @@ def load_config(
         raise ConfigError(f"apiVersion: expected {API_VERSION!r}, got {top.get('apiVersion')!r}")
     if data and top.get("kind") != KIND:
         raise ConfigError(f"kind: expected {KIND!r}, got {top.get('kind')!r}")
-    if _list(top, "extenders", ""):
-        raise ConfigError("extenders: Unsupported: scheduler extenders are not supported")
     cfg = SchedulerConfiguration()
+    try:
+        cfg.extenders = decode_extenders(_list(top, "extenders", ""))
+    except ExtenderConfigError as exc:
+        raise ConfigError(str(exc)) from None
     cfg.parallelism = _int(top, "parallelism", "", 16) or 0
     if cfg.parallelism <= 0:
         raise ConfigError(
@@ -641,7 +650,20 @@ def load_config(
         names.add(prof.scheduler_name)
         cfg.profiles.append(prof)
     _validate_common_queue_sort(cfg)
+    _ignore_extender_resources(cfg)
     return cfg
+
+
+def _ignore_extender_resources(cfg: SchedulerConfiguration) -> None:
+    """New(): resources an extender manages with ignoredByScheduler become every profile's
+    NodeResourcesFit ignoredResources (they replace the configured list, as upstream)."""
+    ignored = ignored_extended_resources(cfg.extenders)
+    if not ignored:
+        return
+    for prof in cfg.profiles:
+        args = prof.plugin_config.get("NodeResourcesFit")
+        if isinstance(args, NodeResourcesFitArgs):
+            args.ignored_resources = list(ignored)
 
 
 def _validate_common_queue_sort(cfg: SchedulerConfiguration) -> None:

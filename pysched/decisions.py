@@ -59,6 +59,7 @@ class Decision:
 
     __slots__ = (
         "evaluated_nodes",
+        "extenders",
         "feasible_nodes",
         "filtered_nodes",
         "filtered_verdict",
@@ -66,6 +67,7 @@ class Decision:
         "node",
         "nominated_node",
         "pod",
+        "profile",
         "scores",
         "verdicts",
         "victims",
@@ -82,8 +84,13 @@ class Decision:
         scores: ReportedScores | None,
         evaluated_nodes: int,
         feasible_nodes: int,
+        *,
+        profile: str = "",
+        extenders: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.pod = pod
+        self.profile = profile  # the schedulerName whose profile decided
+        self.extenders = tuple(extenders)  # what each extender call said
         self.node = node
         self.nominated_node = nominated_node
         self.victims = tuple(victims)
@@ -137,6 +144,10 @@ class Decision:
         if counts:
             out["evaluatedNodes"] = self.evaluated_nodes
             out["feasibleNodes"] = self.feasible_nodes
+            if self.profile:
+                out["profile"] = self.profile
+        if self.extenders:
+            out["extenders"] = [dict(e) for e in self.extenders]
         return out
 
 

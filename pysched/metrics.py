@@ -72,6 +72,12 @@ class SchedulerMetrics:
         self._victims = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
             buckets=VICTIM_BUCKETS, registry=self.registry)
+        self._extender = Histogram(
+            "scheduler_extender_duration_seconds",
+            "Duration of scheduler extender calls in seconds, by extender (its urlPrefix), "
+            "verb (filter, prioritize, bind, preempt) and result (success, error)",
+            ("extender", "verb", "result"), buckets=ATTEMPT_BUCKETS, registry=self.registry)
+        self.extender_seconds = 0.0  # every extender call's time, summed (benches)
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], int] = {}
         self._samples: list[float] = []
@@ -92,6 +98,17 @@ class SchedulerMetrics:
             cb(
                 "scheduler_scheduling_attempt_duration_seconds",
                 {"result": result, "profile": profile},
+                seconds,
+            )
+
+    def observe_extender(self, extender: str, verb: str, result: str, seconds: float) -> None:
+        self._extender.labels(extender, verb, result).observe(seconds)
+        with self._lock:
+            self.extender_seconds += seconds
+        for cb in self.listeners:
+            cb(
+                "scheduler_extender_duration_seconds",
+                {"extender": extender, "verb": verb, "result": result},
                 seconds,
             )
 

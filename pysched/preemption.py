@@ -40,6 +40,7 @@ from pysched.plugins import node_resources_fit
 
 NAME = "DefaultPreemption"
 VICTIMS_STATE_KEY = "pysched/preemption-victims"
+EXTENDER_NOTES_STATE_KEY = "pysched/extender-notes"  # what preempt verbs said (the record's)
 PREEMPT_NEVER = "Never"
 
 
@@ -233,6 +234,9 @@ class DefaultPreemption:
             )
             fit = FitError(pod, len(all_nodes), d)
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, [fit.message()])
+        candidates, ext_status = self.call_extenders(state, pod, candidates)
+        if not ext_status.is_success():
+            return None, ext_status
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, ["no candidate node for preemption"])
@@ -241,6 +245,58 @@ class DefaultPreemption:
             return None, st
         state.write(VICTIMS_STATE_KEY, list(best.victims))
         return PostFilterResult(best.name), Status()
+
+    def call_extenders(
+        self, state: CycleState, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status]:
+        """callExtenders: each interested extender with a preempt verb may drop candidate
+        nodes or change their victims (the ``extenders`` extra); an error fails preemption
+        unless the extender is ignorable."""
+        from pysched.extender import ExtenderError, Victims
+
+        extenders = [
+            e
+            for e in (self._extra("extenders") or ())
+            if e.supports_preemption() and e.is_interested(pod)
+        ]
+        if not extenders or not candidates:
+            return candidates, Status()
+        victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        lister = self.handle.snapshot_shared_lister().node_infos()
+
+        def node_info(name: str) -> Any:
+            try:
+                return lister.get(name)
+            except Exception:
+                return None
+
+        notes = state.get(EXTENDER_NOTES_STATE_KEY)
+        if notes is None:
+            notes = []
+            state.write(EXTENDER_NOTES_STATE_KEY, notes)
+        for ext in extenders:
+            try:
+                answer = ext.process_preemption(pod, victims, node_info)
+            except ExtenderError as err:
+                notes.append({"extender": ext.name(), "verb": "preempt", "error": str(err),
+                              "ignored": ext.is_ignorable()})
+                if ext.is_ignorable():
+                    continue
+                return [], Status.as_status(err)
+            for name in list(answer):
+                if not answer[name].pods:
+                    if ext.is_ignorable():
+                        del answer[name]
+                        continue
+                    return [], Status.as_status(
+                        ExtenderError(f'expected at least one victim pod on node "{name}"')
+                    )
+            notes.append({"extender": ext.name(), "verb": "preempt",
+                          "candidates": len(victims), "kept": sorted(answer)})
+            victims = answer
+            if not victims:
+                break
+        return [Candidate(n, v.pods, v.num_pdb_violations) for n, v in victims.items()], Status()
 
     def pod_eligible_to_preempt_others(
         self, pod: Pod, nominated_status: Status

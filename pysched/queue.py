@@ -551,7 +551,8 @@ class PriorityQueue:
         self, pinfo: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
     ) -> QueueingStrategy:
         rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
-        if not rejectors:
+        if not rejectors or "Extender" in rejectors:
+            # extenders (framework.ExtenderName) register no events: any event may help
             return QueueingStrategy.AFTER_BACKOFF
         if is_wildcard(event):
             if new is not None and hasattr(new, "metadata") and pod_key(new) != pinfo.key:

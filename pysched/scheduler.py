@@ -32,16 +32,23 @@ import numpy as np
 
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
+from pysched.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, ExtenderError, HTTPExtender
 from pysched.fast.path import STAT_MISMATCH, STAT_NOMINATED_LOAD, FastPath
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import NominatedLoad
 from pysched.framework.runtime import Framework
 from pysched.framework.status import Code, Status
-from pysched.framework.types import NodeInfo, NodePluginScores, PodInfo
+from pysched.framework.types import (
+    MAX_NODE_SCORE,
+    NodeInfo,
+    NodePluginScores,
+    PluginScore,
+    PodInfo,
+)
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from pysched.objects import Pod
 from pysched.plugins import default_preemption
-from pysched.preemption import VICTIMS_STATE_KEY
+from pysched.preemption import EXTENDER_NOTES_STATE_KEY, VICTIMS_STATE_KEY
 from pysched.queue import (
     EVENT_ASSIGNED_POD_DELETE,
     NominatingInfo,
@@ -156,6 +163,9 @@ class CycleRecord:
     feasible_infos: list[NodeInfo] = field(default_factory=list)
     evaluated_nodes: int = 0
     duration: float = 0.0
+    profile: str = ""  # the schedulerName whose profile decided
+    # what each extender call said: {"extender", "verb", "result", ...} (pykubectl why)
+    extenders: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def feasible(self) -> list[str]:
@@ -182,8 +192,13 @@ class Scheduler:
         on_decision: Callable[[CycleRecord], None] | None = None,
         fast: FastPath | None = None,
         timer: Callable[[], float] = time.perf_counter,
+        extenders: list[HTTPExtender] | None = None,
+        on_extender_bound: Callable[[Pod, str], None] | None = None,
     ) -> None:
         self.frameworks = frameworks
+        self.extenders = list(extenders or [])
+        # told when an extender bound a pod (the Binder never saw it): the Scheduled event
+        self.on_extender_bound = on_extender_bound
         self.cache = cache
         self.queue = queue
         self.snapshot = snapshot
@@ -222,7 +237,7 @@ class Scheduler:
             return None
         start = self._timer()
         state = CycleState()
-        record = CycleRecord(pod=pod)
+        record = CycleRecord(pod=pod, profile=fwk.profile_name)
         self.last_record = record
         result, assumed_pinfo, status = self.scheduling_cycle(state, fwk, pinfo, start, record)
         if not status.is_success():
@@ -282,6 +297,7 @@ class Scheduler:
                 state, pod, fit_err.diagnosis.node_to_status
             )
             fit_err.diagnosis.post_filter_msg = pf_status.message() if pf_status else ""
+            record.extenders.extend(state.get(EXTENDER_NOTES_STATE_KEY) or ())
             nominating = None
             if pf_result is not None:
                 nominating = NominatingInfo(
@@ -359,7 +375,14 @@ class Scheduler:
             self.queue.done(assumed)
             status = fwk.run_pre_bind_plugins(state, assumed, host)
             if _ok(status):
-                status = fwk.run_bind_plugins(state, assumed, host)
+                by_extender, status = self._extenders_binding(assumed, host, record)
+                if not by_extender:
+                    status = fwk.run_bind_plugins(state, assumed, host)
+                elif _ok(status):
+                    if self.on_extender_bound is not None:
+                        self.on_extender_bound(assumed, host)
+                    if self.on_decision is not None:
+                        self.on_decision(record)  # it says which extender bound the pod
                 self.cache.finish_binding(assumed)
         if not _ok(status):
             assert status is not None
@@ -481,6 +504,15 @@ class Scheduler:
                 index_of = self.snapshot.index_of
                 rows = np.fromiter((index_of[ni.name] for ni in feasible), np.int64, len(feasible))
             cols = self.fast.scores(fwk, state, pod, table, rows)
+            if cols is not None and self.extenders:
+                for ext_name, w, per_host in self._extender_scores(pod, feasible, record):
+                    col = np.fromiter(
+                        (per_host.get(ni.name, 0) for ni in feasible), np.int64, len(feasible)
+                    )
+                    cols.names.append(ext_name)
+                    cols.weights.append(w)
+                    cols.per_plugin.append(col)
+                    cols.totals = cols.totals + col * w
             if cols is not None:
                 totals = cols.totals
                 best = totals.max()
@@ -501,12 +533,22 @@ class Scheduler:
                 raise st.as_error() or RuntimeError(st.message())
         else:
             scores = self.prioritize_nodes(fwk, state, pod, feasible, record)
+        weights = fwk.score_plugin_weight
+        if self.extenders:
+            ext_scores = self._extender_scores(pod, feasible, record)
+            if ext_scores:
+                weights = dict(weights)
+                for ext_name, w, per_host in ext_scores:
+                    weights[ext_name] = w or 1
+                    for ns in scores:
+                        sc = per_host.get(ns.name)
+                        if sc is not None:
+                            ns.scores.append(PluginScore(ext_name, sc * w))
+                            ns.total_score += sc * w
         host = select_host(scores, self.rng)
         if record is not None:
             chosen = next(j for j, s in enumerate(scores) if s.name == host)
-            record.scores = ReportedScores.from_plugin_scores(
-                scores, fwk.score_plugin_weight, chosen
-            )
+            record.scores = ReportedScores.from_plugin_scores(scores, weights, chosen)
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(
@@ -532,6 +574,10 @@ class Scheduler:
                 feasible = self._find_nodes_that_pass_filters(
                     fwk, state, pod, diagnosis, [ni], use_index=False
                 )
+                if feasible and self.extenders:
+                    feasible = self._find_nodes_that_pass_extenders(
+                        pod, feasible, diagnosis, record
+                    )
                 if feasible:
                     return feasible, diagnosis
 
@@ -548,7 +594,97 @@ class Scheduler:
         processed = len(feasible) + diagnosis.num_rejected()
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.extenders and feasible:
+            feasible = self._find_nodes_that_pass_extenders(pod, feasible, diagnosis, record)
         return feasible, diagnosis
+
+    # ------------------------------------------------------------------ extenders
+    def _find_nodes_that_pass_extenders(
+        self,
+        pod: Pod,
+        feasible: list[NodeInfo],
+        diagnosis: Diagnosis,
+        record: CycleRecord | None,
+    ) -> list[NodeInfo]:
+        """findNodesThatPassExtenders: each interested filter in turn narrows the nodes;
+        its unresolvable verdicts win over its failed ones (and keep preemption off those
+        nodes); an error fails the attempt unless the extender is ignorable."""
+        before = len(feasible)
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.is_filter() or not ext.is_interested(pod):
+                continue
+            try:
+                passed, failed, unresolvable = ext.filter(pod, feasible)
+            except ExtenderError as err:
+                _note(record, ext, "filter", error=str(err), ignored=ext.is_ignorable())
+                if ext.is_ignorable():
+                    continue
+                raise
+            for name, msg in unresolvable.items():
+                diagnosis.node_to_status.set(
+                    name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg], plugin=ext.name())
+                )
+            for name, msg in failed.items():
+                if name not in unresolvable:
+                    diagnosis.node_to_status.set(
+                        name, Status(Code.UNSCHEDULABLE, [msg], plugin=ext.name())
+                    )
+            _note(record, ext, "filter", passed=len(passed), failed=len(failed),
+                  unresolvable=len(unresolvable))
+            feasible = passed
+            self._fast_rows = _NO_ROWS  # the extender's order and subset: rows found again
+        if len(feasible) != before:
+            # extenders have no queueing hints: any cluster event may requeue the pod
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return feasible
+
+    def _extender_scores(
+        self, pod: Pod, nodes: list[NodeInfo], record: CycleRecord | None
+    ) -> list[tuple[str, int, dict[str, int]]]:
+        """prioritizeNodes' extender part: per interested prioritizer (concurrently when
+        several) its name, weight and host -> score × MaxNodeScore/MaxExtenderPriority;
+        an error only loses that extender's scores."""
+        exts = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
+        if not exts:
+            return []
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+
+        def one(ext: HTTPExtender) -> tuple[str, int, dict[str, int]] | None:
+            try:
+                listed, weight = ext.prioritize(pod, nodes)
+            except ExtenderError as err:
+                _note(record, ext, "prioritize", error=str(err), ignored=True)
+                return None
+            _note(record, ext, "prioritize", weight=weight)
+            return ext.name(), weight, {h: sc * scale for h, sc in listed}
+
+        if len(exts) == 1:
+            results = [one(exts[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=len(exts)) as pool:
+                results = list(pool.map(one, exts))
+        return [r for r in results if r is not None]
+
+    def _extenders_binding(
+        self, pod: Pod, node: str, record: CycleRecord
+    ) -> tuple[bool, Status | None]:
+        """extendersBinding: the first interested binder binds (an ignorable one that fails
+        leaves it to the next, then to the Bind plugins)."""
+        for ext in self.extenders:
+            if not ext.is_binder() or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, node)
+            except ExtenderError as err:
+                _note(record, ext, "bind", error=str(err), ignored=ext.is_ignorable())
+                if ext.is_ignorable():
+                    continue
+                return True, Status.as_status(err)
+            _note(record, ext, "bind", node=node)
+            return True, None
+        return False, None
 
     def _ordered(self, names: set[str] | None) -> list[str]:
         """PreFilterResult names that exist in the snapshot, in snapshot order (deterministic)."""
@@ -769,6 +905,12 @@ class Scheduler:
 
 
 # ---------------------------------------------------------------------------------------------
+def _note(record: CycleRecord | None, ext: HTTPExtender, verb: str, **what: Any) -> None:
+    """One extender call's verdict, in the attempt's record."""
+    if record is not None:
+        record.extenders.append({"extender": ext.name(), "verb": verb, **what})
+
+
 def _join_sorted(names: set[str] | None) -> str:
     return " ".join(sorted(names or ()))
 

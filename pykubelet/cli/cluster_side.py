@@ -65,8 +65,15 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                           leader_election=leader_election(cfg.controlPlane),
                           identity=f"{agent.node_name}_{default_identity().split('_')[-1]}",
                           advertise_address=agent.host_ips[0],
-                          node_monitor_grace_period=cfg.controlPlane.node_monitor_grace_seconds)
-        cp_thread = ControlPlaneThread(options)
+                          node_monitor_grace_period=cfg.controlPlane.node_monitor_grace_seconds,
+                          scheduler_config=Path(cfg.controlPlane.schedulerConfig)
+                          if cfg.controlPlane.schedulerConfig else None)
+        from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
+
+        try:
+            cp_thread = ControlPlaneThread(options)
+        except SchedulerConfigError as exc:
+            raise click.ClickException(f"controlPlane.schedulerConfig {exc}") from None
         cp_thread.cp.controllers = default_controllers()
         try:
             cp_thread.start()

@@ -48,6 +48,11 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
 @click.option("--leader-elect-lease-duration", default="15s", show_default=True)
 @click.option("--leader-elect-renew-deadline", default="10s", show_default=True)
 @click.option("--leader-elect-retry-period", default="2s", show_default=True)
+@click.option("--scheduler-config", "scheduler_config", default="",
+              type=click.Path(dir_okay=False),
+              help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
+                   "embedded scheduler: profiles, plugin weights, extenders (kube-scheduler's "
+                   "--config)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -57,7 +62,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
-                  verbose: bool) -> None:
+                  scheduler_config: str, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -98,8 +103,14 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       identity=identity, node_monitor_grace_period=node_monitor_grace_period,
                       watch_cache_size=default_watch_cache_size,
                       pod_gc_period=pod_gc_period, etcd=etcd,
-                      leader_election=leader_election(cfg.controlPlane, explicit=leader_elect))
-    cp = ControlPlane(options)
+                      leader_election=leader_election(cfg.controlPlane, explicit=leader_elect),
+                      scheduler_config=Path(scheduler_config) if scheduler_config else None)
+    from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
+
+    try:
+        cp = ControlPlane(options)
+    except SchedulerConfigError as exc:
+        raise click.ClickException(f"--scheduler-config {exc}") from None
     cp.controllers = default_controllers()
 
     async def main() -> None:

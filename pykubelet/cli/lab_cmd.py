@@ -64,10 +64,15 @@ def lab(ctx: click.Context, state_dir: str, run_dir: str) -> None:
 @click.option("--leader-elect-lease-duration", default="15s", show_default=True,
               help="the control planes' leader election lease (etcd labs; renew deadline "
                    "and retry period scale with it as kube-scheduler's 15s/10s/2s)")
+@click.option("--scheduler-config", "scheduler_config", default=None,
+              type=click.Path(dir_okay=False),
+              help="a KubeSchedulerConfiguration (profiles, plugin weights, extenders) for "
+                   "the lab's scheduler, as kube-scheduler's --config")
 @click.pass_context
 def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
        kubeconfig: str | None, node_monitor_grace_period: float | None,
-       control_planes: int, store: str, leader_elect_lease_duration: str) -> None:
+       control_planes: int, store: str, leader_elect_lease_duration: str,
+       scheduler_config: str | None) -> None:
     """Create a lab of NODES nodes and wait until every node is Ready.
 
     With --store etcd the control nodes (1..CONTROL_PLANES) each run an etcd member and a
@@ -87,10 +92,21 @@ def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
             raise LayoutError("--leader-elect-lease-duration: must be at least 1s")
     except LayoutError as exc:
         raise click.ClickException(str(exc)) from None
+    if scheduler_config is not None:  # refused here, before anything of the lab is made
+        from pykubelet.controlplane.schedulerconfig import (
+            SchedulerConfigError,
+            load_scheduler_config,
+        )
+
+        try:
+            load_scheduler_config(scheduler_config)
+        except SchedulerConfigError as exc:
+            raise click.ClickException(f"--scheduler-config {exc}") from None
     opts = Options(name=name, nodes=nodes, wait=seconds, retain=retain, kubeconfig=kubeconfig,
                    node_monitor_grace_period=node_monitor_grace_period,
                    control_planes=control_planes, store=store, lease_duration=lease,
-                   **ctx.obj)
+                   scheduler_config=Path(scheduler_config).resolve() if scheduler_config
+                   else None, **ctx.obj)
     click.echo(f"Creating lab {name!r} with {nodes} node{'s' if nodes != 1 else ''} ...",
                err=True)
     try:

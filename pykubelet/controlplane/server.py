@@ -58,6 +58,7 @@ from pykubelet.controlplane.registry.priorityclasses import (
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
 from pykubelet.controlplane.registry.store import Context, Registry
+from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
@@ -101,6 +102,8 @@ class Options:
     pod_gc_period: float = 20.0
     watch_cache_size: int = 10_000
     scheduler: bool = True
+    # a KubeSchedulerConfiguration file for the embedded scheduler (--scheduler-config)
+    scheduler_config: Path | None = None
     controllers: bool = True
     extra_sans: list[str] = field(default_factory=list)
 
@@ -110,6 +113,8 @@ class ControlPlane:
 
     def __init__(self, options: Options) -> None:
         self.options = options
+        # first: a bad file refuses the control plane before anything is opened
+        self.scheduler_config = load_scheduler_config(options.scheduler_config)
         self.root = options.root
         self.pki = PKI(self.root)
         self.tokens: Tokens | None = None

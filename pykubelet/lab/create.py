@@ -56,6 +56,7 @@ class Options:
     control_planes: int = 1
     store: str = "sqlite"
     lease_duration: float | None = None  # the control planes' leader election (etcd labs)
+    scheduler_config: Path | None = None  # a KubeSchedulerConfiguration for the scheduler
 
 
 @dataclass
@@ -124,7 +125,8 @@ def _prepare_nodes(ctx: Context) -> None:
             f.result()
     if ctx.state.store == "sqlite":  # node 1 embeds it; an etcd lab's nodes all join
         ctx.provider.write_config(ctx.lab.control_node, None,
-                                  ctx.options.node_monitor_grace_period)
+                                  ctx.options.node_monitor_grace_period,
+                                  scheduler_config=ctx.state.scheduler_config)
 
 
 def _start_etcd(ctx: Context) -> None:
@@ -412,8 +414,13 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
                           embedded_control_plane=options.store == "sqlite",
                           node_monitor_grace_period=options.node_monitor_grace_period,
                           lease_duration=options.lease_duration)
+            if options.scheduler_config is not None:  # the lab keeps its own copy
+                st.scheduler_config = str(st.layout.scheduler_config_file)
             ctx = Context(options, st, NetnsProvider())
             ctx.save()  # before anything is made: `down` always knows the lab
+            if options.scheduler_config is not None:
+                st.layout.scheduler_config_file.write_bytes(
+                    options.scheduler_config.read_bytes())
         started = time.monotonic()
         for describe, run in steps(options):
             printer.start(describe(ctx))

@@ -251,6 +251,11 @@ class LabLayout:
         return self.state_dir / "lab.json"
 
     @property
+    def scheduler_config_file(self) -> Path:
+        """The lab's copy of ``up --scheduler-config FILE`` (what its control planes read)."""
+        return self.state_dir / "scheduler-config.yaml"
+
+    @property
     def lock_file(self) -> Path:
         return self.run_root / f"{self.name}.lock"
 

@@ -59,7 +59,8 @@ def node_monitor_grace_configurable() -> bool:
 
 def node_config(node: NodeLayout, join: JoinInfo | None,
                 node_monitor_grace_period: float | None = None, *,
-                api_servers: list[str] | None = None) -> dict[str, Any]:
+                api_servers: list[str] | None = None,
+                scheduler_config: str = "") -> dict[str, Any]:
     """The node's KubeletConfiguration; ``join`` is required for every node but an
     embedded control node. With ``api_servers`` (an etcd lab, whose control planes run as
     their own processes) every node joins: its preferred API server is ``server`` and
@@ -87,6 +88,8 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
                                "storePath": str(node.control_plane_root / "store.db")}
         if node_monitor_grace_period is not None and node_monitor_grace_configurable():
             cfg["controlPlane"]["nodeMonitorGracePeriod"] = f"{node_monitor_grace_period:g}s"
+        if scheduler_config:
+            cfg["controlPlane"]["schedulerConfig"] = scheduler_config
     elif join is None:
         raise JoinError(f"{node.name}: a joining node needs node 1's join command")
     else:

@@ -75,8 +75,9 @@ class NetnsProvider:
 
     def write_config(self, node: NodeLayout, join: JoinInfo | None,
                      node_monitor_grace_period: float | None = None,
-                     api_servers: list[str] | None = None) -> Path:
-        cfg = node_config(node, join, node_monitor_grace_period, api_servers=api_servers)
+                     api_servers: list[str] | None = None, scheduler_config: str = "") -> Path:
+        cfg = node_config(node, join, node_monitor_grace_period, api_servers=api_servers,
+                          scheduler_config=scheduler_config)
         _write_atomic(node.config_path, yaml.safe_dump(cfg, sort_keys=False))
         return node.config_path
 
@@ -122,6 +123,8 @@ class NetnsProvider:
                 "--listen", node.api_listen]
         if node_monitor_grace_period is not None:
             args += ["--node-monitor-grace-period", str(node_monitor_grace_period)]
+        if state.scheduler_config:
+            args += ["--scheduler-config", state.scheduler_config]
         if state.store == "etcd":
             args += ["--etcd-servers", ",".join(lab.etcd_endpoints_for(node.index)),
                      "--leader-elect", "--identity", f"{node.name}_{uuid.uuid4()}",

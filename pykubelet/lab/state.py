@@ -77,6 +77,7 @@ class LabState:
     # how `up` started the control planes, so `restart-node` starts them the same way
     node_monitor_grace_period: float | None = None
     lease_duration: float | None = None
+    scheduler_config: str = ""  # the lab's copy of `up --scheduler-config FILE`
 
     @property
     def layout(self) -> LabLayout:
@@ -108,7 +109,8 @@ class LabState:
             store=str(data.get("store", "sqlite")),
             processes=procs, front=ref(data.get("front")),
             node_monitor_grace_period=_seconds(data.get("node_monitor_grace_period")),
-            lease_duration=_seconds(data.get("lease_duration")))
+            lease_duration=_seconds(data.get("lease_duration")),
+            scheduler_config=str(data.get("scheduler_config") or ""))
 
 
 def _seconds(value: Any) -> float | None:

@@ -102,8 +102,8 @@ def no_decision(w: TabWriter, pod: Obj) -> None:
                 f"({cond.get('reason', '')}): {cond['message']}\n")
     scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     if scheduler != "default-scheduler":
-        w.write(f"Its schedulerName is {scheduler!r}: the embedded scheduler only schedules "
-                "pods of default-scheduler.\n")
+        w.write(f"Its schedulerName is {scheduler!r}: the embedded scheduler leaves a pod "
+                "alone when none of its profiles has that name.\n")
 
 
 def render(w: TabWriter, d: Obj, all_nodes: list[str], status_nominated: str = "") -> None:
@@ -131,6 +131,8 @@ def render(w: TabWriter, d: Obj, all_nodes: list[str], status_nominated: str = "
                 " evicted to end.\n")
     if evaluated is not None and feasible is not None:
         w.write(f"Nodes: {evaluated} evaluated, {feasible} passed the filters.\n")
+    if d.get("profile"):
+        w.write(f"Decided by profile {d['profile']} (the pod's schedulerName).\n")
     w.write("\n")
     rows = _node_rows(node, filtered, scores, all_nodes, evaluated, feasible)
     w.write("NODE\tFILTER\tPLUGIN\tREASON\n")
@@ -149,6 +151,12 @@ def render(w: TabWriter, d: Obj, all_nodes: list[str], status_nominated: str = "
             mark = " (chosen)" if name == node else ""
             cells = [str(per.get(p, "")) for p in plugins]
             w.write(f"{name}{mark}\t{per.get('total', '')}\t" + "\t".join(cells) + "\n")
+    extenders: list[Obj] = d.get("extenders") or []
+    if extenders:
+        w.flush()
+        w.write("\nEXTENDER\tVERB\tRESULT\n")
+        for e in extenders:
+            w.write(f"{e.get('extender', '')}\t{e.get('verb', '')}\t{extender_result(e)}\n")
 
 
 def _node_rows(node: str | None, filtered: dict[str, Obj], scores: dict[str, Obj],
@@ -184,6 +192,26 @@ def _node_rows(node: str | None, filtered: dict[str, Obj], scores: dict[str, Obj
     score = {n: int(s.get("total", 0)) for n, s in scores.items()}
     rows.sort(key=lambda r: (r[0] != node, order.get(r[1], 9), -score.get(r[0], 0), r[0]))
     return rows
+
+
+def extender_result(e: Obj) -> str:
+    """What one extender call said, in words."""
+    if e.get("error"):
+        skipped = " (ignorable: skipped)" if e.get("ignored") else ""
+        return f"error: {e['error']}{skipped}"
+    verb = e.get("verb")
+    if verb == "filter":
+        return (f"{e.get('passed', 0)} passed, {e.get('failed', 0)} failed, "
+                f"{e.get('unresolvable', 0)} unresolvable")
+    if verb == "prioritize":
+        return f"scored the nodes (weight {e.get('weight', '')})"
+    if verb == "bind":
+        return f"bound the pod to {e.get('node', '')}"
+    if verb == "preempt":
+        kept = e.get("kept") or []
+        return (f"kept {len(kept)} of {e.get('candidates', 0)} candidate nodes"
+                + (f": {', '.join(kept)}" if kept else ""))
+    return ""
 
 
 def _code_note(code: str) -> str:

@@ -56,14 +56,24 @@ class SchedulerRunner:
         self.cp = cp
         self.loop = asyncio.get_running_loop()
         self.registry = cp.registry
-        self.recorder = EventRecorder(cp.registry, SCHEDULER_NAME)
-        self.scheduler = EmbeddedScheduler(self, status_writer=self, async_binding=True,
+        # events name the profile's schedulerName as their source, as upstream's per-profile
+        # recorders do
+        self.recorders: dict[str, EventRecorder] = {}
+        self.scheduler = EmbeddedScheduler(self, config=getattr(cp, "scheduler_config", None),
+                                           status_writer=self, async_binding=True,
                                            metrics=cp.metrics.scheduler)
         self.events: queue.SimpleQueue[tuple[str, CachedEvent | Entry | None] | None] = (
             queue.SimpleQueue())
         self._feeder = threading.Thread(target=self._feed, name="scheduler-informer",
                                         daemon=True)
         self.synced = threading.Event()
+
+    def recorder(self, scheduler_name: str) -> EventRecorder:
+        name = scheduler_name or SCHEDULER_NAME
+        rec = self.recorders.get(name)
+        if rec is None:
+            rec = self.recorders[name] = EventRecorder(self.registry, name)
+        return rec
 
     # ------------------------------------------------------------------ informers
     def start(self) -> None:
@@ -159,24 +169,37 @@ class SchedulerRunner:
     def bind(self, pod: Any, node_name: str) -> None:
         """Binder: raises when the binding fails (pysched then retries the pod)."""
         self._run(self._bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
-                             node_name), wait=True)
+                             node_name, pod.spec.scheduler_name), wait=True)
 
-    async def _bind(self, ns: str, name: str, uid: str, node: str) -> None:
+    async def _bind(self, ns: str, name: str, uid: str, node: str,
+                    scheduler_name: str = SCHEDULER_NAME) -> None:
         store = self.registry.store(PODS)
         entry = store.lookup(ns, name)
         if entry is None or (uid and entry.obj().get("metadata", {}).get("uid") != uid):
             raise errors.not_found("pods", "", name)
         result = await bind_pod(store, ns, name, node, {}, Context())
         obj = result.obj() if isinstance(result, Entry) else result
-        await self.recorder.event(obj, NORMAL, "Scheduled",
+        await self.recorder(scheduler_name).event(obj, NORMAL, "Scheduled",
                                   f"Successfully assigned {ns}/{name} to {node}")
+
+    def extender_bound(self, pod: Any, node_name: str) -> None:
+        """A scheduler extender bound the pod: the Scheduled event, as after any binding."""
+        self._run(self._scheduled(pod.metadata.namespace, pod.metadata.name, node_name,
+                                  pod.spec.scheduler_name))
+
+    async def _scheduled(self, ns: str, name: str, node: str, scheduler_name: str) -> None:
+        entry = self.registry.store(PODS).lookup(ns, name)
+        if entry is not None:
+            await self.recorder(scheduler_name).event(
+                entry.obj(), NORMAL, "Scheduled", f"Successfully assigned {ns}/{name} to {node}")
 
     def set_pod_condition(self, pod: Any, reason: str, message: str) -> None:
         self._run(self._unschedulable(pod.metadata.namespace, pod.metadata.name,
-                                      pod.metadata.uid, reason, message))
+                                      pod.metadata.uid, reason, message,
+                                      pod.spec.scheduler_name))
 
     async def _unschedulable(self, ns: str, name: str, uid: str, reason: str,
-                             message: str) -> None:
+                             message: str, scheduler_name: str = SCHEDULER_NAME) -> None:
         store = self.registry.store(PODS)
 
         def mark(pod: dict[str, Any]) -> dict[str, Any] | None:
@@ -197,7 +220,7 @@ class SchedulerRunner:
                 return
             raise
         obj = result.obj() if isinstance(result, Entry) else result
-        await self.recorder.event(obj, WARNING, "FailedScheduling", message)
+        await self.recorder(scheduler_name).event(obj, WARNING, "FailedScheduling", message)
 
     def set_nominated_node_name(self, pod: Any, node_name: str) -> None:
         self._run(self._nominate(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
@@ -224,10 +247,11 @@ class SchedulerRunner:
 
     def evict(self, victim: Any, preemptor: Any, node_name: str) -> None:
         self._run(self._preempt(victim.metadata.namespace, victim.metadata.name,
-                                victim.metadata.uid, preemptor.metadata.uid, node_name))
+                                victim.metadata.uid, preemptor.metadata.uid, node_name,
+                                preemptor.spec.scheduler_name))
 
-    async def _preempt(self, ns: str, name: str, uid: str, preemptor_uid: str, node: str
-                       ) -> None:
+    async def _preempt(self, ns: str, name: str, uid: str, preemptor_uid: str, node: str,
+                       scheduler_name: str = SCHEDULER_NAME) -> None:
         store = self.registry.store(PODS)
         entry = store.lookup(ns, name)
         if entry is None:
@@ -240,7 +264,7 @@ class SchedulerRunner:
             set_condition(p.setdefault("status", {}), {
                 "type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
                 "lastTransitionTime": rfc3339(now()), "reason": "PreemptionByScheduler",
-                "message": f"{SCHEDULER_NAME}: preempting to accommodate a higher priority pod"})
+                "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"})
             return p
 
         try:
@@ -250,7 +274,7 @@ class SchedulerRunner:
             if exc.code != 404:
                 raise
             return
-        await self.recorder.event(pod, NORMAL, "Preempted",
+        await self.recorder(scheduler_name).event(pod, NORMAL, "Preempted",
                                   f"Preempted by pod {preemptor_uid} on node {node}")
 
 

@@ -65,3 +65,24 @@ def test_preemption_is_told() -> None:
     d["nominatedNode"] = None
     lines = rendered(d, ["n1"], nominated="n1")
     assert any(x.startswith("It is nominated to n1") for x in lines)
+
+
+def test_profile_and_extender_verdicts_are_shown() -> None:
+    url = "http://127.0.0.1:9999/scheduler"
+    d = {"pod": "default/gpu", "node": None, "nominatedNode": None, "victims": [],
+         "message": "0/2 nodes are available: 2 no licence here.",
+         "filtered": {n: {"plugin": url, "code": "Unschedulable", "reason": "no licence here"}
+                      for n in ("n1", "n2")},
+         "evaluatedNodes": 2, "feasibleNodes": 0, "profile": "gpu-scheduler",
+         "extenders": [{"extender": url, "verb": "filter", "passed": 0, "failed": 2,
+                        "unresolvable": 0},
+                       {"extender": "http://other", "verb": "filter", "error": "refused",
+                        "ignored": True}]}
+    lines = rendered(d, ["n1", "n2"])
+    assert "Decided by profile gpu-scheduler (the pod's schedulerName)." in lines
+    assert [x.split()[:3] for x in lines if x.startswith("n1")] == [["n1", "rejected", url]]
+    i = lines.index(next(x for x in lines if x.startswith("EXTENDER")))
+    assert lines[i].split() == ["EXTENDER", "VERB", "RESULT"]
+    assert lines[i + 1].split() == [url, "filter", "0", "passed,", "2", "failed,", "0",
+                                    "unresolvable"]
+    assert lines[i + 2].endswith("error: refused (ignorable: skipped)")

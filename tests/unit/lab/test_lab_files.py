@@ -200,3 +200,13 @@ def test_status_of_an_etcd_lab_adds_members_and_the_front() -> None:
     assert doc["nodes"][0]["etcdPid"] == 12
     table = render_table(r)
     assert "etcd member node1 http://10.250.0.11:2379: pid 12, healthy, raft leader" in table
+
+
+def test_the_scheduler_config_copy_is_remembered_for_restart_node(tmp_path: Path) -> None:
+    st = LabState("s", 1, 0, str(tmp_path), str(tmp_path / "run"),
+                  scheduler_config=str(tmp_path / "s" / "scheduler-config.yaml"))
+    state.save(st)
+    back = state.load(tmp_path / "s" / "lab.json")
+    assert back == st
+    assert back is not None
+    assert back.scheduler_config.endswith("scheduler-config.yaml")

@@ -182,3 +182,31 @@ def test_cni_network_is_the_nodes_pod_cidr_without_masquerade() -> None:
     assert bridge["ipam"]["dataDir"] == str(node.cni_data_dir)
     assert bridge["ipMasq"] is False
     assert bridge["isGateway"] is True
+
+
+def test_scheduler_config_reaches_the_embedded_control_plane() -> None:
+    node = LabLayout("lab", 2).node(1)
+    path = str(LabLayout("lab", 2).scheduler_config_file)
+    cfg = node_config(node, None, scheduler_config=path)
+    assert cfg["controlPlane"]["schedulerConfig"] == path
+    decoded = decode_config(cfg)
+    assert decoded.controlPlane is not None
+    assert decoded.controlPlane.schedulerConfig == path
+    assert "schedulerConfig" not in node_config(node, None)["controlPlane"]
+
+
+def test_lab_up_refuses_a_bad_scheduler_config_before_making_anything(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "sched.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                   "kind: KubeSchedulerConfiguration\nprofiles: [{schedulerName: ''}, {}]\n")
+    p = subprocess.run([sys.executable, "-m", "pykubelet.cli.main", "lab", "--state-dir",
+                        str(tmp_path / "state"), "--run-dir", str(tmp_path / "run"), "up",
+                        "--name", "schedcfg", "--scheduler-config", str(bad)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.strip().endswith(
+        f"Error: --scheduler-config {bad}: profiles[0].schedulerName: Required value")
+    assert not (tmp_path / "state").exists()

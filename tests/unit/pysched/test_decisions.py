@@ -107,6 +107,7 @@ def test_failed_scheduling_message_and_decision_of_an_unschedulable_pod(fast: bo
         },
         "evaluatedNodes": 3,
         "feasibleNodes": 0,
+        "profile": "default-scheduler",  # which profile decided
     }
     json.dumps(d)  # JSON-ready
 

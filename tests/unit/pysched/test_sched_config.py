@@ -359,7 +359,10 @@ def test_multiple_profiles_need_names_and_share_queue_sort(tmp_path: Path) -> No
             cfg(profiles=[{"pluginConfig": [{"name": "NodeName", "args": {"a": 1}}]}]),
             "takes no args",
         ),
-        (cfg(extenders=[{"urlPrefix": "http://x"}]), "extenders"),
+        (
+            cfg(extenders=[{"urlPrefix": "http://x", "prioritizeVerb": "p"}]),
+            r"extenders\[0\]\.weight: Invalid value: 0: must have a positive weight",
+        ),
         (
             cfg(
                 profiles=[
