@@ -1,4 +1,6 @@
-"""The house's floors: pycni and pysched never import pykubelet, and nothing imports a face.
+"""The house's floors: pycni imports neither pykubelet nor pysched, pysched imports of pykubelet
+only its ground floor (``pykubelet.api``: the object model and its machinery), and nothing
+imports a face.
 
 A cheap stand-in for import-linter's contracts: every module's imports are read
 with ast (nothing is executed), so a new upward arrow fails here first.
@@ -29,15 +31,44 @@ def modules_of(package: str) -> list[Path]:
     return sorted(p for p in (REPO / package).rglob("*.py") if "_pb2" not in p.name)
 
 
-@pytest.mark.parametrize("package", ["pycni", "pysched"])
-def test_lower_packages_never_import_pykubelet(package: str) -> None:
+# what each lower package may import of the packages beside it: the ground floor and itself
+ALLOWED_ABOVE = {
+    "pycni": ("pycni",),
+    "pysched": ("pysched", "pykubelet.api"),
+}
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED_ABOVE))
+def test_lower_packages_import_only_the_ground_floor(package: str) -> None:
+    """pycni stands alone; pysched reads the one object model (``pykubelet.api`` and its
+    subpackages) and nothing else of pykubelet: no client, control plane, kubelet or CLI."""
+    project = ("pycni", "pykubelet", "pysched")
     offenders = {
         str(p.relative_to(REPO)): sorted(
-            m for m in imported_modules(p) if m.split(".")[0] == "pykubelet"
+            m
+            for m in imported_modules(p)
+            if _within(m, project) and not _within(m, ALLOWED_ABOVE[package])
         )
         for p in modules_of(package)
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_ground_floor_rule_can_fail(tmp_path: Path) -> None:
+    """The rule's own check: an import of the client from pysched, or of pysched from pycni,
+    is caught; an import of pykubelet.api's machinery is not."""
+    p = tmp_path / "m.py"
+    p.write_text("import pykubelet.client.rest\nfrom pykubelet.api.machinery import codec\n"
+                 "import pysched.queue\n")
+    mods = imported_modules(p)
+    assert sorted(m for m in mods if not _within(m, ALLOWED_ABOVE["pysched"])) == [
+        "pykubelet.client.rest"]
+    assert sorted(m for m in mods if not _within(m, ALLOWED_ABOVE["pycni"])) == [
+        "pykubelet.api.machinery", "pykubelet.client.rest", "pysched.queue"]
 
 
 def test_nothing_below_the_faces_imports_a_cli() -> None:
