@@ -28,8 +28,8 @@ import yaml
 
 from pykubelet.api.decode import decode_pod, encode_pod
 from pykubelet.api.defaults import set_defaults_pod
+from pykubelet.api.machinery.manifest import parse_document
 from pykubelet.api.validation import validate_pod
-from pysched.apimachinery.manifest import parse_document
 from pysched.simulate import parse_inputs
 
 

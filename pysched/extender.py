@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pysched.apimachinery.codec import encode
+from pykubelet.api.machinery.codec import encode
 from pysched.objects import Node, Pod
 
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority

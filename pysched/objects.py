@@ -1,6 +1,6 @@
 """pysched's typed view of the Kubernetes v1 objects the scheduler reads.
 
-The classes are declared for the ground floor's walker (pysched.apimachinery.codec), the one
+The classes are declared for the ground floor's walker (pykubelet.api.machinery.codec), the one
 pykubelet.api's complete model uses too: each names the upstream type it views (`__k8s__`), so
 `from_dict()` reads Kubernetes JSON/YAML strictly by upstream's schema. A key that is no field
 of the upstream type is an error naming it (``spec.containers[0].foo``), as is a value of the
@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from pysched.apimachinery import codec
-from pysched.apimachinery.codec import choice, describe, invalid_quantity
-from pysched.apimachinery.errors import DecodeError
-from pysched.apimachinery.meta import ObjectAccessors
-from pysched.quantity import QuantityError, int_value, milli_value
+from pykubelet.api.machinery import codec
+from pykubelet.api.machinery.codec import choice, describe, invalid_quantity
+from pykubelet.api.machinery.errors import DecodeError
+from pykubelet.api.machinery.meta import ObjectAccessors
+from pykubelet.api.machinery.quantity import QuantityError, int_value, milli_value
 
 __all__ = ["DecodeError"]
 

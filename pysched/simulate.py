@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pykubelet.api.machinery.manifest import SyntaxProblem, parse_document
 from pysched.api import EmbeddedScheduler
-from pysched.apimachinery.manifest import SyntaxProblem, parse_document
 from pysched.decisions import Decision, verdict_json, verdict_of
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status

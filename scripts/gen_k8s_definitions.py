@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes pysched/apimachinery/definitions.json: upstream's schema of every type the API serves.
+"""Writes pykubelet/api/machinery/definitions.json: upstream's schema of every type the API serves.
 
 The authority is Kubernetes' own OpenAPI, as the `kubernetes-validate` package on PyPI ships it
 (JSON Schema files generated from the API server's published spec, one set per release). We
@@ -8,7 +8,7 @@ keep the types reachable from the kinds we serve (ROOTS), in OpenAPI v3 componen
 formats, required lists, group-version-kinds and the list/map/patch metadata
 (x-kubernetes-list-type, -list-map-keys, -patch-merge-key, -patch-strategy, -map-type).
 
-The walker (pysched/apimachinery/codec.py) reads this file to know every upstream field of a
+The walker (pykubelet/api/machinery/codec.py) reads this file to know every upstream field of a
 type, so a field our typed classes do not model is still checked and kept; the OpenAPI emitter
 and strategic merge patch read the same metadata. tests/unit/apimachinery checks the committed
 file is what this script writes.
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 KUBERNETES_VERSION = "v1.37.0"
-OUT = Path(__file__).resolve().parents[1] / "pysched" / "apimachinery" / "definitions.json"
+OUT = Path(__file__).resolve().parents[1] / "pykubelet" / "api" / "machinery" / "definitions.json"
 
 _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."

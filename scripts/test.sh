@@ -8,8 +8,8 @@ cd "$here"
 .venv/bin/ruff check .
 # types, strictly, for the ground floor: the shared walker and field errors, the API model
 # and its rules (see pyproject's [tool.mypy] for the settings of everything else)
-.venv/bin/python -m mypy --strict -p pysched.apimachinery -p pykubelet.api \
-  -m pysched.quantity -m pykubelet.oom
+.venv/bin/python -m mypy --strict -p pykubelet.api \
+  -m pykubelet.oom
 # the control plane, the API client and pykubectl, strictly
 .venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client \
   -p pykubelet.cli.kubectl

@@ -1,6 +1,6 @@
 """Strict decoding of API objects from plain dicts (JSON/YAML) and encoding back.
 
-The walker is the ground floor's (pysched.apimachinery.codec), shared with pysched: every
+The walker is the ground floor's (pykubelet.api.machinery.codec), shared with pysched: every
 unknown or ill-typed field is an error naming its path the way kubectl prints it
 (`spec.containers[0].resources.limits.cpu: invalid quantity "abc"`); a field upstream has and
 types.py does not model is checked against upstream's schema and kept, so it goes back out.
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pykubelet.api.errors import DecodeError
+from pykubelet.api.machinery import codec
+from pykubelet.api.machinery.codec import camel, decode_value, describe, encode
 from pykubelet.api.types import Pod
-from pysched.apimachinery import codec
-from pysched.apimachinery.codec import camel, decode_value, describe, encode
 
 __all__ = [
     "camel",

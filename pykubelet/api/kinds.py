@@ -9,7 +9,7 @@ into the object model.
     kind.check_update(new, old)                      # immutable fields, update rules
     kind.check_status_update(new, old)               # pods/status, nodes/status
     body = kind.encode(pod)                          # Go omitempty, apiVersion/kind set
-    kind.patch_meta("spec", ...)                     # see pysched.apimachinery.openapi
+    kind.patch_meta("spec", ...)                     # see pykubelet.api.machinery.openapi
     kind.openapi_schemas()                           # components.schemas for /openapi/v3
 
 `Kind.validate`/`validate_update` return the FieldErrors without raising, for callers that
@@ -24,9 +24,9 @@ from typing import Any, Generic, TypeVar
 
 from pykubelet.api import defaults, meta_validation, object_validation, objects, validation
 from pykubelet.api.errors import DecodeError, FieldError, ValidationError
+from pykubelet.api.machinery import codec, openapi
+from pykubelet.api.machinery.codec import describe
 from pykubelet.api.types import Pod
-from pysched.apimachinery import codec, openapi
-from pysched.apimachinery.codec import describe
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from pykubelet.api import kinds
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import APIError, DecodeError
+from pykubelet.api.machinery.manifest import SyntaxProblem, parse_documents
 from pykubelet.api.types import Pod
 from pykubelet.api.validation import validate_pod
-from pysched.apimachinery.manifest import SyntaxProblem, parse_documents
 
 
 class ManifestError(APIError):

@@ -8,15 +8,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api.types import ObjectMeta, OwnerReference
-from pysched.apimachinery.field import (
+from pykubelet.api.machinery.field import (
     FieldError,
     forbidden,
     go_quote,
     invalid,
     required,
 )
-from pysched.apimachinery.validation import (
+from pykubelet.api.machinery.validation import (
     is_dns1123_label,
     is_valid_label_value,
     regex_error,
@@ -26,6 +25,7 @@ from pysched.apimachinery.validation import (
     validate_labels,
     validate_non_negative,
 )
+from pykubelet.api.types import ObjectMeta, OwnerReference
 
 NameFn = Callable[[str, bool], list[str]]
 FIELD_IMMUTABLE = "field is immutable"

@@ -10,6 +10,26 @@ import binascii
 import ipaddress
 import json
 
+from pykubelet.api.machinery import codec
+from pykubelet.api.machinery.codec import camel
+from pykubelet.api.machinery.field import (
+    ErrorType,
+    FieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
+from pykubelet.api.machinery.validation import (
+    is_config_map_key,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    validate_label_name,
+)
 from pykubelet.api.meta_validation import (
     FIELD_IMMUTABLE,
     validate_immutable,
@@ -33,26 +53,6 @@ from pykubelet.api.objects import (
     PriorityClass,
     Secret,
     Taint,
-)
-from pysched.apimachinery import codec
-from pysched.apimachinery.codec import camel
-from pysched.apimachinery.field import (
-    ErrorType,
-    FieldError,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
-)
-from pysched.apimachinery.validation import (
-    is_config_map_key,
-    is_dns1123_subdomain,
-    is_qualified_name,
-    is_valid_label_value,
-    name_is_dns_label,
-    name_is_dns_subdomain,
-    validate_label_name,
 )
 
 MAX_SECRET_SIZE = 1 << 20  # ConfigMap and Secret data, 1 MiB

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pykubelet.api.machinery.codec import BASE64_VALUES
 from pykubelet.api.types import (
     KEEP,
     IntOrString,
@@ -20,7 +21,6 @@ from pykubelet.api.types import (
     ResourceList,
     wire,
 )
-from pysched.apimachinery.codec import BASE64_VALUES
 
 _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."

@@ -10,11 +10,11 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pysched.apimachinery.codec import invalid_quantity
-from pysched.apimachinery.errors import DecodeError
+from pykubelet.api.machinery.codec import invalid_quantity
+from pykubelet.api.machinery.errors import DecodeError
 
 # one parser for the whole project: the scheduler's (pysched is pure and below us)
-from pysched.quantity import ERR_FORMAT, parse_parts
+from pykubelet.api.machinery.quantity import ERR_FORMAT, parse_parts
 
 
 class QuantityError(ValueError):
@@ -45,7 +45,7 @@ class Quantity:
 
     @classmethod
     def __k8s_decode__(cls, value: object) -> Quantity:
-        """The walker's converter (pysched.apimachinery.codec)."""
+        """The walker's converter (pykubelet.api.machinery.codec)."""
         try:
             return cls.parse(value)
         except QuantityError as exc:

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pykubelet.api.machinery.codec import UNMODELLED
+from pykubelet.api.machinery.meta import ObjectAccessors
 from pykubelet.api.quantity import Quantity
-from pysched.apimachinery.codec import UNMODELLED
-from pysched.apimachinery.meta import ObjectAccessors
 
 # IntOrString (probe ports, ...): Python's union says it exactly.
 IntOrString = int | str

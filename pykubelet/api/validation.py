@@ -18,6 +18,24 @@ from typing import Any
 
 from pykubelet.api.decode import encode
 from pykubelet.api.errors import FieldError, ValidationError
+from pykubelet.api.machinery.field import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
+from pykubelet.api.machinery.validation import (
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+    name_is_dns_subdomain,
+    validate_dns_label,
+    validate_dns_subdomain,
+    validate_label_name,
+    validate_labels,
+)
 from pykubelet.api.meta_validation import (
     validate_label_selector,
     validate_object_meta,
@@ -46,24 +64,6 @@ from pykubelet.api.types import (
     TopologySpreadConstraint,
     Volume,
     is_restartable_init_container,
-)
-from pysched.apimachinery.field import (
-    duplicate,
-    forbidden,
-    invalid,
-    not_found,
-    not_supported,
-    required,
-)
-from pysched.apimachinery.validation import (
-    is_dns1123_subdomain,
-    is_qualified_name,
-    is_valid_label_value,
-    name_is_dns_subdomain,
-    validate_dns_label,
-    validate_dns_subdomain,
-    validate_label_name,
-    validate_labels,
 )
 
 _IANA_SVC_RE = re.compile(r"^[-a-z0-9]+$")

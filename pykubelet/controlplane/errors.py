@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pysched.apimachinery.field import shorten
+from pykubelet.api.machinery.field import shorten
 
 MAX_FIELD_SHOWN = 1024  # of a field path in a cause (a map key in it may be any size)
 

@@ -188,13 +188,13 @@ def test_kubelet_never_imports_the_runtime() -> None:
 
 
 def test_the_ground_floor_stands_on_nothing_above_it() -> None:
-    """pysched.apimachinery (the shared walker and field errors) imports only itself and the
+    """pykubelet.api.machinery (the shared walker and field errors) imports only itself and the
     quantity parser; pykubelet.api imports only itself and that ground floor."""
     graph = _import_graph()
-    ground = ("pysched.apimachinery", "pysched.quantity")
+    ground = ("pykubelet.api.machinery", "pykubelet.api.machinery.quantity")
     offenders = {}
     for m, edges in graph.items():
-        if m.startswith("pysched.apimachinery"):
+        if m.startswith("pykubelet.api.machinery"):
             allowed: tuple[str, ...] = ground
         elif m.startswith("pykubelet.api"):
             allowed = (*ground, "pykubelet.api")

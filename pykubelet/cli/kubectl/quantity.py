@@ -1,7 +1,8 @@
 """Resource quantities as ``describe`` prints them (apimachinery's resource.Quantity): exact
 values, sums, ``Value()``/``MilliValue()`` rounded up, and the canonical text
 (``1.5`` -> ``1500m``, ``2000`` -> ``2k``, ``1024Mi`` -> ``1Gi``, ``512`` in binary -> ``512``).
-The parser is pysched.quantity's (standard library only), so "1e6000000" costs nothing."""
+The parser is pykubelet.api.machinery.quantity's (standard library only), so
+"1e6000000" costs nothing."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-# the one bounded parser (pysched.quantity imports only the standard library)
-from pysched.quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, parse_parts
+# the one bounded parser (pykubelet.api.machinery.quantity imports only the standard library)
+from pykubelet.api.machinery.quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, parse_parts
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,

@@ -20,6 +20,8 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pykubelet.api.machinery.field import go_quote
+from pykubelet.api.machinery.validation import is_dns1123_subdomain
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import discovery, negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.authz import authorize
@@ -45,8 +47,6 @@ from pykubelet.controlplane.registry.store import (
     User,
 )
 from pykubelet.controlplane.registry.strategy import Strategy
-from pysched.apimachinery.field import go_quote
-from pysched.apimachinery.validation import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
 

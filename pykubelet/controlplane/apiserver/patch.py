@@ -25,7 +25,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from pysched.apimachinery.openapi import PatchMeta
+from pykubelet.api.machinery.openapi import PatchMeta
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"

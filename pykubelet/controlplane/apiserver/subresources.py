@@ -14,13 +14,13 @@ import orjson
 from aiohttp import web
 
 from pykubelet.api.errors import DecodeError
+from pykubelet.api.machinery.codec import check_definition
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.apiserver.selectors import LabelSelector, Requirement
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore, Obj
 from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
-from pysched.apimachinery.codec import check_definition
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.apiserver.app import APIServer

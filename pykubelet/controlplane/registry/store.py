@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 
 from pykubelet.api.errors import DecodeError
+from pykubelet.api.machinery.codec import check_definition
+from pykubelet.api.machinery.field import go_quote as quote
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.patch import (
     PatchApplyError,
@@ -48,8 +50,6 @@ from pykubelet.controlplane.storage import (
     Storage,
     StorageError,
 )
-from pysched.apimachinery.codec import check_definition
-from pysched.apimachinery.field import go_quote as quote
 
 log = logging.getLogger(__name__)
 

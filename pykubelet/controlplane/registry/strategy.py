@@ -13,10 +13,10 @@ import datetime as dt
 from typing import Any
 
 from pykubelet.api.kinds import Kind
+from pykubelet.api.machinery.openapi import PatchMeta
 from pykubelet.controlplane.cacher import Attrs
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
-from pysched.apimachinery.openapi import PatchMeta
 
 Obj = dict[str, Any]
 

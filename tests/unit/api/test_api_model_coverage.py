@@ -14,7 +14,7 @@ import pytest
 
 import pysched.objects
 from pykubelet.api import objects, types
-from pysched.apimachinery.codec import camel, definitions
+from pykubelet.api.machinery.codec import camel, definitions
 
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
 

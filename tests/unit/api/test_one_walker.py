@@ -11,7 +11,7 @@ from real_objects import REAL_POD
 
 import pysched.objects as sched
 from pykubelet.api import kinds, validation
-from pysched.apimachinery.errors import DecodeError, UnknownFieldError
+from pykubelet.api.machinery.errors import DecodeError, UnknownFieldError
 
 
 def test_a_real_pod_reads_in_both_views() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from pysched.apimachinery.codec import definitions
+from pykubelet.api.machinery.codec import definitions
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,9 +9,9 @@ import pytest
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import ValidationError
+from pykubelet.api.machinery import field
+from pykubelet.api.machinery.field import ErrorType, FieldError
 from pykubelet.api.validation import validate_pod
-from pysched.apimachinery import field
-from pysched.apimachinery.field import ErrorType, FieldError
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pykubelet.cli.kubectl.main import COMMANDS
 FORBIDDEN = ("grpc", "aiohttp", "pysched", "pykubelet.controlplane", "pykubelet.runtime",
              "pykubelet.kubelet", "click", "numpy", "google.protobuf", "urllib3")
 # the one quantity parser (standard library only) is shared, not the scheduler
-ALLOWED = ("pysched", "pysched.quantity")
+ALLOWED = ("pysched", "pykubelet.api.machinery.quantity")
 
 
 def test_no_heavy_imports_on_any_command_path() -> None:

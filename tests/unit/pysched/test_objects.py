@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pytest
 
+from pykubelet.api.machinery.quantity import QuantityError, int_value, milli_value, parse_quantity
 from pysched.objects import (
     DecodeError,
     Node,
@@ -16,7 +17,6 @@ from pysched.objects import (
     Toleration,
     from_dict,
 )
-from pysched.quantity import QuantityError, int_value, milli_value, parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,12 @@ from fractions import Fraction
 
 import pytest
 
-from pysched.quantity import MAX_QUANTITY, QuantityError, milli_value, parse_quantity
+from pykubelet.api.machinery.quantity import (
+    MAX_QUANTITY,
+    QuantityError,
+    milli_value,
+    parse_quantity,
+)
 
 HUGE = ["1e6000000", "1E999999999", "-7e2000000000", "1e-6000000", "0.5e-3000000",
         "123456789e9000000", "1e9223372036854775807"]

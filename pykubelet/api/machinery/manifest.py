@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from pysched.apimachinery.errors import APIError
+from pykubelet.api.machinery.errors import APIError
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

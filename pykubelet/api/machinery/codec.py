@@ -45,9 +45,9 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any, TypeVar
 
-from pysched.apimachinery.errors import DecodeError, UnknownFieldError
-from pysched.apimachinery.field import shorten
-from pysched.quantity import QuantityError, parse_quantity
+from pykubelet.api.machinery.errors import DecodeError, UnknownFieldError
+from pykubelet.api.machinery.field import shorten
+from pykubelet.api.machinery.quantity import QuantityError, parse_quantity
 
 T = TypeVar("T")
 Decoder = Callable[[Any], Any]
@@ -160,7 +160,7 @@ def _from_decode_error(exc: DecodeError) -> _Fail:
 
 @functools.cache
 def _definitions_file() -> dict[str, Any]:
-    text = resources.files("pysched.apimachinery").joinpath("definitions.json").read_text()
+    text = resources.files("pykubelet.api.machinery").joinpath("definitions.json").read_text()
     doc: dict[str, Any] = json.loads(text)
     return doc
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pysched.apimachinery.codec import definitions, definitions_version
+from pykubelet.api.machinery.codec import definitions, definitions_version
 
 _REF_PREFIX = "#/components/schemas/"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pysched.apimachinery.field import FieldError, messages
+from pykubelet.api.machinery.field import FieldError, messages
 
 
 class APIError(ValueError):

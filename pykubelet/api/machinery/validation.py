@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from pysched.apimachinery.field import FieldError, invalid, required, too_long
+from pykubelet.api.machinery.field import FieldError, invalid, required, too_long
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
