@@ -25,10 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from pykubelet.api.machinery import codec
-from pykubelet.api.machinery.codec import choice, describe, invalid_quantity
+from pykubelet.api.machinery.codec import choice, describe
 from pykubelet.api.machinery.errors import DecodeError
 from pykubelet.api.machinery.meta import ObjectAccessors
-from pykubelet.api.machinery.quantity import QuantityError, int_value, milli_value
+from pykubelet.api.machinery.quantity import (
+    QuantityError,
+    int_value,
+    invalid_quantity,
+    milli_value,
+)
 
 __all__ = ["DecodeError"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pykubelet.api.machinery.codec import UNMODELLED
 from pykubelet.api.machinery.meta import ObjectAccessors
-from pykubelet.api.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 
 # IntOrString (probe ports, ...): Python's union says it exactly.
 IntOrString = int | str

@@ -26,6 +26,7 @@ from pykubelet.api.machinery.field import (
     not_supported,
     required,
 )
+from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.machinery.validation import (
     is_dns1123_subdomain,
     is_qualified_name,
@@ -41,7 +42,6 @@ from pykubelet.api.meta_validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from pykubelet.api.quantity import Quantity
 from pykubelet.api.types import (
     CONTAINER_RESTART_POLICIES,
     DNS_POLICIES,

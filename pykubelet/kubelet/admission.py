@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pykubelet.api.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import Container, Pod, Toleration, is_restartable_init_container
 
 OUT_OF_CPU = "OutOfcpu"

@@ -29,7 +29,7 @@ from typing import Any
 import psutil
 
 from pykubelet.api.decode import encode_pod
-from pykubelet.api.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet import failpoints, reasons

@@ -46,8 +46,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from pykubelet.api.machinery.errors import DecodeError, UnknownFieldError
-from pykubelet.api.machinery.field import shorten
-from pykubelet.api.machinery.quantity import QuantityError, parse_quantity
+from pykubelet.api.machinery.quantity import QuantityError, invalid_quantity, parse_quantity
 
 T = TypeVar("T")
 Decoder = Callable[[Any], Any]
@@ -364,15 +363,6 @@ def _decode_int_or_string(value: Any) -> Any:
     if type(value) is str or type(value) is int:
         return value
     raise _Fail(f"expected an integer or a string, got {describe(value)}")
-
-
-def invalid_quantity(value: Any, reason: str = "") -> str:
-    """The one message for a value that is no quantity, in both object models: the value
-    (at most 256 characters of it) and resource.ParseQuantity's own words."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return f"invalid quantity {shorten(repr(value))}"
-    text = f'invalid quantity "{shorten(str(value))}"'
-    return f"{text}: {reason}" if reason else text
 
 
 def _check_quantity(value: Any) -> Any:

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import escape_terminal
-from pykubelet.cli.kubectl.quantity import ZERO, Quantity
 from pykubelet.cli.kubectl.resources import Target, targets
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.cli.kubectl.tabwriter import TabWriter
@@ -255,7 +255,7 @@ def describe_events(w: Writer, events: list[Obj]) -> None:
 
 def _q(resources: Obj | None, kind: str, name: str) -> Quantity | None:
     value = ((resources or {}).get(kind) or {}).get(name)
-    return None if value is None else Quantity.parse(value)
+    return None if value is None else Quantity.canonical_of(value)
 
 
 def _sorted_resource_names(rl: Obj) -> list[str]:
@@ -271,7 +271,7 @@ def describe_resources(w: Writer, resources: Obj | None, level: int) -> None:
         if rl:
             w.write(level, f"{title}:\n")
         for name in _sorted_resource_names(rl):
-            w.write(level + 1, f"{name}:\t{Quantity.parse(rl[name])}\n")
+            w.write(level + 1, f"{name}:\t{Quantity.canonical_of(rl[name])}\n")
 
 
 def _container_state(w: Writer, title: str, state: Obj) -> None:
@@ -426,8 +426,8 @@ def describe_volumes(w: Writer, volumes: list[Obj]) -> None:
         elif v.get("emptyDir") is not None:
             e = v["emptyDir"]
             limit = e.get("sizeLimit")
-            size = str(Quantity.parse(limit)) if limit and Quantity.parse(limit).value > 0 \
-                else "<unset>"
+            size_q = Quantity.canonical_of(limit) if limit else ZERO
+            size = str(size_q) if size_q.exact > 0 else "<unset>"
             w.write(2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n"
                        f"    Medium:\t{e.get('medium', '')}\n"
                        f"    SizeLimit:\t{size}\n")
@@ -490,8 +490,8 @@ def _qos(pod: Obj) -> str:
         if req or lim:
             any_set = True
         for name in ("cpu", "memory"):
-            if name not in lim or Quantity.parse(req.get(name, lim[name])).value != \
-                    Quantity.parse(lim[name]).value:
+            if name not in lim or Quantity.canonical_of(req.get(name, lim[name])).exact != \
+                    Quantity.canonical_of(lim[name]).exact:
                 guaranteed = False
     if not any_set:
         return "BestEffort"
@@ -612,13 +612,13 @@ def format_label_selector(sel: Obj) -> str:
 
 def _add(total: dict[str, Quantity], rl: Obj | None) -> None:
     for name, value in (rl or {}).items():
-        q = Quantity.parse(value)
+        q = Quantity.canonical_of(value)
         total[name] = total[name] + q if name in total else q
 
 
 def _max(total: dict[str, Quantity], rl: dict[str, Quantity]) -> None:
     for name, q in rl.items():
-        if name not in total or q.value > total[name].value:
+        if name not in total or q.exact > total[name].exact:
             total[name] = q
 
 
@@ -658,16 +658,16 @@ def pod_requests_and_limits(pod: Obj) -> tuple[dict[str, Quantity], dict[str, Qu
 
 
 def _pct(part: Quantity, whole: Quantity, milli: bool) -> int:
-    w = whole.milli_ceil() if milli else whole.value_ceil()
+    w = whole.milli_value() if milli else whole.value()
     if w == 0:
         return 0
-    p = part.milli_ceil() if milli else part.value_ceil()
+    p = part.milli_value() if milli else part.value()
     return int(p / w * 100)
 
 
 def describe_node_resources(w: Writer, pods: list[Obj], node: Obj) -> None:
     status = node.get("status") or {}
-    alloc = {k: Quantity.parse(v) for k, v in (status.get("allocatable") or
+    alloc = {k: Quantity.canonical_of(v) for k, v in (status.get("allocatable") or
                                               status.get("capacity") or {}).items()}
     cpu_a, mem_a = alloc.get("cpu", ZERO), alloc.get("memory", ZERO)
     w.write(0, f"Non-terminated Pods:\t({len(pods)} in total)\n")
@@ -765,7 +765,7 @@ def describe_node(node: Obj, pods: list[Obj] | None, events: list[Obj] | None,
         if rl:
             w.write(0, f"{title}:\n")
             for name in sorted(rl):
-                w.write(0, f"  {name}:\t{Quantity.parse(rl[name])}\n")
+                w.write(0, f"  {name}:\t{Quantity.canonical_of(rl[name])}\n")
     info = status.get("nodeInfo") or {}
     w.write(0, "System Info:\n")
     for key, title in (("machineID", "Machine ID"), ("systemUUID", "System UUID"),

@@ -9,7 +9,7 @@ import pytest
 
 from pykubelet.api.decode import decode_pod, encode_pod
 from pykubelet.api.errors import DecodeError
-from pykubelet.api.quantity import Quantity, QuantityError
+from pykubelet.api.machinery.quantity import Quantity, QuantityError
 
 BASE = {
     "apiVersion": "v1",

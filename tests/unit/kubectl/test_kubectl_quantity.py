@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykubelet.cli.kubectl.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 
 
 @pytest.mark.parametrize(("text", "canonical"), [
@@ -14,14 +14,14 @@ from pykubelet.cli.kubectl.quantity import Quantity
     (2, "2"), ("junk", "0"),
 ])
 def test_canonical_text(text: str, canonical: str) -> None:
-    assert str(Quantity.parse(text)) == canonical
+    assert str(Quantity.canonical_of(text)) == canonical
 
 
 def test_sums_keep_the_first_format_and_round_up() -> None:
-    assert str(Quantity.parse("512Mi") + Quantity.parse("512Mi")) == "1Gi"
-    assert str(Quantity.parse("100m") + Quantity.parse("0.2")) == "300m"
-    q = Quantity.parse("1500m")
-    assert (q.milli_ceil(), q.value_ceil()) == (1500, 2)
+    assert str(Quantity.canonical_of("512Mi") + Quantity.canonical_of("512Mi")) == "1Gi"
+    assert str(Quantity.canonical_of("100m") + Quantity.canonical_of("0.2")) == "300m"
+    q = Quantity.canonical_of("1500m")
+    assert (q.milli_value(), q.value()) == (1500, 2)
 
 
 def test_huge_exponents_are_bounded() -> None:
@@ -30,7 +30,7 @@ def test_huge_exponents_are_bounded() -> None:
     import time
 
     t0 = time.process_time()
-    q = Quantity.parse("1e6000000")
+    q = Quantity.canonical_of("1e6000000")
     assert str(q) == "9223372036854775807"
-    assert Quantity.parse("1e-6000000").milli_ceil() == 1
+    assert Quantity.canonical_of("1e-6000000").milli_value() == 1
     assert time.process_time() - t0 < 0.05

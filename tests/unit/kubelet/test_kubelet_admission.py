@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kubelet_builders import make_pod
 
-from pykubelet.api.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import ContainerPort, Pod
 from pykubelet.kubelet.admission import NodeInfo, Taint, admit, pod_requests
 

@@ -298,7 +298,7 @@ QOS_TABLE = [
 @pytest.mark.parametrize(("requests", "limits", "expected"), QOS_TABLE)
 def test_qos_class(requests: dict, limits: dict, expected: str) -> None:
     pod = make_pod()
-    from pykubelet.api.quantity import Quantity
+    from pykubelet.api.machinery.quantity import Quantity
 
     res = pod.spec.containers[0].resources
     res.requests = {k: Quantity.parse(v) for k, v in requests.items()}
