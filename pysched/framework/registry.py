@@ -36,7 +36,7 @@ class Registry(dict[str, PluginFactory]):
 
 def in_tree_registry() -> Registry:
     """The default plugins (plugins.default_registry upstream)."""
-    from pysched.plugins import in_tree_factories
+    from pysched.plugins.registry import in_tree_factories
 
     r = Registry()
     r.merge(in_tree_factories())

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pysched import preemption
 from pysched.plugins.args import DefaultPreemptionArgs
 
 NAME = "DefaultPreemption"
 
 
 def new(args: Any, handle: Any) -> Any:
-    from pysched import preemption
-
     a = args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
     return preemption.DefaultPreemption(
         handle, a.min_candidate_nodes_percentage, a.min_candidate_nodes_absolute

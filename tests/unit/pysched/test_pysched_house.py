@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from pysched.plugins import in_tree_factories
+from pysched.plugins.registry import in_tree_factories
 
 PKG = Path(__file__).resolve().parents[3] / "pysched"
 
