@@ -12,4 +12,6 @@ rules, no I/O.
   qos              QoS class and the oom-score rule
   kinds            one descriptor per served kind: the API server's door into all of the above
   manifest         YAML/JSON manifests of Pods, as a node reads its static pods
+  machinery        the ground floor under all of them (apimachinery's job): field errors, the
+                   walker, quantities, upstream's schema
 """

@@ -1,7 +1,7 @@
 """Errors of the API layer: each names the field path and the problem, as the API
 server's field.Error does (`spec.containers[0].image: Required value`).
 
-The classes live on the ground floor (pykubelet.api.machinery) so pysched's decoder raises the
+The classes live in the machinery (pykubelet.api.machinery) so pysched's decoder raises the
 very same types; this module is where pykubelet code names them."""
 
 from __future__ import annotations

@@ -1,13 +1,20 @@
-"""The ground floor every package stands on: how Kubernetes objects are read, written and
-judged, with no knowledge of any one kind.
+"""The ground floor every package stands on, as k8s.io/apimachinery is upstream's: how
+Kubernetes objects are read, written and judged, with no knowledge of any one kind.
 
-It lives inside pysched because pysched may import nothing from pykubelet while pykubelet may
-import pysched (tests/unit/test_layering.py): both object models, pysched's slim scheduling
-view and pykubelet.api's complete one, are declared for the one walker here, so one manifest is
-read by one set of rules and its problems are told in one error type.
+It sits under pykubelet.api, the object model, and imports nothing above itself; pysched may
+import pykubelet.api and nothing else of pykubelet (tests/unit/test_layering.py), so the
+scheduler, the API server and the kubelet read one manifest by one set of rules and tell its
+problems in one error type.
 
-  field     structured field errors (upstream's field.Error): type, path, bad value, detail
-  errors    DecodeError (unknown or ill-typed field) and ValidationError (a list of field errors)
-  codec     the walker: strict decode, Go-omitempty encode, compiled once per class
-  manifest  YAML/JSON text into documents, fast (the C parser, JSON straight through json)
+  field       structured field errors (upstream's field.Error): type, path, bad value, detail
+  errors      DecodeError (unknown or ill-typed field) and ValidationError (a list of field
+              errors)
+  quantity    resource quantities: the bounded parser and the Quantity the model holds
+              (standard library only: pykubectl imports it on its start-up path)
+  codec       the walker: strict decode, Go-omitempty encode, compiled once per class
+  meta        what every object answers about itself (upstream's meta.Accessor)
+  validation  name and label rules every kind shares
+  manifest    YAML/JSON text into documents, fast (the C parser, JSON straight through json)
+  openapi     upstream's schema (definitions.json) as the API server and strategic merge
+              patch need it
 """

@@ -27,7 +27,7 @@ Field metadata understood here:
   required=True    the key must be present and not null (or a str: the problem to report)
   unmodelled=True  the bucket of upstream fields the class does not model (UNMODELLED)
 A type may carry its own converters: a classmethod `__k8s_decode__(value)` and a method
-`__k8s_encode__()` (pykubelet.api.Quantity does).
+`__k8s_encode__()` (machinery.quantity.Quantity does).
 """
 
 from __future__ import annotations
