@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykubelet.cli.kubectl.quantity import Quantity
+from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.cli.kubectl.why import _node_rows
 
 Obj = dict[str, Any]
@@ -41,8 +41,8 @@ class Delta:
 
 def _requests(c: Obj) -> tuple[int, int]:
     req = ((c.get("resources") or {}).get("requests")) or {}
-    cpu = Quantity.parse(req["cpu"]).milli_ceil() if "cpu" in req else 0
-    mem = Quantity.parse(req["memory"]).value_ceil() if "memory" in req else 0
+    cpu = Quantity.canonical_of(req["cpu"]).milli_value() if "cpu" in req else 0
+    mem = Quantity.canonical_of(req["memory"]).value() if "memory" in req else 0
     return cpu, mem
 
 
@@ -66,9 +66,9 @@ def pod_requests(pod: Obj) -> tuple[int, int]:
     cpu, mem = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
     over = spec.get("overhead") or {}
     if "cpu" in over:
-        cpu += Quantity.parse(over["cpu"]).milli_ceil()
+        cpu += Quantity.canonical_of(over["cpu"]).milli_value()
     if "memory" in over:
-        mem += Quantity.parse(over["memory"]).value_ceil()
+        mem += Quantity.canonical_of(over["memory"]).value()
     return cpu, mem
 
 
@@ -148,11 +148,11 @@ class ClusterView:
                 "unschedulable": bool((node.get("spec") or {}).get("unschedulable")),
                 "taints": [taint_text(t) for t in (node.get("spec") or {}).get("taints") or []],
                 "roles": roles,
-                "cpu": {"allocatable": Quantity.parse(alloc.get("cpu", 0)).milli_ceil(),
+                "cpu": {"allocatable": Quantity.canonical_of(alloc.get("cpu", 0)).milli_value(),
                         "requested": used[0]},
-                "memory": {"allocatable": Quantity.parse(alloc.get("memory", 0)).value_ceil(),
+                "memory": {"allocatable": Quantity.canonical_of(alloc.get("memory", 0)).value(),
                            "requested": used[1]},
-                "pods": {"allocatable": Quantity.parse(alloc.get("pods", 0)).value_ceil(),
+                "pods": {"allocatable": Quantity.canonical_of(alloc.get("pods", 0)).value(),
                          "requested": used[2]}}
 
     def snapshot(self) -> Obj:
