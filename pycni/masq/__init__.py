@@ -16,7 +16,7 @@ from typing import Protocol
 from pycni.spec import IPInterface
 
 try:  # the builtin implementation: hashlib loads OpenSSL (~4 ms) for one digest
-    from _sha512 import sha512 as _sha512
+    from _sha512 import sha512 as _sha512  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha512 as _sha512
 

@@ -77,7 +77,8 @@ def _requested_mac(conf: NetConf, cni_args: str) -> str:
         key, _, value = pair.partition("=")
         if key == "MAC" and value:
             mac, where = value, "CNI_ARGS MAC"
-    cni = conf.args.get("cni") if isinstance(conf.args.get("cni"), dict) else {}
+    given = conf.args.get("cni")
+    cni: dict[str, Any] = given if isinstance(given, dict) else {}
     if cni.get("mac"):
         mac, where = cni["mac"], "args.cni.mac"
     if conf.runtime_config.get("mac"):

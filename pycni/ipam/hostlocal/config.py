@@ -135,7 +135,8 @@ def load_ipam_config(raw: dict[str, Any], cni_args: str = "") -> IPAMConfig:
     if isinstance(args, dict) and isinstance(args.get("cni"), dict):
         for i, ip in enumerate(args["cni"].get("ips") or []):
             requested.append(_ip(ip, f"args.cni.ips[{i}]"))
-    runtime = raw.get("runtimeConfig") if isinstance(raw.get("runtimeConfig"), dict) else {}
+    rc = raw.get("runtimeConfig")
+    runtime: dict[str, Any] = rc if isinstance(rc, dict) else {}
     for i, ip in enumerate(runtime.get("ips") or []):
         text = ip.split("/", 1)[0] if isinstance(ip, str) else ip
         requested.append(_ip(text, f"runtimeConfig.ips[{i}]"))
