@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin
@@ -53,10 +53,8 @@ def _start_time(pod: Pod) -> float:
     st = pod.status.start_time
     if not st:
         return math.inf
-    try:
-        return datetime.fromisoformat(st.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return math.inf
+    t = parse_time_or_none(st)
+    return math.inf if t is None else t.timestamp()
 
 
 def more_important_pod(a: Pod, b: Pod) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pykubelet.kubelet.status import rfc3339
+from pykubelet.api.machinery.timeutil import rfc3339
 
 NORMAL = "Normal"
 WARNING = "Warning"

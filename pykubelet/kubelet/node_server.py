@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from pykubelet.api.machinery.timeutil import parse_time, parse_time_or_none
 from pykubelet.kubelet.runtime_service import StreamFlags
 from pykubelet.streaming.proxy import proxy_upgrade
 
@@ -125,7 +126,7 @@ class LogOptions:
         if q.get("sinceSeconds"):
             since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(q["sinceSeconds"]))
         elif q.get("sinceTime"):
-            since = dt.datetime.fromisoformat(q["sinceTime"].replace("Z", "+00:00"))
+            since = parse_time(q["sinceTime"])
         return cls(follow=flag("follow"),
                    tail_lines=int(q["tailLines"]) if q.get("tailLines") else None,
                    timestamps=flag("timestamps"), since=since,
@@ -134,18 +135,9 @@ class LogOptions:
 
 def _parse_time(text: str) -> dt.datetime | None:
     """A CRI log line's RFC3339Nano time (``...:05.123456789Z`` as containerd writes it,
-    ``...:05.123456789+00:00`` as conmon does), with its offset; the fraction is cut to
-    microseconds for fromisoformat. A time without an offset is taken as UTC."""
-    try:
-        if "." in text:
-            head, rest = text.split(".", 1)
-            digits = len(rest) - len(rest.lstrip("0123456789"))
-            frac, tz = rest[:digits], rest[digits:]
-            text = f"{head}.{frac[:6].ljust(6, '0')}{tz}"
-        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
+    ``...:05.123456789+00:00`` as conmon does), with its offset. A time without an offset
+    is taken as UTC."""
+    return parse_time_or_none(text) or parse_time_or_none(text + "Z")
 
 
 def render(lines: list[bytes], opts: LogOptions) -> list[bytes]:

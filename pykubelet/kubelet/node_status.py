@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import psutil
 
+from pykubelet.api.machinery.timeutil import micro_time, now, rfc3339
 from pykubelet.client.rest import LEASES, NODES, ClientError, RESTClient, StatusError
 
 log = logging.getLogger(__name__)
@@ -45,18 +46,6 @@ DISK_FREE_FRACTION = 0.10
 PID_FREE_FRACTION = 0.05
 MAX_IMAGES = 50
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
-
-
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def rfc3339(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def micro_time(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass

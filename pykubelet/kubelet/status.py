@@ -17,8 +17,8 @@ import copy
 import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from pykubelet.api.machinery.timeutil import parse_time, rfc3339
 from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import (
     CONDITION_FALSE,
@@ -86,11 +86,6 @@ class WaitingReason:
 
 # pod-level reasons generate_pod_status sets while the sandbox cannot be made
 SANDBOX_FAILURE_REASONS = (reasons.CREATE_POD_SANDBOX_ERROR, reasons.EVENT_FAILED_MOUNT)
-
-
-def rfc3339(ts: float) -> str:
-    """metav1.Time as JSON: seconds precision, UTC."""
-    return datetime.fromtimestamp(int(ts), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _time_or_none(ts: float) -> str | None:
@@ -677,7 +672,7 @@ def active_deadline_eviction(pod: Pod, now: float) -> WaitingReason | None:
     start = pod.status.start_time
     if deadline is None or not start:
         return None
-    started = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    started = parse_time(start).timestamp()
     if now - started >= deadline:
         return WaitingReason(reasons.DEADLINE_EXCEEDED, reasons.DEADLINE_EXCEEDED_MESSAGE)
     return None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.lab import kubecontext, network, processes, state, teardown
 from pykubelet.lab.layout import (
     RUN_ROOT,
@@ -314,16 +315,13 @@ def not_ready_reason(node: dict[str, object] | None, lease: dict[str, object] | 
 
 
 def renewed_after(lease: dict[str, object], since: float) -> bool:
-    from datetime import datetime
-
     spec = lease.get("spec") or {}
     assert isinstance(spec, dict)
     renew = str(spec.get("renewTime") or "")
-    try:
-        at = datetime.fromisoformat(renew.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    at = parse_time_or_none(renew)
+    if at is None:
         return False
-    return at >= since - 1.0  # (renewTime has microseconds; clocks are the host's)
+    return at.timestamp() >= since - 1.0  # (renewTime has microseconds; clocks are the host's)
 
 
 def check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:

@@ -35,10 +35,8 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import datetime as dt
 import functools
 import json
-import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -47,6 +45,7 @@ from typing import Any, TypeVar
 
 from pykubelet.api.machinery.errors import DecodeError, UnknownFieldError
 from pykubelet.api.machinery.quantity import QuantityError, invalid_quantity, parse_quantity
+from pykubelet.api.machinery.timeutil import parse_time
 
 T = TypeVar("T")
 Decoder = Callable[[Any], Any]
@@ -317,25 +316,16 @@ _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 _TIME_TYPES = frozenset({"io.k8s.apimachinery.pkg.apis.meta.v1.Time",
                          "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"})
-# what Go's time.Parse(time.RFC3339, ...) reads (metav1.Time's and MicroTime's UnmarshalJSON)
-_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-                      r"(Z|[+-][0-9]{2}:[0-9]{2})")
 
 
 def _decode_time(value: Any) -> Any:
     """A metav1.Time or MicroTime: an RFC 3339 string ("yesterday" is refused as Go
     refuses it, never stored for the next reader to trip on)."""
     text = _PRIMITIVE_DECODERS[str](value)
-    ok = _RFC3339.fullmatch(text) is not None
-    if ok:
-        try:
-            dt.datetime.fromisoformat(text[:19])
-        except ValueError:
-            ok = False
-    if not ok:
-        shown = text if len(text) <= 64 else text[:64] + "..."
-        raise _Fail(f'parsing time "{shown}" as "2006-01-02T15:04:05Z07:00": cannot parse '
-                    "it as RFC 3339")
+    try:
+        parse_time(text)
+    except ValueError as e:
+        raise _Fail(str(e)) from None
     return text
 
 

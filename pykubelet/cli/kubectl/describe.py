@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykubelet.api.machinery.quantity import ZERO, Quantity
+from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import escape_terminal
 from pykubelet.cli.kubectl.resources import Target, targets
@@ -61,19 +62,10 @@ class Writer:
         return self.buf.getvalue()
 
 
-def parse_time(ts: Any) -> dt.datetime | None:
-    if not ts or not isinstance(ts, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def rfc1123z(ts: Any) -> str:
     """Go's time.RFC1123Z in the local zone (metav1.Time decodes to local time); the zero
     time for a missing one, as Go prints it."""
-    t = parse_time(ts)
+    t = parse_time_or_none(ts)
     if t is None:
         return "Mon, 01 Jan 0001 00:00:00 +0000"
     return t.astimezone().strftime("%a, %d %b %Y %H:%M:%S %z")
@@ -109,7 +101,7 @@ def human_duration(seconds: float) -> str:
 
 
 def since(ts: Any) -> str:
-    t = parse_time(ts)
+    t = parse_time_or_none(ts)
     if t is None:
         return "<unknown>"
     return human_duration((dt.datetime.now(dt.UTC) - t).total_seconds())
@@ -208,14 +200,14 @@ def search_events(session: Session, namespace: str, name: str, kind: str | None,
 
 
 def _event_time(e: Obj) -> dt.datetime:
-    return parse_time(e.get("lastTimestamp")) or dt.datetime.min.replace(tzinfo=dt.UTC)
+    return parse_time_or_none(e.get("lastTimestamp")) or dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
 def _event_order(e: Obj) -> tuple[dt.datetime, dt.datetime, int, str]:
     """By lastTimestamp (kubectl's SortableEvents), then, since it has whole seconds, by
     when the event began: its first time, then the nanoseconds its name carries
     (``<object>.<UnixNano in hex>``, as client-go names events)."""
-    first = (parse_time(e.get("eventTime")) or parse_time(e.get("firstTimestamp"))
+    first = (parse_time_or_none(e.get("eventTime")) or parse_time_or_none(e.get("firstTimestamp"))
              or dt.datetime.min.replace(tzinfo=dt.UTC))
     name = str((e.get("metadata") or {}).get("name") or "")
     suffix = name.rpartition(".")[2]

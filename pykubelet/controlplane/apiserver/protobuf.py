@@ -14,6 +14,8 @@ import base64
 import datetime as dt
 from typing import Any
 
+from pykubelet.api.machinery.timeutil import rfc3339
+
 MAGIC = b"k8s\x00"
 
 # message -> field number -> (JSON name, type); a type in [] is repeated
@@ -190,7 +192,7 @@ def _value(typ: str, value: Any) -> Any:
         seconds = t.get("seconds", 0)
         if not MIN_SECONDS <= seconds <= MAX_SECONDS:
             raise ProtobufError(f"Time.seconds {seconds} out of range (years 1 to 9999)")
-        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return rfc3339(dt.datetime.fromtimestamp(seconds, dt.UTC))
     if typ == "IntOrString":
         v = decode_message("IntOrString", bytes(value))
         return v.get("strVal", "") if v.get("type") == 1 else v.get("intVal", 0)

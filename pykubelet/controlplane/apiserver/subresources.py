@@ -6,7 +6,6 @@ decision for the pod (ours)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +14,13 @@ from aiohttp import web
 
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
+from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.apiserver.selectors import LabelSelector, Requirement
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore, Obj
-from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
+from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.apiserver.app import APIServer
@@ -227,7 +227,7 @@ async def pod_log(server: APIServer, request: web.Request, info: RequestInfo,
                 raise errors.bad_request(f"{key}: Invalid value: {q[key]!r}") from None
     if "sinceTime" in q:
         try:
-            dt.datetime.fromisoformat(q["sinceTime"].replace("Z", "+00:00"))
+            parse_time(q["sinceTime"])
         except ValueError:
             raise errors.bad_request("sinceTime: invalid RFC3339 time") from None
     node = spec.get("nodeName")

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.cacher import Entry
 
 Obj = dict[str, Any]
@@ -72,17 +73,8 @@ def human_duration(d: dt.timedelta) -> str:
     return f"{hours // 24 // 365}y"
 
 
-def _parse(ts: str | None) -> dt.datetime | None:
-    if not ts:
-        return None
-    try:
-        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def age(ts: str | None, now: dt.datetime) -> str:
-    t = _parse(ts)
+    t = parse_time_or_none(ts)
     return "<unknown>" if t is None else human_duration(now - t)
 
 
@@ -133,7 +125,7 @@ def pod_cells(pod: Obj, now: dt.datetime) -> list[Any]:
     def note_restart(cs: Obj) -> None:
         nonlocal last_restart
         term = (cs.get("lastState") or {}).get("terminated") or {}
-        t = _parse(term.get("finishedAt"))
+        t = parse_time_or_none(term.get("finishedAt"))
         if t is not None and (last_restart is None or t > last_restart):
             last_restart = t
 

@@ -16,11 +16,12 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.subresources import selector_of
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import PDBS, PODS
-from pykubelet.controlplane.registry.strategy import StatusStrategy, now, parse_time, rfc3339
+from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

@@ -27,11 +27,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pykubelet.api.machinery.timeutil import micro_time, now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.election import LeaderElection
 from pykubelet.controlplane.registry.resources import LEASES
 from pykubelet.controlplane.registry.store import Context
-from pykubelet.controlplane.registry.strategy import micro_time, now
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

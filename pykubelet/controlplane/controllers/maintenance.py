@@ -10,11 +10,11 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING
 
+from pykubelet.api.machinery.timeutil import now, parse_time
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.events import EVENT_TTL_S
 from pykubelet.controlplane.registry.resources import EVENTS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
-from pykubelet.controlplane.registry.strategy import now, parse_time
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

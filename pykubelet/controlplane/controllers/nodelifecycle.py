@@ -29,12 +29,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.subresources import set_condition
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import LEASES, NODES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
-from pykubelet.controlplane.registry.strategy import StatusStrategy, now, parse_time, rfc3339
+from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

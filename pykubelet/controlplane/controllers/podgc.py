@@ -9,11 +9,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.subresources import set_condition
 from pykubelet.controlplane.registry.resources import NODES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
-from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
+from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

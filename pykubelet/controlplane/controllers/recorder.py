@@ -16,10 +16,10 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.resources import EVENTS
 from pykubelet.controlplane.registry.store import Context, Registry
-from pykubelet.controlplane.registry.strategy import now, rfc3339
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,14 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.subresources import bind_pod, set_condition
 from pykubelet.controlplane.cacher import DELETED, CachedEvent, Entry, ResourceCache
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PDBS, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
-from pykubelet.controlplane.registry.strategy import StatusStrategy, now, rfc3339
+from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

@@ -30,6 +30,7 @@ import orjson
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
+from pykubelet.api.machinery.timeutil import later, now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.patch import (
     PatchApplyError,
@@ -41,7 +42,7 @@ from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldEr
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.resources import ResourceInfo
-from pykubelet.controlplane.registry.strategy import Obj, Strategy, later, now, rfc3339
+from pykubelet.controlplane.registry.strategy import Obj, Strategy
 from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,

@@ -9,11 +9,11 @@ without HTTP or disk. Objects are canonical dicts (what the object model encodes
 from __future__ import annotations
 
 import copy
-import datetime as dt
 from typing import Any
 
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
+from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
 from pykubelet.controlplane.cacher import Attrs
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
@@ -23,39 +23,10 @@ Obj = dict[str, Any]
 # ---------------------------------------------------------------------------- time
 
 
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-# the last second metav1.Time can write (Go's Time.MarshalJSON refuses years past 9999)
-MAX_TIME = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
-
-
-def later(t: dt.datetime, seconds: int | float) -> dt.datetime:
-    """``t`` plus ``seconds``, at most MAX_TIME: a grace period may be any int64
-    (``?gracePeriodSeconds=9223372036854775807``), which no datetime holds."""
-    if seconds >= (MAX_TIME - t).total_seconds():
-        return MAX_TIME
-    return t + dt.timedelta(seconds=seconds)
-
-
-def rfc3339(t: dt.datetime) -> str:
-    """metav1.Time on the wire: seconds precision, ``Z``."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def micro_time(t: dt.datetime) -> str:
-    """metav1.MicroTime: exactly six fractional digits (Go's typed decoding insists)."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
 def canonical_time(value: object, path: str, micro: bool = False) -> str | None:
     """A metav1.Time (or MicroTime) as the API writes it back: UTC, ``Z``, seconds (or
-    exactly six fractional digits). Clients send any RFC 3339 form."""
+    exactly six fractional digits). Clients send any RFC 3339 form (what Go's time.Parse
+reads: an offset is required)."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -64,8 +35,6 @@ def canonical_time(value: object, path: str, micro: bool = False) -> str | None:
         t = parse_time(value)
     except ValueError:
         raise ValueError(f'{path}: parsing time "{value}" as RFC 3339 failed') from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
     return micro_time(t) if micro else rfc3339(t)
 
 
