@@ -13,6 +13,8 @@ problems in one error type.
               (standard library only: pykubectl imports it on its start-up path)
   timeutil    metav1.Time and MicroTime: Go's RFC 3339 reading, the wire's writing (standard
               library only, for pykubectl too)
+  duration    HumanDuration, the ages kubectl and the API server's Tables print (standard
+              library only)
   codec       the walker: strict decode, Go-omitempty encode, compiled once per class
   meta        what every object answers about itself (upstream's meta.Accessor)
   validation  name and label rules every kind shares

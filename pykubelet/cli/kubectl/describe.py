@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.cli.kubectl.errors import CommandError, status_text
@@ -71,40 +72,11 @@ def rfc1123z(ts: Any) -> str:
     return t.astimezone().strftime("%a, %d %b %Y %H:%M:%S %z")
 
 
-def human_duration(seconds: float) -> str:
-    """apimachinery's duration.HumanDuration."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
-    return f"{hours // 24 // 365}y"
-
-
 def since(ts: Any) -> str:
     t = parse_time_or_none(ts)
     if t is None:
         return "<unknown>"
-    return human_duration((dt.datetime.now(dt.UTC) - t).total_seconds())
+    return human_duration(dt.datetime.now(dt.UTC) - t)
 
 
 def print_labels(w: Writer, title: str, labels: dict[str, str] | None) -> None:

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.cacher import Entry
 
@@ -39,38 +40,6 @@ AGE = col("Age", desc=AGE_DESC)
 
 
 # ---------------------------------------------------------------------------- durations
-
-
-def human_duration(d: dt.timedelta) -> str:
-    """apimachinery's duration.HumanDuration."""
-    seconds = int(d.total_seconds())
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 60 * 2:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        s = seconds % 60
-        return f"{minutes}m{s}s" if s else f"{minutes}m"
-    if minutes < 60 * 3:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h{m}m" if m else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d{h}h" if h else f"{hours // 24}d"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y{dy}d" if dy else f"{hours // 24 // 365}y"
-    return f"{hours // 24 // 365}y"
 
 
 def age(ts: str | None, now: dt.datetime) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykubelet.controlplane.apiserver.tables import human_duration, node_cells, pod_cells
+from pykubelet.controlplane.apiserver.tables import node_cells, pod_cells
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.UTC)
 
@@ -80,11 +80,3 @@ def test_node_status_roles_and_wide_cells() -> None:
     assert node_cells(node, NOW) == ["n1", "NotReady,SchedulingDisabled", "control-plane",
                                      "24h", "v1.32.0", "10.250.0.2", "<none>", "<unknown>",
                                      "<unknown>", "<unknown>"]
-
-
-@pytest.mark.parametrize(("seconds", "text"), [(5, "5s"), (119, "119s"), (150, "2m30s"),
-                                               (600, "10m"), (4 * 3600 + 60, "4h1m"),
-                                               (30 * 3600, "30h"), (3 * 86400, "3d"),
-                                               (400 * 86400, "400d")])
-def test_human_duration(seconds: int, text: str) -> None:
-    assert human_duration(dt.timedelta(seconds=seconds)) == text
