@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pycni.atomic_files import write_atomic
+
 log = logging.getLogger(__name__)
 
 BUFFER = 64 * 1024
@@ -407,14 +409,9 @@ class LoadBalancer:
         if text == self._written:
             return
         path = self.state_file
-        tmp = path.with_name(f".{path.name}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
+            write_atomic(path, text)
         except OSError as exc:
             log.warning("api server load balancer: cannot write state file=%s error=%s",
                         path, exc.strerror or exc)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from pycni.atomic_files import write_atomic
 from pykubelet.lab import network, processes
 from pykubelet.lab.layout import ETCD_CLIENT_PORT, ETCD_PEER_PORT, LabLayout, NodeLayout
 from pykubelet.lab.nodeconfig import JoinInfo, cni_conflist, node_config, parse_join_command
@@ -181,9 +182,7 @@ class NetnsProvider:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def remove_tree(path: Path) -> None:

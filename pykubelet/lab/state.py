@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from pycni.atomic_files import write_atomic
 from pykubelet.lab.layout import RUN_ROOT, STATE_ROOT, LabLayout
 
 PHASE_CREATING = "creating"
@@ -120,12 +120,7 @@ def _seconds(value: Any) -> float | None:
 def save(state: LabState) -> None:
     path = state.layout.state_file
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(state.to_json(), f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(state.to_json(), indent=1, sort_keys=True))
 
 
 def load(path: Path) -> LabState | None:

@@ -23,6 +23,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pycni.atomic_files import write_atomic
 from pykubelet.runtime.errors import InvalidArgument
 
 DEFAULT_BUSYBOX = "/bin/busybox"
@@ -214,23 +215,19 @@ def build_busybox_image(
             ],
         }
     )
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    try:
-        with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            tar.addfile(_member("blobs", tarfile.DIRTYPE, 0o755))
-            tar.addfile(_member("blobs/sha256", tarfile.DIRTYPE, 0o755))
-            for blob in (config_b, layer_gz, manifest_b):
-                member = "blobs/sha256/" + sha256_digest(blob).split(":", 1)[1]
-                tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
-                            io.BytesIO(blob))
-            for member, blob in (("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
-                                 ("index.json", index_b)):
-                tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
-                            io.BytesIO(blob))
-        os.replace(tmp, out_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    archive = io.BytesIO()  # the blobs are in memory already; the tar adds only headers
+    with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(_member("blobs", tarfile.DIRTYPE, 0o755))
+        tar.addfile(_member("blobs/sha256", tarfile.DIRTYPE, 0o755))
+        for blob in (config_b, layer_gz, manifest_b):
+            member = "blobs/sha256/" + sha256_digest(blob).split(":", 1)[1]
+            tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
+                        io.BytesIO(blob))
+        for member, blob in (("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
+                             ("index.json", index_b)):
+            tar.addfile(_member(member, tarfile.REGTYPE, 0o644, len(blob)),
+                        io.BytesIO(blob))
+    write_atomic(out_path, archive.getvalue(), durable=False)
     return BuiltImage(
         path=out_path,
         name=name,

@@ -9,17 +9,15 @@ never touched (it is the operator's).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from pycni.atomic_files import write_atomic
 from pykubelet.config import DEFAULT_CONFIG_PATH, ControlPlaneConfig, KubeletConfig
 
 UNIT_NAME = "pykubelet.service"
@@ -68,20 +66,6 @@ def default_config() -> str:
     values["controlPlane"] = asdict(ControlPlaneConfig())
     body = yaml.safe_dump(values, default_flow_style=False, sort_keys=False)
     return "\n".join(lines) + "\n" + body
-
-
-def write_atomic(path: Path, text: str, mode: int) -> None:
-    """Replace ``path`` whole (a temporary file renamed over it)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            os.fchmod(f.fileno(), mode)
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 @dataclass(frozen=True)

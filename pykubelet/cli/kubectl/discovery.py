@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pycni.atomic_files import write_atomic
 from pykubelet.cli.kubectl.errors import CommandError
 from pykubelet.client.rest import Resource, RESTClient
 
@@ -113,10 +113,10 @@ class Discovery:
             return
         with contextlib.suppress(OSError):
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_file.with_name(f".{self.cache_file.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({"server": self.client.server,
-                                       "resources": [asdict(m) for m in self._mappings]}))
-            os.replace(tmp, self.cache_file)
+            write_atomic(self.cache_file,
+                         json.dumps({"server": self.client.server,
+                                     "resources": [asdict(m) for m in self._mappings]}),
+                         durable=False)  # a cache: a crash loses it, the next run asks again
 
     # ------------------------------------------------------------------ lookups
     def resolve(self, word: str) -> list[Mapping]:
