@@ -31,8 +31,10 @@ INTERNAL_ERROR = "InternalError"
 SERVICE_UNAVAILABLE = "ServiceUnavailable"
 
 
-class APIError(Exception):
-    """An error the API answers with a Status body and an HTTP code."""
+class StatusError(Exception):
+    """An error the API answers with a Status body and an HTTP code (apierrors.StatusError;
+    the client raises its own, pykubelet.client.rest.StatusError, from such a body). Not the
+    object model's APIError, which is an object that does not decode or validate."""
 
     def __init__(
         self,
@@ -84,28 +86,28 @@ def _details(resource: str, group: str, name: str) -> dict[str, Any]:
     return d
 
 
-def not_found(resource: str, group: str, name: str) -> APIError:
-    return APIError(404, NOT_FOUND, f'{qualified(resource, group)} "{name}" not found',
+def not_found(resource: str, group: str, name: str) -> StatusError:
+    return StatusError(404, NOT_FOUND, f'{qualified(resource, group)} "{name}" not found',
                     _details(resource, group, name))
 
 
-def already_exists(resource: str, group: str, name: str) -> APIError:
-    return APIError(409, ALREADY_EXISTS,
+def already_exists(resource: str, group: str, name: str) -> StatusError:
+    return StatusError(409, ALREADY_EXISTS,
                     f'{qualified(resource, group)} "{name}" already exists',
                     _details(resource, group, name))
 
 
-def conflict(resource: str, group: str, name: str, why: str | None = None) -> APIError:
+def conflict(resource: str, group: str, name: str, why: str | None = None) -> StatusError:
     why = why or (
         "the object has been modified; please apply your changes to the latest version and "
         "try again"
     )
     target = f'{qualified(resource, group)} "{name}"'
-    return APIError(409, CONFLICT, f"Operation cannot be fulfilled on {target}: {why}",
+    return StatusError(409, CONFLICT, f"Operation cannot be fulfilled on {target}: {why}",
                     _details(resource, group, name))
 
 
-def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]]) -> APIError:
+def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]]) -> StatusError:
     """422: ``Pod "x" is invalid: <field>: <message>`` with one cause per field error."""
     causes = [{**c, "field": shorten(c["field"], MAX_FIELD_SHOWN)} if c.get("field") else c
               for c in causes]
@@ -118,29 +120,29 @@ def invalid(kind: str, group: str, name: str, causes: Iterable[Mapping[str, str]
         details["group"] = group
     details["kind"] = kind
     details["causes"] = [dict(c) for c in causes]
-    return APIError(422, INVALID, f'{qualified_kind} "{name}" is invalid: {body}', details)
+    return StatusError(422, INVALID, f'{qualified_kind} "{name}" is invalid: {body}', details)
 
 
-def unprocessable(server_message: str) -> APIError:
+def unprocessable(server_message: str) -> StatusError:
     """NewGenericServerResponse(422, ...): a generic message, the reason in one cause (what
     a JSON patch that does not apply gets)."""
-    return APIError(422, INVALID, "the server rejected our request due to an error in our "
+    return StatusError(422, INVALID, "the server rejected our request due to an error in our "
                     "request", {"causes": [{"reason": "UnexpectedServerResponse",
                                             "message": server_message}]})
 
 
-def bad_request(message: str) -> APIError:
-    return APIError(400, BAD_REQUEST, message)
+def bad_request(message: str) -> StatusError:
+    return StatusError(400, BAD_REQUEST, message)
 
 
-def unauthorized(message: str = "Unauthorized") -> APIError:
-    return APIError(401, UNAUTHORIZED, message)
+def unauthorized(message: str = "Unauthorized") -> StatusError:
+    return StatusError(401, UNAUTHORIZED, message)
 
 
 def forbidden(
     user: str, verb: str, resource: str, group: str, namespace: str, name: str = "",
     subresource: str = "", why: str = "",
-) -> APIError:
+) -> StatusError:
     res = f"{resource}/{subresource}" if subresource else resource
     scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
     target = f'{qualified(resource, group)} "{name}"' if name else qualified(resource, group)
@@ -148,60 +150,60 @@ def forbidden(
                f'group "{group}"{scope}')
     if why:
         message += f": {why}"
-    return APIError(403, FORBIDDEN, message, _details(resource, group, name))
+    return StatusError(403, FORBIDDEN, message, _details(resource, group, name))
 
 
-def expired(message: str, list_meta: Mapping[str, Any] | None = None) -> APIError:
-    return APIError(410, EXPIRED, message, list_meta=list_meta)
+def expired(message: str, list_meta: Mapping[str, Any] | None = None) -> StatusError:
+    return StatusError(410, EXPIRED, message, list_meta=list_meta)
 
 
-def method_not_allowed(verb: str, kind: str) -> APIError:
+def method_not_allowed(verb: str, kind: str) -> StatusError:
     """NewMethodNotSupported."""
-    return APIError(405, METHOD_NOT_ALLOWED,
+    return StatusError(405, METHOD_NOT_ALLOWED,
                     f'{verb} is not supported on resources of kind "{kind}"', {"kind": kind})
 
 
-def path_not_found() -> APIError:
+def path_not_found() -> StatusError:
     """NewNotFound(GroupResource{}, ""): what an unknown path or resource gets, with the
     empty details upstream always sends."""
-    return APIError(404, NOT_FOUND, "the server could not find the requested resource", {})
+    return StatusError(404, NOT_FOUND, "the server could not find the requested resource", {})
 
 
-def method_not_allowed_here() -> APIError:
+def method_not_allowed_here() -> StatusError:
     """A method the route does not serve (go-restful's 405 through
     NewGenericServerResponse): POST to a named object, PUT to a collection."""
-    return APIError(405, METHOD_NOT_ALLOWED,
+    return StatusError(405, METHOD_NOT_ALLOWED,
                     "the server does not allow this method on the requested resource", {})
 
 
-def too_large(limit: int) -> APIError:
+def too_large(limit: int) -> StatusError:
     return entity_too_large(f"Request entity too large: limit is {limit}")
 
 
-def entity_too_large(message: str) -> APIError:
-    return APIError(413, REQUEST_ENTITY_TOO_LARGE, message)
+def entity_too_large(message: str) -> StatusError:
+    return StatusError(413, REQUEST_ENTITY_TOO_LARGE, message)
 
 
-def unsupported_media_type(content_type: str) -> APIError:
-    return APIError(415, UNSUPPORTED_MEDIA_TYPE,
+def unsupported_media_type(content_type: str) -> StatusError:
+    return StatusError(415, UNSUPPORTED_MEDIA_TYPE,
                     f'the body of the request was in an unknown format - accepted media types '
                     f'include: application/json-patch+json, application/merge-patch+json, '
                     f'application/strategic-merge-patch+json, application/apply-patch+yaml '
                     f'(got "{content_type}")')
 
 
-def timeout(message: str, retry_after: int = 1) -> APIError:
-    return APIError(504, TIMEOUT, message, {"retryAfterSeconds": retry_after},
+def timeout(message: str, retry_after: int = 1) -> StatusError:
+    return StatusError(504, TIMEOUT, message, {"retryAfterSeconds": retry_after},
                     {"Retry-After": str(retry_after)})
 
 
-def internal(message: str) -> APIError:
-    return APIError(500, INTERNAL_ERROR, f"Internal error occurred: {message}",
+def internal(message: str) -> StatusError:
+    return StatusError(500, INTERNAL_ERROR, f"Internal error occurred: {message}",
                     {"causes": [{"message": message}]})
 
 
-def service_unavailable(message: str) -> APIError:
-    return APIError(503, SERVICE_UNAVAILABLE, message)
+def service_unavailable(message: str) -> StatusError:
+    return StatusError(503, SERVICE_UNAVAILABLE, message)
 
 
 def success(kind: str, name: str, uid: str = "", group: str = "") -> dict[str, Any]:

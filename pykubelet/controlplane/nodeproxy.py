@@ -80,7 +80,7 @@ class NodeProxy:
                                         content_type="application/json")
                 message = body.decode(errors="replace").strip() or upstream.reason or "error"
                 code = upstream.status if upstream.status in (400, 404) else 500
-                raise errors.APIError(code, errors.BAD_REQUEST if code == 400 else (
+                raise errors.StatusError(code, errors.BAD_REQUEST if code == 400 else (
                     errors.NOT_FOUND if code == 404 else errors.INTERNAL_ERROR), message)
             resp = web.StreamResponse(headers={"Content-Type": upstream.headers.get(
                 "Content-Type", "text/plain")})
@@ -108,6 +108,6 @@ class NodeProxy:
         if resp.status == 502:
             raise errors.service_unavailable(f"unable to reach node {node}: {message}")
         code = resp.status if resp.status in (400, 403, 404) else 500
-        raise errors.APIError(code, {400: errors.BAD_REQUEST, 404: errors.NOT_FOUND,
+        raise errors.StatusError(code, {400: errors.BAD_REQUEST, 404: errors.NOT_FOUND,
                                      403: errors.FORBIDDEN}.get(code, errors.INTERNAL_ERROR),
                               message)

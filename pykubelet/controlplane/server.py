@@ -305,13 +305,13 @@ class ControlPlane:
         ns_store = self.registry.store(NAMESPACES)
         for name in SYSTEM_NAMESPACES:
             if ns_store.lookup("", name) is None:
-                with contextlib.suppress(errors.APIError):
+                with contextlib.suppress(errors.StatusError):
                     await ns_store.create(ctx, "", {"apiVersion": "v1", "kind": "Namespace",
                                                     "metadata": {"name": name}})
         pc_store = self.registry.store(PRIORITY_CLASSES)
         for name in SYSTEM_CLASSES:
             if pc_store.lookup("", name) is None:
-                with contextlib.suppress(errors.APIError):
+                with contextlib.suppress(errors.StatusError):
                     await pc_store.create(ctx, "", system_class(name))
 
     def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -330,7 +330,7 @@ class ControlPlane:
         # single-node default, where the API listens on loopback) joins with the host's
         local = {*api_ips, *host_addresses()}
         if node in API_DNS_NAMES or (node in api_dns and not is_local(peer, local)):
-            raise errors.APIError(403, errors.FORBIDDEN,
+            raise errors.StatusError(403, errors.FORBIDDEN,
                                   f"node name {node!r} is a name of the API server")
         csr = body.get("csr")
         certificate = ""
@@ -341,7 +341,7 @@ class ControlPlane:
                 certificate = self.pki.sign_node_csr(
                     csr.encode(), node, join_addresses(peer, local)).decode()
             except CSRRefused as exc:
-                raise errors.APIError(403, errors.FORBIDDEN, str(exc)) from None
+                raise errors.StatusError(403, errors.FORBIDDEN, str(exc)) from None
             except ValueError as exc:
                 raise errors.bad_request(str(exc)) from None
         again = node in self.tokens.nodes

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
-from pysched.framework.labels import SelectorError
+from pysched.framework.labels import RequirementError
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.runtime import Framework
 from pysched.objects import Pod
@@ -47,7 +47,7 @@ STAT_ERRORS = "errors"
 STAT_NOMINATED_LOAD = "nominated_load"
 
 # A twin that trips on input its plugin would report as an error: let the plugins say so.
-_DECLINED = (SelectorError, ValueError)
+_DECLINED = (RequirementError, ValueError)
 _T = TypeVar("_T")
 
 

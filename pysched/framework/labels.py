@@ -33,36 +33,39 @@ OP_GT = "Gt"
 OP_LT = "Lt"
 
 
-class SelectorError(ValueError):
-    """An invalid requirement (e.g. In with no values)."""
+class RequirementError(ValueError):
+    """An invalid selector requirement (In with no values, an unknown operator), refused as
+    labels.NewRequirement and nodeaffinity refuse it. Not the API server's SelectorError,
+    which is a selector string that does not parse."""
 
 
 def _requirement(key: str, op: str, values: Sequence[str]) -> Matcher:
     if op == OP_IN:
         if not values:
-            raise SelectorError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
+            raise RequirementError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
         vs = frozenset(values)
         return lambda labels: labels.get(key) in vs if key in labels else False
     if op == OP_NOT_IN:
         if not values:
-            raise SelectorError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
+            raise RequirementError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
         vs = frozenset(values)
         return lambda labels: key not in labels or labels[key] not in vs
     if op == OP_EXISTS:
         if values:
-            raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
+            raise RequirementError(f"{key}: values set must be empty for exists and does not exist")
         return lambda labels: key in labels
     if op == OP_DOES_NOT_EXIST:
         if values:
-            raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
+            raise RequirementError(f"{key}: values set must be empty for exists and does not exist")
         return lambda labels: key not in labels
     if op in (OP_GT, OP_LT):
         if len(values) != 1:
-            raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
+            raise RequirementError(
+                f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
         try:
             bound = int(values[0])
         except ValueError:
-            raise SelectorError(
+            raise RequirementError(
                 f"{key}: for 'Gt', 'Lt' operators, the value must be an integer"
             ) from None
 
@@ -77,7 +80,7 @@ def _requirement(key: str, op: str, values: Sequence[str]) -> Matcher:
             return n > bound if op == OP_GT else n < bound
 
         return cmp
-    raise SelectorError(f"{key}: {op!r} is not a valid selector operator")
+    raise RequirementError(f"{key}: {op!r} is not a valid selector operator")
 
 
 def _everything(_: Mapping[str, str]) -> bool:
@@ -173,7 +176,7 @@ def _compile_term(t: NodeSelectorTerm) -> _Term:
             )
         if t.match_fields:
             fields = [_field_req(e) for e in t.match_fields]
-    except SelectorError as exc:
+    except RequirementError as exc:
         return _Term(None, None, str(exc))
     return _Term(labels, fields)
 
@@ -185,11 +188,11 @@ def term_error(t: NodeSelectorTerm) -> str | None:
 
 def _field_req(e: NodeSelectorRequirement) -> tuple[str, str]:
     if e.key != "metadata.name":
-        raise SelectorError(f"{e.key}: not a supported field selector key (only metadata.name)")
+        raise RequirementError(f"{e.key}: not a supported field selector key (only metadata.name)")
     if e.operator not in (OP_IN, OP_NOT_IN):
-        raise SelectorError(f"{e.key}: {e.operator!r} is not a valid field selector operator")
+        raise RequirementError(f"{e.key}: {e.operator!r} is not a valid field selector operator")
     if len(e.values) != 1:
-        raise SelectorError(f"{e.key}: must have one element")
+        raise RequirementError(f"{e.key}: must have one element")
     return e.operator, e.values[0]
 
 

@@ -122,7 +122,7 @@ def check_list_options(q: Any, verb: str) -> None:
                              [errors.cause(p) for p in problems])
 
 
-def status_response(err: errors.APIError) -> web.Response:
+def status_response(err: errors.StatusError) -> web.Response:
     return json_response(err.status(), err.code, err.headers)
 
 
@@ -198,7 +198,7 @@ class APIServer:
             resp = await handler(request)
             code = resp.status
             return resp
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             code = exc.code
             return status_response(exc)
         except web.HTTPRequestEntityTooLarge:
@@ -210,7 +210,7 @@ class APIServer:
                 return status_response(errors.path_not_found())
             if exc.status == 405:
                 return status_response(errors.method_not_allowed_here())
-            return status_response(errors.APIError(exc.status, errors.BAD_REQUEST, exc.reason))
+            return status_response(errors.StatusError(exc.status, errors.BAD_REQUEST, exc.reason))
         except Exception as exc:
             log.exception("internal error serving %s %r", request.method, request.path)
             return status_response(errors.internal(str(exc)))
@@ -285,7 +285,7 @@ class APIServer:
         system:masters (and monitoring): anyone else authenticated is refused."""
         user = self.user(request)
         if not user.is_admin:
-            raise errors.APIError(403, errors.FORBIDDEN,
+            raise errors.StatusError(403, errors.FORBIDDEN,
                                   f'forbidden: User "{user.name}" cannot get path "/metrics"')
         if self.metrics is None:
             raise errors.path_not_found()
@@ -299,14 +299,14 @@ class APIServer:
     async def _bootstrap(self, request: web.Request) -> web.Response:
         ident = self.authenticate(request)
         if ident.kind not in ("join", "admin") or self.join_handler is None:
-            raise errors.APIError(403, errors.FORBIDDEN, "only the join token may bootstrap")
+            raise errors.StatusError(403, errors.FORBIDDEN, "only the join token may bootstrap")
         body = await self._body(request)
         node = body.get("nodeName") if isinstance(body, dict) else None
         if not isinstance(node, str) or not node:
             raise errors.bad_request("nodeName: Required value")
         invalid = is_dns1123_subdomain(node)
         if invalid:  # it becomes a Node's name, a user name and a certificate's
-            raise errors.APIError(422, errors.INVALID, f"nodeName: Invalid value: "
+            raise errors.StatusError(422, errors.INVALID, f"nodeName: Invalid value: "
                                   f"{go_quote(node)}: {'; '.join(invalid)}")
         return json_response(await self.join_handler(node, body, request.remote or ""))
 
@@ -516,7 +516,7 @@ class APIServer:
             try:
                 return protobuf.decode_object(raw)
             except protobuf.UnsupportedKind as exc:
-                raise errors.APIError(415, errors.UNSUPPORTED_MEDIA_TYPE, str(exc)) from None
+                raise errors.StatusError(415, errors.UNSUPPORTED_MEDIA_TYPE, str(exc)) from None
             except (protobuf.ProtobufError, KeyError, ValueError) as exc:
                 # upstream's transformDecodeError: a body that does not decode is a 400
                 raise errors.bad_request(str(exc)[:256]) from None

@@ -32,7 +32,7 @@ def body_type(header: str | None) -> str:
         return JSON
     mt = media_type(header)
     if mt not in SERIALIZERS:
-        raise errors.APIError(
+        raise errors.StatusError(
             415, errors.UNSUPPORTED_MEDIA_TYPE,
             "the body of the request was in an unknown format - accepted media types "
             "include: " + ", ".join(SERIALIZERS))
@@ -48,7 +48,7 @@ def check_accept(header: str | None) -> None:
         mt = media_type(entry)
         if mt in ("*/*", "application/*", "*") or mt in SERIALIZERS:
             return
-    raise errors.APIError(406, errors.NOT_ACCEPTABLE,
+    raise errors.StatusError(406, errors.NOT_ACCEPTABLE,
                           "only the following media types are accepted: "
                           + ", ".join(SERIALIZERS))
 

@@ -134,11 +134,11 @@ class APIRequestHandler(RequestHandler):
         if isinstance(exc, LineTooLong):
             status = 431
         if status == 431:
-            err = errors.APIError(431, "", HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE.phrase)
+            err = errors.StatusError(431, "", HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE.phrase)
         elif status == 400:
             err = errors.bad_request(message or "bad request")
         else:
-            err = errors.APIError(status, errors.INTERNAL_ERROR if status == 500 else "",
+            err = errors.StatusError(status, errors.INTERNAL_ERROR if status == 500 else "",
                                   message or HTTPStatus(status).phrase)
         if status >= 500:
             self.log_exception("Error handling request", exc_info=exc)

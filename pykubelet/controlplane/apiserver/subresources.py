@@ -171,7 +171,7 @@ async def _take_budget(pdb_store: GenericStore, pdb_name: str, ns: str, pod_name
         status = pdb.setdefault("status", {})
         gen = (pdb.get("metadata") or {}).get("generation", 0)
         if status.get("observedGeneration", 0) < gen:
-            raise errors.APIError(
+            raise errors.StatusError(
                 429, errors.TOO_MANY_REQUESTS,
                 "Cannot evict pod as it would violate the pod's disruption budget.",
                 {"causes": [{"reason": "DisruptionBudget", "message": "The disruption budget "
@@ -181,7 +181,7 @@ async def _take_budget(pdb_store: GenericStore, pdb_name: str, ns: str, pod_name
                 "unhealthyPodEvictionPolicy") == "AlwaysAllow"):
             healthy = status.get("currentHealthy", 0)
             desired = status.get("desiredHealthy", 0)
-            raise errors.APIError(
+            raise errors.StatusError(
                 429, errors.TOO_MANY_REQUESTS,
                 "Cannot evict pod as it would violate the pod's disruption budget.",
                 {"causes": [{"reason": "DisruptionBudget", "message": f"The disruption budget "
@@ -246,7 +246,7 @@ async def scheduling(server: APIServer, request: web.Request, info: RequestInfo,
     store.get(info.namespace, info.name)
     decision = server.decisions(info.namespace, info.name) if server.decisions else None
     if decision is None:
-        raise errors.APIError(
+        raise errors.StatusError(
             404, errors.NOT_FOUND,
             f'no scheduling decision is recorded for pod "{info.name}" (not tried yet, or '
             "bound long ago)", {"name": info.name, "kind": "pods"})

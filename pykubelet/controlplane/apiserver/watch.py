@@ -31,7 +31,7 @@ def _event_line(kind: str, data: bytes) -> bytes:
     return b'{"type":"%s","object":%s}\n' % (kind.encode(), data)
 
 
-def error_event(err: errors.APIError) -> bytes:
+def error_event(err: errors.StatusError) -> bytes:
     return b'{"type":"ERROR","object":%s}\n' % orjson.dumps(err.status())
 
 
@@ -96,7 +96,7 @@ class WatchStream:
                         f"Too large resource version: {want}, current: {cacher.rev}") from None
         watcher = Watcher(self.namespace, self.predicate, lambda w: cache.watchers.discard(w))
         initial: list[bytes] = []
-        expired: errors.APIError | None = None
+        expired: errors.StatusError | None = None
         # subscribe and take the starting point in one step: nothing falls in between
         if rv in ("", "0"):
             for entry in cache.select(self.namespace, self.predicate):

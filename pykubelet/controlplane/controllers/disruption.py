@@ -133,6 +133,6 @@ async def run_disruption_controller(cp: ControlPlane) -> None:
             try:
                 await pdbs.guaranteed_update(ns, entry.attrs.name, write,
                                              StatusStrategy(pdbs.strategy))
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 if exc.code != 404:
                     log.warning("pdb %s/%s status: %s", ns, entry.attrs.name, exc.message)

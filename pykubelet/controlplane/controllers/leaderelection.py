@@ -119,7 +119,7 @@ class LeaderElector:
             else:
                 body["metadata"]["resourceVersion"] = rv
                 await store.update(Context(), LEASE_NAMESPACE, self.name, body)
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             log.debug("lease %s: %s", self.name, exc)
             return False
         self._observed = Observed(want, self.clock())
@@ -135,7 +135,7 @@ class LeaderElector:
                              "resourceVersion": rv},
                 "spec": {**spec, "holderIdentity": "", "leaseDurationSeconds": 1,
                          "renewTime": micro_time(now())}}
-        with contextlib.suppress(errors.APIError):
+        with contextlib.suppress(errors.StatusError):
             await self.cp.registry.store(LEASES).update(Context(), LEASE_NAMESPACE, self.name,
                                                         body)
 

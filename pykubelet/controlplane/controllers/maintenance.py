@@ -43,7 +43,7 @@ async def run_event_expiry(cp: ControlPlane) -> None:
                 try:
                     await events.delete(Context(), entry.attrs.namespace, entry.attrs.name,
                                         DeleteOptions())
-                except errors.APIError:
+                except errors.StatusError:
                     pass
 
 

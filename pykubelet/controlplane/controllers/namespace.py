@@ -57,7 +57,7 @@ async def run_namespace_controller(cp: ControlPlane) -> None:
                         continue
                     try:
                         await store.delete(Context(), ns, obj.attrs.name, DeleteOptions())
-                    except errors.APIError as exc:
+                    except errors.StatusError as exc:
                         if exc.code != 404:
                             log.warning("namespace %s: deleting %s %s: %s", ns,
                                         store.info.resource, obj.attrs.name, exc.message)
@@ -67,6 +67,6 @@ async def run_namespace_controller(cp: ControlPlane) -> None:
                 await namespaces.guaranteed_update("", ns, _drop_kubernetes_finalizer,
                                                    _Finalize(namespaces.strategy))
                 log.info("namespace %s: content removed, namespace deleted", ns)
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 if exc.code != 404:
                     log.warning("namespace %s: finalize: %s", ns, exc.message)

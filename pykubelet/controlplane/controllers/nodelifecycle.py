@@ -186,7 +186,7 @@ class NodeLifecycle:
             try:
                 await self.monitor()
                 await self.evict()
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 log.warning("node lifecycle: %s", exc.message)
             await asyncio.sleep(self.period)
 
@@ -243,7 +243,7 @@ class NodeLifecycle:
         # node lifecycle controller does with its full-object updates
         try:
             result = await nodes.guaranteed_update("", name, update, _NodeWriter(nodes.strategy))
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             if exc.code == 404:
                 return None
             raise
@@ -274,7 +274,7 @@ class NodeLifecycle:
             try:
                 updated = await pods.guaranteed_update(ns, name, mark,
                                                        StatusStrategy(pods.strategy))
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 if exc.code != 404:
                     log.warning("marking pod %s/%s not ready: %s", ns, name, exc.message)
                 continue
@@ -307,7 +307,7 @@ class NodeLifecycle:
                     await pods.guaranteed_update(ns, name, _disruption_target,
                                                  StatusStrategy(pods.strategy))
                     await pods.delete(Context(), ns, name, DeleteOptions())
-                except errors.APIError as exc:
+                except errors.StatusError as exc:
                     if exc.code != 404:
                         log.warning("taint eviction of %s/%s: %s", ns, name, exc.message)
                     continue

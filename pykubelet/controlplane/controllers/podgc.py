@@ -50,7 +50,7 @@ class PodGC:
             await asyncio.sleep(self.period)
             try:
                 await self.gc()
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 log.warning("pod gc: %s", exc.message)
 
     async def gc(self) -> None:
@@ -84,7 +84,7 @@ class PodGC:
                     await pods.guaranteed_update(ns, name, _orphan_condition,
                                                  StatusStrategy(pods.strategy))
                 await pods.delete(Context(), ns, name, force)
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 if exc.code != 404:
                     log.warning("pod gc of %s/%s: %s", ns, name, exc.message)
         for node in list(self.missing_since):

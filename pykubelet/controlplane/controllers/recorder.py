@@ -87,6 +87,6 @@ class EventRecorder:
                 "type": type_, "eventTime": None, "reportingComponent": self.component,
                 "reportingInstance": self.host or self.component,
             })
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             with contextlib.suppress(Exception):
                 log.debug("event %s/%s not recorded: %s", ns, name, exc.message)

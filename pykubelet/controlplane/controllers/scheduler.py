@@ -216,7 +216,7 @@ class SchedulerRunner:
 
         try:
             result = await store.guaranteed_update(ns, name, mark, StatusStrategy(store.strategy))
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             if exc.code == 404:
                 return
             raise
@@ -242,7 +242,7 @@ class SchedulerRunner:
 
         try:
             await store.guaranteed_update(ns, name, nominate, StatusStrategy(store.strategy))
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             if exc.code != 404:
                 raise
 
@@ -271,7 +271,7 @@ class SchedulerRunner:
         try:
             await store.guaranteed_update(ns, name, target, StatusStrategy(store.strategy))
             await store.delete(Context(), ns, name, DeleteOptions())
-        except errors.APIError as exc:
+        except errors.StatusError as exc:
             if exc.code != 404:
                 raise
             return

@@ -48,7 +48,7 @@ async def namespace_lifecycle(
     if op == "DELETE" and info is NAMESPACES:
         name = _meta(obj).get("name", "")
         if name in SYSTEM_NAMESPACES:
-            raise errors.APIError(403, errors.FORBIDDEN,
+            raise errors.StatusError(403, errors.FORBIDDEN,
                                   f'namespaces "{name}" is forbidden: this namespace may not be '
                                   "deleted", {"name": name, "kind": "namespaces"})
         return
@@ -60,7 +60,7 @@ async def namespace_lifecycle(
     if ns is None:
         raise errors.not_found("namespaces", "", ns_name)
     if ns.attrs.fields.get("status.phase") == "Terminating" and info is not EVENTS:
-        raise errors.APIError(
+        raise errors.StatusError(
             403, errors.FORBIDDEN,
             f'{info.resource} "{_meta(obj).get("name", "")}" is forbidden: unable to create new '
             f"content in namespace {ns_name} because it is being terminated",
@@ -102,7 +102,7 @@ async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx:
     if name:
         entry = pcs.lookup("", name)
         if entry is None:
-            raise errors.APIError(403, errors.FORBIDDEN,
+            raise errors.StatusError(403, errors.FORBIDDEN,
                                   f'pods "{pod_name}" is forbidden: no PriorityClass with name '
                                   f"{name} was found", {"name": pod_name, "kind": "pods"})
         pc = entry.obj()
@@ -117,7 +117,7 @@ async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx:
                 break
     given = spec.get("priority")
     if given is not None and given != value:
-        raise errors.APIError(
+        raise errors.StatusError(
             403, errors.FORBIDDEN,
             f'pods "{pod_name}" is forbidden: the integer value of priority ({given}) must not be '
             f"provided in pod spec; priority admission controller computed {value} from the "
@@ -136,8 +136,8 @@ async def node_restriction(
     info = store.info
     name = _meta(obj).get("name", "")
 
-    def deny(why: str) -> errors.APIError:
-        return errors.APIError(403, errors.FORBIDDEN,
+    def deny(why: str) -> errors.StatusError:
+        return errors.StatusError(403, errors.FORBIDDEN,
                                f'{info.resource} "{name}" is forbidden: {why}',
                                {"name": name, "kind": info.resource})
 

@@ -213,7 +213,7 @@ class GenericStore:
         self.cache = cache
 
     # ------------------------------------------------------------------ helpers
-    def _not_found(self, name: str) -> errors.APIError:
+    def _not_found(self, name: str) -> errors.StatusError:
         return errors.not_found(self.info.resource, self.info.group, name)
 
     def _decode(self, body: Any, ctx: Context, strategy: Strategy) -> Obj:
@@ -250,7 +250,7 @@ class GenericStore:
             raise errors.bad_request("the namespace of the provided object does not match the "
                                      "namespace sent on the request")
 
-    def _invalid(self, obj: Obj, errs: list[Any]) -> errors.APIError:
+    def _invalid(self, obj: Obj, errs: list[Any]) -> errors.StatusError:
         name = _meta(obj).get("name") or _meta(obj).get("generateName", "")
         return errors.invalid(self.info.kind, self.info.group, name,
                               [errors.cause(e) for e in errs])
@@ -589,7 +589,7 @@ class GenericStore:
         for entry in list(self.cache.select(namespace, predicate)):
             try:
                 obj, _ = await self.delete(ctx, entry.attrs.namespace, entry.attrs.name, options)
-            except errors.APIError as exc:
+            except errors.StatusError as exc:
                 if exc.code == 404:
                     continue
                 raise
@@ -603,12 +603,12 @@ class GenericStore:
             raise errors.expired(str(exc)) from None
 
 
-def storage_error(exc: StorageError) -> errors.APIError:
+def storage_error(exc: StorageError) -> errors.StatusError:
     """A store's failure as kube-apiserver answers it: etcd's "request is too large" is not
     a Status error there, so it is a 500 with etcd's message and no reason; others 500
     InternalError."""
     if isinstance(exc, RequestTooLargeError):
-        return errors.APIError(500, "", str(exc))
+        return errors.StatusError(500, "", str(exc))
     return errors.internal(str(exc))
 
 
