@@ -404,16 +404,24 @@ class Kubelet:
         eviction: WaitingReason | None = None,
     ) -> PodStatus:
         """Generate the pod's status from what the runtime shows and hand it to the
-        status manager; the observed state goes to the pod cache. A container that exited
-        since the last status is one log line."""
+        status manager (see _set_status)."""
+        status = self._generate_status(pod, observed, now, eviction)
+        self._set_status(pod, observed, status)
+        return status
+
+    def _generate_status(
+        self, pod: Pod, observed: PodRuntimeStatus, now: float,
+        eviction: WaitingReason | None = None,
+    ) -> PodStatus:
+        """The pod's status from what the runtime shows, over its last one (a terminal
+        phase stays terminal)."""
         if any(sb.state is SandboxState.READY for sb in observed.sandboxes):
             self.reason_cache.set_sandbox_failure(pod.uid, None)
-        old = self.status_manager.get_pod_status(pod.uid)
-        status = generate_pod_status(
+        return generate_pod_status(
             pod,
             observed,
             now,
-            old_status=old,
+            old_status=self.status_manager.get_pod_status(pod.uid),
             waiting_reasons=self.reason_cache.get(pod.uid),
             readiness=self.prober.results(ProbeType.READINESS),
             startup=self.prober.results(ProbeType.STARTUP),
@@ -422,6 +430,11 @@ class Kubelet:
             eviction=eviction,
             sandbox_failure=self.reason_cache.sandbox_failure(pod.uid),
         )
+
+    def _set_status(self, pod: Pod, observed: PodRuntimeStatus, status: PodStatus) -> None:
+        """Hand a generated status to the status manager; the observed state goes to the
+        pod cache. A container that exited since the last status is one log line."""
+        old = self.status_manager.get_pod_status(pod.uid)
         self.status_manager.set_pod_status(pod, status)
         self.pod_cache.set(pod.uid, observed)
         self.start_tracker.observed_status(pod, status)
@@ -430,6 +443,20 @@ class Kubelet:
             assert t is not None
             log.info(kv("Container exited", pod=pod_ref(pod), containerName=cs.name,
                         containerID=cs.container_id, exitCode=t.exit_code, reason=t.reason))
+
+    def _status_unless_done(
+        self, pod: Pod, observed: PodRuntimeStatus, now: float
+    ) -> PodStatus | None:
+        """A sync's one question, "is the pod done?" (deleted, in a terminal phase, past its
+        active deadline), asked of the status generated from what the runtime shows now:
+        a pod that is done is stopped and None returned; else the status is recorded and
+        returned. _sync_pod asks it before the runtime sync and again after it."""
+        status = self._generate_status(pod, observed, now)
+        termination = pod_termination(pod, status, observed, now)
+        if termination is not None:
+            self._stop_terminated(pod, observed, termination, now)
+            return None
+        self._set_status(pod, observed, status)
         return status
 
     def _stop_terminated(
@@ -469,17 +496,7 @@ class Kubelet:
             observed = self._observe(pod)
         self._seed_backoff(pod, observed)
 
-        termination = pod_termination(
-            pod, self.status_manager.get_pod_status(pod.uid), observed, now
-        )
-        if termination is not None:
-            self._stop_terminated(pod, observed, termination, now)
-            return None
-
-        status = self._record_status(pod, observed, now)
-        termination = pod_termination(pod, status, observed, now)
-        if termination is not None:
-            self._stop_terminated(pod, observed, termination, now)
+        if self._status_unless_done(pod, observed, now) is None:
             return None
 
         actions = compute_pod_actions(
@@ -513,10 +530,7 @@ class Kubelet:
         observed = self._observe(pod)
         self.manager.garbage_collect(observed)
         now = time.time()
-        status = self._record_status(pod, observed, now)
-        termination = pod_termination(pod, status, observed, now)
-        if termination is not None:
-            self._stop_terminated(pod, observed, termination, now)
+        if self._status_unless_done(pod, observed, now) is None:
             return None
         if actions.in_backoff:
             return self._backoff_requeue(pod, observed)
