@@ -10,8 +10,9 @@ write all-or-nothing for readers and for a crash of the writing process.
 
 It lives in pycni, the lowest floor, because both pycni (its result cache, its
 installed executables, host-local's last reserved IP) and pykubelet (checkpoints, image
-store indexes, container records, pid files) persist state with it, and pycni never
-imports pykubelet.
+store indexes, container records, pid files, bootstrap credentials, systemd units, the
+lab's state and node configs, the load balancer's state, kubectl's discovery cache) persist
+state with it, and pycni never imports pykubelet.
 """
 
 from __future__ import annotations
