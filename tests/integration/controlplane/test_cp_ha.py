@@ -39,11 +39,17 @@ def pair(tmp_path: Path) -> Iterator[tuple[ControlPlaneProcess, ControlPlaneProc
         etcd.remove()
 
 
-def identity(cp: ControlPlaneProcess) -> str:
-    for line in cp.log_path.read_text().splitlines():
-        if "; identity " in line:
-            return line.rsplit("; identity ", 1)[1].strip()
-    raise AssertionError("no identity in the control plane's log")
+def identity(cp: ControlPlaneProcess, timeout: float = 10.0) -> str:
+    """The identity the control plane logs once started (the line follows the kubeconfig,
+    which is what ControlPlaneProcess.start waits for: poll for it)."""
+    end = time.monotonic() + timeout
+    while True:
+        for line in cp.log_path.read_text().splitlines():
+            if "; identity " in line:
+                return line.rsplit("; identity ", 1)[1].strip()
+        if time.monotonic() > end:
+            raise AssertionError("no identity in the control plane's log")
+        time.sleep(0.05)
 
 
 def holder(raw: Raw, name: str = "kube-scheduler") -> str:
