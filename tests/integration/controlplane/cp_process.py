@@ -25,6 +25,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# what fake nodes report as their address (no server listens there)
+FAKE_NODE_ADDRESS = "127.0.0.9"
+
+
 @dataclass
 class ControlPlaneProcess:
     root: Path
@@ -164,7 +168,9 @@ class FakeNode:
                 "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                 "message": "kubelet is posting ready status",
                                 "lastHeartbeatTime": now, "lastTransitionTime": now}],
-                "addresses": [{"type": "InternalIP", "address": "10.250.0.9"},
+                # a loopback address: a request the API makes to this node's server (logs,
+                # exec) is refused on this host, never sent anywhere else
+                "addresses": [{"type": "InternalIP", "address": FAKE_NODE_ADDRESS},
                               {"type": "Hostname", "address": name}],
                 "nodeInfo": {"machineID": "m", "systemUUID": "s", "bootID": "b",
                              "kernelVersion": "6.1", "osImage": "Debian GNU/Linux 12",
