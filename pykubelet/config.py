@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from pycni import defaults as cni_defaults
+from pykubelet.api.machinery.duration import parse_duration
 
 API_VERSION = "pykubelet.io/v1alpha1"
 KIND = "KubeletConfiguration"
@@ -164,19 +165,6 @@ _STR_FIELDS = {
     "staticPodPath", "cniConfDir", "cniBinDir", "podCIDR", "podLogsDir", "healthzBindAddress",
     "server", "token", "caCertHash",
 }
-
-
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float:
-    """A Go-style duration ("40s", "1m30s", "500ms") in seconds."""
-    import re
-
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
 
 
 def _type_name(value: Any) -> str:

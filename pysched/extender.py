@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pykubelet.api.machinery.codec import encode
+from pykubelet.api.machinery.duration import parse_duration
 from pysched.objects import Node, Pod
 
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
@@ -91,29 +92,6 @@ class ExtenderConfig:
     node_cache_capable: bool = False
     managed_resources: tuple[ManagedResource, ...] = field(default_factory=tuple)
     ignorable: bool = False
-
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_go_duration(text: str) -> float:
-    """time.ParseDuration (metav1.Duration's wire form), in seconds: "5s", "1m30s", "250ms"."""
-    s = text.strip()
-    sign = -1.0 if s.startswith("-") else 1.0
-    s = s.lstrip("+-")
-    if s == "0":
-        return 0.0
-    if not s:
-        raise ValueError(f"time: invalid duration {text!r}")
-    total, pos = 0.0, 0
-    while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None:
-            raise ValueError(f"time: invalid duration {text!r}")
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    return sign * total
 
 
 def _check(d: Any, path: str, known: set[str]) -> dict[str, Any]:
@@ -230,7 +208,7 @@ def decode_extenders(items: Sequence[Any], path: str = "extenders") -> list[Exte
                     f"{type(tv).__name__}"
                 )
             try:
-                timeout = parse_go_duration(tv)
+                timeout = parse_duration(tv)
             except ValueError as exc:
                 raise ExtenderConfigError(f"{p}.httpTimeout: {exc}") from None
             if timeout < 0:
@@ -636,5 +614,4 @@ __all__ = [
     "build_extenders",
     "decode_extenders",
     "ignored_extended_resources",
-    "parse_go_duration",
 ]

@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pykubelet.api.machinery import duration as machinery_duration
+
 STATE_ROOT = Path("/var/lib/pykube-lab")
 RUN_ROOT = Path("/run/pykube-lab")
 NETNS_DIR = Path("/run/netns")
@@ -353,13 +355,11 @@ def free_subnet_index(used: set[int], host_networks: list[ipaddress.IPv4Network]
     raise LayoutError("no free lab subnet in 10.250.0.0/16 (too many labs on this host)")
 
 
-_DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
-
-
 def parse_duration(value: str, field: str = "--wait") -> float:
-    """Seconds from ``120``, ``90s``, ``2m``, ``1h`` or ``500ms`` (Go-like, one unit)."""
-    m = _DURATION_RE.match(value.strip())
-    if not m:
-        raise LayoutError(f"{field}: {value!r} is not a duration (for example 90s, 2m, 0)")
-    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
-    return float(m.group(1)) * scale
+    """Seconds from ``120``, ``90s``, ``2m``, ``1h30m`` or ``500ms``: a Go duration or a bare
+    number of seconds; the error names the flag."""
+    try:
+        return machinery_duration.parse_duration(value.strip(), bare_seconds=True)
+    except ValueError:
+        raise LayoutError(
+            f"{field}: {value!r} is not a duration (for example 90s, 2m, 0)") from None

@@ -75,7 +75,7 @@ def test_etcd_endpoints_and_tls_files() -> None:
         ({"store": {"etcd": {"endpoints": ["http://a:1"], "user": "x"}}},
          "controlPlane.store.etcd.user: unknown field"),
         ({"leaderElection": {"leaseDuration": "15"}},
-         "controlPlane.leaderElection.leaseDuration: not a duration"),
+         "controlPlane.leaderElection.leaseDuration: time: missing unit in duration \"15\""),
         ({"leaderElection": {"leaderElect": "yes"}},
          "controlPlane.leaderElection.leaderElect: expected true or false"),
         ({"leaderElection": {"leaseDuration": "5s", "renewDeadline": "5s"}},

@@ -15,7 +15,6 @@ from extender_server import ExtenderServer
 from test_simulate_cli import results, run
 
 from pysched.config import ConfigError, load_config
-from pysched.extender import parse_go_duration
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 GPU = "example.com/gpu"
@@ -251,15 +250,6 @@ def test_ignored_by_scheduler_replaces_fit_ignored_resources() -> None:
     cfg = load_config({**HEAD, "extenders": [{"urlPrefix": "http://x", "managedResources": [
         {"name": GPU, "ignoredByScheduler": True}, {"name": "example.com/fpga"}]}]})
     assert cfg.profiles[0].plugin_config["NodeResourcesFit"].ignored_resources == [GPU]
-
-
-def test_go_durations() -> None:
-    assert parse_go_duration("5s") == 5
-    assert parse_go_duration("1m30s") == 90
-    assert parse_go_duration("250ms") == pytest.approx(0.25)
-    assert parse_go_duration("0") == 0
-    with pytest.raises(ValueError):
-        parse_go_duration("5")
 
 
 def test_decisions_json_shape_unchanged_without_extenders(tmp_path: Path) -> None:
