@@ -36,7 +36,10 @@ class NoConfigFiles(ConfError):
         self.conf_dir = conf_dir
 
 
-class NotFound(ConfError):
+class NetworkNotFound(ConfError):
+    """libcni's NotFoundError: no network list of that name in the dir (the CRI's NotFound
+    is a missing sandbox, container or image)."""
+
     def __init__(self, conf_dir: str, name: str) -> None:
         super().__init__(f'no net configuration with name "{name}" in {conf_dir}')
         self.conf_dir = conf_dir
@@ -275,7 +278,7 @@ def load_conf_list(conf_dir: str, name: str) -> NetConfList:
     singles = conf_files(conf_dir, (".conf", ".json"))
     if not singles:
         if lists:
-            raise NotFound(conf_dir, name)
+            raise NetworkNotFound(conf_dir, name)
         raise ConfError(f"no net configurations found in {conf_dir}")
     for path in singles:
         try:
@@ -285,7 +288,7 @@ def load_conf_list(conf_dir: str, name: str) -> NetConfList:
             raise ConfError(f"error reading {path}: {exc.strerror}") from exc
         if conf.get("name") == name:
             return load_conf_file(path)
-    raise NotFound(conf_dir, name)
+    raise NetworkNotFound(conf_dir, name)
 
 
 LOOPBACK_CONFLIST = b"""{

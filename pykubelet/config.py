@@ -23,8 +23,9 @@ KIND = "KubeletConfiguration"
 DEFAULT_CONFIG_PATH = Path("/etc/pykubelet/config.yaml")
 
 
-class ConfigError(ValueError):
-    """The config is malformed; the message names the field and the problem."""
+class KubeletConfigError(ValueError):
+    """The node's config file is malformed; the message names the field and the problem
+    (pysched's ConfigError is the scheduler's KubeSchedulerConfiguration)."""
 
 
 DEFAULT_STORE_PATH = "/var/lib/pykubelet/store.db"
@@ -173,19 +174,19 @@ def _type_name(value: Any) -> str:
 
 def _check_str(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ConfigError(f"{name}: expected a string, got {_type_name(value)} {value!r}")
+        raise KubeletConfigError(f"{name}: expected a string, got {_type_name(value)} {value!r}")
     return value
 
 
 def _check_str_map(name: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{name}: expected a mapping, got {_type_name(value)}")
+        raise KubeletConfigError(f"{name}: expected a mapping, got {_type_name(value)}")
     out: dict[str, str] = {}
     for k, v in value.items():
         if not isinstance(k, str):
-            raise ConfigError(f"{name}: key {k!r} is not a string")
+            raise KubeletConfigError(f"{name}: key {k!r} is not a string")
         if isinstance(v, bool) or not isinstance(v, str | int | float):
-            raise ConfigError(f"{name}.{k}: expected a string, got {_type_name(v)}")
+            raise KubeletConfigError(f"{name}.{k}: expected a string, got {_type_name(v)}")
         out[k] = str(v)
     return out
 
@@ -196,19 +197,19 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
     if value is True:
         return ControlPlaneConfig()
     if not isinstance(value, dict):
-        raise ConfigError(f"controlPlane: expected a mapping, got {_type_name(value)}")
+        raise KubeletConfigError(f"controlPlane: expected a mapping, got {_type_name(value)}")
     known = {f.name for f in fields(ControlPlaneConfig)}
     for key in value:
         if key not in known:
-            raise ConfigError(f"controlPlane.{key}: unknown field")
+            raise KubeletConfigError(f"controlPlane.{key}: unknown field")
     kwargs: dict[str, Any] = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()
                               if k not in ("store", "leaderElection")}
     if "store" in value:
         store = _decode_store(value["store"])
         if "storePath" in value and kwargs["storePath"] != (
                 store.sqlite.path if store.sqlite is not None else DEFAULT_STORE_PATH):
-            raise ConfigError("controlPlane.storePath: give either storePath or store, not both "
-                              "(or the same SQLite path in both)")
+            raise KubeletConfigError("controlPlane.storePath: give either storePath or store, "
+                                     "not both (or the same SQLite path in both)")
         kwargs["store"] = store
         kwargs["storePath"] = store.sqlitePath
     elif "storePath" in value:
@@ -220,17 +221,17 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         if cp.node_monitor_grace_seconds <= 0:
             raise ValueError("must be positive")
     except ValueError as exc:
-        raise ConfigError(f"controlPlane.nodeMonitorGracePeriod: {exc} (a duration such as "
-                          f"\"40s\"), got {cp.nodeMonitorGracePeriod!r}") from None
+        raise KubeletConfigError(f"controlPlane.nodeMonitorGracePeriod: {exc} (a duration such as "
+                                 f"\"40s\"), got {cp.nodeMonitorGracePeriod!r}") from None
     return cp
 
 
 def _check_fields(where: str, value: Any, known: set[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {_type_name(value)}")
+        raise KubeletConfigError(f"{where}: expected a mapping, got {_type_name(value)}")
     for key in value:
         if key not in known:
-            raise ConfigError(f"{where}.{key}: unknown field")
+            raise KubeletConfigError(f"{where}.{key}: unknown field")
     return value
 
 
@@ -240,36 +241,36 @@ def _decode_store(value: Any) -> StoreConfig:
     given = {k: v for k, v in value.items() if v is not None}
     value = given or ({"sqlite": {}} if "sqlite" in value else {})  # `sqlite:` alone
     if len(value) != 1:
-        raise ConfigError(f"{where}: name exactly one backend, sqlite or etcd")
+        raise KubeletConfigError(f"{where}: name exactly one backend, sqlite or etcd")
     if "sqlite" in value:
         sq = _check_fields(f"{where}.sqlite", value["sqlite"] or {}, {"path"})
         path = _check_str(f"{where}.sqlite.path", sq.get("path", DEFAULT_STORE_PATH))
         if not path.startswith("/"):
-            raise ConfigError(f"{where}.sqlite.path: must be an absolute path, got {path!r}")
+            raise KubeletConfigError(f"{where}.sqlite.path: must be an absolute path, got {path!r}")
         return StoreConfig(sqlite=SQLiteStoreConfig(path))
     where += ".etcd"
     etcd = _check_fields(where, value["etcd"], {f.name for f in fields(EtcdStoreConfig)})
     endpoints = etcd.get("endpoints")
     if not isinstance(endpoints, list) or not endpoints:
-        raise ConfigError(f"{where}.endpoints: expected a non-empty list of URLs, got "
-                          f"{endpoints!r}")
+        raise KubeletConfigError(f"{where}.endpoints: expected a non-empty list of URLs, got "
+                                 f"{endpoints!r}")
     for i, ep in enumerate(endpoints):
         _check_str(f"{where}.endpoints[{i}]", ep)
         scheme, sep, rest = ep.partition("://")
         host, _, port = rest.rstrip("/").rpartition(":")
         if scheme not in ("http", "https") or not sep or not host or not port.isdigit():
-            raise ConfigError(f"{where}.endpoints[{i}]: expected http(s)://HOST:PORT, got "
-                              f"{ep!r}")
+            raise KubeletConfigError(f"{where}.endpoints[{i}]: expected http(s)://HOST:PORT, got "
+                                     f"{ep!r}")
     strs = {k: _check_str(f"{where}.{k}", etcd[k])
             for k in ("caFile", "certFile", "keyFile", "prefix") if k in etcd}
     for k in ("caFile", "certFile", "keyFile"):
         if strs.get(k) and not strs[k].startswith("/"):
-            raise ConfigError(f"{where}.{k}: must be an absolute path, got {strs[k]!r}")
+            raise KubeletConfigError(f"{where}.{k}: must be an absolute path, got {strs[k]!r}")
     if bool(strs.get("certFile")) != bool(strs.get("keyFile")):
-        raise ConfigError(f"{where}.certFile: certFile and keyFile go together")
+        raise KubeletConfigError(f"{where}.certFile: certFile and keyFile go together")
     tls = [k for k in ("caFile", "certFile") if strs.get(k)]
     if tls and not all(ep.startswith("https://") for ep in endpoints):
-        raise ConfigError(f"{where}.{tls[0]}: TLS files need https:// endpoints")
+        raise KubeletConfigError(f"{where}.{tls[0]}: TLS files need https:// endpoints")
     return StoreConfig(sqlite=None, etcd=EtcdStoreConfig(endpoints=list(endpoints), **strs))
 
 
@@ -280,7 +281,7 @@ def _decode_leader_election(value: Any) -> LeaderElectionConfig:
     for key, v in value.items():
         if key == "leaderElect":
             if not isinstance(v, bool):
-                raise ConfigError(f"{where}.leaderElect: expected true or false, got {v!r}")
+                raise KubeletConfigError(f"{where}.leaderElect: expected true or false, got {v!r}")
             kwargs[key] = v
             continue
         text = _check_str(f"{where}.{key}", v)
@@ -288,36 +289,36 @@ def _decode_leader_election(value: Any) -> LeaderElectionConfig:
             if parse_duration(text) <= 0:
                 raise ValueError("must be positive")
         except ValueError as exc:
-            raise ConfigError(f"{where}.{key}: {exc} (a duration such as \"15s\")") from None
+            raise KubeletConfigError(f"{where}.{key}: {exc} (a duration such as \"15s\")") from None
         kwargs[key] = text
     le = LeaderElectionConfig(**kwargs)
     duration, deadline, retry = le.seconds()
     # kube-scheduler's validation: leaseDuration > renewDeadline > retryPeriod
     if deadline >= duration:
-        raise ConfigError(f"{where}.renewDeadline: {le.renewDeadline} must be less than "
-                          f"leaseDuration ({le.leaseDuration})")
+        raise KubeletConfigError(f"{where}.renewDeadline: {le.renewDeadline} must be less than "
+                                 f"leaseDuration ({le.leaseDuration})")
     if retry >= deadline:
-        raise ConfigError(f"{where}.retryPeriod: {le.retryPeriod} must be less than "
-                          f"renewDeadline ({le.renewDeadline})")
+        raise KubeletConfigError(f"{where}.retryPeriod: {le.retryPeriod} must be less than "
+                                 f"renewDeadline ({le.renewDeadline})")
     return le
 
 
 def _decode_taints(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
-        raise ConfigError(f"registerWithTaints: expected a list, got {_type_name(value)}")
+        raise KubeletConfigError(f"registerWithTaints: expected a list, got {_type_name(value)}")
     out = []
     for i, taint in enumerate(value):
         where = f"registerWithTaints[{i}]"
         if not isinstance(taint, dict):
-            raise ConfigError(f"{where}: expected a mapping, got {_type_name(taint)}")
+            raise KubeletConfigError(f"{where}: expected a mapping, got {_type_name(taint)}")
         for key in taint:
             if key not in ("key", "value", "effect"):
-                raise ConfigError(f"{where}.{key}: unknown field")
+                raise KubeletConfigError(f"{where}.{key}: unknown field")
         if not taint.get("key"):
-            raise ConfigError(f"{where}.key: required")
+            raise KubeletConfigError(f"{where}.key: required")
         effect = taint.get("effect", "")
         if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            raise ConfigError(
+            raise KubeletConfigError(
                 f"{where}.effect: must be NoSchedule, PreferNoSchedule or NoExecute, got {effect!r}"
             )
         out.append(dict(taint))
@@ -328,46 +329,48 @@ def _decode_api_servers(value: Any) -> list[str]:
     from pykubelet.client.loadbalancer import LoadBalancerError, parse_server
 
     if not isinstance(value, list):
-        raise ConfigError(f"apiServers: expected a list of https://HOST:PORT, got "
-                          f"{_type_name(value)}")
+        raise KubeletConfigError(f"apiServers: expected a list of https://HOST:PORT, got "
+                                 f"{_type_name(value)}")
     for i, url in enumerate(value):
         _check_str(f"apiServers[{i}]", url)
         try:
             parse_server(url)
         except LoadBalancerError:
-            raise ConfigError(f"apiServers[{i}]: expected https://HOST:PORT, got {url!r}"
-                              ) from None
+            raise KubeletConfigError(f"apiServers[{i}]: expected https://HOST:PORT, got {url!r}"
+                                     ) from None
     return list(value)
 
 
 def decode_config(data: Any) -> KubeletConfig:
-    """Decode a parsed YAML document strictly; raises ConfigError naming the bad field.
+    """Decode a parsed YAML document strictly; raises KubeletConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
     one: a config that says nothing is more likely a mistake than a wish for defaults."""
     if data is None:
-        raise ConfigError(
+        raise KubeletConfigError(
             f"config: empty; a node config starts with apiVersion: {API_VERSION} "
             f"and kind: {KIND}"
         )
     if not isinstance(data, dict):
-        raise ConfigError(f"config: expected a mapping at the top level, got {_type_name(data)}")
+        raise KubeletConfigError(
+            f"config: expected a mapping at the top level, got {_type_name(data)}")
     for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
         if key not in data:
-            raise ConfigError(f"{key}: required ({want})")
+            raise KubeletConfigError(f"{key}: required ({want})")
     known = {f.name for f in fields(KubeletConfig)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
-            raise ConfigError(f"{key}: unknown field")
+            raise KubeletConfigError(f"{key}: unknown field")
         if key in _STR_FIELDS:
             kwargs[key] = _check_str(key, "" if value is None else value)
         elif key == "healthzPort":
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-                raise ConfigError(f"healthzPort: expected an integer 0..65535, got {value!r}")
+                raise KubeletConfigError(
+                    f"healthzPort: expected an integer 0..65535, got {value!r}")
             kwargs[key] = value
         elif key in ("imageGCHighThresholdPercent", "imageGCLowThresholdPercent"):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-                raise ConfigError(f"{key}: expected an integer 0..100, got {value!r}")
+                raise KubeletConfigError(f"{key}: expected an integer 0..100, got {value!r}")
             kwargs[key] = value
         elif key in ("nodeLabels", "allocatable"):
             kwargs[key] = _check_str_map(key, value or {})
@@ -379,44 +382,45 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_api_servers(value or [])
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
-        raise ConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
+        raise KubeletConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
     if cfg.kind != KIND:
-        raise ConfigError(f"kind: expected {KIND!r}, got {cfg.kind!r}")
+        raise KubeletConfigError(f"kind: expected {KIND!r}, got {cfg.kind!r}")
     if cfg.imageGCLowThresholdPercent > cfg.imageGCHighThresholdPercent:
-        raise ConfigError(
+        raise KubeletConfigError(
             f"imageGCLowThresholdPercent: {cfg.imageGCLowThresholdPercent} must not be above "
             f"imageGCHighThresholdPercent ({cfg.imageGCHighThresholdPercent})")
     try:
         ipaddress.ip_network(cfg.podCIDR)
     except ValueError as exc:
-        raise ConfigError(f"podCIDR: {exc}") from exc
+        raise KubeletConfigError(f"podCIDR: {exc}") from exc
     try:
         ipaddress.ip_address(cfg.healthzBindAddress)
     except ValueError as exc:
-        raise ConfigError(f"healthzBindAddress: {exc}") from exc
+        raise KubeletConfigError(f"healthzBindAddress: {exc}") from exc
     if cfg.nodeIP:
         try:
             ipaddress.ip_address(cfg.nodeIP)
         except ValueError as exc:
-            raise ConfigError(f"nodeIP: {exc}") from exc
+            raise KubeletConfigError(f"nodeIP: {exc}") from exc
     if cfg.apiServers and not cfg.server and cfg.controlPlane is None:
-        raise ConfigError("apiServers: needs server (the server to join through) or "
-                          "controlPlane")
+        raise KubeletConfigError("apiServers: needs server (the server to join through) or "
+                                 "controlPlane")
     ep = cfg.containerRuntimeEndpoint
     if ep and not ep.startswith("unix://"):
-        raise ConfigError(
+        raise KubeletConfigError(
             f"containerRuntimeEndpoint: only unix:// endpoints are supported, got {ep!r}"
         )
     for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir"):
         value = getattr(cfg, name)
         if value and not value.startswith("/"):
-            raise ConfigError(f"{name}: must be an absolute path, got {value!r}")
+            raise KubeletConfigError(f"{name}: must be an absolute path, got {value!r}")
     dirs = cni_defaults.split_path(cfg.cniBinDir)
     if not dirs:
-        raise ConfigError("cniBinDir: must name at least one directory (DIR or DIR:DIR...)")
+        raise KubeletConfigError("cniBinDir: must name at least one directory (DIR or DIR:DIR...)")
     for d in dirs:
         if not d.startswith("/"):
-            raise ConfigError(f"cniBinDir: {d!r} is not an absolute path (in {cfg.cniBinDir!r})")
+            raise KubeletConfigError(
+                f"cniBinDir: {d!r} is not an absolute path (in {cfg.cniBinDir!r})")
     return cfg
 
 
@@ -426,15 +430,15 @@ def load_config(path: str | Path) -> KubeletConfig:
     try:
         text = p.read_text()
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from exc
+        raise KubeletConfigError(f"{p}: cannot read: {exc.strerror}") from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+        raise KubeletConfigError(f"{p}: not valid YAML: {exc}") from exc
     try:
         return decode_config(data)
-    except ConfigError as exc:
-        raise ConfigError(f"{p}: {exc}") from None
+    except KubeletConfigError as exc:
+        raise KubeletConfigError(f"{p}: {exc}") from None
 
 
 SINGLE_NODE_LISTEN = "127.0.0.1:6443"

@@ -76,7 +76,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         split_listen(listen)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from None
-    from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
+    from pykubelet.config import API_VERSION, KIND, KubeletConfigError, decode_config
     from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
     store: dict[str, object] = {}
@@ -93,7 +93,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         cfg = decode_config({"apiVersion": API_VERSION, "kind": KIND,
                              "controlPlane": {"leaderElection": elect,
                                                **({"store": store} if store else {})}})
-    except ConfigError as exc:
+    except KubeletConfigError as exc:
         raise click.UsageError(str(exc).replace("controlPlane.", "", 1)) from None
     assert cfg.controlPlane is not None
     etcd = etcd_config(cfg.controlPlane.store)

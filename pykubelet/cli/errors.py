@@ -11,7 +11,7 @@ from __future__ import annotations
 import tarfile
 import zlib
 
-from pykubelet.config import ConfigError
+from pykubelet.config import KubeletConfigError
 from pykubelet.runtime.errors import CRIError
 
 
@@ -19,7 +19,7 @@ def user_error(exc: BaseException) -> str | None:
     """The one-line message for an error the user can fix, else None."""
     if isinstance(exc, CRIError):
         return exc.msg
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, KubeletConfigError):
         return str(exc)
     if isinstance(exc, tarfile.TarError | EOFError | zlib.error):
         return f"not a usable archive (truncated or not a tar file?): {exc}"

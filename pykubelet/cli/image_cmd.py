@@ -152,8 +152,8 @@ def rm(ctx: click.Context, refs: tuple[str, ...], all_tags: bool) -> None:
 def pull(ctx: click.Context, ref: str, creds: str, insecure: tuple[str, ...],
          quiet: bool) -> None:
     """Pull REF from its registry (OCI distribution API) into the store."""
+    from pykubelet.runtime.image_pull import DEFAULT_INSECURE, Credentials, PullOptions, pull_image
     from pykubelet.runtime.imageref import is_image_id
-    from pykubelet.runtime.registry import DEFAULT_INSECURE, Credentials, PullOptions, pull_image
 
     if is_image_id(ref.strip()):  # an ID names no registry: it is in the store or nowhere
         try:

@@ -25,7 +25,7 @@ import click
 import psutil
 
 from pykubelet import state_lock
-from pykubelet.config import DEFAULT_CONFIG_PATH, ConfigError, KubeletConfig, load_config
+from pykubelet.config import DEFAULT_CONFIG_PATH, KubeletConfig, KubeletConfigError, load_config
 
 if TYPE_CHECKING:
     from pykubelet.kubelet.agent import Kubelet
@@ -248,7 +248,7 @@ def run(config_path: str | None, verbosity: int) -> None:
     service.starting("reading the node config")
     try:
         cfg = read_config(config_path)
-    except ConfigError as exc:
+    except KubeletConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
     locks = lock_state(cfg)

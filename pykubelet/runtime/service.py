@@ -224,7 +224,7 @@ class Runtime:
             container_rpc = SerializedCreate(
                 container_rpc_mod.ContainerRPC(containers, sandboxes.require_ready), sandboxes)
         if image_rpc_mod is not None:
-            from pykubelet.runtime.registry import DEFAULT_INSECURE, PullOptions
+            from pykubelet.runtime.image_pull import DEFAULT_INSECURE, PullOptions
 
             image_rpc = image_rpc_mod.ImageRPC(images, PullOptions(
                 insecure_registries=(*DEFAULT_INSECURE, *options.insecure_registries)))

@@ -11,8 +11,9 @@ class StateData(Protocol):
     def clone(self) -> StateData: ...
 
 
-class NotFoundError(KeyError):
-    """fwk.ErrNotFound: no data under that key."""
+class StateNotFoundError(KeyError):
+    """fwk.ErrNotFound: no data under that key (the storage's NotFoundError is a missing
+    object)."""
 
 
 class CycleState:
@@ -40,7 +41,7 @@ class CycleState:
         try:
             return self._data[key]
         except KeyError:
-            raise NotFoundError(key) from None
+            raise StateNotFoundError(key) from None
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)

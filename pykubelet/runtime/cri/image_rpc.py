@@ -1,7 +1,7 @@
 """ImageService RPCs: protobuf <-> ImageStore.
 
 ImageStatus answers an unset ``image`` for an absent image (not an error), RemoveImage is
-idempotent. PullImage pulls from the image's registry (``runtime.registry``) with the
+idempotent. PullImage pulls from the image's registry (``runtime.image_pull``) with the
 request's AuthConfig; concurrent pulls of one reference share one download (several pods
 starting at once), as containerd's pull deduplication does.
 """
@@ -17,8 +17,8 @@ from typing import Any
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime import imageref
 from pykubelet.runtime.errors import InvalidArgument
+from pykubelet.runtime.image_pull import Credentials, PullOptions, pull_image
 from pykubelet.runtime.images import Image, ImageStore
-from pykubelet.runtime.registry import Credentials, PullOptions, pull_image
 
 
 def image_to_pb(img: Image) -> pb.Image:

@@ -24,8 +24,8 @@ from registry_support import Registry
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime.errors import NotFound, PermissionDenied, Unavailable
 from pykubelet.runtime.image_build import build_busybox_image
+from pykubelet.runtime.image_pull import Credentials, Progress, PullOptions, pull_image
 from pykubelet.runtime.images import ImageStore
-from pykubelet.runtime.registry import Credentials, Progress, PullOptions, pull_image
 
 pytestmark = pytest.mark.root  # the store unpacks as root (owners, device nodes)
 REPO = Path(__file__).resolve().parents[3]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
+from pykubelet.config import API_VERSION, KIND, KubeletConfigError, decode_config
 from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
 
@@ -87,7 +87,7 @@ def test_etcd_endpoints_and_tls_files() -> None:
     ],
 )
 def test_errors_name_the_field(section: dict[str, Any], message: str) -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(KubeletConfigError) as err:
         decode_config({"apiVersion": API_VERSION, "kind": KIND, "controlPlane": section})
     assert message in str(err.value)
 

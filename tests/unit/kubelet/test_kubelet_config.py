@@ -6,8 +6,8 @@ import pytest
 
 from pykubelet.config import (
     API_VERSION,
-    ConfigError,
     ControlPlaneConfig,
+    KubeletConfigError,
     decode_config,
     load_config,
     single_node_default,
@@ -86,7 +86,7 @@ def test_endpoint_given():
     ],
 )
 def test_errors_name_the_field(data, message):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(KubeletConfigError) as err:
         decode_config({**HEAD, **data})
     assert message in str(err.value)
 
@@ -94,11 +94,11 @@ def test_errors_name_the_field(data, message):
 def test_bad_yaml_and_missing_file(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("a: [")
-    with pytest.raises(ConfigError, match="not valid YAML"):
+    with pytest.raises(KubeletConfigError, match="not valid YAML"):
         load_config(p)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(KubeletConfigError, match="cannot read"):
         load_config(tmp_path / "absent.yaml")
-    with pytest.raises(ConfigError, match="top level"):
+    with pytest.raises(KubeletConfigError, match="top level"):
         decode_config([1, 2])
 
 
@@ -116,7 +116,7 @@ def test_a_config_that_does_not_say_what_it_is_is_refused(tmp_path, text, messag
     an error naming the file and the field, never a silent set of defaults."""
     p = tmp_path / "c.yaml"
     p.write_text(text)
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(KubeletConfigError) as err:
         load_config(p)
     assert str(err.value).startswith(f"{p}: ")
     assert message in str(err.value)
@@ -128,9 +128,9 @@ def test_cni_bin_dir_is_a_search_path():
     assert decode_config(dict(HEAD)).cniBinDir == "/opt/cni/bin:/usr/lib/cni"
     cfg = decode_config({**HEAD, "cniBinDir": "/a:/b/c"})
     assert cfg.cniBinDir == "/a:/b/c"
-    with pytest.raises(ConfigError, match="cniBinDir: 'rel' is not an absolute path"):
+    with pytest.raises(KubeletConfigError, match="cniBinDir: 'rel' is not an absolute path"):
         decode_config({**HEAD, "cniBinDir": "/a:rel"})
-    with pytest.raises(ConfigError, match="cniBinDir: must name at least one directory"):
+    with pytest.raises(KubeletConfigError, match="cniBinDir: must name at least one directory"):
         decode_config({**HEAD, "cniBinDir": ":"})
 
 
@@ -166,11 +166,11 @@ def test_api_servers_list_and_order():
     ("https://10.0.0.1:6443", "apiServers: expected a list of https://HOST:PORT, got str"),
 ])
 def test_bad_api_servers_name_the_entry(value, message):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(KubeletConfigError) as err:
         decode_config({**HEAD, "server": "https://10.0.0.1:6443", "apiServers": value})
     assert str(err.value) == message
 
 
 def test_api_servers_need_a_join_server():
-    with pytest.raises(ConfigError, match=r"^apiServers: needs server"):
+    with pytest.raises(KubeletConfigError, match=r"^apiServers: needs server"):
         decode_config({**HEAD, "apiServers": ["https://10.0.0.1:6443"]})

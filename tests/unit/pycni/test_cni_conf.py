@@ -185,7 +185,7 @@ def test_cni_versions_picks_the_highest_we_speak() -> None:
 
 
 def test_load_conf_list_by_name_prefers_lists_then_single_confs(tmp_path: Path) -> None:
-    from pycni.conf import NotFound, load_conf_list
+    from pycni.conf import NetworkNotFound, load_conf_list
 
     with pytest.raises(ConfError, match=f"no net configurations found in {tmp_path}"):
         load_conf_list(str(tmp_path), "x")
@@ -195,6 +195,6 @@ def test_load_conf_list_by_name_prefers_lists_then_single_confs(tmp_path: Path) 
     assert load_conf_list(str(tmp_path), "alpha").file == str(tmp_path / "10-a.conflist")
     beta = load_conf_list(str(tmp_path), "beta")
     assert (beta.name, beta.cni_version, len(beta.plugins)) == ("beta", "0.4.0", 1)
-    with pytest.raises(NotFound) as exc:
+    with pytest.raises(NetworkNotFound) as exc:
         load_conf_list(str(tmp_path), "gamma")
     assert str(exc.value) == f'no net configuration with name "gamma" in {tmp_path}'

@@ -1,4 +1,6 @@
-"""Pulling images from registries that speak the OCI distribution API (Docker Registry v2).
+"""Pulling images from registries that speak the OCI distribution API (Docker Registry v2),
+as containerd CRI's images/image_pull.go (this module was runtime/registry.py: in pykubelet a
+"registry" is the API server's layer, pykubelet.controlplane.registry).
 
 ``pull_image(store, ref, credentials, options)``:
 
