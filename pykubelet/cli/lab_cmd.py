@@ -228,13 +228,9 @@ def status(ctx: click.Context, name: str, output: str) -> None:
 
     _name(name)
     try:
-        st = state.load(LabLayout(name, 0, 0, ctx.obj["state_root"],
-                                  ctx.obj["run_root"]).state_file)
+        st = state.require(LabLayout(name, 0, 0, ctx.obj["state_root"], ctx.obj["run_root"]))
     except state.StateError as exc:
         raise click.ClickException(str(exc)) from None
-    if st is None:
-        raise click.ClickException(f"lab {name!r} not found (create it with: pykubelet lab up "
-                                   f"--name {name})")
     r = report(st)
     if output == "json":
         click.echo(json.dumps(r.to_json(), indent=2))

@@ -37,12 +37,9 @@ def load(name: str, source: str, state_root: Path, run_root: Path,
     probe = LabLayout(name, 0, 0, state_root, run_root)
     with lab_lock(probe):
         try:
-            st = state.load(probe.state_file)
+            st = state.require(probe)
         except state.StateError as exc:
             raise LabError(str(exc)) from None
-        if st is None:
-            raise LabError(f"lab {name!r} not found (create it with: pykubelet lab up "
-                           f"--name {name})")
         nodes = st.layout.node_layouts()
         host: ImageStore | None = None
         if not os.path.isfile(source):

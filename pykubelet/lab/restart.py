@@ -44,12 +44,9 @@ def restart_node(name: str, node_name: str, state_root: Path, run_root: Path,
     probe = LabLayout(name, 0, 0, state_root, run_root)
     with lab_lock(probe):
         try:
-            st = state.load(probe.state_file)
+            st = state.require(probe)
         except state.StateError as exc:
             raise LabError(str(exc)) from None
-        if st is None:
-            raise LabError(f"lab {name!r} not found (create it with: pykubelet lab up "
-                           f"--name {name})")
         if st.phase != state.PHASE_UP:
             raise LabError(f"lab {name!r} is {st.phase}, not up: remove it with: pykubelet "
                            f"lab down --name {name}")

@@ -137,6 +137,16 @@ def load(path: Path) -> LabState | None:
         raise StateError(f"{path}: malformed lab state: {exc}") from None
 
 
+def require(layout: LabLayout) -> LabState:
+    """The state of ``layout``'s lab, which must exist: StateError when it cannot be read or
+    there is none (the message says how to make one), for the commands that act on a lab."""
+    st = load(layout.state_file)
+    if st is None:
+        raise StateError(f"lab {layout.name!r} not found (create it with: pykubelet lab up "
+                         f"--name {layout.name})")
+    return st
+
+
 def all_states(state_root: Path = STATE_ROOT) -> list[LabState]:
     """Every lab described under ``state_root`` (unreadable files are skipped)."""
     out: list[LabState] = []
