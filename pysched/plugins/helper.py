@@ -8,9 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from pysched.framework.events import QueueingHint
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    QueueingHintFn,
+)
 from pysched.framework.node_table import Ints
-from pysched.framework.types import MAX_NODE_SCORE, NodeScore
+from pysched.framework.status import Code, Status
+from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PodInfo
 
 
 def go_div(a: int, b: int) -> int:
@@ -89,3 +98,55 @@ def go_round(x: float) -> int:
         return -go_round(-x)
     r = math.floor(x)
     return r + 1 if x - r >= 0.5 else r
+
+
+def taint_events(after_node_change: QueueingHintFn,
+                 after_pod_toleration_change: QueueingHintFn) -> list[ClusterEventWithHint]:
+    """EventsToRegister of a plugin that rejects on taints (NodeUnschedulable's unschedulable
+    taint, TaintToleration's): a node added or its taints changed, or the pod's own
+    tolerations changed, each with the plugin's queueing hint."""
+    return [
+        ClusterEventWithHint(
+            ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+            after_node_change,
+        ),
+        ClusterEventWithHint(
+            ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+            after_pod_toleration_change,
+        ),
+    ]
+
+
+class PodCountingExtensions:
+    """PreFilterExtensions of a plugin whose PreFilter state counts pods on nodes
+    (InterPodAffinity's term counts, PodTopologySpread's domain counts): AddPod and RemovePod
+    read that state and count the pod in (+1) or out (-1); the plugin says how in
+    ``count_pod``, and names a missing state in its own words (``state_error``), as each
+    upstream plugin's getPreFilterState does."""
+
+    state_key: str
+    state_error: str
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Any, pod_info_to_add: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        return self._count(state, pod_to_schedule, pod_info_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Any, pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        return self._count(state, pod_to_schedule, pod_info_to_remove, node_info, -1)
+
+    def _count(self, state: CycleState, pod_to_schedule: Any, pod_info: PodInfo,
+               node_info: NodeInfo, delta: int) -> Status | None:
+        s = state.get(self.state_key)
+        if s is None:
+            return Status(Code.ERROR, [self.state_error])
+        self.count_pod(s, pod_to_schedule, pod_info, node_info, delta)
+        return None
+
+    def count_pod(self, s: Any, pod_to_schedule: Any, pod_info: PodInfo, node_info: NodeInfo,
+                  delta: int) -> None:
+        raise NotImplementedError

@@ -36,6 +36,7 @@ from pysched.framework.types import (
 )
 from pysched.objects import Node, Pod
 from pysched.plugins.args import InterPodAffinityArgs
+from pysched.plugins.helper import PodCountingExtensions
 from pysched.plugins.inter_pod_affinity_index import (
     PREFERRED_AFFINITY,
     PREFERRED_ANTI,
@@ -160,7 +161,10 @@ class _PreFilterState:
         )
 
 
-class InterPodAffinity:
+class InterPodAffinity(PodCountingExtensions):
+    state_key = PRE_FILTER_STATE_KEY
+    state_error = f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"
+
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
         self.handle = handle
@@ -251,27 +255,9 @@ class InterPodAffinity:
     def pre_filter_extensions(self) -> InterPodAffinity:
         return self
 
-    def add_pod(
-        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
-        s.update_with_pod(pod_info_to_add, node_info.node, 1)
-        return None
-
-    def remove_pod(
-        self,
-        state: CycleState,
-        pod_to_schedule: Pod,
-        pod_info_to_remove: PodInfo,
-        node_info: NodeInfo,
-    ) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status(Code.ERROR, [f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
-        s.update_with_pod(pod_info_to_remove, node_info.node, -1)
-        return None
+    def count_pod(self, s: _PreFilterState, pod_to_schedule: Pod, pod_info: PodInfo,
+                  node_info: NodeInfo, delta: int) -> None:
+        s.update_with_pod(pod_info, node_info.node, delta)
 
     # -------------------------------------------------------------- Filter
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:

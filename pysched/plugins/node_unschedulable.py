@@ -7,19 +7,13 @@ from typing import Any
 import numpy as np
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EventResource,
-    QueueingHint,
-)
+from pysched.framework.events import ClusterEventWithHint, QueueingHint
 from pysched.framework.labels import tolerations_tolerate_taint
 from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
 from pysched.objects import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
-from pysched.plugins.helper import node_stopped_rejecting
+from pysched.plugins.helper import node_stopped_rejecting, taint_events
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -52,16 +46,7 @@ class NodeUnschedulable:
         return True  # other pods play no part
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                _after_node_change,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
-                _after_pod_toleration_change,
-            ),
-        ]
+        return taint_events(_after_node_change, _after_pod_toleration_change)
 
 
 def _rejects(pod: Pod, node: Any) -> bool:

@@ -49,7 +49,7 @@ from pysched.plugins.args import (
     PodTopologySpreadArgs,
     system_default_constraints,
 )
-from pysched.plugins.helper import go_round
+from pysched.plugins.helper import PodCountingExtensions, go_round
 from pysched.plugins.taint_toleration import do_not_schedule_taints_filter
 
 NAME = "PodTopologySpread"
@@ -184,7 +184,10 @@ class _PreFilterState:
             self.min_match_num[i] = cur
 
 
-class PodTopologySpread:
+class PodTopologySpread(PodCountingExtensions):
+    state_key = PRE_FILTER_STATE_KEY
+    state_error = f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"
+
     def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
         self.handle = handle
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
@@ -287,27 +290,9 @@ class PodTopologySpread:
             m[v] = cur
             s.update_min(i, old, cur)
 
-    def add_pod(
-        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status(Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
-        self._update_with_pod(s, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1)
-        return None
-
-    def remove_pod(
-        self,
-        state: CycleState,
-        pod_to_schedule: Pod,
-        pod_info_to_remove: PodInfo,
-        node_info: NodeInfo,
-    ) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status(Code.ERROR, [f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"])
-        self._update_with_pod(s, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1)
-        return None
+    def count_pod(self, s: _PreFilterState, pod_to_schedule: Pod, pod_info: PodInfo,
+                  node_info: NodeInfo, delta: int) -> None:
+        self._update_with_pod(s, pod_info.pod, pod_to_schedule, node_info.node, delta)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)

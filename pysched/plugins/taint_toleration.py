@@ -7,13 +7,7 @@ from typing import Any
 import numpy as np
 
 from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EventResource,
-    QueueingHint,
-)
+from pysched.framework.events import ClusterEventWithHint, QueueingHint
 from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
@@ -30,6 +24,7 @@ from pysched.plugins.helper import (
     default_normalize_batch,
     default_normalize_score,
     node_stopped_rejecting,
+    taint_events,
 )
 
 NAME = "TaintToleration"
@@ -128,16 +123,7 @@ class TaintToleration:
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                _after_node_change,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
-                _after_pod_toleration_change,
-            ),
-        ]
+        return taint_events(_after_node_change, _after_pod_toleration_change)
 
 
 def _untolerated(pod: Pod, node: Any) -> bool:
