@@ -5,7 +5,7 @@ apimachinery/pkg/api/validation/objectmeta.go), plus label selectors and int-or-
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pykubelet.api.machinery.field import (
@@ -168,6 +168,22 @@ def validate_object_meta_update(
 # --------------------------------------------------------------------------- selectors
 
 
+SET_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def set_operator_errors(operator: str, values: Sequence[str], path: str) -> list[FieldError]:
+    """The values rule of a set-based requirement, a label selector's as a node selector's
+    (ValidateLabelSelectorRequirement, ValidateNodeSelectorRequirement): In and NotIn need
+    values, Exists and DoesNotExist take none. ``path`` is the requirement's."""
+    if operator in ("In", "NotIn") and not values:
+        return [required(f"{path}.values",
+                         "must be specified when `operator` is 'In' or 'NotIn'")]
+    if operator in ("Exists", "DoesNotExist") and values:
+        return [forbidden(f"{path}.values",
+                          "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
+    return []
+
+
 def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
     """metav1validation.ValidateLabelSelector (any object with match_labels and
     match_expressions of key/operator/values)."""
@@ -176,19 +192,8 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
     errs = validate_labels(selector.match_labels, f"{path}.matchLabels")
     for i, expr in enumerate(selector.match_expressions):
         p = f"{path}.matchExpressions[{i}]"
-        if expr.operator in ("In", "NotIn"):
-            if not expr.values:
-                errs.append(
-                    required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-                )
-        elif expr.operator in ("Exists", "DoesNotExist"):
-            if expr.values:
-                errs.append(
-                    forbidden(
-                        f"{p}.values",
-                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    )
-                )
+        if expr.operator in SET_OPERATORS:
+            errs += set_operator_errors(expr.operator, expr.values, p)
         else:
             errs.append(invalid(f"{p}.operator", expr.operator, "not a valid selector operator"))
         errs += validate_label_name(expr.key, f"{p}.key")

@@ -38,6 +38,8 @@ from pykubelet.api.machinery.validation import (
     validate_labels,
 )
 from pykubelet.api.meta_validation import (
+    SET_OPERATORS,
+    set_operator_errors,
     validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
@@ -141,19 +143,25 @@ def pod_errors(pod: Pod) -> list[FieldError]:
     return errs
 
 
+def unique_dns_label(name: str, path: str, seen: set[str]) -> list[FieldError]:
+    """A required DNS label unique among ``seen`` (volume names, container names across
+    init, regular and ephemeral containers), which it joins."""
+    if not name:
+        return [required(path)]
+    errs = validate_dns_label(name, path)
+    if name in seen:
+        errs.append(duplicate(path, name))
+    seen.add(name)
+    return errs
+
+
 def _spec_errors(pod: Pod) -> list[FieldError]:
     spec = pod.spec
     errs: list[FieldError] = []
     volumes: set[str] = set()
     for i, vol in enumerate(spec.volumes):
         path = f"spec.volumes[{i}]"
-        if not vol.name:
-            errs.append(required(f"{path}.name"))
-        else:
-            errs += validate_dns_label(vol.name, f"{path}.name")
-            if vol.name in volumes:
-                errs.append(duplicate(f"{path}.name", vol.name))
-            volumes.add(vol.name)
+        errs += unique_dns_label(vol.name, f"{path}.name", volumes)
         # every volume source upstream has (the typed ones, and the unmodelled ones)
         sources = [s for s in ("emptyDir", "hostPath", "configMap", "secret")
                    if getattr(vol, _snake(s)) is not None]
@@ -277,13 +285,7 @@ def _container_errors(
     ephemeral: bool = False,
 ) -> list[FieldError]:
     errs: list[FieldError] = []
-    if not c.name:
-        errs.append(required(f"{path}.name"))
-    else:
-        errs += validate_dns_label(c.name, f"{path}.name")
-        if c.name in names:
-            errs.append(duplicate(f"{path}.name", c.name))
-        names.add(c.name)
+    errs += unique_dns_label(c.name, f"{path}.name", names)
     if not c.image:
         errs.append(required(f"{path}.image"))
     elif c.image.strip() != c.image:
@@ -854,19 +856,8 @@ def _node_selector_term_errors(term: NodeSelectorTerm, path: str) -> list[FieldE
     errs: list[FieldError] = []
     for j, req in enumerate(term.match_expressions):
         p = f"{path}.matchExpressions[{j}]"
-        if req.operator in ("In", "NotIn"):
-            if not req.values:
-                errs.append(
-                    required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-                )
-        elif req.operator in ("Exists", "DoesNotExist"):
-            if req.values:
-                errs.append(
-                    forbidden(
-                        f"{p}.values",
-                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    )
-                )
+        if req.operator in SET_OPERATORS:
+            errs += set_operator_errors(req.operator, req.values, p)
         elif req.operator in ("Gt", "Lt"):
             if len(req.values) != 1:
                 errs.append(
