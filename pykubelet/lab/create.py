@@ -99,6 +99,19 @@ def lab_lock(lab: LabLayout) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def locked_lab(name: str, state_root: Path, run_root: Path) -> Iterator[LabState]:
+    """The state of lab ``name``, which must exist, under the lab's lock: the commands that
+    act on a lab (load, restart-node) read it so; LabError when it does not exist."""
+    probe = LabLayout(name, 0, 0, state_root, run_root)
+    with lab_lock(probe):
+        try:
+            st = state.require(probe)
+        except state.StateError as exc:
+            raise LabError(str(exc)) from None
+        yield st
+
+
+@contextlib.contextmanager
 def _flock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)

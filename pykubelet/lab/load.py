@@ -14,9 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pykubelet.lab import state
-from pykubelet.lab.create import LabError, lab_lock
-from pykubelet.lab.layout import LabLayout
+from pykubelet.lab.create import LabError, locked_lab
 
 
 @dataclass
@@ -34,12 +32,7 @@ def load(name: str, source: str, state_root: Path, run_root: Path,
     from pykubelet.runtime.errors import CRIError
     from pykubelet.runtime.images import ImageStore
 
-    probe = LabLayout(name, 0, 0, state_root, run_root)
-    with lab_lock(probe):
-        try:
-            st = state.require(probe)
-        except state.StateError as exc:
-            raise LabError(str(exc)) from None
+    with locked_lab(name, state_root, run_root) as st:
         nodes = st.layout.node_layouts()
         host: ImageStore | None = None
         if not os.path.isfile(source):

@@ -21,11 +21,11 @@ from pykubelet.lab.create import (
     admin_client,
     check_alive,
     etcd_healthy,
-    lab_lock,
+    locked_lab,
     not_ready_reason,
     wait_api,
 )
-from pykubelet.lab.layout import LabLayout, NodeLayout
+from pykubelet.lab.layout import NodeLayout
 from pykubelet.lab.provider import NetnsProvider
 from pykubelet.lab.state import ProcessRef
 
@@ -41,12 +41,7 @@ def restart_node(name: str, node_name: str, state_root: Path, run_root: Path,
                  wait: float) -> Restarted:
     """Start NODE's processes that are not running; LabError (one line) when the lab or
     node is unknown, or a process exits or the node is not Ready within ``wait``."""
-    probe = LabLayout(name, 0, 0, state_root, run_root)
-    with lab_lock(probe):
-        try:
-            st = state.require(probe)
-        except state.StateError as exc:
-            raise LabError(str(exc)) from None
+    with locked_lab(name, state_root, run_root) as st:
         if st.phase != state.PHASE_UP:
             raise LabError(f"lab {name!r} is {st.phase}, not up: remove it with: pykubelet "
                            f"lab down --name {name}")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pykubelet.lab import state
-from pykubelet.lab.create import LabError
+from pykubelet.lab.create import LabError, locked_lab
 from pykubelet.lab.layout import LabLayout
 from pykubelet.lab.load import load
 from pykubelet.lab.restart import restart_node
@@ -37,3 +37,15 @@ def test_load_and_restart_say_the_same(tmp_path: Path) -> None:
         load("ghost", "busybox", *roots, tmp_path / "host")
     with pytest.raises(LabError, match=f"^{MISSING}$"):
         restart_node("ghost", "node1", *roots, wait=1)
+
+
+def test_locked_lab_holds_the_lock_over_the_state(tmp_path: Path) -> None:
+    state.save(state.LabState("l1", 1, 0, str(tmp_path / "state"), str(tmp_path / "run")))
+    with locked_lab("l1", tmp_path / "state", tmp_path / "run") as st:
+        assert st.layout.name == "l1"
+        with pytest.raises(LabError, match="is busy"), locked_lab(
+                "l1", tmp_path / "state", tmp_path / "run"):
+            pass
+    with pytest.raises(LabError, match=f"^{MISSING}$"), locked_lab(
+            "ghost", tmp_path / "state", tmp_path / "run"):
+        pass
