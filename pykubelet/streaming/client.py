@@ -120,6 +120,32 @@ async def spdy_connect(url: str | URL, protocols: tuple[str, ...], *,
 
 
 # ---------------------------------------------------------------------- remote command
+async def _ws_connect(
+    url: URL, protocols: tuple[str, ...], headers: Mapping[str, str] | None,
+    ssl: ssl_mod.SSLContext | None,
+) -> tuple[aiohttp.ClientSession, aiohttp.ClientWebSocketResponse]:
+    """A WebSocket of the channel protocols (remote commands, port forwarding) in a session
+    of its own, which is closed again when the upgrade fails."""
+    http = aiohttp.ClientSession()
+    try:
+        ws = await http.ws_connect(url, protocols=protocols, headers=headers,
+                                   ssl=ssl if ssl is not None else True, max_msg_size=0)
+    except BaseException:
+        await http.close()
+        raise
+    return http, ws
+
+
+async def _ws_close(http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse,
+                    reader: asyncio.Task[None]) -> None:
+    """Close a _ws_connect WebSocket: the socket, then its reader task, then the session."""
+    await ws.close()
+    reader.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await reader
+    await http.close()
+
+
 class RemoteCommand:
     """A running exec or attach, seen from the client."""
 
@@ -156,14 +182,8 @@ class RemoteCommand:
 class _WsRemoteCommand(RemoteCommand):
     async def start(self, url: str | URL, headers: Mapping[str, str] | None,
                     ssl: ssl_mod.SSLContext | None) -> None:
-        self._http = aiohttp.ClientSession()
-        try:
-            self._ws = await self._http.ws_connect(
-                URL(url), protocols=p.WS_REMOTECOMMAND_PROTOCOLS, headers=headers,
-                ssl=ssl if ssl is not None else True, max_msg_size=0)
-        except BaseException:
-            await self._http.close()
-            raise
+        self._http, self._ws = await _ws_connect(URL(url), p.WS_REMOTECOMMAND_PROTOCOLS,
+                                                 headers, ssl)
         self.protocol = self._ws.protocol or ""
         self._json_status = self.protocol in (p.STREAM_PROTOCOL_V4, p.STREAM_PROTOCOL_V5)
         self._reader = asyncio.create_task(self._read())
@@ -200,11 +220,7 @@ class _WsRemoteCommand(RemoteCommand):
         await self._send(p.CH_RESIZE, p.TerminalSize(width, height).to_json())
 
     async def close(self) -> None:
-        await self._ws.close()
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._reader
-        await self._http.close()
+        await _ws_close(self._http, self._ws, self._reader)
 
 
 class _SpdyRemoteCommand(RemoteCommand):
@@ -354,15 +370,9 @@ class _SpdyForwarded(ForwardedConnection):
 class _WsForwarded(ForwardedConnection):
     async def start(self, url: URL, port: int, ssl: ssl_mod.SSLContext | None,
                     headers: Mapping[str, str] | None) -> None:
-        self._http = aiohttp.ClientSession()
-        try:
-            self._ws = await self._http.ws_connect(
-                url.update_query(port=str(port)),
-                protocols=(p.STREAM_PROTOCOL_V4, p.STREAM_PROTOCOL_V1),
-                ssl=ssl if ssl is not None else True, headers=headers, max_msg_size=0)
-        except BaseException:
-            await self._http.close()
-            raise
+        self._http, self._ws = await _ws_connect(
+            url.update_query(port=str(port)), (p.STREAM_PROTOCOL_V4, p.STREAM_PROTOCOL_V1),
+            headers, ssl)
         self._data: asyncio.Queue[bytes] = asyncio.Queue()
         self._err = b""
         self._done = asyncio.Event()
@@ -402,11 +412,7 @@ class _WsForwarded(ForwardedConnection):
         return self._err.decode(errors="replace")
 
     async def close(self) -> None:
-        await self._ws.close()
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._reader
-        await self._http.close()
+        await _ws_close(self._http, self._ws, self._reader)
 
 
 class PortForwardClient:
