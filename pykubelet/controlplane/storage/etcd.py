@@ -34,7 +34,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import grpc
 import grpc.aio
@@ -331,6 +331,15 @@ class EtcdStorage:
         kvs = resp.responses[0].response_range.kvs if resp.responses else []
         return kvs[0] if kvs else None
 
+    def _refused(self, resp: pb.TxnResponse, key: str, expected_revision: int | None) -> NoReturn:
+        """A guarded update or delete that etcd did not apply: the key is gone (NotFound), or
+        it moved past ``expected_revision`` (Conflict); the failure branch read it."""
+        cur = self._found(resp)
+        if cur is None:
+            raise NotFoundError(key)
+        assert expected_revision is not None  # unguarded writes of a present key succeed
+        raise ConflictError(key, expected_revision, cur.mod_revision)
+
     async def create(self, key: str, value: bytes) -> KeyValue:
         k = self._key(key)
         lease = await self._lease_for(key)
@@ -353,10 +362,7 @@ class EtcdStorage:
             failure=[self._read_op(k)],
         ))
         if not resp.succeeded:
-            cur = self._found(resp)
-            if cur is None:
-                raise NotFoundError(key)
-            raise ConflictError(key, expected_revision, cur.mod_revision)
+            self._refused(resp, key, expected_revision)
         prev = resp.responses[0].response_put.prev_kv
         return KeyValue(key, value, prev.create_revision, resp.header.revision)
 
@@ -370,11 +376,7 @@ class EtcdStorage:
             failure=[self._read_op(k)],
         ))
         if not resp.succeeded:
-            cur = self._found(resp)
-            if cur is None:
-                raise NotFoundError(key)
-            assert expected_revision is not None
-            raise ConflictError(key, expected_revision, cur.mod_revision)
+            self._refused(resp, key, expected_revision)
         gone = resp.responses[0].response_delete_range
         if not gone.prev_kvs:
             raise NotFoundError(key)
