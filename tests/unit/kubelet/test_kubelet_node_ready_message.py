@@ -9,14 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agent_harness import new_kubelet, offline_api_node
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.api.types import Pod
-from pykubelet.client.bootstrap import NodeCredentials
-from pykubelet.config import KubeletConfig
-from pykubelet.controlplane.pki import PKI
 from pykubelet.kubelet import node_status
-from pykubelet.kubelet.agent import Kubelet
 from pykubelet.kubelet.api_node import APINode
 from pykubelet.kubelet.runtime_service import CRICallError
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
@@ -24,26 +20,12 @@ from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 CNI_MESSAGE = "Network plugin returns error: cni plugin not initialized"
 
 
-class NoCgroups:
-    def ensure(self, pod: Pod) -> str:
-        return ""
-
-    def remove(self, uid: str) -> None:
-        pass
-
-
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[tuple[APINode, FakeRuntimeService]]:
     runtime = FakeRuntimeService()
-    config = KubeletConfig(nodeName="n1", rootDir=str(tmp_path / "root"), staticPodPath="",
-                           podLogsDir=str(tmp_path / "logs"), healthzPort=0)
-    k = Kubelet(config, runtime, pod_cgroups=NoCgroups(), memory_capacity=1 << 30,
-                node_ips=["192.0.2.1"])
+    k = new_kubelet(tmp_path, runtime)
     k.pleg.healthy = lambda: True  # type: ignore[method-assign]  # never started here
-    pki = PKI(tmp_path / "pki")
-    paths = pki.issue("kubelet", "system:node:n1", dns=["n1"], ips=["127.0.0.1"])
-    creds = NodeCredentials("https://127.0.0.1:1", "t", pki.ca_pem, paths.cert, paths.key)
-    api = APINode(k, creds, address="127.0.0.1", kubelet_version="v0", server_port=0)
+    api = offline_api_node(k, tmp_path / "pki")
     try:
         yield api, runtime
     finally:

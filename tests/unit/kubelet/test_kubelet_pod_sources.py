@@ -3,37 +3,25 @@ only that source's pods, so a static-pod directory and an API server can feed on
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agent_harness import new_kubelet, wait_for
 from kubelet_builders import make_pod
 
 from pykubelet.api.types import Pod
-from pykubelet.config import KubeletConfig
 from pykubelet.kubelet.agent import Kubelet
 from pykubelet.kubelet.pod_manager import API_SOURCE, FILE_SOURCE, pod_source
 from pykubelet.kubelet.status import CONFIG_SOURCE_ANNOTATION
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 
-class NoCgroups:
-    def ensure(self, pod: Pod) -> str:
-        return ""
-
-    def remove(self, uid: str) -> None:
-        pass
-
-
 @pytest.fixture
 def kubelet(tmp_path: Path) -> Iterator[Kubelet]:
     runtime = FakeRuntimeService()
     runtime.add_image("busybox:1.36")
-    config = KubeletConfig(nodeName="n1", rootDir=str(tmp_path / "root"), staticPodPath="",
-                           podLogsDir=str(tmp_path / "logs" / "pods"), healthzPort=0)
-    k = Kubelet(config, runtime, pod_cgroups=NoCgroups(), memory_capacity=1 << 30,
-                node_ips=["192.0.2.1"])
+    k = new_kubelet(tmp_path, runtime, logs_dir=tmp_path / "logs" / "pods")
     try:
         yield k
     finally:
@@ -47,13 +35,6 @@ def pod(uid: str, source: str | None) -> Pod:
     if source is not None:
         p.metadata.annotations[CONFIG_SOURCE_ANNOTATION] = source
     return p
-
-
-def wait_for(check, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.01)
 
 
 def test_pod_source_is_the_config_source_annotation() -> None:

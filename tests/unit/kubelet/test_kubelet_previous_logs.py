@@ -5,19 +5,14 @@ besides the running one); while it backs off, plain ``logs`` shows that instance
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from agent_harness import new_kubelet, offline_api_node, wait_for
 from kubelet_builders import make_pod
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.api.types import Pod
-from pykubelet.client.bootstrap import NodeCredentials
-from pykubelet.config import KubeletConfig
-from pykubelet.controlplane.pki import PKI
 from pykubelet.kubelet.agent import Kubelet
 from pykubelet.kubelet.api_node import APINode
 from pykubelet.kubelet.node_server import LogError
@@ -27,37 +22,13 @@ from pykubelet.kubelet.workers import UpdateType
 BACKOFF_S = 2.0
 
 
-class NoCgroups:
-    def ensure(self, pod: Pod) -> str:
-        return ""
-
-    def remove(self, uid: str) -> None:
-        pass
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[tuple[Kubelet, APINode, FakeRuntimeService]]:
     runtime = FakeRuntimeService()
     runtime.add_image("busybox:1.36")
-    config = KubeletConfig(nodeName="n1", rootDir=str(tmp_path / "root"), staticPodPath="",
-                           podLogsDir=str(tmp_path / "logs"), healthzPort=0)
-    k = Kubelet(config, runtime, pod_cgroups=NoCgroups(), memory_capacity=1 << 30,
-                node_ips=["192.0.2.1"])
+    k = new_kubelet(tmp_path, runtime)
     k.backoff.initial = k.backoff.maximum = BACKOFF_S
-    pki = PKI(tmp_path / "pki")
-    paths = pki.issue("kubelet", "system:node:n1", dns=["n1"], ips=["127.0.0.1"])
-    creds = NodeCredentials("https://127.0.0.1:1", "t", pki.ca_pem, paths.cert, paths.key)
-    api = APINode(k, creds, address="127.0.0.1", kubelet_version="v0", server_port=0)
+    api = offline_api_node(k, tmp_path / "pki")
     k.start()  # the APINode is never started: its log lookup is all this test uses
     try:
         yield k, api, runtime

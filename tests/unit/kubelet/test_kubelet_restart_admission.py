@@ -13,19 +13,20 @@ Node read is delayed by a seeded random time at every start.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from agent_harness import new_kubelet
+from agent_harness import wait_for as _wait_for
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Pod
 from pykubelet.client.bootstrap import join
 from pykubelet.client.rest import NODES, PODS, RESTClient
-from pykubelet.config import KubeletConfig
 from pykubelet.controlplane.server import ControlPlaneThread, Options
 from pykubelet.kubelet import node_status
 from pykubelet.kubelet.agent import Kubelet
@@ -36,24 +37,7 @@ SEED = 27
 RESTARTS = 12
 NODE = "n1"
 IMAGE = "busybox:1.36"
-
-
-class NoCgroups:
-    def ensure(self, pod: Pod) -> str:
-        return ""
-
-    def remove(self, uid: str) -> None:
-        pass
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.02)
+wait_for = functools.partial(_wait_for, timeout=15.0)  # restarts against a real API server
 
 
 @pytest.fixture
@@ -75,13 +59,10 @@ class Agent:
                  root: Path) -> None:
         cp = cpt.cp
         assert cp.tokens is not None
-        config = KubeletConfig(nodeName=NODE, rootDir=str(root / "root"), staticPodPath="",
-                               podLogsDir=str(root / "logs"), healthzPort=0)
-        self.kubelet = Kubelet(config, runtime, pod_cgroups=NoCgroups(),
-                               memory_capacity=1 << 30, node_ips=["127.0.0.1"])
+        self.kubelet = new_kubelet(root, runtime, node=NODE, node_ips=["127.0.0.1"])
         self.kubelet.start()
         creds = join(cp.local_url, cp.tokens.join, cp.ca_hash, NODE, [],
-                     state_dir(config.rootDir))
+                     state_dir(self.kubelet.config.rootDir))
         self.node = APINode(self.kubelet, creds, address="127.0.0.1", kubelet_version="v0",
                             server_port=0)
         self.node.start()
@@ -171,11 +152,8 @@ def test_a_pod_the_runtime_runs_at_start_is_admitted_whatever_the_labels_say(
     runtime.add_image(IMAGE)
 
     def kubelet(labels: dict[str, str]) -> Kubelet:
-        config = KubeletConfig(nodeName=NODE, rootDir=str(tmp_path / "root"),
-                               staticPodPath="", podLogsDir=str(tmp_path / "logs"),
-                               healthzPort=0, nodeLabels=labels)
-        k = Kubelet(config, runtime, pod_cgroups=NoCgroups(), memory_capacity=1 << 30,
-                    node_ips=["127.0.0.1"])
+        k = new_kubelet(tmp_path, runtime, node=NODE, node_ips=["127.0.0.1"],
+                        node_labels=labels)
         k.start()
         return k
 

@@ -1,0 +1,42 @@
+"""What tests/unit holds: tests that start nothing outside the test process but loopback
+servers of their own. Starting etcd (Debian's etcd-server, a binary and seconds per member)
+is integration work: those tests live in tests/integration/controlplane (issue 25)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+UNIT = REPO / "tests" / "unit"
+# the storage suite's runner serves the integration suite too, which passes "etcd"
+ETCD_RUNNER = "tests/unit/controlplane/test_cp_storage.py"
+STARTS_ETCD = re.compile(r"\bEtcdServer\(|\betcd_cluster\b|\"--etcd-servers\"")
+ETCD_BACKEND = re.compile(r"parametrize\([^)]*\"etcd\"")
+
+
+def _hits(pattern: re.Pattern[str], skip: str = "") -> list[str]:
+    return [f"{f.relative_to(REPO)}:{n}"
+            for f in sorted(UNIT.rglob("*.py"))
+            if str(f.relative_to(REPO)) != skip and f != Path(__file__).resolve()
+            for n, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+
+
+def test_no_unit_test_starts_etcd() -> None:
+    assert _hits(STARTS_ETCD, skip=ETCD_RUNNER) == []
+    assert [h for h in _hits(STARTS_ETCD) if h.startswith(ETCD_RUNNER)] != []  # it is seen
+
+
+def test_no_unit_test_runs_on_an_etcd_backend() -> None:
+    assert _hits(ETCD_BACKEND) == []
+    assert ETCD_BACKEND.search('@pytest.mark.parametrize("backend", ["sqlite", "etcd"])')
+
+
+def test_the_agent_harness_is_written_once() -> None:
+    """tests/unit/kubelet/agent_harness.py builds the real Kubelet for unit tests; the test
+    modules that built their own (cgroups-less manager, KubeletConfig, APINode) use it."""
+    own = re.compile(r"^class NoCgroups\b|^def wait_for\(|KubeletConfig\(nodeName=")
+    kubelet = UNIT / "kubelet"
+    hits = [str(f.relative_to(REPO)) for f in sorted(kubelet.glob("test_*.py"))
+            if any(own.search(line) for line in f.read_text().splitlines())]
+    assert hits == []
