@@ -1,6 +1,8 @@
-"""An in-process control plane (SQLite, loopback, no scheduler or controllers) for the
-tests of who may do what, and plain HTTPS requests to it with any token (``cluster``);
-``api``: one live control plane per module for the request-shape tests (cp_live.LiveAPI)."""
+"""One in-process control plane per test module (``cp_thread``: SQLite, loopback, no
+scheduler or controllers, on its own event loop thread), and two ways to talk to it: plain
+HTTPS requests with any token, verified against its CA, for the tests of who may do what
+(``cluster``), and timed requests from its own loop for the request-shape tests (``api``,
+cp_live.LiveAPI). A module that uses both talks to the one control plane."""
 
 from __future__ import annotations
 
@@ -42,15 +44,20 @@ class Raw:
 
 
 @pytest.fixture(scope="module")
-def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+def cp_thread(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlaneThread]:
     root: Path = tmp_path_factory.mktemp("cp")
     thread = ControlPlaneThread(Options(root=root, listen="127.0.0.1:0", scheduler=False,
                                         controllers=False))
-    thread.start()
     try:
-        yield thread.cp
+        thread.start()
+        yield thread
     finally:
         thread.stop()
+
+
+@pytest.fixture(scope="module")
+def cp(cp_thread: ControlPlaneThread) -> ControlPlane:
+    return cp_thread.cp
 
 
 class Cluster:
@@ -90,8 +97,8 @@ def cluster(cp: ControlPlane) -> Cluster:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveAPI]:
-    live = LiveAPI(tmp_path_factory.mktemp("cp"))
+def api(cp_thread: ControlPlaneThread) -> Iterator[LiveAPI]:
+    live = LiveAPI(cp_thread)
     try:
         yield live
     finally:

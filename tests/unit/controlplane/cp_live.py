@@ -1,22 +1,20 @@
-"""A live control plane (SQLite, loopback, no scheduler or controllers) for request
-tests, shared by a test module (the ``api`` fixture in conftest): its event loop runs in a
-thread, and ``api.call`` sends one request and says how long it took, so a test can tell a
-request that blocked the loop."""
+"""Requests to the module's live control plane (conftest's ``cp_thread``: SQLite, loopback,
+no scheduler or controllers, its event loop in a thread) for the request-shape tests (the
+``api`` fixture): ``api.call`` sends one request from that loop and says how long it took,
+so a test can tell a request that blocked the loop."""
 
 from __future__ import annotations
 
 import asyncio
 import io
-import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 
-from pykubelet.controlplane.server import ControlPlane, Options
+from pykubelet.controlplane.server import ControlPlaneThread
 
 
 @dataclass
@@ -31,13 +29,9 @@ class Reply:
 
 
 class LiveAPI:
-    def __init__(self, root: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.cp = ControlPlane(Options(root=root, listen="127.0.0.1:0", scheduler=False,
-                                       controllers=False))
-        self._run(self.cp.start())
+    def __init__(self, thread: ControlPlaneThread) -> None:
+        self.loop = thread.loop
+        self.cp = thread.cp
         self.session: aiohttp.ClientSession = self._run(self._session())
         assert self.cp.tokens is not None
         self.admin = self.cp.tokens.admin
@@ -79,8 +73,5 @@ class LiveAPI:
         return reply
 
     def close(self) -> None:
+        """Close the session (the control plane is the ``cp_thread`` fixture's to stop)."""
         self._run(self.session.close())
-        self._run(self.cp.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
