@@ -40,3 +40,13 @@ def test_the_agent_harness_is_written_once() -> None:
     hits = [str(f.relative_to(REPO)) for f in sorted(kubelet.glob("test_*.py"))
             if any(own.search(line) for line in f.read_text().splitlines())]
     assert hits == []
+
+
+def test_one_control_plane_fixture_for_the_controlplane_unit_tests() -> None:
+    """conftest's cp_thread starts the module's control plane; LiveAPI (the ``api`` fixture)
+    talks to it instead of starting its own."""
+    live = (UNIT / "controlplane" / "cp_live.py").read_text()
+    assert "ControlPlane(" not in live
+    assert "new_event_loop" not in live
+    conftest = (UNIT / "controlplane" / "conftest.py").read_text()
+    assert conftest.count("ControlPlaneThread(") == 1
