@@ -27,6 +27,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pycni.atomic_files import write_atomic
@@ -150,34 +151,18 @@ class PKI:
             # the names asked for, no more: one that listed more is issued again
             if fresh and want_dns == have_dns and want_ips == have_ips:
                 return paths
-        ca_key = serialization.load_pem_private_key(self.ca_key_path.read_bytes(), None)
-        ca_cert = x509.load_pem_x509_certificate(self.ca_pem)
         key = _key()
         attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
         if organization:
             attrs.insert(0, x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
-        t = dt.datetime.now(dt.UTC)
         usages = []
         if server:
             usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
         if client:
             usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name(attrs)).issuer_name(ca_cert.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(t - dt.timedelta(minutes=5))
-            .not_valid_after(t + dt.timedelta(days=CERT_DAYS))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False,
-                                         False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-        )
-        if want_dns or want_ips:
-            names: list[x509.GeneralName] = [x509.DNSName(d) for d in want_dns]
-            names += [x509.IPAddress(ipaddress.ip_address(i)) for i in want_ips]
-            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
-        cert = builder.sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        names: list[x509.GeneralName] = [x509.DNSName(d) for d in want_dns]
+        names += [x509.IPAddress(ipaddress.ip_address(i)) for i in want_ips]
+        cert = self._sign_leaf(x509.Name(attrs), key.public_key(), usages, names)
         _write_private(paths.key, _key_pem(key))
         _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
         return paths
@@ -214,26 +199,35 @@ class PKI:
             raise CSRRefused(f'csr: node "{node}" may not have a serving certificate for '
                              f"{what} {str(name.value)!r} (only its own name and the "
                              "addresses it joins from)")
+        subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+                             x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{node}")])
+        cert = self._sign_leaf(subject, csr.public_key(), [ExtendedKeyUsageOID.SERVER_AUTH],
+                               names)
+        return cert.public_bytes(serialization.Encoding.PEM)
+
+    def _sign_leaf(self, subject: x509.Name, public_key: CertificatePublicKeyTypes,
+                   usages: list[x509.ObjectIdentifier],
+                   names: list[x509.GeneralName]) -> x509.Certificate:
+        """A leaf certificate the CA signs, as every one here is: valid from five minutes ago
+        (clock skew) for CERT_DAYS, not a CA, digital signature and key encipherment, the
+        extended ``usages``, and the subject alternative ``names`` when there are any."""
         ca_key = serialization.load_pem_private_key(self.ca_key_path.read_bytes(), None)
         ca_cert = x509.load_pem_x509_certificate(self.ca_pem)
         t = dt.datetime.now(dt.UTC)
-        subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
-                             x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{node}")])
-        cert = (
+        builder = (
             x509.CertificateBuilder()
             .subject_name(subject).issuer_name(ca_cert.subject)
-            .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+            .public_key(public_key).serial_number(x509.random_serial_number())
             .not_valid_before(t - dt.timedelta(minutes=5))
             .not_valid_after(t + dt.timedelta(days=CERT_DAYS))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False,
                                          False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
-                           critical=False)
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         )
-        return cert.public_bytes(serialization.Encoding.PEM)
+        if names:
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+        return builder.sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
 
 
 class CSRRefused(ValueError):

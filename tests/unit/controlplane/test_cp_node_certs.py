@@ -158,3 +158,30 @@ def test_a_node_on_the_hosts_own_address_gets_it_when_the_api_listens_on_loopbac
     cert = x509.load_pem_x509_certificate(body["certificate"].encode())
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert [str(i) for i in sans.get_values_for_type(x509.IPAddress)] == [addr]
+
+
+def test_issued_and_csr_signed_leaves_are_alike(tmp_path: Any) -> None:
+    """PKI.issue and PKI.sign_node_csr make their leaves in one place (issue 25): the same
+    validity, constraints and key usage; a SAN only when there are names."""
+    from pykubelet.controlplane.pki import CERT_DAYS, PKI
+
+    pki = PKI(tmp_path / "pki")
+    issued = x509.load_pem_x509_certificate(
+        pki.issue("admin", "kubernetes-admin", organization="system:masters",
+                  server=False, client=True).cert.read_bytes())
+    signed = x509.load_pem_x509_certificate(
+        pki.sign_node_csr(csr("system:node:n1", ["n1"]).encode(), "n1", []))
+    ca = x509.load_pem_x509_certificate(pki.ca_pem)
+    for cert in (issued, signed):
+        assert cert.issuer == ca.subject
+        lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
+        assert lifetime.total_seconds() == CERT_DAYS * 86400 + 300
+        bc = cert.extensions.get_extension_for_class(x509.BasicConstraints)
+        assert (bc.critical, bc.value.ca) == (True, False)
+        ku = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+        assert (ku.digital_signature, ku.key_encipherment, ku.key_cert_sign) == (
+            True, True, False)
+    with pytest.raises(x509.ExtensionNotFound):
+        issued.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    assert list(issued.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
+        ExtendedKeyUsageOID.CLIENT_AUTH]
