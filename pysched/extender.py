@@ -383,28 +383,22 @@ class HTTPExtender:
         out: list[Any] = []
         names = _field(result, "NodeNames")
         node_list = _field(result, "Nodes")
+        claimed: list[Any] = []  # the nodes that passed, by name, in the extender's order
         if self.cfg.node_cache_capable and names is not None:
             if not isinstance(names, list):
                 raise ExtenderError("extender reply: NodeNames: expected a list")
-            for n in names:
-                ni = by_name.get(n)
-                if ni is None:
-                    raise ExtenderError(
-                        f"extender {self.name()!r} claims a filtered node {n!r} which is not "
-                        "found in the input node list"
-                    )
-                out.append(ni)
+            claimed = names
         elif node_list is not None:
-            items = _field(node_list, "items") or []
-            for item in items:
-                n = ((item or {}).get("metadata") or {}).get("name", "")
-                ni = by_name.get(n)
-                if ni is None:
-                    raise ExtenderError(
-                        f"extender {self.name()!r} claims a filtered node {n!r} which is not "
-                        "found in the input node list"
-                    )
-                out.append(ni)
+            claimed = [((item or {}).get("metadata") or {}).get("name", "")
+                       for item in _field(node_list, "items") or []]
+        for n in claimed:
+            ni = by_name.get(n)
+            if ni is None:
+                raise ExtenderError(
+                    f"extender {self.name()!r} claims a filtered node {n!r} which is not "
+                    "found in the input node list"
+                )
+            out.append(ni)
         return (
             out,
             _failed_map(_field(result, "FailedNodes"), "FailedNodes"),
