@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
 
 import click
+
+from pykubelet.cli.signals import stop_on_signals
 
 DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
 
@@ -114,10 +115,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     cp.controllers = default_controllers()
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_on_signals()
         from pykubelet.controlplane.storage import StorageError
 
         try:

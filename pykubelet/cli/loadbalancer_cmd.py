@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 from pathlib import Path
 
 import click
+
+from pykubelet.cli.signals import stop_on_signals
 
 
 @click.command("load-balancer")
@@ -42,10 +43,7 @@ def load_balancer(listen: str, servers: tuple[str, ...], state_file: Path | None
         raise click.BadParameter(message.removeprefix("listen "), param_hint=hint) from None
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_on_signals()
         try:
             await lb.open()
         except OSError as exc:  # asyncio words it "error while attempting to bind ..."

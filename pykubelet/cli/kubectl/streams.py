@@ -26,6 +26,7 @@ from typing import Any
 from pykubelet.cli.kubectl.errors import CommandError
 from pykubelet.cli.kubectl.logs import choose_container
 from pykubelet.cli.kubectl.session import Session
+from pykubelet.cli.signals import stop_on_signals
 from pykubelet.client.rest import PODS, StatusError
 
 COMPLETED = ("Succeeded", "Failed")
@@ -305,10 +306,7 @@ async def _forward(session: Session, url: Any, pairs: list[tuple[int, int]],
                 local = local or bound  # the other addresses take the same port
                 host = f"[{address}]" if ":" in address else address
                 print(f"Forwarding from {host}:{bound} -> {remote}", flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_on_signals()
         await stop.wait()
     finally:
         for s in servers:
