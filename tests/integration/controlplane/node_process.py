@@ -8,16 +8,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import yaml
-from cp_process import ControlPlaneProcess, free_port
+from cp_process import ControlPlaneProcess, free_port, wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 IMAGE = "localhost/busybox:latest"
@@ -160,3 +164,60 @@ class NodeProcess:
         for m in sorted(mounts, key=len, reverse=True):
             subprocess.run(["umount", "-l", m], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def node_ready(cp: ControlPlaneProcess, name: str) -> str:
+    """The status of node ``name``'s Ready condition ("True", "False", "Unknown"); "" while
+    the node or the condition is not there."""
+    out = cp.kubectl("get", "node", name, "-o", "json", check=False)
+    if out.returncode != 0:
+        return ""
+    for c in json.loads(out.stdout).get("status", {}).get("conditions", []):
+        if c["type"] == "Ready":
+            return str(c["status"])
+    return ""
+
+
+@contextlib.contextmanager
+def node_cluster(work: Path, name: str, index: int, *, cp_args: Sequence[str] = (),
+                 image: str = IMAGE, static_pods: Mapping[str, str] | None = None,
+                 extra_config: Mapping[str, object] | None = None,
+                 ) -> Iterator[tuple[ControlPlaneProcess, NodeProcess]]:
+    """A control plane process under ``work`` and one node ``name`` joined to it with the
+    offline busybox ``image``, once the node is Ready (its log's tail printed when it never
+    is); the node and the control plane are removed afterwards, whatever failed."""
+    from pykubelet.runtime.image_build import build_busybox_image
+
+    cp = ControlPlaneProcess(work / "cp", extra_args=list(cp_args))
+    cp.start()
+    try:
+        archive = work / "busybox.tar"
+        build_busybox_image(archive, name=image)
+        node = NodeProcess(Path(tempfile.mkdtemp(prefix=f"{name}-", dir="/tmp")), name, index,
+                           cp, static_pods=dict(static_pods or {}),
+                           extra_config=dict(extra_config or {}))
+        try:
+            node.prepare(archive)
+            node.start()
+            try:
+                wait_for(lambda: node_ready(cp, name) == "True", timeout=60, what="node Ready")
+            except AssertionError:
+                print(node.log_path.read_text()[-4000:])
+                raise
+            yield cp, node
+        finally:
+            node.cleanup()
+    finally:
+        cp.stop()
+
+
+@contextlib.contextmanager
+def namespace_for(cp: ControlPlaneProcess, request: pytest.FixtureRequest,
+                  prefix: str) -> Iterator[str]:
+    """A namespace named after the test (``prefix-<test name>``), deleted afterwards."""
+    name = f"{prefix}-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:40].strip("-")
+    cp.kubectl("create", "namespace", name)
+    try:
+        yield name
+    finally:
+        cp.kubectl("delete", "namespace", name, "--wait=false", check=False)

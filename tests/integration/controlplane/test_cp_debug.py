@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from cp_process import KUBECTL, ControlPlaneProcess, wait_for
-from node_process import NodeProcess
+from node_process import NodeProcess, namespace_for, node_cluster
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.slow]
 
@@ -31,48 +29,21 @@ SHOW = "tr '\\0' ' ' </proc/1/cmdline; echo; echo self=$$"
 def cluster(tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[tuple[ControlPlaneProcess, NodeProcess]]:
     from pykubelet.kubelet.agent import host_ips
-    from pykubelet.runtime.image_build import build_busybox_image
 
-    work = tmp_path_factory.mktemp("kcd")
     # the node joins over loopback from this host and registers the host's address: the
     # control plane must count that address as its own for the node's serving certificate
     # to name it (a loopback-only control plane has no other; see join_addresses)
     node_ip = host_ips()[0]
-    cp = ControlPlaneProcess(work / "cp", extra_args=["--tls-san", node_ip])
-    cp.start()
-    archive = work / "busybox.tar"
-    build_busybox_image(archive, name=IMAGE)
-    node = NodeProcess(Path(tempfile.mkdtemp(prefix="kcd-", dir="/tmp")), "kcd-node1", 6, cp,
-                       extra_config={"nodeIP": node_ip})
-    try:
-        node.prepare(archive)
-        node.start()
-        try:
-            wait_for(lambda: _node_ready(cp, node.name), timeout=60, what="node Ready")
-        except AssertionError:
-            print(node.log_path.read_text()[-4000:])
-            raise
-        yield cp, node
-    finally:
-        node.cleanup()
-        cp.stop()
+    with node_cluster(tmp_path_factory.mktemp("kcd"), "kcd-node1", 6, image=IMAGE,
+                      cp_args=["--tls-san", node_ip],
+                      extra_config={"nodeIP": node_ip}) as both:
+        yield both
 
 
 @pytest.fixture
 def ns(cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    cp, _ = cluster
-    name = "kcd-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:40].strip("-")
-    cp.kubectl("create", "namespace", name)
-    yield name
-    cp.kubectl("delete", "namespace", name, "--wait=false", check=False)
-
-
-def _node_ready(cp: ControlPlaneProcess, name: str) -> bool:
-    out = cp.kubectl("get", "node", name, "-o", "json", check=False)
-    if out.returncode != 0:
-        return False
-    conds = json.loads(out.stdout).get("status", {}).get("conditions", [])
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
+    with namespace_for(cluster[0], request, "kcd") as name:
+        yield name
 
 
 def _pod(cp: ControlPlaneProcess, ns: str, name: str = "web") -> dict[str, Any]:

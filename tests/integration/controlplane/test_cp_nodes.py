@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from cp_process import KUBECTL, ControlPlaneProcess, wait_for
-from node_process import IMAGE, NodeProcess
+from node_process import IMAGE, NodeProcess, namespace_for, node_cluster, node_ready
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.slow]
 
@@ -50,42 +50,16 @@ def pod(name: str, command: str, grace: int = 30, restart: str = "Always",
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlPlaneProcess,
                                                                        NodeProcess]]:
-    from pykubelet.runtime.image_build import build_busybox_image
-
-    work = tmp_path_factory.mktemp("kcn")
-    cp = ControlPlaneProcess(work / "cp", extra_args=["--node-monitor-grace-period", "6"])
-    cp.start()
-    archive = work / "busybox.tar"
-    build_busybox_image(archive, name=IMAGE)
-    base = Path(tempfile.mkdtemp(prefix="kcn-", dir="/tmp"))
-    node = NodeProcess(base, "kcn-node1", 1, cp, static_pods={"static.yaml": STATIC})
-    try:
-        node.prepare(archive)
-        node.start()
-        wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="node Ready")
-        yield cp, node
-    finally:
-        node.cleanup()
-        cp.stop()
+    with node_cluster(tmp_path_factory.mktemp("kcn"), "kcn-node1", 1,
+                      cp_args=["--node-monitor-grace-period", "6"],
+                      static_pods={"static.yaml": STATIC}) as both:
+        yield both
 
 
 @pytest.fixture
 def ns(cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    cp, _ = cluster
-    name = "kcn-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:40].strip("-")
-    cp.kubectl("create", "namespace", name)
-    yield name
-    cp.kubectl("delete", "namespace", name, "--wait=false", check=False)
-
-
-def _ready(cp: ControlPlaneProcess, name: str) -> str:
-    out = cp.kubectl("get", "node", name, "-o", "json", check=False)
-    if out.returncode != 0:
-        return ""
-    for c in json.loads(out.stdout).get("status", {}).get("conditions", []):
-        if c["type"] == "Ready":
-            return str(c["status"])
-    return ""
+    with namespace_for(cluster[0], request, "kcn") as name:
+        yield name
 
 
 def _pod(cp: ControlPlaneProcess, ns: str, name: str) -> dict[str, Any]:
@@ -215,10 +189,10 @@ def test_agent_sigkill_node_unknown_then_back_without_duplicates(cluster: Any,
 
     before = containers()
     node.kill()
-    wait_for(lambda: _ready(cp, node.name) == "Unknown", timeout=30, what="Ready=Unknown")
+    wait_for(lambda: node_ready(cp, node.name) == "Unknown", timeout=30, what="Ready=Unknown")
     assert containers() == before  # the pod kept running
     node.start()
-    wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="Ready again")
+    wait_for(lambda: node_ready(cp, node.name) == "True", timeout=60, what="Ready again")
     taints = json.loads(cp.kubectl("get", "node", node.name, "-o", "json").stdout)[
         "spec"].get("taints") or []
     wait_for(lambda: not (json.loads(cp.kubectl("get", "node", node.name, "-o", "json")
@@ -240,7 +214,7 @@ def test_control_plane_sigkill_loses_nothing_and_the_node_catches_up(cluster: An
     assert _running(cp, ns, "before")
     cp.kubectl("create", "-n", ns, "-f", "-", input=pod("after", "sleep 3600"))
     wait_for(lambda: _running(cp, ns, "after"), timeout=90, what="a pod made after the restart")
-    wait_for(lambda: _ready(cp, node.name) == "True", timeout=30, what="node Ready")
+    wait_for(lambda: node_ready(cp, node.name) == "True", timeout=30, what="node Ready")
 
 
 def test_configmap_and_secret_env_envfrom_and_volumes(cluster: Any, ns: str) -> None:
@@ -580,7 +554,7 @@ def test_a_node_whose_conf_dir_has_no_network_writes_the_default_and_becomes_rea
         for f in (base / "net.d").iterdir():
             f.unlink()  # no network at all
         node.start()
-        wait_for(lambda: _ready(cp, node.name) == "True", timeout=60, what="node Ready")
+        wait_for(lambda: node_ready(cp, node.name) == "True", timeout=60, what="node Ready")
         conf = json.loads((base / "net.d" / FILE_NAME).read_text())
         assert conf["plugins"][0]["ipam"]["ranges"] == [[{"subnet": node.subnet}]]
         assert "no CNI network in" in node.log_path.read_text()
