@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.config import API_VERSION, KIND, ConfigError, decode_config
+from pykubelet.config import API_VERSION, KIND, KubeletConfigError, decode_config
 from pykubelet.kubelet.image_gc import (
     FsStats,
     ImageGCManager,
@@ -77,7 +77,8 @@ def test_thresholds_in_the_config() -> None:
     cfg = decode_config(
         {**HEAD, "imageGCHighThresholdPercent": 90, "imageGCLowThresholdPercent": 50})
     assert (cfg.imageGCHighThresholdPercent, cfg.imageGCLowThresholdPercent) == (90, 50)
-    with pytest.raises(ConfigError, match="imageGCHighThresholdPercent: expected an integer"):
+    with pytest.raises(KubeletConfigError,
+                       match="imageGCHighThresholdPercent: expected an integer"):
         decode_config({**HEAD, "imageGCHighThresholdPercent": 101})
-    with pytest.raises(ConfigError, match="must not be above imageGCHighThresholdPercent"):
+    with pytest.raises(KubeletConfigError, match="must not be above imageGCHighThresholdPercent"):
         decode_config({**HEAD, "imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60})
