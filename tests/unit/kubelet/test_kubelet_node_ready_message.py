@@ -15,10 +15,10 @@ from pykubelet.api.types import Pod
 from pykubelet.client.bootstrap import NodeCredentials
 from pykubelet.config import KubeletConfig
 from pykubelet.controlplane.pki import PKI
-from pykubelet.kubelet import node_status
 from pykubelet.kubelet.agent import Kubelet
-from pykubelet.kubelet.api_node import APINode
-from pykubelet.kubelet.runtime_service import CRICallError
+from pykubelet.kubelet.cluster import node_status
+from pykubelet.kubelet.cluster.node import APINode
+from pykubelet.kubelet.cri.runtime_service import CRICallError
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 CNI_MESSAGE = "Network plugin returns error: cni plugin not initialized"
