@@ -110,3 +110,8 @@ class PodRuntimeStatus:
 def empty_status(uid: str, name: str = "", namespace: str = "") -> PodRuntimeStatus:
     """The state of a pod the runtime knows nothing about."""
     return PodRuntimeStatus(uid=uid, name=name, namespace=namespace)
+
+
+def secs(ns: int) -> float:
+    """CRI's nanoseconds since the epoch as the seconds kept here (0 stays "not set")."""
+    return ns / 1e9 if ns else 0.0
