@@ -422,6 +422,23 @@ def _names(names: list[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
+def _condition_of(
+    type_: str, reason: str, unknown: list[str], kind: str, names: list[str]
+) -> PodCondition:
+    """True, or False with ``reason`` and the message upstream's generators write: the
+    containers of unknown status, then those of ``kind`` status."""
+    messages = []
+    if unknown:
+        messages.append(f"containers with unknown status: {_names(unknown)}")
+    if names:
+        messages.append(f"containers with {kind} status: {_names(names)}")
+    if messages:
+        return PodCondition(
+            type=type_, status=CONDITION_FALSE, reason=reason, message=", ".join(messages)
+        )
+    return PodCondition(type=type_, status=CONDITION_TRUE)
+
+
 def containers_ready_condition(
     pod: Pod, statuses: Sequence[ContainerStatus], phase: str
 ) -> PodCondition:
@@ -434,19 +451,8 @@ def containers_ready_condition(
     if (phase == PHASE_SUCCEEDED and not unknown) or phase == PHASE_FAILED:
         reason = reasons.POD_COMPLETED if phase == PHASE_SUCCEEDED else reasons.POD_FAILED
         return PodCondition(type=CONTAINERS_READY, status=CONDITION_FALSE, reason=reason)
-    messages = []
-    if unknown:
-        messages.append(f"containers with unknown status: {_names(unknown)}")
-    if unready:
-        messages.append(f"containers with unready status: {_names(unready)}")
-    if messages:
-        return PodCondition(
-            type=CONTAINERS_READY,
-            status=CONDITION_FALSE,
-            reason=reasons.CONTAINERS_NOT_READY,
-            message=", ".join(messages),
-        )
-    return PodCondition(type=CONTAINERS_READY, status=CONDITION_TRUE)
+    return _condition_of(CONTAINERS_READY, reasons.CONTAINERS_NOT_READY, unknown,
+                         "unready", unready)
 
 
 def pod_ready_condition(pod: Pod, statuses: Sequence[ContainerStatus], phase: str) -> PodCondition:
@@ -481,19 +487,8 @@ def initialized_condition(
         for s in statuses
     ):
         return PodCondition(type=POD_INITIALIZED, status=CONDITION_TRUE)
-    messages = []
-    if unknown:
-        messages.append(f"containers with unknown status: {_names(unknown)}")
-    if incomplete:
-        messages.append(f"containers with incomplete status: {_names(incomplete)}")
-    if messages:
-        return PodCondition(
-            type=POD_INITIALIZED,
-            status=CONDITION_FALSE,
-            reason=reasons.CONTAINERS_NOT_INITIALIZED,
-            message=", ".join(messages),
-        )
-    return PodCondition(type=POD_INITIALIZED, status=CONDITION_TRUE)
+    return _condition_of(POD_INITIALIZED, reasons.CONTAINERS_NOT_INITIALIZED, unknown,
+                         "incomplete", incomplete)
 
 
 def ready_to_start_containers_condition(pod: Pod, observed: PodRuntimeStatus) -> PodCondition:
