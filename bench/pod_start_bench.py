@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pykubelet.config import KubeletConfig  # noqa: E402
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient  # noqa: E402
-from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION  # noqa: E402
+from pykubelet.kubelet.cri.cri_client import CRICallError, CRIClient  # noqa: E402
+from pykubelet.kubelet.kuberuntime.labels import NODE_NAME_ANNOTATION  # noqa: E402
 
 PYKUBELET = REPO / ".venv" / "bin" / "pykubelet"
 IMAGE = "localhost/busybox:latest"
@@ -250,8 +250,8 @@ def bench_runtime(rt: Any, sizes: list[int], rounds_1: int) -> dict[str, Any]:
                     with contextlib.suppress(CRICallError):
                         c.stop_pod_sandbox(s.id)
                         c.remove_pod_sandbox(s.id)
-        from pykubelet.kubelet.sandbox_config import remove_pod_cgroups
-        from pykubelet.kubelet.volumes import teardown_pod_dir
+        from pykubelet.kubelet.kuberuntime.sandbox_config import remove_pod_cgroups
+        from pykubelet.kubelet.volumemanager.volumes import teardown_pod_dir
 
         pods = base / "root" / "pods"
         if pods.is_dir():

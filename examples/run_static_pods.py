@@ -174,7 +174,7 @@ def _terminate(lock: Path, what: str) -> None:
 def _remove_pods(base: Path, agent_pid: int | None) -> None:
     """The agent removes the pods whose manifests went; without an agent (it crashed),
     they are removed over CRI here. Either way the runtime runs CNI DEL for each."""
-    from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+    from pykubelet.kubelet.cri.cri_client import CRICallError, CRIClient
 
     manifests = base / "manifests"
     if manifests.is_dir():

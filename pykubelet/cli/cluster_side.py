@@ -18,7 +18,7 @@ from pykubelet.config import KubeletConfig
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlaneThread
     from pykubelet.kubelet.agent import Kubelet
-    from pykubelet.kubelet.api_node import APINode
+    from pykubelet.kubelet.cluster.node import APINode
 
 log = logging.getLogger("pykubelet.run")
 
@@ -47,7 +47,7 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
     if cfg.controlPlane is None and not cfg.server:
         return None
     from pykubelet.client.bootstrap import BootstrapError, join
-    from pykubelet.kubelet.api_node import APINode, state_dir
+    from pykubelet.kubelet.cluster.node import APINode, state_dir
     from pykubelet.version import git_version
 
     cp_thread = None

@@ -71,7 +71,7 @@ class _AdoptedRuntime:
 
 
 def _answers(sock: Path) -> bool:
-    from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+    from pykubelet.kubelet.cri.cri_client import CRICallError, CRIClient
 
     if not sock.exists():
         return False
@@ -270,7 +270,7 @@ def run(config_path: str | None, verbosity: int) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    from pykubelet.kubelet.cri_client import CRICallError
+    from pykubelet.kubelet.cri.cri_client import CRICallError
 
     try:
         agent = Kubelet(cfg)

@@ -1,5 +1,8 @@
-"""kubelet's job over CRI: pure rules (actions, status, pod_termination, probes, back-off,
-admission, hashing, reasons, runtime_state) below, the engine that acts on them (cri_client,
-manager, workers, pleg, prober_manager, status_manager, agent) above, and the cluster side
-(api_source, api_status, api_node, node_status, node_server: the API server's pods in, their
-status, the Node and its Lease out, port 10250)."""
+"""kubelet's job over CRI, grouped as upstream's pkg/kubelet: the agent (``agent``, kubelet.go)
+with its pod workers, housekeeping and pod termination rule at the top; below it
+``kuberuntime`` (compute_pod_actions and the runtime manager that carries them out),
+``container`` (the observed runtime state, spec hash, pod cache), ``cri`` (the CRI seam and
+its remote client), ``status``, ``prober``, ``pleg``, ``images``, ``volumemanager``, ``logs``,
+``cm`` (pod cgroups), ``lifecycle`` (admission), ``pod`` (pod manager, static pods),
+``events``, ``server`` (the healthz port and port 10250), ``util``, and ``cluster``: the
+cluster side (the API server's pods in, their status, the Node and its Lease out)."""

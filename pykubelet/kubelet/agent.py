@@ -32,47 +32,48 @@ from pykubelet.api.decode import encode_pod
 from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
-from pykubelet.kubelet import failpoints, reasons
-from pykubelet.kubelet.actions import backoff_key, compute_pod_actions
-from pykubelet.kubelet.admission import NODE_AFFINITY, AdmitResult, NodeInfo, admit
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.cri_client import CRIClient
-from pykubelet.kubelet.events import WARNING, EventRecorder
+from pykubelet.kubelet.cluster.node_status import node_labels
+from pykubelet.kubelet.cm.pod_container_manager import CgroupfsPodCgroups, PodCgroups
+from pykubelet.kubelet.container.pod_cache import PodCache, ReasonCache
+from pykubelet.kubelet.container.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
+from pykubelet.kubelet.cri.cri_client import CRIClient
+from pykubelet.kubelet.cri.runtime_service import RuntimeAndImageService, wait_ready
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.events.recorder import WARNING, EventRecorder
 from pykubelet.kubelet.housekeeping import Housekeeping, OrphanPod
-from pykubelet.kubelet.http import AgentHTTPServer
-from pykubelet.kubelet.image_gc import ImageGCManager
-from pykubelet.kubelet.instrumented_services import InstrumentedRuntimeService
-from pykubelet.kubelet.labels import POD_UID_LABEL
-from pykubelet.kubelet.log_manager import (
+from pykubelet.kubelet.images.image_gc_manager import ImageGCManager
+from pykubelet.kubelet.kuberuntime.actions import backoff_key, compute_pod_actions
+from pykubelet.kubelet.kuberuntime.instrumented_services import InstrumentedRuntimeService
+from pykubelet.kubelet.kuberuntime.kuberuntime_manager import RuntimeManager
+from pykubelet.kubelet.kuberuntime.labels import POD_UID_LABEL
+from pykubelet.kubelet.lifecycle.predicate import NODE_AFFINITY, AdmitResult, NodeInfo, admit
+from pykubelet.kubelet.logs.container_log_manager import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_SIZE,
     MONITOR_PERIOD_S,
     ContainerLogManager,
 )
-from pykubelet.kubelet.logfmt import kv, pod_ref
-from pykubelet.kubelet.manager import RuntimeManager
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
-from pykubelet.kubelet.node_status import node_labels
-from pykubelet.kubelet.pleg import GenericPLEG, PodLifecycleEvent
-from pykubelet.kubelet.pod_cache import PodCache, ReasonCache
-from pykubelet.kubelet.pod_cgroups import CgroupfsPodCgroups, PodCgroups
-from pykubelet.kubelet.pod_manager import FILE_SOURCE, PodManager, pod_source
+from pykubelet.kubelet.pleg.generic import GenericPLEG, PodLifecycleEvent
+from pykubelet.kubelet.pod.pod_manager import FILE_SOURCE, PodManager, pod_source
+from pykubelet.kubelet.pod.static_pods import StaticPodSource
 from pykubelet.kubelet.pod_termination import Termination, pod_termination
-from pykubelet.kubelet.prober_manager import ProberManager, ProbeTarget
-from pykubelet.kubelet.probes import ContainerView, ProbeType
-from pykubelet.kubelet.runtime_service import RuntimeAndImageService, wait_ready
-from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
-from pykubelet.kubelet.static_pods import StaticPodSource
-from pykubelet.kubelet.status import (
+from pykubelet.kubelet.pod_workers import PodWorkers, UpdateType
+from pykubelet.kubelet.prober.prober_manager import ProberManager, ProbeTarget
+from pykubelet.kubelet.prober.probes import ContainerView, ProbeType
+from pykubelet.kubelet.server.healthz import AgentHTTPServer
+from pykubelet.kubelet.status.generate import (
     WaitingReason,
     deleted_and_stopped,
     exited_containers,
     generate_pod_status,
     is_static_pod,
 )
-from pykubelet.kubelet.status_manager import StatusManager, StatusPatcher
-from pykubelet.kubelet.volumes import teardown_pod_dir
-from pykubelet.kubelet.workers import PodWorkers, UpdateType
+from pykubelet.kubelet.status.status_manager import StatusManager, StatusPatcher
+from pykubelet.kubelet.util import failpoints
+from pykubelet.kubelet.util.backoff import Backoff
+from pykubelet.kubelet.util.logfmt import kv, pod_ref
+from pykubelet.kubelet.volumemanager.volumes import teardown_pod_dir
 
 log = logging.getLogger(__name__)
 

@@ -16,19 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pykubelet.kubelet import failpoints
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.image_gc import ImageGCManager
-from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
-from pykubelet.kubelet.log_symlinks import remove_dangling
-from pykubelet.kubelet.periodic import Periodic
-from pykubelet.kubelet.pleg import GenericPLEG
-from pykubelet.kubelet.pod_cgroups import PodCgroups
-from pykubelet.kubelet.pod_manager import PodManager
-from pykubelet.kubelet.prober_manager import ProberManager
-from pykubelet.kubelet.runtime_service import CRICallError, RuntimeService
-from pykubelet.kubelet.volumes import teardown_pod_dir
-from pykubelet.kubelet.workers import PodWorkers
+from pykubelet.kubelet.cm.pod_container_manager import PodCgroups
+from pykubelet.kubelet.cri.runtime_service import CRICallError, RuntimeService
+from pykubelet.kubelet.images.image_gc_manager import ImageGCManager
+from pykubelet.kubelet.kuberuntime.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
+from pykubelet.kubelet.kuberuntime.log_symlinks import remove_dangling
+from pykubelet.kubelet.pleg.generic import GenericPLEG
+from pykubelet.kubelet.pod.pod_manager import PodManager
+from pykubelet.kubelet.pod_workers import PodWorkers
+from pykubelet.kubelet.prober.prober_manager import ProberManager
+from pykubelet.kubelet.util import failpoints
+from pykubelet.kubelet.util.backoff import Backoff
+from pykubelet.kubelet.util.periodic import Periodic
+from pykubelet.kubelet.volumemanager.volumes import teardown_pod_dir
 
 log = logging.getLogger(__name__)
 

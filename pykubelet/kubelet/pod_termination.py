@@ -13,8 +13,8 @@ import enum
 from dataclasses import dataclass
 
 from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
-from pykubelet.kubelet.runtime_state import PodRuntimeStatus, SandboxState
-from pykubelet.kubelet.status import WaitingReason, active_deadline_eviction
+from pykubelet.kubelet.container.runtime_state import PodRuntimeStatus, SandboxState
+from pykubelet.kubelet.status.generate import WaitingReason, active_deadline_eviction
 
 TERMINAL_PHASES = (PHASE_SUCCEEDED, PHASE_FAILED)
 

@@ -157,7 +157,7 @@ def stop_pods(state: LabState | None, nodes: list[NodeLayout]) -> int:
 def _stop_node_pods(node: NodeLayout) -> int:
     """StopContainer (POD_STOP_GRACE), then StopPodSandbox and RemovePodSandbox, for all
     of a node's pods, in parallel; 0 when its runtime does not answer."""
-    from pykubelet.kubelet.cri_client import CRICallError, CRIClient
+    from pykubelet.kubelet.cri.cri_client import CRICallError, CRIClient
 
     try:
         with CRIClient(f"unix://{node.cri_socket}", timeout=POD_STOP_GRACE + 10) as cri:

@@ -19,6 +19,9 @@ API (what ``cri/container_rpc.py`` and the sandbox manager call)::
     recover()                          after a restart: reload records, clean half-creates,
                                        stray runc state, leases and orphaned pod /dev/shm
 
+The records, states and status types are ``container_store``'s, the pods' /dev/shm mounts
+``pod_shm``'s, the stats ``container_stats``'s; this module runs the containers' lives.
+
 Errors: InvalidArgument (a bad field, named), NotFound (container, sandbox or image),
 AlreadyExists (the name is taken in that sandbox and attempt), FailedPrecondition (wrong
 state, or runc/conmon refused: their message is kept), ExecTimeout (DEADLINE_EXCEEDED).
@@ -60,21 +63,37 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from pycni.atomic_files import write_atomic
 from pykubelet.runtime import cgroups, monitor, oci_spec, rootfs
 from pykubelet.runtime.container_request import (
     NS_NODE,
-    NS_POD,
     NS_TARGET,
     ContainerConfigSpec,
     ContainerMetadata,
-    MountSpec,
     Resources,
-    SecurityContext,
+)
+from pykubelet.runtime.container_stats import StatsSampler
+from pykubelet.runtime.container_store import (
+    BOOT_ID,
+    CREATED,
+    EXITED,
+    REASON_COMPLETED,
+    REASON_ERROR,
+    REASON_OOM,
+    REASON_UNKNOWN,
+    RUNNING,
+    UNKNOWN_EXIT_CODE,
+    ContainerFilter,
+    ContainerRecord,
+    ContainerStats,
+    ContainerStatus,
+    build_status,
+    process_alive,
+    process_start,
+    write_json,
 )
 from pykubelet.runtime.errors import (
     AlreadyExists,
@@ -86,22 +105,11 @@ from pykubelet.runtime.errors import (
 )
 from pykubelet.runtime.images import ImageStore
 from pykubelet.runtime.logs import ensure_parent, resolve_log_path
+from pykubelet.runtime.pod_shm import PodShm
 from pykubelet.runtime.runc import DEFAULT_RUNC, Runc, RuncError, runc_message
 
 log = logging.getLogger(__name__)
 
-CREATED = "CONTAINER_CREATED"
-RUNNING = "CONTAINER_RUNNING"
-EXITED = "CONTAINER_EXITED"
-UNKNOWN = "CONTAINER_UNKNOWN"
-
-REASON_COMPLETED = "Completed"
-REASON_ERROR = "Error"
-REASON_OOM = "OOMKilled"
-REASON_UNKNOWN = "Unknown"
-UNKNOWN_EXIT_CODE = 255
-
-SHM_SIZE = 64 << 20  # as containerd's default /dev/shm
 _STOP_KILL_WAIT = 10.0  # seconds to wait for an exit after SIGKILL
 
 
@@ -109,147 +117,6 @@ class ExecTimeout(CRIError):
     """ExecSync ran past its timeout (the process was killed)."""
 
     grpc_code = "DEADLINE_EXCEEDED"
-
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
-
-
-_BOOT_ID = _boot_id()
-
-
-def _process_start(pid: int) -> tuple[str, int]:
-    """(state letter, start time in clock ticks since boot) of ``pid``; ("", 0) if gone."""
-    if pid <= 0:
-        return "", 0
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return "", 0
-
-
-def _process_alive(pid: int, start: int = 0, boot_id: str = "") -> bool:
-    """True while the process we started runs: same boot, same pid and start time (no pid
-    reuse), and not a zombie nobody reaped."""
-    if boot_id and boot_id != _BOOT_ID:
-        return False
-    state, started = _process_start(pid)
-    if not state or state in ("Z", "X"):
-        return False
-    return not start or started == start
-
-
-@dataclass
-class ContainerRecord:
-    """The container's durable record (``record.json``)."""
-
-    id: str
-    sandbox_id: str
-    name: str
-    attempt: int
-    full_name: str
-    image_ref: str
-    image_id: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    log_path: str
-    cgroups_path: str
-    mounts: list[dict[str, Any]]
-    created_at: int
-    stop_signal: str = ""
-    host_pid_ns: bool = False
-    pid: int = 0
-    started_at: int = 0
-    finished_at: int = 0
-    exit_code: int = 0
-    reason: str = ""
-    message: str = ""
-    resources: dict[str, Any] = field(default_factory=dict)
-    image_digest_ref: str = ""  # repo digest when the image has one, else its ID
-    uid: int = 0
-    gid: int = 0
-    additional_gids: list[int] = field(default_factory=list)
-    pid_start: int = 0  # the init's start time (clock ticks since boot): guards pid reuse
-    boot_id: str = ""
-    stdin: bool = False  # conmon holds the container's stdin open for Attach
-    stdin_once: bool = False  # the first attach that ends closes stdin
-    tty: bool = False  # the container's stdio is a terminal (conmon holds its master)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ContainerRecord:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-
-@dataclass(frozen=True)
-class ContainerStatus:
-    id: str
-    sandbox_id: str
-    name: str
-    attempt: int
-    state: str
-    created_at: int
-    started_at: int
-    finished_at: int
-    exit_code: int
-    image_ref: str
-    image_id: str
-    reason: str
-    message: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    mounts: list[MountSpec]
-    log_path: str
-    pid: int
-    resources: dict[str, Any] = field(default_factory=dict)
-    image_digest_ref: str = ""
-    uid: int = 0
-    gid: int = 0
-    additional_gids: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class ContainerFilter:
-    """CRI ContainerFilter: every set field must match; IDs match by prefix."""
-
-    id: str = ""
-    sandbox_id: str = ""
-    state: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ContainerStats:
-    id: str
-    sandbox_id: str
-    name: str
-    attempt: int
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    timestamp_ns: int
-    cpu_usage_core_nanoseconds: int
-    memory_working_set_bytes: int
-    memory_usage_bytes: int
-    memory_rss_bytes: int
-    page_faults: int
-    major_page_faults: int
-    writable_layer_bytes: int
-    writable_layer_inodes: int
-    writable_layer_mountpoint: str
-    cpu_usage_nano_cores: int = 0  # over the interval since the previous sample; 0 at first
-    memory_available_bytes: int = 0  # limit - working set, when a limit is set
-
-
-def _write_json(path: Path, obj: object) -> None:
-    # not durable (no fsync on the create path): a host crash ends the containers too, and
-    # recovery reads what the monitors left (two threads may record one exit at once:
-    # each write has its own temp file)
-    write_atomic(path, json.dumps(obj, sort_keys=True), durable=False)
 
 
 def _parse_signal(name: str) -> int:
@@ -264,19 +131,6 @@ def _parse_signal(name: str) -> int:
         return int(signal.Signals[key])
     except KeyError:
         return int(signal.SIGTERM)
-
-
-def _du(path: Path) -> tuple[int, int]:
-    used = inodes = 0
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            try:
-                st = os.lstat(os.path.join(dirpath, name))
-            except OSError:
-                continue
-            used += st.st_blocks * 512
-            inodes += 1
-    return used, inodes
 
 
 class ContainerManager:
@@ -305,13 +159,12 @@ class ContainerManager:
         # lock at all (they read the maps through atomic snapshots: a dict lookup, or
         # list(dict.values()), each one step under the GIL)
         self._lock = threading.RLock()
-        self._shm_lock = threading.Lock()  # the pods' /dev/shm mounts (I/O under it)
         self._records: dict[str, ContainerRecord] = {}
         self._names: dict[str, str] = {}
         self._ctr_locks: dict[str, threading.Lock] = {}
         self._creating: dict[str, int] = {}  # sandbox id -> creates in flight
-        self._shm_mounted: set[str] = set()  # sandboxes whose /dev/shm we know is mounted
-        self._cpu_samples: dict[str, tuple[int, int]] = {}  # id -> (time ns, cpu ns)
+        self._shm = PodShm(self.root / ".shm")  # the pods' /dev/shm mounts
+        self._stats = StatsSampler()
         # read-path state, memory only, in step with the records (the records on disk stay
         # the truth after a restart): see _quick_state and _status_of
         self._monitor_paths: dict[str, monitor.MonitorPaths] = {}
@@ -341,7 +194,7 @@ class ContainerManager:
 
     def _save(self, rec: ContainerRecord) -> None:
         try:
-            _write_json(self._dir(rec.id) / "record.json", asdict(rec))
+            write_json(self._dir(rec.id) / "record.json", asdict(rec))
         except FileNotFoundError:
             if self._dir(rec.id).exists():
                 raise  # else: removed concurrently, nothing left to record
@@ -402,11 +255,11 @@ class ContainerManager:
             spec = oci_spec.build_spec(
                 effective, image.config, sandbox, user,
                 cgroups_path, pid_ns_path=pid_ns_path, min_oom_score_adj=self._min_oom,
-                has_memsw=self._has_memsw, shm_source=self._shm_for(sandbox.id,
-                                                                    effective.security),
+                has_memsw=self._has_memsw,
+                shm_source=self._shm.for_sandbox(sandbox.id, effective.security),
                 available_caps=self._host_caps, cgroup_v2=self._cgroup_v2,
             )
-            _write_json(bundle / "config.json", spec)
+            write_json(bundle / "config.json", spec)
             conmon_log = log_path or str(cdir / "console.log")
             ensure_parent(conmon_log)
             rec = ContainerRecord(
@@ -433,8 +286,8 @@ class ContainerManager:
             except monitor.MonitorError as exc:
                 raise FailedPrecondition(f"create container {config.metadata.name!r}: "
                                          f"{exc}") from exc
-            rec.pid_start = _process_start(rec.pid)[1]
-            rec.boot_id = _BOOT_ID
+            rec.pid_start = process_start(rec.pid)[1]
+            rec.boot_id = BOOT_ID
             self._save(rec)
         except BaseException:
             self._discard(cid, mounted=mounted, leased=leased)
@@ -442,7 +295,7 @@ class ContainerManager:
                 self._names.pop(full_name, None)
                 self._done_creating(sandbox.id)
                 if not self._creating.get(sandbox.id) and not self._in_sandbox(sandbox.id):
-                    self._release_shm(sandbox.id)  # a failed first create leaves nothing
+                    self._shm.release(sandbox.id)  # a failed first create leaves nothing
             raise
         with self._lock:
             self._records[cid] = rec
@@ -472,33 +325,6 @@ class ContainerManager:
             self._creating[sandbox_id] = left
         else:
             self._creating.pop(sandbox_id, None)
-
-    # ------------------------------------------------------------------ pod /dev/shm
-    def _shm_dir(self, sandbox_id: str) -> Path:
-        return self.root / ".shm" / sandbox_id
-
-    def _shm_for(self, sandbox_id: str, security: SecurityContext) -> str:
-        """The pod's /dev/shm: the node's for hostIPC, else one tmpfs per sandbox."""
-        if security.ipc_mode == NS_NODE:
-            return "/dev/shm"
-        if security.ipc_mode != NS_POD:
-            return ""
-        d = self._shm_dir(sandbox_id)
-        with self._shm_lock:
-            if sandbox_id not in self._shm_mounted and not rootfs.is_mountpoint(d):
-                rootfs.mount_tmpfs(d, f"mode=1777,size={SHM_SIZE}",
-                                   rootfs.MS_NOSUID | rootfs.MS_NODEV | rootfs.MS_NOEXEC)
-            self._shm_mounted.add(sandbox_id)
-        return str(d)
-
-    def _release_shm(self, sandbox_id: str) -> None:
-        d = self._shm_dir(sandbox_id)
-        with self._shm_lock:
-            self._shm_mounted.discard(sandbox_id)
-            if d.exists():
-                rootfs.unmount(d)
-                with contextlib.suppress(OSError):
-                    d.rmdir()
 
     def _discard(self, cid: str, *, mounted: bool = True, leased: bool = True) -> None:
         """Undo a create: runc state, conmon, mount, files, lease."""
@@ -571,7 +397,7 @@ class ContainerManager:
         try:
             # the pidfd pins the pid: if it is our process now, the signal reaches it
             if (monitor.read_exit_code(paths, rec.id) is None
-                    and _process_alive(pid, rec.pid_start, rec.boot_id)):
+                    and process_alive(pid, rec.pid_start, rec.boot_id)):
                 signal.pidfd_send_signal(pidfd, sig)
         except OSError:
             pass
@@ -618,7 +444,7 @@ class ContainerManager:
             self.images.release_lease(rec.id)
             with self._lock:
                 self._records.pop(rec.id, None)
-                self._cpu_samples.pop(rec.id, None)
+                self._stats.forget(rec.id)
                 if self._names.get(rec.full_name) == rec.id:
                     del self._names[rec.full_name]
             self._forget(rec.id)
@@ -635,7 +461,7 @@ class ContainerManager:
         """RemovePodSandbox: every container of the pod, then the pod's /dev/shm."""
         for rec in self._in_sandbox(sandbox_id):
             self.remove(rec.id)
-        self._release_shm(sandbox_id)
+        self._shm.release(sandbox_id)
 
     def _in_sandbox(self, sandbox_id: str) -> list[ContainerRecord]:
         with self._lock:
@@ -670,7 +496,7 @@ class ContainerManager:
         exited = monitor.read_exit_code(paths, rec.id)
         if exited is None and rec.started_at and not monitor.monitor_alive(paths, rec.id):
             exited = monitor.read_exit_code(paths, rec.id)  # conmon may just have finished
-            if exited is None and not _process_alive(rec.pid, rec.pid_start, rec.boot_id):
+            if exited is None and not process_alive(rec.pid, rec.pid_start, rec.boot_id):
                 rec.finished_at = time.time_ns()
                 rec.exit_code = UNKNOWN_EXIT_CODE
                 rec.reason = REASON_UNKNOWN
@@ -700,26 +526,10 @@ class ContainerManager:
         hit = self._statuses.get(rec.id)
         if hit is not None and hit[0] == key and hit[1].resources == rec.resources:
             return hit[1]
-        status = self._build_status(rec, state)
+        status = build_status(rec, state)
         if rec.id in self._records:
             self._statuses[rec.id] = (key, status)
         return status
-
-    def _build_status(self, rec: ContainerRecord, state: str) -> ContainerStatus:
-        return ContainerStatus(
-            id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
-            state=state, created_at=rec.created_at, started_at=rec.started_at,
-            finished_at=rec.finished_at if state == EXITED else 0,
-            exit_code=rec.exit_code if state == EXITED else 0,
-            image_ref=rec.image_ref, image_id=rec.image_id,
-            reason=rec.reason if state == EXITED else "",
-            message=rec.message if state == EXITED else "",
-            labels=dict(rec.labels), annotations=dict(rec.annotations),
-            mounts=[MountSpec(**m) for m in rec.mounts], log_path=rec.log_path,
-            pid=rec.pid if state == RUNNING else 0, resources=dict(rec.resources),
-            image_digest_ref=rec.image_digest_ref or rec.image_id, uid=rec.uid, gid=rec.gid,
-            additional_gids=tuple(rec.additional_gids),
-        )
 
     def status(self, cid: str) -> ContainerStatus:
         return self._status_of(self._get(cid))
@@ -789,29 +599,7 @@ class ContainerManager:
         return [self._stats_of(self._get(s.id)) for s in self.list(flt)]
 
     def _stats_of(self, rec: ContainerRecord) -> ContainerStats:
-        cg = cgroups.read_stats(rec.cgroups_path)
-        used, inodes = _du(self._dir(rec.id) / "upper")
-        with self._lock:
-            prev = self._cpu_samples.get(rec.id)
-            self._cpu_samples[rec.id] = (cg.timestamp_ns, cg.cpu_usage_core_nanoseconds)
-        nano_cores = 0
-        if prev is not None and cg.timestamp_ns > prev[0]:
-            delta = cg.cpu_usage_core_nanoseconds - prev[1]
-            nano_cores = max(delta, 0) * 1_000_000_000 // (cg.timestamp_ns - prev[0])
-        limit = int(rec.resources.get("memory_limit_in_bytes") or 0)
-        return ContainerStats(
-            id=rec.id, sandbox_id=rec.sandbox_id, name=rec.name, attempt=rec.attempt,
-            labels=dict(rec.labels), annotations=dict(rec.annotations),
-            timestamp_ns=cg.timestamp_ns,
-            cpu_usage_core_nanoseconds=cg.cpu_usage_core_nanoseconds,
-            memory_working_set_bytes=cg.memory_working_set_bytes,
-            memory_usage_bytes=cg.memory_usage_bytes, memory_rss_bytes=cg.memory_rss_bytes,
-            page_faults=cg.page_faults, major_page_faults=cg.major_page_faults,
-            writable_layer_bytes=used, writable_layer_inodes=inodes,
-            writable_layer_mountpoint=str(self._dir(rec.id) / "upper"),
-            cpu_usage_nano_cores=nano_cores,
-            memory_available_bytes=max(limit - cg.memory_working_set_bytes, 0) if limit else 0,
-        )
+        return self._stats.sample(rec, self._dir(rec.id) / "upper")
 
     def update_resources(self, cid: str, resources: Resources) -> None:
         """UpdateContainerResources: new cgroup limits through ``runc update``."""
@@ -859,13 +647,12 @@ class ContainerManager:
         for holder in self.images.lease_holders():
             if holder not in records and not self._dir(holder).exists():
                 self.images.release_lease(holder)
-        shm_root = self.root / ".shm"
-        for d in sorted(shm_root.iterdir()) if shm_root.is_dir() else []:
+        for sandbox_id in self._shm.sandbox_ids():
             try:
-                self.sandbox_lookup(d.name)
+                self.sandbox_lookup(sandbox_id)
             except NotFound:
-                if not any(r.sandbox_id == d.name for r in records.values()):
-                    self._release_shm(d.name)  # its sandbox went away while we were down
+                if not any(r.sandbox_id == sandbox_id for r in records.values()):
+                    self._shm.release(sandbox_id)  # its sandbox went away while we were down
         log.info("recovered %d containers", len(records))
 
 

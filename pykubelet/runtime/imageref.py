@@ -77,3 +77,11 @@ def repository(normalized: str) -> str:
     slash = name.rfind("/")
     colon = name.rfind(":")
     return name[:colon] if colon > slash else name
+
+
+def sha256_hex(digest: str, what: str) -> str:
+    """The hex of a ``sha256:<64 hex>`` digest; InvalidArgument naming ``what`` otherwise."""
+    algo, _, hexpart = digest.partition(":")
+    if algo != "sha256" or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
+        raise InvalidArgument(f"{what}: unsupported or malformed digest {digest!r}")
+    return hexpart

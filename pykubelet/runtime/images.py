@@ -14,8 +14,10 @@ Layout under ``root`` (``<--root>/images``)::
                            a layer a lease still names
 
 Archives: docker-archive (``docker save``: manifest.json + config + layer tars) and OCI image
-layout tars (``skopeo copy ... oci-archive:``, ``image_build``). Layer blobs may be plain tar
-or gzip; their uncompressed digest must match the config's ``rootfs.diff_ids``.
+layout tars (``skopeo copy ... oci-archive:``, ``image_build``), read by ``image_archive``;
+registries' images come through ``registry`` (``add_pulled``). Layer blobs may be plain tar
+or gzip, unpacked by ``layer_unpack``; their uncompressed digest must match the config's
+``rootfs.diff_ids``. The store records what those read: the index, configs, layers, leases.
 """
 
 from __future__ import annotations
@@ -23,13 +25,11 @@ from __future__ import annotations
 import builtins
 import contextlib
 import fcntl
-import gzip
 import hashlib
 import io
 import json
 import os
 import shutil
-import stat
 import subprocess
 import tarfile
 import time
@@ -37,20 +37,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from pycni.atomic_files import write_atomic
 from pykubelet.runtime import imageref
 from pykubelet.runtime.errors import InvalidArgument, NotFound
-
-_GZIP_MAGIC = b"\x1f\x8b"
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_WHITEOUT_PREFIX = ".wh."
-_OPAQUE = ".wh..wh..opq"
-_MEDIA_INDEXES = {
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-}
+from pykubelet.runtime.image_archive import ArchiveImage, open_archive, read_member, resolve_member
+from pykubelet.runtime.imageref import sha256_hex
+from pykubelet.runtime.layer_unpack import unpack_verified
 
 
 @dataclass(frozen=True)
@@ -124,51 +118,6 @@ class RemovedRefs:
     image: Image
     untagged: list[str]
     deleted: bool
-
-
-@dataclass
-class _ArchiveImage:
-    """One image found in an archive, before import."""
-
-    config_member: str
-    config_digest: str | None  # expected digest of the config blob when the archive names it
-    layer_members: list[str]
-    names: list[str]
-    manifest_digest: str = ""
-
-
-class _HashingReader:
-    """A read-only stream that hashes what passes through it (the layer's diff_id)."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        self._raw = raw
-        self.hash = hashlib.sha256()
-        self.count = 0
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._raw.read(n)
-        self.hash.update(data)
-        self.count += len(data)
-        return data
-
-    def drain(self) -> None:
-        while self.read(1 << 20):
-            pass
-
-
-def _sha256_hex(digest: str, what: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    if algo != "sha256" or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
-        raise InvalidArgument(f"{what}: unsupported or malformed digest {digest!r}")
-    return hexpart
-
-
-def _clean_member_path(name: str, what: str) -> str:
-    """A layer entry's path relative to the layer root; '' for the root itself."""
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    if any(p == ".." for p in parts):
-        raise InvalidArgument(f"{what}: entry {name!r} escapes the layer root")
-    return "/".join(parts)
 
 
 def _write_json_atomic(path: Path, obj: object, *, durable: bool = True) -> None:
@@ -266,19 +215,8 @@ class ImageStore:
             raise NotFound(f"{field}: image {ref!r} not found in the local image store")
         return img
 
-    def pull(self, ref: str) -> Image:
-        """PullImage from the local store only (registries come later)."""
-        img = self.get(ref)
-        if img is None:
-            imageref.normalize(ref)
-            raise NotFound(
-                f"image {ref!r} not found in the local image store; pulling from registries "
-                "is not supported yet: import it with `pykubelet image import FILE`"
-            )
-        return img
-
     def layer_dir(self, diff_id: str) -> Path:
-        return self._layers / _sha256_hex(diff_id, "layer") / "fs"
+        return self._layers / sha256_hex(diff_id, "layer") / "fs"
 
     def layer_dirs(self, image: Image) -> builtins.list[Path]:
         """The image's unpacked layers, bottom first."""
@@ -341,7 +279,7 @@ class ImageStore:
             del images[img.id]
             self._write_index(images)
             with contextlib.suppress(FileNotFoundError):
-                (self._configs / f"{_sha256_hex(img.id, 'image')}.json").unlink()
+                (self._configs / f"{sha256_hex(img.id, 'image')}.json").unlink()
             self._gc_layers(images)
             return img
 
@@ -380,13 +318,13 @@ class ImageStore:
         del images[img.id]
         self._write_index(images)
         with contextlib.suppress(FileNotFoundError):
-            (self._configs / f"{_sha256_hex(img.id, 'image')}.json").unlink()
+            (self._configs / f"{sha256_hex(img.id, 'image')}.json").unlink()
         self._gc_layers(images)
         return RemovedRefs(img, [*img.repo_tags, *img.repo_digests], deleted=True)
 
     def _gc_layers(self, images: dict[str, Image]) -> None:
         keep = {d for img in images.values() for d in img.layers} | self._leased_layers()
-        keep_hex = {_sha256_hex(d, "layer") for d in keep}
+        keep_hex = {sha256_hex(d, "layer") for d in keep}
         for layer in self._layers.iterdir():
             if layer.name not in keep_hex:
                 _rmtree(layer)
@@ -400,108 +338,15 @@ class ImageStore:
         ``progress`` hears of each layer as it is read (as a pull's progress does)."""
         if name:
             name = imageref.normalize(name, field="name")
-        try:
-            tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the with below)
-        except FileNotFoundError as exc:
-            raise InvalidArgument(f"archive {str(path)!r} does not exist") from exc
-        except tarfile.TarError as exc:
-            raise InvalidArgument(f"archive {str(path)!r} is not a tar file: {exc}") from exc
-        with tar:
-            try:
-                listed = tar.getmembers()
-            except (tarfile.TarError, EOFError, OSError) as exc:
-                raise InvalidArgument(f"archive {str(path)!r} is damaged or truncated: "
-                                      f"{exc}") from exc
-            members = {_clean_member_path(m.name, "archive"): m for m in listed}
-            if "manifest.json" in members:
-                found = self._scan_docker_archive(tar, members)
-            elif "index.json" in members:
-                found = self._scan_oci_layout(tar, members)
-            else:
-                raise InvalidArgument(
-                    f"archive {str(path)!r} is neither a docker-archive (manifest.json) "
-                    "nor an OCI image layout (index.json)"
-                )
-            if not found:
-                raise InvalidArgument(f"archive {str(path)!r} holds no image")
+        with open_archive(path) as (tar, members, found):
             if name:
                 found[0].names = [name, *found[0].names]
             return [self._import_one(tar, members, item, progress) for item in found]
 
-    def _read_member(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
-                     name: str) -> bytes:
-        member = _resolve_member(members, name)
-        f = tar.extractfile(member)
-        assert f is not None
-        return f.read()
-
-    def _scan_docker_archive(self, tar: tarfile.TarFile,
-                             members: dict[str, tarfile.TarInfo]) -> builtins.list[_ArchiveImage]:
-        try:
-            manifest = json.loads(self._read_member(tar, members, "manifest.json"))
-        except ValueError as exc:
-            raise InvalidArgument(f"archive: manifest.json is not JSON: {exc}") from exc
-        if not isinstance(manifest, list):
-            raise InvalidArgument("archive: manifest.json must be a list")
-        out = []
-        for i, entry in enumerate(manifest):
-            if not isinstance(entry, dict) or "Config" not in entry or "Layers" not in entry:
-                raise InvalidArgument(f"archive: manifest.json[{i}] lacks Config or Layers")
-            names = [imageref.normalize(t, field=f"manifest.json[{i}].RepoTags")
-                     for t in entry.get("RepoTags") or []]
-            out.append(_ArchiveImage(entry["Config"], None, list(entry["Layers"]), names))
-        return out
-
-    def _scan_oci_layout(self, tar: tarfile.TarFile,
-                         members: dict[str, tarfile.TarInfo]) -> builtins.list[_ArchiveImage]:
-        def blob(digest: str) -> bytes:
-            data = self._read_member(tar, members, f"blobs/sha256/{_sha256_hex(digest, 'blob')}")
-            if hashlib.sha256(data).hexdigest() != _sha256_hex(digest, "blob"):
-                raise InvalidArgument(f"archive: blob {digest} does not match its digest")
-            return data
-
-        try:
-            index = json.loads(self._read_member(tar, members, "index.json"))
-        except ValueError as exc:
-            raise InvalidArgument(f"archive: index.json is not JSON: {exc}") from exc
-        out: list[_ArchiveImage] = []
-
-        def visit(descs: list[dict[str, Any]], inherited: list[str]) -> None:
-            for desc in descs:
-                ann = desc.get("annotations") or {}
-                names = list(inherited)
-                for key in ("io.containerd.image.name", "org.opencontainers.image.ref.name"):
-                    ref = ann.get(key, "")
-                    # a bare tag ("latest") names nothing without a repository
-                    if ref and ("/" in ref or ":" in ref) and "@" not in ref:
-                        norm = imageref.normalize(ref, field=f"index.json {key}")
-                        if norm not in names:
-                            names.append(norm)
-                media = desc.get("mediaType", "")
-                data = blob(desc["digest"])
-                doc = json.loads(data)
-                if media in _MEDIA_INDEXES or "manifests" in doc:
-                    plat = [m for m in doc.get("manifests", [])
-                            if (m.get("platform") or {}).get("os", "linux") == "linux"
-                            and (m.get("platform") or {}).get("architecture", "amd64") == "amd64"]
-                    visit(plat[:1], names)
-                    continue
-                out.append(_ArchiveImage(
-                    config_member=f"blobs/sha256/{_sha256_hex(doc['config']['digest'], 'config')}",
-                    config_digest=doc["config"]["digest"],
-                    layer_members=[f"blobs/sha256/{_sha256_hex(la['digest'], 'layer')}"
-                                   for la in doc.get("layers", [])],
-                    names=names,
-                    manifest_digest=desc["digest"],
-                ))
-
-        visit(index.get("manifests", []), [])
-        return out
-
     def _import_one(self, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
-                    item: _ArchiveImage,
+                    item: ArchiveImage,
                     progress: Callable[[LayerProgress], None] | None = None) -> Image:
-        config_b = self._read_member(tar, members, item.config_member)
+        config_b = read_member(tar, members, item.config_member)
         image_id = "sha256:" + hashlib.sha256(config_b).hexdigest()
         if item.config_digest and item.config_digest != image_id:
             raise InvalidArgument(f"archive: config {item.config_member} does not match its digest")
@@ -517,11 +362,11 @@ class ImageStore:
                 f"but {len(item.layer_members)} layers"
             )
         for d in diff_ids:
-            _sha256_hex(d, "rootfs.diff_ids")
+            sha256_hex(d, "rootfs.diff_ids")
         size = 0
         with self._locked():
             for diff_id, member_name in zip(diff_ids, item.layer_members, strict=True):
-                member = _resolve_member(members, member_name)
+                member = resolve_member(members, member_name)
                 size += member.size
                 self._unpack_layer(tar, member, diff_id, progress)
             # durable before the index names it: a crash never leaves a torn config
@@ -577,14 +422,14 @@ class ImageStore:
     def config_blob(self, digest: str) -> bytes | None:
         """An image config the store already has (a pull need not fetch it), or None."""
         try:
-            data = (self._configs / f"{_sha256_hex(digest, 'config')}.json").read_bytes()
+            data = (self._configs / f"{sha256_hex(digest, 'config')}.json").read_bytes()
         except (OSError, InvalidArgument):
             return None
         return data if "sha256:" + hashlib.sha256(data).hexdigest() == digest else None
 
     def has_layer(self, diff_id: str) -> bool:
         """True once the layer is unpacked (a pull need not download it again)."""
-        return (self._layers / _sha256_hex(diff_id, "rootfs.diff_ids") / "meta.json").exists()
+        return (self._layers / sha256_hex(diff_id, "rootfs.diff_ids") / "meta.json").exists()
 
     def tmp_dir(self) -> Path:
         """Where downloads wait before they are unpacked (same filesystem as the store)."""
@@ -650,7 +495,7 @@ class ImageStore:
         for diff_id in img.layers:
             if self.has_layer(diff_id):
                 continue
-            hexid = _sha256_hex(diff_id, "layer")
+            hexid = sha256_hex(diff_id, "layer")
             source = src._layers / hexid
             if not (source / "meta.json").exists():
                 raise NotFound(f"image {ref!r}: layer {diff_id} is missing from {src.root}")
@@ -702,32 +547,13 @@ class ImageStore:
                        locked_commit: bool = False) -> None:
         """Unpack a (possibly gzipped) layer tar, checking its digest against ``diff_id``.
         The caller holds the lock, unless ``locked_commit`` (then only the rename takes it)."""
-        hexid = _sha256_hex(diff_id, "rootfs.diff_ids")
+        hexid = sha256_hex(diff_id, "rootfs.diff_ids")
         final = self._layers / hexid
-        if not hasattr(raw, "peek"):
-            raw = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type,type-var]
-        head = raw.peek(4)[:4]  # type: ignore[attr-defined]
-        if head.startswith(_ZSTD_MAGIC):
-            raise InvalidArgument(f"layer {diff_id}: zstd-compressed layers are not supported")
-        stream: IO[bytes] = (
-            cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head.startswith(_GZIP_MAGIC) else raw
-        )
-        hashing = _HashingReader(stream)
         work = Path(self._tmp) / f"{hexid}.{uuid.uuid4().hex[:8]}"
         fs = work / "fs"
         fs.mkdir(parents=True)
         try:
-            try:
-                with tarfile.open(fileobj=hashing, mode="r|") as layer:  # type: ignore[call-overload]
-                    size, inodes = _extract_layer(layer, fs, diff_id, self._is_root)
-            except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as exc:
-                raise InvalidArgument(f"layer {diff_id}: cannot unpack: {exc}") from exc
-            hashing.drain()
-            if "sha256:" + hashing.hash.hexdigest() != diff_id:
-                raise InvalidArgument(
-                    f"layer {what}: content digest sha256:{hashing.hash.hexdigest()} "
-                    f"does not match diff_id {diff_id}"
-                )
+            size, inodes = unpack_verified(raw, fs, diff_id, what, self._is_root)
             _write_json_atomic(work / "meta.json", {"size": size, "inodes": inodes})
             with self._locked() if locked_commit else contextlib.nullcontext():
                 if (final / "meta.json").exists():
@@ -771,132 +597,7 @@ class _CountingReader(io.RawIOBase):
         return n
 
 
-def _resolve_member(members: dict[str, tarfile.TarInfo], name: str) -> tarfile.TarInfo:
-    """The regular file ``name`` names in the archive, following in-archive symlinks
-    (skopeo's docker-archives link ``<id>/layer.tar`` to ``../<diff_id>.tar``)."""
-    rel = _clean_member_path(name, "archive")
-    for _ in range(8):
-        member = members.get(rel)
-        if member is None:
-            break
-        if member.isfile():
-            return member
-        if not member.issym():
-            break
-        base = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        target = os.path.normpath(os.path.join(base, member.linkname))
-        rel = _clean_member_path(target, "archive")
-    raise InvalidArgument(f"archive: {name!r} is missing or not a regular file")
-
-
 def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _check_no_symlink_parents(fs: Path, rel: str, what: str) -> None:
-    """Refuse entries that would be written through a symlink (a layer escaping its root)."""
-    cur = fs
-    for part in rel.split("/")[:-1]:
-        cur = cur / part
-        try:
-            st = os.lstat(cur)
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(st.st_mode):
-            raise InvalidArgument(f"{what}: entry {rel!r} goes through the symlink {part!r}")
-
-
-def _ensure_parents(fs: Path, rel: str, what: str) -> Path:
-    _check_no_symlink_parents(fs, rel, what)
-    target = fs / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return target
-
-
-def _remove_existing(target: Path, keep_dir: bool) -> None:
-    try:
-        st = os.lstat(target)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        if not keep_dir:
-            shutil.rmtree(target)
-    else:
-        target.unlink()
-
-
-def _extract_layer(layer: tarfile.TarFile, fs: Path, diff_id: str,
-                   is_root: bool) -> tuple[int, int]:
-    """Extract a layer as an overlay diff dir; returns (bytes, inodes)."""
-    what = f"layer {diff_id}"
-    size = inodes = 0
-    dirs: list[tuple[Path, tarfile.TarInfo]] = []
-    for m in layer:
-        rel = _clean_member_path(m.name, what)
-        if not rel:
-            continue
-        base = rel.rsplit("/", 1)[-1]
-        parent_rel = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        inodes += 1
-        if base == _OPAQUE:
-            _check_no_symlink_parents(fs, rel, what)
-            d = fs / parent_rel if parent_rel else fs
-            d.mkdir(parents=True, exist_ok=True)
-            if is_root:
-                os.setxattr(d, "trusted.overlay.opaque", b"y")
-            continue
-        if base.startswith(_WHITEOUT_PREFIX):
-            hidden = (parent_rel + "/" if parent_rel else "") + base[len(_WHITEOUT_PREFIX):]
-            target = _ensure_parents(fs, hidden, what)
-            _remove_existing(target, keep_dir=False)
-            if is_root:
-                os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
-            continue
-        target = _ensure_parents(fs, rel, what)
-        _remove_existing(target, keep_dir=m.isdir())
-        if m.isdir():
-            target.mkdir(exist_ok=True)
-            dirs.append((target, m))
-            continue
-        if m.isreg():
-            src = layer.extractfile(m)
-            assert src is not None
-            with open(target, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-            size += m.size
-        elif m.issym():
-            os.symlink(m.linkname, target)
-        elif m.islnk():
-            link_rel = _clean_member_path(m.linkname, what)
-            _check_no_symlink_parents(fs, link_rel, what)
-            src_path = fs / link_rel
-            if not os.path.lexists(src_path):
-                raise InvalidArgument(f"{what}: hard link {rel!r} to missing {m.linkname!r}")
-            os.link(src_path, target, follow_symlinks=False)
-            continue  # shares the inode: attributes already set
-        elif m.ischr() or m.isblk():
-            if not is_root:
-                continue
-            kind = stat.S_IFCHR if m.ischr() else stat.S_IFBLK
-            os.mknod(target, kind | (m.mode & 0o7777), os.makedev(m.devmajor, m.devminor))
-        elif m.isfifo():
-            os.mkfifo(target, m.mode & 0o7777)
-        else:
-            continue
-        _apply_attrs(target, m, is_root)
-    for target, m in reversed(dirs):
-        _apply_attrs(target, m, is_root)
-    return size, inodes
-
-
-def _apply_attrs(target: Path, m: tarfile.TarInfo, is_root: bool) -> None:
-    if is_root:
-        os.lchown(target, m.uid, m.gid)
-    for key, value in m.pax_headers.items():
-        if key.startswith("SCHILY.xattr.") and is_root:
-            with contextlib.suppress(OSError):
-                os.setxattr(target, key[len("SCHILY.xattr."):],
-                            value.encode("utf-8", "surrogateescape"), follow_symlinks=False)
-    if not m.issym():
-        os.chmod(target, m.mode & 0o7777)
-    os.utime(target, ns=(int(m.mtime * 1e9), int(m.mtime * 1e9)), follow_symlinks=False)

@@ -142,6 +142,25 @@ def _pod_ips(result: Any) -> list[str]:
     return sorted(ips, key=lambda ip: ipaddress.ip_address(ip).version)
 
 
+def _runtime_confs(
+    pod: PodRef, netns_path: str, port_mappings_applied: bool, port_mappings: list[PortMapping]
+) -> tuple[RuntimeConf, RuntimeConf]:
+    """The loopback's and the pod network's RuntimeConf, for ADD and DEL alike (the network's
+    with the portMappings capability when its plugins took them at ADD)."""
+    lo_rt = RuntimeConf(
+        container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
+        args=pod.cni_args(),
+    )
+    caps: dict[str, Any] = {}
+    if port_mappings_applied and port_mappings:
+        caps["portMappings"] = [m.to_cni() for m in port_mappings]
+    rt = RuntimeConf(
+        container_id=pod.sandbox_id, netns=netns_path, ifname=POD_IFNAME,
+        args=pod.cni_args(), capability_args=caps,
+    )
+    return lo_rt, rt
+
+
 class PodNetwork:
     """CNI for sandboxes: ``attach`` on RunPodSandbox, ``detach`` on StopPodSandbox."""
 
@@ -225,17 +244,7 @@ class PodNetwork:
         """CNI ADD loopback, then the planned network; on failure the caller runs ``detach``."""
         cni = self._client()
         net = _conf_list_from_dict(plan.network)
-        lo_rt = RuntimeConf(
-            container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
-            args=pod.cni_args(),
-        )
-        caps: dict[str, Any] = {}
-        if plan.port_mappings_applied and port_mappings:
-            caps["portMappings"] = [m.to_cni() for m in port_mappings]
-        rt = RuntimeConf(
-            container_id=pod.sandbox_id, netns=netns_path, ifname=POD_IFNAME,
-            args=pod.cni_args(), capability_args=caps,
-        )
+        lo_rt, rt = _runtime_confs(pod, netns_path, plan.port_mappings_applied, port_mappings)
         try:
             cni.add_network_list(conf.loopback_network(), lo_rt)
         except Exception as exc:
@@ -265,18 +274,8 @@ class PodNetwork:
         cached result, which would otherwise stay behind once per failed sandbox.
         """
         cni = self._client()
-        caps: dict[str, Any] = {}
-        if att.port_mappings_applied and port_mappings:
-            caps["portMappings"] = [m.to_cni() for m in port_mappings]
-        rt = RuntimeConf(
-            container_id=pod.sandbox_id, netns=netns_path, ifname=POD_IFNAME,
-            args=pod.cni_args(), capability_args=caps,
-        )
+        lo_rt, rt = _runtime_confs(pod, netns_path, att.port_mappings_applied, port_mappings)
         net = _conf_list_from_dict(att.network)
-        lo_rt = RuntimeConf(
-            container_id=pod.sandbox_id, netns=netns_path, ifname=LOOPBACK_IFNAME,
-            args=pod.cni_args(),
-        )
         try:
             cni.del_network_list(net, rt)
         except Exception as exc:

@@ -550,11 +550,15 @@ class SandboxManager:
             log.error("cleaning up sandbox %s: %s", info.id[:12], exc)
         shutil.rmtree(self._dir(info.id), ignore_errors=True)
         with self._lock:
-            self._sandboxes.pop(info.id, None)
-            key = self._name_key(info.name, info.namespace, info.uid, info.attempt)
-            if self._names.get(key) == info.id:
-                del self._names[key]
+            self._forget(info)
             self._locks.pop(info.id, None)
+
+    def _forget(self, info: SandboxInfo) -> None:
+        """Drop the sandbox and its name's reservation (the caller holds ``_lock``)."""
+        self._sandboxes.pop(info.id, None)
+        key = self._name_key(info.name, info.namespace, info.uid, info.attempt)
+        if self._names.get(key) == info.id:
+            del self._names[key]
 
     def _release(self, info: SandboxInfo, force: bool = False) -> None:
         """CNI DEL (once) and unpin the namespaces.
@@ -613,10 +617,7 @@ class SandboxManager:
                 self.containers.remove_all_in_sandbox(info.id)
             shutil.rmtree(self._dir(info.id), ignore_errors=True)
             with self._lock:
-                self._sandboxes.pop(info.id, None)
-                key = self._name_key(info.name, info.namespace, info.uid, info.attempt)
-                if self._names.get(key) == info.id:
-                    del self._names[key]
+                self._forget(info)
         with self._lock:
             self._locks.pop(info.id, None)
         log.info("sandbox %s removed", info.id[:16])

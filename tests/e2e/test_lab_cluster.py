@@ -283,8 +283,8 @@ def test_agent_sigkill_keeps_pods_then_node_returns_without_duplicates(lab: Lab)
     assert st["containerID"] == cid
     assert st["restartCount"] == 0
     # no duplicates: one sandbox and one container for the pod in node3's runtime
-    from pykubelet.kubelet.cri_client import CRIClient
-    from pykubelet.kubelet.labels import POD_NAME_LABEL
+    from pykubelet.kubelet.cri.cri_client import CRIClient
+    from pykubelet.kubelet.kuberuntime.labels import POD_NAME_LABEL
     from pykubelet.lab.layout import RUN_ROOT
 
     cri = CRIClient(f"unix://{RUN_ROOT / LAB / 'node3' / 'cri.sock'}")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.kubelet.runtime_service import CRICallError, StreamFlags
+from pykubelet.kubelet.cri.runtime_service import CRICallError, StreamFlags
 
 STOP_EXIT_CODE = 137  # what a stopped container reports (SIGKILL after the grace period)
 FAKE_STREAMING_URL = "http://127.0.0.1:1"  # nothing listens: a fake session is only a URL

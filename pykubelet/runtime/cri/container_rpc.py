@@ -31,12 +31,8 @@ from pykubelet.runtime.container_request import (
     SeccompProfile,
     SecurityContext,
 )
-from pykubelet.runtime.containers import (
-    ContainerFilter,
-    ContainerManager,
-    ContainerStats,
-    ContainerStatus,
-)
+from pykubelet.runtime.container_store import ContainerFilter, ContainerStats, ContainerStatus
+from pykubelet.runtime.containers import ContainerManager
 from pykubelet.runtime.errors import InvalidArgument
 from pykubelet.runtime.oci_spec import SandboxView
 

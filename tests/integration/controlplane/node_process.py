@@ -112,7 +112,7 @@ class NodeProcess:
         self.proc = None
 
     def cri(self):  # type: ignore[no-untyped-def]
-        from pykubelet.kubelet.cri_client import CRIClient
+        from pykubelet.kubelet.cri.cri_client import CRIClient
 
         return CRIClient(f"unix://{self.base / 'run' / 'cri.sock'}", timeout=10)
 
@@ -120,7 +120,7 @@ class NodeProcess:
         """Let the agent remove its pods (their containers, sandboxes, volumes, cgroups),
         then remove whatever is left over CRI, stop the agent and its runtime, and remove
         the host's traces."""
-        from pykubelet.kubelet.cri_client import CRICallError
+        from pykubelet.kubelet.cri.cri_client import CRICallError
 
         sock = self.base / "run" / "cri.sock"
         if self.proc is None and sock.exists():

@@ -33,8 +33,8 @@ import pytest
 import yaml
 
 from pykubelet.config import KubeletConfig
-from pykubelet.kubelet.cri_client import CRICallError, CRIClient
-from pykubelet.kubelet.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
+from pykubelet.kubelet.cri.cri_client import CRICallError, CRIClient
+from pykubelet.kubelet.kuberuntime.labels import NODE_NAME_ANNOTATION, POD_UID_LABEL
 
 REPO = Path(__file__).resolve().parents[3]
 PYKUBELET = REPO / ".venv" / "bin" / "pykubelet"
@@ -414,8 +414,8 @@ class AgentHarness:
         self.stop()
         with contextlib.suppress(Exception), CRIClient(self.endpoint, timeout=60) as c:
             remove_all(c, self.node)
-        from pykubelet.kubelet.sandbox_config import remove_pod_cgroups
-        from pykubelet.kubelet.volumes import teardown_pod_dir
+        from pykubelet.kubelet.kuberuntime.sandbox_config import remove_pod_cgroups
+        from pykubelet.kubelet.volumemanager.volumes import teardown_pod_dir
 
         pods_dir = self.base / "root" / "pods"
         uids = set(self.uids)

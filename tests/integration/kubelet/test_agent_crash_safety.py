@@ -20,8 +20,11 @@ import pytest
 import yaml
 from agent_harness import IMAGE, PYKUBELET, busybox_pod, free_port, remove_all
 
-from pykubelet.kubelet.cri_client import CRIClient
-from pykubelet.kubelet.labels import CONTAINER_RESTART_COUNT_ANNOTATION, NODE_NAME_ANNOTATION
+from pykubelet.kubelet.cri.cri_client import CRIClient
+from pykubelet.kubelet.kuberuntime.labels import (
+    CONTAINER_RESTART_COUNT_ANNOTATION,
+    NODE_NAME_ANNOTATION,
+)
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from agent_harness import IMAGE, SUBNETS, busybox_pod
 
-from pykubelet.kubelet.labels import (
+from pykubelet.kubelet.kuberuntime.labels import (
     CONTAINER_HASH_ANNOTATION,
     CONTAINER_NAME_LABEL,
     CONTAINER_RESTART_COUNT_ANNOTATION,

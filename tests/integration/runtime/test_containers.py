@@ -22,13 +22,8 @@ from pykubelet.runtime.container_request import (
     SeccompProfile,
     SecurityContext,
 )
-from pykubelet.runtime.containers import (
-    CREATED,
-    EXITED,
-    RUNNING,
-    ContainerFilter,
-    ExecTimeout,
-)
+from pykubelet.runtime.container_store import CREATED, EXITED, RUNNING, ContainerFilter
+from pykubelet.runtime.containers import ExecTimeout
 from pykubelet.runtime.errors import (
     AlreadyExists,
     FailedPrecondition,

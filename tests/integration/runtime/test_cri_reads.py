@@ -20,7 +20,7 @@ from container_manager_fixtures import wait_for
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime.container_request import ContainerConfigSpec, ContainerMetadata
-from pykubelet.runtime.containers import EXITED, RUNNING
+from pykubelet.runtime.container_store import EXITED, RUNNING
 
 pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.kubelet.cri_client import CRIClient
-from pykubelet.kubelet.image_gc import ImageGCManager
+from pykubelet.kubelet.cri.cri_client import CRIClient
+from pykubelet.kubelet.images.image_gc_manager import ImageGCManager
 from pykubelet.runtime.image_build import build_busybox_image
 
 pytestmark = [pytest.mark.root, pytest.mark.runc]

@@ -208,8 +208,6 @@ def test_remove_collects_layers_unless_leased(tmp_path: Path, busybox_tar: Path)
     assert [i.id for i in store.list()] == [other_id]
     with pytest.raises(NotFound, match="not found in the local image store"):
         store.require("busybox")
-    with pytest.raises(NotFound, match="not supported yet"):
-        store.pull("busybox")
     with pytest.raises(InvalidArgument, match="empty"):
         store.require("  ")
 

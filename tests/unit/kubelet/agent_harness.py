@@ -13,7 +13,7 @@ from pykubelet.api.types import Pod
 
 if TYPE_CHECKING:
     from pykubelet.kubelet.agent import Kubelet
-    from pykubelet.kubelet.api_node import APINode
+    from pykubelet.kubelet.cluster.node import APINode
     from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 
@@ -59,7 +59,7 @@ def offline_api_node(k: Kubelet, pki_dir: Path) -> APINode:
     after the test."""
     from pykubelet.client.bootstrap import NodeCredentials
     from pykubelet.controlplane.pki import PKI
-    from pykubelet.kubelet.api_node import APINode
+    from pykubelet.kubelet.cluster.node import APINode
 
     pki = PKI(pki_dir)
     paths = pki.issue("kubelet", "system:node:n1", dns=["n1"], ips=["127.0.0.1"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
-from pykubelet.kubelet.hashing import hash_container_hex
-from pykubelet.kubelet.runtime_state import (
+from pykubelet.kubelet.container.hashing import hash_container_hex
+from pykubelet.kubelet.container.runtime_state import (
     ContainerRuntimeStatus,
     ContainerState,
     PodRuntimeStatus,

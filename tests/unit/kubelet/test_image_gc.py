@@ -6,7 +6,7 @@ import pytest
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.config import API_VERSION, KIND, KubeletConfigError, decode_config
-from pykubelet.kubelet.image_gc import (
+from pykubelet.kubelet.images.image_gc_manager import (
     FsStats,
     ImageGCManager,
     ImageRecord,

@@ -10,10 +10,10 @@ import time
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
-from pykubelet.kubelet import reasons
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.cri_client import CRICallError
-from pykubelet.kubelet.image_manager import ImageManager
+from pykubelet.kubelet.cri.cri_client import CRICallError
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.images.image_manager import ImageManager
+from pykubelet.kubelet.util.backoff import Backoff
 
 
 class FakeImages:

@@ -6,8 +6,9 @@ import pytest
 from kubelet_builders import UID, FakeClock, ctr, make_pod, observed, sandbox
 
 from pykubelet.api.types import ExecAction, Probe
-from pykubelet.kubelet import reasons
-from pykubelet.kubelet.actions import (
+from pykubelet.kubelet.container.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.kuberuntime.actions import (
     PROBE_FAILURE,
     PROBE_SUCCESS,
     backoff_key,
@@ -18,8 +19,7 @@ from pykubelet.kubelet.actions import (
     pod_sandbox_changed,
     termination_grace_period,
 )
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus, SandboxState
+from pykubelet.kubelet.util.backoff import Backoff
 
 RUNNING = ContainerState.RUNNING
 EXITED = ContainerState.EXITED

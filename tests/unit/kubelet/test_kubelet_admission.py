@@ -7,7 +7,7 @@ from kubelet_builders import make_pod
 
 from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import ContainerPort, Pod
-from pykubelet.kubelet.admission import NodeInfo, Taint, admit, pod_requests
+from pykubelet.kubelet.lifecycle.predicate import NodeInfo, Taint, admit, pod_requests
 
 
 def node(cpu: str = "2", memory: str = "4Gi", pods: int = 110, **kw: object) -> NodeInfo:

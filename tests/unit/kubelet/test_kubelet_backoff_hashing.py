@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from kubelet_builders import FakeClock, make_pod
 
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.hashing import (
+from pykubelet.kubelet.container.hashing import (
     deep_hash_json,
     fnv1a_32,
     go_json_marshal_str_map,
     hash_container_hex,
 )
-from pykubelet.kubelet.reasons import format_duration
+from pykubelet.kubelet.events.reasons import format_duration
+from pykubelet.kubelet.util.backoff import Backoff
 
 
 def test_backoff_doubles_and_caps() -> None:

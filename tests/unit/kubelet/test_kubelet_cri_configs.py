@@ -7,15 +7,15 @@ import pytest
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
-from pykubelet.kubelet.container_config import (
+from pykubelet.kubelet.kuberuntime.container_config import (
     ContainerConfigError,
     expand,
     generate_container_config,
     make_environment,
     qos_class,
 )
-from pykubelet.kubelet.labels import parse_container_labels
-from pykubelet.kubelet.sandbox_config import (
+from pykubelet.kubelet.kuberuntime.labels import parse_container_labels
+from pykubelet.kubelet.kuberuntime.sandbox_config import (
     generate_pod_sandbox_config,
     pod_cgroup_parent,
     pod_hostname_and_domain,
@@ -155,7 +155,7 @@ def test_config_errors_name_the_field():
 
 
 def test_pod_resource_config():
-    from pykubelet.kubelet.pod_cgroups import resource_config_for_pod
+    from pykubelet.kubelet.cm.pod_container_manager import resource_config_for_pod
 
     best = resource_config_for_pod(make_pod())
     assert (best.cpu_shares, best.cpu_quota, best.memory_limit) == (2, None, None)
@@ -191,7 +191,7 @@ def test_pod_resource_config():
 )
 def test_oom_score_adj_by_qos(resources, want):
     """GetContainerOOMScoreAdjust, clamped to our own value (no CAP_SYS_RESOURCE here)."""
-    from pykubelet.kubelet.container_config import oom_score_adj
+    from pykubelet.kubelet.kuberuntime.container_config import oom_score_adj
     from pykubelet.oom import own_oom_score_adj
 
     pod = make_pod(containers=[{"name": "a", "image": "b:1", "resources": resources}])

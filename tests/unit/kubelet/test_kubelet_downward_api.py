@@ -14,8 +14,8 @@ from pykubelet.api.decode import decode_pod, encode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
 from pykubelet.api.validation import pod_errors
-from pykubelet.kubelet import downward_api
-from pykubelet.kubelet.volumes import write_projected
+from pykubelet.kubelet.volumemanager import downward_api
+from pykubelet.kubelet.volumemanager.volumes import write_projected
 
 ALLOC = {"cpu": Fraction(4), "memory": Fraction(8 << 30), "ephemeral-storage": Fraction(0)}
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pykubelet.kubelet.events import EventRecorder, event_log_line
+from pykubelet.kubelet.events.recorder import EventRecorder, event_log_line
 
 
 def test_an_event_line_names_pod_and_container_and_quotes_free_text() -> None:
@@ -24,7 +24,7 @@ def test_new_events_log_at_their_level_and_repeats_only_at_debug(
         caplog: pytest.LogCaptureFixture) -> None:
     pod = SimpleNamespace(namespace="ns", name="p", uid="u-2", spec=None)
     rec = EventRecorder("n1", clock=lambda: 0.0)
-    with caplog.at_level(logging.DEBUG, logger="pykubelet.kubelet.events"):
+    with caplog.at_level(logging.DEBUG, logger="pykubelet.kubelet.events.recorder"):
         rec.event(pod, "Warning", "BackOff", "Back-off restarting failed container c",
                   container="c")
         rec.event(pod, "Warning", "BackOff", "Back-off restarting failed container c",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pykubelet.config import load_config
-from pykubelet.kubelet.static_pods import read_static_pods
+from pykubelet.kubelet.pod.static_pods import read_static_pods
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -9,7 +9,7 @@ import sys
 
 CODE = """
 import threading, time
-from pykubelet.kubelet import failpoints
+from pykubelet.kubelet.util import failpoints
 print(failpoints.number("sync-loop-health-threshold", 60.0))
 passes = []
 def loop():

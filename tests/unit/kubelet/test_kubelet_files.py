@@ -8,8 +8,8 @@ import os
 import pytest
 
 from pykubelet.api.decode import decode_pod
-from pykubelet.kubelet.container_logs import tail_cri_log
-from pykubelet.kubelet.volumes import (
+from pykubelet.kubelet.logs.container_logs import tail_cri_log
+from pykubelet.kubelet.volumemanager.volumes import (
     VolumeError,
     ensure_termination_log,
     etc_hosts_path,
@@ -73,7 +73,7 @@ def test_host_path_types(tmp_path):
 
 
 def test_event_recorder_aggregates():
-    from pykubelet.kubelet.events import EventRecorder
+    from pykubelet.kubelet.events.recorder import EventRecorder
 
     now = [100.0]
     sunk = []

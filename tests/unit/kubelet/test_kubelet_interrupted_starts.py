@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 from kubelet_builders import ctr, make_pod, observed, sandbox
 
-from pykubelet.kubelet.actions import compute_pod_actions
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.manager import (
+from pykubelet.kubelet.container.runtime_state import ContainerState, SandboxState
+from pykubelet.kubelet.cri.runtime_service import CRICallError
+from pykubelet.kubelet.kuberuntime.actions import compute_pod_actions
+from pykubelet.kubelet.kuberuntime.interrupted_starts import (
     LEFTOVER_REMOVE_ATTEMPTS,
     START_SETTLE_S,
-    RuntimeManager,
 )
-from pykubelet.kubelet.runtime_service import CRICallError
-from pykubelet.kubelet.runtime_state import ContainerState, SandboxState
+from pykubelet.kubelet.kuberuntime.kuberuntime_manager import RuntimeManager
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
-from pykubelet.kubelet.volumes import pod_dir
+from pykubelet.kubelet.util.backoff import Backoff
+from pykubelet.kubelet.volumemanager.volumes import pod_dir
 
 
 def refusing(stuck: set[str]) -> FakeRuntimeService:

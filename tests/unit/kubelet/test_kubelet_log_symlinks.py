@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pykubelet.kubelet.log_symlinks import (
+from pykubelet.kubelet.kuberuntime.log_symlinks import (
     container_logs_dir,
     create_log_symlink,
     log_symlink_path,

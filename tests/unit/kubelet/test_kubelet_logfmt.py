@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubelet_builders import make_pod
 
-from pykubelet.kubelet.logfmt import kv, pod_ref
+from pykubelet.kubelet.util.logfmt import kv, pod_ref
 
 
 def test_kv_quotes_strings_and_renders_lists_as_json() -> None:

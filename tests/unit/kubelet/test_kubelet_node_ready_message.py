@@ -12,9 +12,9 @@ import pytest
 from agent_harness import new_kubelet, offline_api_node
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.kubelet import node_status
-from pykubelet.kubelet.api_node import APINode
-from pykubelet.kubelet.runtime_service import CRICallError
+from pykubelet.kubelet.cluster import node_status
+from pykubelet.kubelet.cluster.node import APINode
+from pykubelet.kubelet.cri.runtime_service import CRICallError
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 CNI_MESSAGE = "Network plugin returns error: cni plugin not initialized"

@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from pykubelet.client.rest import LEASES, Resource, StatusError
-from pykubelet.kubelet import node_status
+from pykubelet.kubelet.cluster import node_status
 
 
 class FakeAPI:

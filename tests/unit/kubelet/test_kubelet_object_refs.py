@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pykubelet.api.manifest import parse_pod
-from pykubelet.kubelet.container_config import ContainerConfigError, make_environment
-from pykubelet.kubelet.volumes import write_projected
+from pykubelet.kubelet.kuberuntime.container_config import ContainerConfigError, make_environment
+from pykubelet.kubelet.volumemanager.volumes import write_projected
 
 
 class Refs:

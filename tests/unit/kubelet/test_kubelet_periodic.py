@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pykubelet.kubelet.periodic import Periodic
+from pykubelet.kubelet.util.periodic import Periodic
 
 
 def test_runs_every_period_through_failures_and_stops() -> None:
@@ -55,7 +55,7 @@ def test_a_run_of_expected_failures_is_one_warning(caplog: pytest.LogCaptureFixt
             raise exc
 
     loop.fn = fn
-    with caplog.at_level(logging.DEBUG, logger="pykubelet.kubelet.periodic"):
+    with caplog.at_level(logging.DEBUG, logger="pykubelet.kubelet.util.periodic"):
         for _ in range(6):
             loop._run_once()
     seen = [(r.levelname, r.getMessage().split(" after ")[0].split(" (failing")[0])

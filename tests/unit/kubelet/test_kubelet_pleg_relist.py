@@ -6,16 +6,16 @@ from __future__ import annotations
 from kubelet_builders import make_pod
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
-from pykubelet.kubelet.labels import POD_UID_LABEL
+from pykubelet.kubelet.kuberuntime.labels import POD_UID_LABEL
+from pykubelet.kubelet.kuberuntime.sandbox_config import generate_pod_sandbox_config
 from pykubelet.kubelet.metrics import KubeletMetrics
-from pykubelet.kubelet.pleg import (
+from pykubelet.kubelet.pleg.generic import (
     CONTAINER_DIED,
     CONTAINER_REMOVED,
     CONTAINER_STARTED,
     SANDBOX_CHANGED,
     GenericPLEG,
 )
-from pykubelet.kubelet.sandbox_config import generate_pod_sandbox_config
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 

@@ -7,8 +7,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from pykubelet.kubelet.cri_client import CRICallError
-from pykubelet.kubelet.pleg import (
+from pykubelet.kubelet.cri.cri_client import CRICallError
+from pykubelet.kubelet.pleg.generic import (
     CONTAINER_DIED,
     CONTAINER_REMOVED,
     CONTAINER_STARTED,
@@ -17,7 +17,7 @@ from pykubelet.kubelet.pleg import (
     RelistSnapshot,
     diff,
 )
-from pykubelet.kubelet.workers import PodWorkers, UpdateType
+from pykubelet.kubelet.pod_workers import PodWorkers, UpdateType
 
 
 def snap(containers=None, sandboxes=None):
@@ -115,7 +115,7 @@ def test_failing_sync_is_retried():
             raise RuntimeError("boom")
         return None
 
-    import pykubelet.kubelet.workers as workers_mod
+    import pykubelet.kubelet.pod_workers as workers_mod
 
     old = workers_mod.ERROR_RETRY_S
     workers_mod.ERROR_RETRY_S = 0.05

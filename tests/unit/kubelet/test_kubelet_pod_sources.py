@@ -12,8 +12,8 @@ from kubelet_builders import make_pod
 
 from pykubelet.api.types import Pod
 from pykubelet.kubelet.agent import Kubelet
-from pykubelet.kubelet.pod_manager import API_SOURCE, FILE_SOURCE, pod_source
-from pykubelet.kubelet.status import CONFIG_SOURCE_ANNOTATION
+from pykubelet.kubelet.pod.pod_manager import API_SOURCE, FILE_SOURCE, pod_source
+from pykubelet.kubelet.status.generate import CONFIG_SOURCE_ANNOTATION
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 

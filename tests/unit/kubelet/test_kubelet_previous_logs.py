@@ -14,10 +14,10 @@ from kubelet_builders import make_pod
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.kubelet.agent import Kubelet
-from pykubelet.kubelet.api_node import APINode
-from pykubelet.kubelet.node_server import LogError
+from pykubelet.kubelet.cluster.node import APINode
+from pykubelet.kubelet.pod_workers import UpdateType
+from pykubelet.kubelet.server.node_server import LogError
 from pykubelet.kubelet.testing.fake_runtime_service import FakeContainer, FakeRuntimeService
-from pykubelet.kubelet.workers import UpdateType
 
 BACKOFF_S = 2.0
 

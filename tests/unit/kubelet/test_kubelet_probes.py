@@ -14,7 +14,7 @@ from pykubelet.api.types import (
     HTTPHeader,
     Probe,
 )
-from pykubelet.kubelet.probes import (
+from pykubelet.kubelet.prober.probes import (
     FAILURE,
     SUCCESS,
     UNKNOWN,

@@ -28,9 +28,9 @@ from pykubelet.api.types import Pod
 from pykubelet.client.bootstrap import join
 from pykubelet.client.rest import NODES, PODS, RESTClient
 from pykubelet.controlplane.server import ControlPlaneThread, Options
-from pykubelet.kubelet import node_status
 from pykubelet.kubelet.agent import Kubelet
-from pykubelet.kubelet.api_node import APINode, state_dir
+from pykubelet.kubelet.cluster import node_status
+from pykubelet.kubelet.cluster.node import APINode, state_dir
 from pykubelet.kubelet.testing.fake_runtime_service import FakeRuntimeService
 
 SEED = 27

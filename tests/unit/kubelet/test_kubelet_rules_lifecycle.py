@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from kubelet_builders import POD_IP, UID, FakeClock, make_pod
 
 from pykubelet.api.types import Pod, PodStatus
-from pykubelet.kubelet.actions import PodActions, compute_pod_actions
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.hashing import hash_container_hex
-from pykubelet.kubelet.reasons import CRASH_LOOP_BACK_OFF
-from pykubelet.kubelet.runtime_state import (
+from pykubelet.kubelet.container.hashing import hash_container_hex
+from pykubelet.kubelet.container.runtime_state import (
     ContainerRuntimeStatus,
     ContainerState,
     PodRuntimeStatus,
     SandboxRuntimeStatus,
     SandboxState,
 )
-from pykubelet.kubelet.status import WaitingReason, generate_pod_status
+from pykubelet.kubelet.events.reasons import CRASH_LOOP_BACK_OFF
+from pykubelet.kubelet.kuberuntime.actions import PodActions, compute_pod_actions
+from pykubelet.kubelet.status.generate import WaitingReason, generate_pod_status
+from pykubelet.kubelet.util.backoff import Backoff
 
 
 @dataclass

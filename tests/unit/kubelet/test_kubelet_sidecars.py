@@ -13,22 +13,22 @@ from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import ValidationError
 from pykubelet.api.types import Pod, is_restartable_init_container
 from pykubelet.api.validation import pod_errors, validate_pod
-from pykubelet.kubelet import reasons
-from pykubelet.kubelet.actions import (
+from pykubelet.kubelet.container.runtime_state import (
+    ContainerRuntimeStatus,
+    ContainerState,
+    PodRuntimeStatus,
+)
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.kuberuntime.actions import (
     PROBE_FAILURE,
     PROBE_SUCCESS,
     backoff_key,
     compute_pod_actions,
     should_container_be_restarted,
 )
-from pykubelet.kubelet.admission import pod_requests
-from pykubelet.kubelet.backoff import Backoff
-from pykubelet.kubelet.runtime_state import (
-    ContainerRuntimeStatus,
-    ContainerState,
-    PodRuntimeStatus,
-)
-from pykubelet.kubelet.status import WaitingReason, generate_pod_status
+from pykubelet.kubelet.lifecycle.predicate import pod_requests
+from pykubelet.kubelet.status.generate import WaitingReason, generate_pod_status
+from pykubelet.kubelet.util.backoff import Backoff
 
 RUNNING = ContainerState.RUNNING
 EXITED = ContainerState.EXITED

@@ -3,7 +3,7 @@ reported and skipped."""
 
 from __future__ import annotations
 
-from pykubelet.kubelet.static_pods import CONFIG_SOURCE_ANNOTATION, read_static_pods
+from pykubelet.kubelet.pod.static_pods import CONFIG_SOURCE_ANNOTATION, read_static_pods
 
 POD = """apiVersion: v1
 kind: Pod

@@ -7,10 +7,10 @@ from kubelet_builders import POD_IP, ctr, make_pod, observed
 
 from pykubelet.api.decode import encode
 from pykubelet.api.types import PodStatus
-from pykubelet.kubelet import reasons
-from pykubelet.kubelet.probes import FAILURE, SUCCESS
-from pykubelet.kubelet.runtime_state import ContainerState, PodRuntimeStatus
-from pykubelet.kubelet.status import (
+from pykubelet.kubelet.container.runtime_state import ContainerState, PodRuntimeStatus
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.prober.probes import FAILURE, SUCCESS
+from pykubelet.kubelet.status.generate import (
     WaitingReason,
     active_deadline_eviction,
     generate_pod_status,
@@ -341,7 +341,7 @@ def test_a_sandbox_that_cannot_be_made_shows_why_until_it_is_made() -> None:
 def test_exited_containers_are_reported_once() -> None:
     """Each exit is logged once: a container newly terminated (as state, or as last state
     after a quick restart), never again on later statuses, nothing without an old status."""
-    from pykubelet.kubelet.status import exited_containers
+    from pykubelet.kubelet.status.generate import exited_containers
 
     pod = make_pod(containers=("a", "b"))
     running = generate_pod_status(

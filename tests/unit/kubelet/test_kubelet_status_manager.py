@@ -9,8 +9,8 @@ from kubelet_builders import make_pod
 
 from pykubelet.api.decode import decode_object
 from pykubelet.api.types import PodStatus
-from pykubelet.kubelet.api_status import APIStatusPatcher
-from pykubelet.kubelet.status_manager import StatusManager, VersionedPodStatus
+from pykubelet.kubelet.cluster.apistatus import APIStatusPatcher
+from pykubelet.kubelet.status.status_manager import StatusManager, VersionedPodStatus
 
 
 class Patcher:

@@ -22,13 +22,13 @@ from pykubelet.api.decode import decode_pod, encode
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
 from pykubelet.config import KubeletConfig
-from pykubelet.kubelet import reasons
 from pykubelet.kubelet.agent import ERROR_REQUEUE_S, Kubelet
-from pykubelet.kubelet.labels import CONTAINER_TYPE_ANNOTATION
-from pykubelet.kubelet.runtime_service import CRICallError
-from pykubelet.kubelet.status_manager import VersionedPodStatus
+from pykubelet.kubelet.cri.runtime_service import CRICallError
+from pykubelet.kubelet.events import reasons
+from pykubelet.kubelet.kuberuntime.labels import CONTAINER_TYPE_ANNOTATION
+from pykubelet.kubelet.pod_workers import UpdateType
+from pykubelet.kubelet.status.status_manager import VersionedPodStatus
 from pykubelet.kubelet.testing.fake_runtime_service import STOP_EXIT_CODE, FakeRuntimeService
-from pykubelet.kubelet.workers import UpdateType
 
 IMAGE = "busybox:1.36"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from kubelet_builders import ctr, make_pod, observed
 
-from pykubelet.kubelet.runtime_state import ContainerState
-from pykubelet.kubelet.status import deleted_and_stopped, generate_pod_status
+from pykubelet.kubelet.container.runtime_state import ContainerState
+from pykubelet.kubelet.status.generate import deleted_and_stopped, generate_pod_status
 
 RUNNING = ContainerState.RUNNING
 EXITED = ContainerState.EXITED

@@ -8,7 +8,7 @@ import time
 from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
-from pykubelet.kubelet.termination_ordering import TerminationOrdering
+from pykubelet.kubelet.kuberuntime.termination_ordering import TerminationOrdering
 
 
 def _pod() -> Pod:

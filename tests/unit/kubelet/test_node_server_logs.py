@@ -14,7 +14,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from pykubelet.controlplane.pki import PKI
-from pykubelet.kubelet.node_server import LogOptions, LogTarget, NodeServer, read_log
+from pykubelet.kubelet.server.node_server import LogOptions, LogTarget, NodeServer, read_log
 
 
 def stamp(t: dt.datetime, z: bool = False) -> str:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pykubelet.kubelet.pull_secrets import (
+from pykubelet.kubelet.images.pull_secrets import (
     PullSecretError,
     RegistryAuth,
     credentials_for_image,

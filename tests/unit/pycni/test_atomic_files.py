@@ -53,8 +53,8 @@ def test_a_failed_rename_leaves_no_temp(tmp_path: Path) -> None:
 # Renames that are not "replace a file's contents": the unpacked-layer directories moved into
 # place, log rotation and its streamed gzip, and the projected volume's ..data symlink swap
 # (upstream's AtomicWriter).
-OTHER_RENAMES = {"pykubelet/runtime/images.py", "pykubelet/kubelet/log_manager.py",
-                 "pykubelet/kubelet/volumes.py"}
+OTHER_RENAMES = {"pykubelet/runtime/images.py", "pykubelet/kubelet/logs/container_log_manager.py",
+                 "pykubelet/kubelet/volumemanager/volumes.py"}
 
 
 def test_no_other_hand_rolled_atomic_writer() -> None:

@@ -1,0 +1,2 @@
+"""The pod lifecycle event generator (pkg/kubelet/pleg): relist the runtime, diff, emit
+events (``generic``)."""
