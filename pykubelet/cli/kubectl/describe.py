@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api import resourcehelper
+from pykubelet.api import qos, resourcehelper
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.api.machinery.timeutil import parse_time_or_none
@@ -443,24 +443,16 @@ def _go_ptr(obj: Obj, key: str) -> str:
 
 
 def _qos(pod: Obj) -> str:
+    """status.qosClass, else the ground floor's rule (v1qos.GetPodQOS) over the spec."""
     q = (pod.get("status") or {}).get("qosClass")
     if q:
         return str(q)
-    containers = (pod.get("spec") or {}).get("containers") or []
-    any_set = False
-    guaranteed = True
-    for c in containers:
-        r = c.get("resources") or {}
-        req, lim = r.get("requests") or {}, r.get("limits") or {}
-        if req or lim:
-            any_set = True
-        for name in ("cpu", "memory"):
-            if name not in lim or Quantity.canonical_of(req.get(name, lim[name])).exact != \
-                    Quantity.canonical_of(lim[name]).exact:
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    spec = pod.get("spec") or {}
+    return qos.qos_class_of(
+        (_quantities(r.get("requests")), _quantities(r.get("limits")))
+        for r in ((c.get("resources") or {})
+                  for c in (*(spec.get("initContainers") or []), *(spec.get("containers") or [])))
+    )
 
 
 def describe_pod(pod: Obj, events: list[Obj] | None) -> str:
