@@ -31,9 +31,9 @@ NON_ZERO_DEFAULTS: Mapping[str, int] = {
 
 
 def _apply_non_missing(
-    reqs: Mapping[str, int], non_missing: Mapping[str, int] | None
+    reqs: Mapping[str, int], non_missing: Mapping[str, int]
 ) -> Mapping[str, int]:
-    if not non_missing or all(k in reqs for k in non_missing):
+    if all(k in reqs for k in non_missing):
         return reqs
     out = dict(reqs)
     for k, v in non_missing.items():
@@ -42,17 +42,32 @@ def _apply_non_missing(
     return out
 
 
+def _container_requests(
+    pod: Pod, non_missing: Mapping[str, int] | None
+) -> tuple[list[Mapping[str, int]], list[tuple[Mapping[str, int], bool]]]:
+    """Each container's requests (missing ones filled from ``non_missing``), and each init
+    container's with whether it is a sidecar: what the one rule totals."""
+    spec = pod.spec
+    if non_missing:
+        fill = _apply_non_missing
+        return (
+            [fill(c.resources.requests, non_missing) for c in spec.containers],
+            [
+                (fill(c.resources.requests, non_missing), c.restart_policy == "Always")
+                for c in spec.init_containers
+            ],
+        )
+    return (
+        [c.resources.requests for c in spec.containers],
+        [(c.resources.requests, c.restart_policy == "Always") for c in spec.init_containers],
+    )
+
+
 def aggregate_container_requests(
     pod: Pod, non_missing: Mapping[str, int] | None = None
 ) -> ResourceList:
     """AggregateContainerRequests: containers, sidecars and init containers combined."""
-    return resourcehelper.aggregate_containers(
-        (_apply_non_missing(c.resources.requests, non_missing) for c in pod.spec.containers),
-        (
-            (_apply_non_missing(c.resources.requests, non_missing), c.restart_policy == "Always")
-            for c in pod.spec.init_containers
-        ),
-    )
+    return resourcehelper.aggregate_containers(*_container_requests(pod, non_missing))
 
 
 def pod_requests(
@@ -64,11 +79,7 @@ def pod_requests(
     """PodRequests: the pod's effective requests (cpu in millicores)."""
     pod_level = pod.spec.resources
     return resourcehelper.pod_requests(
-        (_apply_non_missing(c.resources.requests, non_missing) for c in pod.spec.containers),
-        (
-            (_apply_non_missing(c.resources.requests, non_missing), c.restart_policy == "Always")
-            for c in pod.spec.init_containers
-        ),
+        *_container_requests(pod, non_missing),
         pod_level=None if skip_pod_level_resources or pod_level is None else pod_level.requests,
         overhead=None if exclude_overhead else pod.spec.overhead,
     )

@@ -19,7 +19,7 @@ whose sums keep the format describe prints). Standard library only: pykubectl im
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar
 
 
@@ -54,13 +54,15 @@ def _max(into: dict[str, Any], other: Mapping[str, Any]) -> None:
 
 
 def aggregate_containers(
-    containers: Iterable[Mapping[str, A]], init_containers: Iterable[InitContainer[A]]
+    containers: Iterable[Mapping[str, A]], init_containers: Sequence[InitContainer[A]]
 ) -> dict[str, A]:
     """AggregateContainerRequests / AggregateContainerLimits: containers, sidecars and init
     containers combined (the same rule for requests and for limits)."""
     total: dict[str, A] = {}
     for amounts in containers:
         _add(total, amounts)
+    if not init_containers:
+        return total
     sidecars: dict[str, A] = {}  # the sidecars started so far, summed
     init_max: dict[str, A] = {}
     for amounts, sidecar in init_containers:
@@ -79,7 +81,7 @@ def aggregate_containers(
 
 def pod_requests(
     containers: Iterable[Mapping[str, A]],
-    init_containers: Iterable[InitContainer[A]],
+    init_containers: Sequence[InitContainer[A]],
     *,
     pod_level: Mapping[str, A] | None = None,
     overhead: Mapping[str, A] | None = None,
@@ -87,16 +89,18 @@ def pod_requests(
     """PodRequests: the containers' total, pod-level requests in its place for what they
     name, plus the overhead."""
     total = aggregate_containers(containers, init_containers)
-    for name, amount in (pod_level or {}).items():
-        if is_supported_pod_level_resource(name):
-            total[name] = amount
-    _add(total, overhead or {})
+    if pod_level:
+        for name, amount in pod_level.items():
+            if is_supported_pod_level_resource(name):
+                total[name] = amount
+    if overhead:
+        _add(total, overhead)
     return total
 
 
 def pod_limits(
     containers: Iterable[Mapping[str, A]],
-    init_containers: Iterable[InitContainer[A]],
+    init_containers: Sequence[InitContainer[A]],
     *,
     pod_level: Mapping[str, A] | None = None,
     overhead: Mapping[str, A] | None = None,
