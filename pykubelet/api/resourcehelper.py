@@ -85,32 +85,18 @@ def pod_requests(
     *,
     pod_level: Mapping[str, A] | None = None,
     overhead: Mapping[str, A] | None = None,
+    limits: bool = False,
 ) -> dict[str, A]:
-    """PodRequests: the containers' total, pod-level requests in its place for what they
-    name, plus the overhead."""
+    """PodRequests: the containers' total, pod-level amounts in its place for what they name,
+    plus the overhead. With ``limits``, PodLimits: the same over the limits, but the overhead
+    only adds to the limits the pod has."""
     total = aggregate_containers(containers, init_containers)
     if pod_level:
         for name, amount in pod_level.items():
             if is_supported_pod_level_resource(name):
                 total[name] = amount
-    if overhead:
+    if overhead and not limits:
         _add(total, overhead)
-    return total
-
-
-def pod_limits(
-    containers: Iterable[Mapping[str, A]],
-    init_containers: Sequence[InitContainer[A]],
-    *,
-    pod_level: Mapping[str, A] | None = None,
-    overhead: Mapping[str, A] | None = None,
-) -> dict[str, A]:
-    """PodLimits: as PodRequests, but the overhead only adds to the limits the pod has."""
-    total = aggregate_containers(containers, init_containers)
-    for name, amount in (pod_level or {}).items():
-        if is_supported_pod_level_resource(name):
-            total[name] = amount
-    for name, amount in (overhead or {}).items():
-        if name in total:
-            total[name] = total[name] + amount
+    elif overhead:
+        _add(total, {name: amount for name, amount in overhead.items() if name in total})
     return total

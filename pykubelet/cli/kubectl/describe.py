@@ -589,9 +589,9 @@ def pod_requests_and_limits(pod: Obj) -> tuple[dict[str, Quantity], dict[str, Qu
     reqs = resourcehelper.pod_requests(
         _containers(spec, "requests"), _init_containers(spec, "requests"),
         pod_level=_quantities(pod_level.get("requests")), overhead=overhead)
-    limits = resourcehelper.pod_limits(
+    limits = resourcehelper.pod_requests(
         _containers(spec, "limits"), _init_containers(spec, "limits"),
-        pod_level=_quantities(pod_level.get("limits")), overhead=overhead)
+        pod_level=_quantities(pod_level.get("limits")), overhead=overhead, limits=True)
     return reqs, limits
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pykubelet.api.machinery.quantity import Quantity
-from pykubelet.api.resourcehelper import pod_limits, pod_requests
+from pykubelet.api.resourcehelper import pod_requests
 from pykubelet.cli.kubectl.dashboard.view import pod_requests as dashboard_requests
 from pykubelet.cli.kubectl.describe import pod_requests_and_limits
 from pysched.objects import Pod as SchedPod
@@ -45,8 +45,9 @@ def test_pod_level_requests_replace_what_they_name_and_overhead_adds() -> None:
 
 
 def test_overhead_adds_only_to_limits_the_pod_has() -> None:
-    assert pod_limits([{"cpu": 100}], [], overhead={"cpu": 10, "memory": 1}) == {"cpu": 110}
-    assert pod_limits([{}], [], overhead={"cpu": 10}) == {}
+    assert pod_requests([{"cpu": 100}], [], overhead={"cpu": 10, "memory": 1},
+                        limits=True) == {"cpu": 110}
+    assert pod_requests([{}], [], overhead={"cpu": 10}, limits=True) == {}
 
 
 def test_quantities_total_in_their_format() -> None:
