@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pysched.framework.labels import RequiredNodeAffinity, find_matching_untolerated_taint
 from pysched.framework.types import NodeInfo, host_ports
 from pysched.objects import Node, Pod, Taint
-from pysched.plugins import node_affinity, node_name, node_ports
-from pysched.plugins.node_resources_fit import InsufficientResource, fits
+from pysched.plugins import node_fits as f
+from pysched.plugins.node_fits import InsufficientResource
 
 __all__ = ["AdmissionResult", "admission_check", "admit", "untolerated_taint"]
 
@@ -55,16 +55,16 @@ def admission_check(
     node = node_info.node
     if node is None:
         raise ValueError("admission_check: the node info has no node")
-    out = [AdmissionResult(insufficient_resource=r) for r in fits(pod, node_info)]
+    out = [AdmissionResult(insufficient_resource=r) for r in f.fits(pod, node_info)]
     if out and not include_all_failures:
         return out
     checks: tuple[tuple[str, str, Callable[[], bool]], ...] = (
-        (node_affinity.NAME, node_affinity.ERR_REASON_POD, lambda: _affinity_matches(pod, node)),
-        (node_name.NAME, node_name.ERR_REASON, lambda: node_name.fits(pod, node_info)),
+        (f.NODE_AFFINITY, f.NODE_AFFINITY_ERR_REASON_POD, lambda: _affinity_matches(pod, node)),
+        (f.NODE_NAME, f.NODE_NAME_ERR_REASON, lambda: f.node_name_fits(pod, node_info)),
         (
-            node_ports.NAME,
-            node_ports.ERR_REASON,
-            lambda: node_ports.fits_ports(host_ports(pod), node_info.used_ports),
+            f.NODE_PORTS,
+            f.NODE_PORTS_ERR_REASON,
+            lambda: f.fits_ports(host_ports(pod), node_info.used_ports),
         ),
     )
     for name, reason, passes in checks:

@@ -31,7 +31,7 @@ from pykubelet.api.types import Pod
 from pysched import objects as sched
 from pysched.admission import AdmissionResult, untolerated_taint
 from pysched.admission import admit as scheduler_admit
-from pysched.plugins import node_affinity, node_name, node_ports, taint_toleration
+from pysched.plugins import node_fits
 from pysched.resources import is_extended_resource_name
 from pysched.resources import pod_requests as scheduler_pod_requests
 
@@ -42,14 +42,14 @@ OUT_OF_PODS = "OutOfpods"
 
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 
-NODE_AFFINITY = node_affinity.NAME
-NODE_NAME = node_name.NAME
-NODE_PORTS = node_ports.NAME
-TAINT_TOLERATION = taint_toleration.NAME
-ERR_REASON_NODE_AFFINITY = node_affinity.ERR_REASON_POD
-ERR_REASON_NODE_NAME = node_name.ERR_REASON
-ERR_REASON_NODE_PORTS = node_ports.ERR_REASON
-ERR_REASON_TAINTS = taint_toleration.ERR_REASON_NOT_MATCH
+NODE_AFFINITY = node_fits.NODE_AFFINITY
+NODE_NAME = node_fits.NODE_NAME
+NODE_PORTS = node_fits.NODE_PORTS
+TAINT_TOLERATION = node_fits.TAINT_TOLERATION
+ERR_REASON_NODE_AFFINITY = node_fits.NODE_AFFINITY_ERR_REASON_POD
+ERR_REASON_NODE_NAME = node_fits.NODE_NAME_ERR_REASON
+ERR_REASON_NODE_PORTS = node_fits.NODE_PORTS_ERR_REASON
+ERR_REASON_TAINTS = node_fits.TAINT_TOLERATION_ERR_REASON_NOT_MATCH
 
 
 @dataclass(frozen=True)

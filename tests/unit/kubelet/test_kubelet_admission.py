@@ -220,3 +220,19 @@ def test_only_sidecars_host_ports_outlive_the_init_phase() -> None:
 
     assert admit(with_init_port(False), node(), [with_init_port(False)]).admit
     assert admit(with_init_port(True), node(), [with_init_port(True)]).reason == "NodePorts"
+
+
+def test_admission_does_not_bring_the_schedulers_numpy() -> None:
+    """The node agent admits through the scheduler's per-node checks (pysched.plugins.node_fits),
+    not its vectorised plugins: importing admission loads neither numpy nor the plugins."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys; import pykubelet.kubelet.admission; "
+            "print(json.dumps(sorted(sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert [m for m in loaded if m == "numpy" or m.startswith("numpy.")] == []
+    assert "pysched.plugins.node_resources_fit" not in loaded
+    assert "pysched.admission" in loaded
