@@ -9,6 +9,8 @@ node agent that admits pods does not import numpy or the plugins' machinery.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pysched.framework.types import HostPortInfo, NodeInfo, Resource
 from pysched.objects import Pod
 from pysched.resources import is_extended_resource_name, is_scalar_resource_name, pod_requests
@@ -40,24 +42,17 @@ def compute_pod_resource_request(pod: Pod) -> Resource:
     return r
 
 
+@dataclass(slots=True)
 class InsufficientResource:
-    __slots__ = ("capacity", "reason", "requested", "resource_name", "unresolvable", "used")
+    """noderesources.InsufficientResource: what did not fit, by how much; ``unresolvable`` when
+    the request exceeds the node's whole allocatable (preemption cannot help)."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        reason: str,
-        requested: int,
-        used: int,
-        capacity: int,
-        unresolvable: bool = False,
-    ) -> None:
-        self.resource_name = resource_name
-        self.reason = reason
-        self.requested = requested
-        self.used = used
-        self.capacity = capacity
-        self.unresolvable = unresolvable
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
 
 
 def is_ignored(name: str, ignored: frozenset[str], ignored_groups: frozenset[str]) -> bool:
