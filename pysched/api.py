@@ -48,11 +48,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pysched import admission as pysched_admission
 from pysched.cache import Cache, Snapshot
 from pysched.clock import Clock, RealClock
 from pysched.decisions import Decision, DecisionLog, filtered_statuses
-from pysched.framework.labels import RequiredNodeAffinity, find_matching_untolerated_taint
-from pysched.framework.types import NodeInfo, PodInfo, Resource, host_ports
+from pysched.framework.types import NodeInfo, PodInfo
 from pysched.metrics import SchedulerMetrics
 from pysched.objects import (
     TAINT_EFFECT_NO_SCHEDULE,
@@ -78,7 +78,6 @@ from pysched.queue import (
     default_less,
     priority_sort_key,
 )
-from pysched.resources import pod_requests
 from pysched.scheduler import CycleRecord, Scheduler
 
 log = logging.getLogger(__name__)
@@ -105,35 +104,14 @@ def pod_key(pod: Pod) -> str:
 
 
 def admission_check(pod: Pod, ni: NodeInfo) -> bool:
-    """AdmissionCheck + the NoSchedule-taint check of preCheckForNode (eventhandlers.go)."""
+    """preCheckForNode (eventhandlers.go): AdmissionCheck's first failure, then the node's
+    NoSchedule taints; True when the pod may fit the node."""
     node = ni.node
     if node is None:
         return False
-    req = Resource.from_list(pod_requests(pod))
-    a, r = ni.allocatable, ni.requested
-    if len(ni.pods) + 1 > a.allowed_pod_number:
+    if pysched_admission.admission_check(pod, ni, include_all_failures=False):
         return False
-    if a.milli_cpu < req.milli_cpu + r.milli_cpu or a.memory < req.memory + r.memory:
-        return False
-    if a.ephemeral_storage < req.ephemeral_storage + r.ephemeral_storage:
-        return False
-    for name, q in req.scalar.items():
-        if q and a.scalar.get(name, 0) < q + r.scalar.get(name, 0):
-            return False
-    if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
-        return False
-    try:
-        if not RequiredNodeAffinity(pod).match(node):
-            return False
-    except ValueError:
-        return False
-    for ip, proto, port in host_ports(pod):
-        if ni.used_ports.check_conflict(ip, proto, port):
-            return False
-    taint = find_matching_untolerated_taint(
-        node.spec.taints, pod.spec.tolerations, lambda t: t.effect == TAINT_EFFECT_NO_SCHEDULE
-    )
-    return taint is None
+    return pysched_admission.untolerated_taint(pod, node, TAINT_EFFECT_NO_SCHEDULE) is None
 
 
 def node_scheduling_properties_change(new: Node, old: Node) -> ClusterEvent | None:

@@ -11,12 +11,15 @@ Rules, as upstream:
 - `spec.overhead` is added on top unless excluded;
 - `non_missing` fills a container's *missing* request (not an explicit 0):
   the scheduler uses cpu 100m / memory 200Mi for the "non-zero" view.
+The totals are the ground floor's one rule (pykubelet.api.resourcehelper) over the
+scheduler's integer views.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pykubelet.api import resourcehelper
 from pysched.objects import Pod, ResourceList
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest: 0.1 core
@@ -25,18 +28,6 @@ NON_ZERO_DEFAULTS: Mapping[str, int] = {
     "cpu": DEFAULT_MILLI_CPU_REQUEST,
     "memory": DEFAULT_MEMORY_REQUEST,
 }
-
-
-def _add(into: dict[str, int], add: Mapping[str, int]) -> None:
-    for k, v in add.items():
-        into[k] = into.get(k, 0) + v
-
-
-def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
-    for k, v in other.items():
-        cur = into.get(k)
-        if cur is None or v > cur:
-            into[k] = v
 
 
 def _apply_non_missing(
@@ -51,40 +42,32 @@ def _apply_non_missing(
     return out
 
 
-def is_supported_pod_level_resource(name: str) -> bool:
-    """cpu, memory and hugepages-* may be set at pod level."""
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
+def _container_requests(
+    pod: Pod, non_missing: Mapping[str, int] | None
+) -> tuple[list[Mapping[str, int]], list[tuple[Mapping[str, int], bool]]]:
+    """Each container's requests (missing ones filled from ``non_missing``), and each init
+    container's with whether it is a sidecar: what the one rule totals."""
+    spec = pod.spec
+    if non_missing:
+        fill = _apply_non_missing
+        return (
+            [fill(c.resources.requests, non_missing) for c in spec.containers],
+            [
+                (fill(c.resources.requests, non_missing), c.restart_policy == "Always")
+                for c in spec.init_containers
+            ],
+        )
+    return (
+        [c.resources.requests for c in spec.containers],
+        [(c.resources.requests, c.restart_policy == "Always") for c in spec.init_containers],
+    )
 
 
 def aggregate_container_requests(
     pod: Pod, non_missing: Mapping[str, int] | None = None
 ) -> ResourceList:
     """AggregateContainerRequests: containers, sidecars and init containers combined."""
-    reqs: dict[str, int] = {}
-    for c in pod.spec.containers:
-        creqs: Mapping[str, int] = c.resources.requests
-        if non_missing:
-            creqs = _apply_non_missing(creqs, non_missing)
-        _add(reqs, creqs)
-
-    restartable: dict[str, int] = {}
-    init_reqs: dict[str, int] = {}
-    for c in pod.spec.init_containers:
-        creqs = c.resources.requests
-        if non_missing:
-            creqs = _apply_non_missing(creqs, non_missing)
-        if c.restart_policy == "Always":
-            _add(reqs, creqs)
-            _add(restartable, creqs)
-            creqs = restartable
-        else:
-            tmp: dict[str, int] = {}
-            _add(tmp, creqs)
-            _add(tmp, restartable)
-            creqs = tmp
-        _max(init_reqs, creqs)
-    _max(reqs, init_reqs)
-    return reqs
+    return resourcehelper.aggregate_containers(*_container_requests(pod, non_missing))
 
 
 def pod_requests(
@@ -94,15 +77,12 @@ def pod_requests(
     skip_pod_level_resources: bool = False,
 ) -> ResourceList:
     """PodRequests: the pod's effective requests (cpu in millicores)."""
-    reqs = aggregate_container_requests(pod, non_missing)
     pod_level = pod.spec.resources
-    if not skip_pod_level_resources and pod_level is not None and pod_level.requests:
-        for name, q in pod_level.requests.items():
-            if is_supported_pod_level_resource(name):
-                reqs[name] = q
-    if not exclude_overhead and pod.spec.overhead:
-        _add(reqs, pod.spec.overhead)
-    return reqs
+    return resourcehelper.pod_requests(
+        *_container_requests(pod, non_missing),
+        pod_level=None if skip_pod_level_resources or pod_level is None else pod_level.requests,
+        overhead=None if exclude_overhead else pod.spec.overhead,
+    )
 
 
 def non_zero_pod_requests(pod: Pod) -> ResourceList:

@@ -10,6 +10,8 @@ rules, no I/O.
   meta_validation  ObjectMeta, label selector and int-or-percent rules every kind shares
   object_validation  the other kinds' checks on create and update
   qos              QoS class and the oom-score rule
+  resourcehelper   a pod's request and limit totals, the one rule the scheduler, kubectl
+                   describe and the dashboard share (standard library only)
   kinds            one descriptor per served kind: the API server's door into all of the above
   manifest         YAML/JSON manifests of Pods, as a node reads its static pods
   machinery        the ground floor under all of them (apimachinery's job): field errors, the

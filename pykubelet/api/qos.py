@@ -2,11 +2,20 @@
 pkg/kubelet/qos policy): the class the API server writes into status.qosClass, and the
 oom_score_adj a container's class earns. No I/O: the node clamps the score to its own
 (pykubelet.oom) where it builds the container's config.
+
+The class is written once (``qos_class_of``, over each container's requests and limits) for
+every reader: the API server, the kubelet and kubectl describe (a pod without
+status.qosClass). Standard library only at run time, so pykubectl imports it too.
 """
 
 from __future__ import annotations
 
-from pykubelet.api.types import Container, Pod
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pykubelet.api.machinery.quantity import Quantity
+    from pykubelet.api.types import Container, Pod
 
 QOS_GUARANTEED = "Guaranteed"
 QOS_BURSTABLE = "Burstable"
@@ -20,16 +29,27 @@ _QOS_RESOURCES = ("cpu", "memory")
 
 
 def qos_class(pod: Pod) -> str:
-    """v1qos.GetPodQOS over cpu and memory (zero quantities count as unset)."""
+    """v1qos.GetPodQOS of a typed pod: its init containers' and containers' resources."""
+    return qos_class_of(
+        (c.resources.requests, c.resources.limits)
+        for c in (*pod.spec.init_containers, *pod.spec.containers)
+    )
+
+
+def qos_class_of(
+    containers: Iterable[tuple[Mapping[str, Quantity], Mapping[str, Quantity]]],
+) -> str:
+    """v1qos.GetPodQOS over every container's (requests, limits), init containers included:
+    only cpu and memory count, and zero quantities count as unset."""
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
     guaranteed = True
-    for c in (*pod.spec.init_containers, *pod.spec.containers):
-        for name, q in c.resources.requests.items():
+    for container_requests, container_limits in containers:
+        for name, q in container_requests.items():
             if name in _QOS_RESOURCES and not q.is_zero():
                 requests[name] = requests.get(name, 0) + q.milli_value()
         found = set()
-        for name, q in c.resources.limits.items():
+        for name, q in container_limits.items():
             if name in _QOS_RESOURCES and not q.is_zero():
                 found.add(name)
                 limits[name] = limits.get(name, 0) + q.milli_value()

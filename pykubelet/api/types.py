@@ -681,6 +681,15 @@ class LocalObjectReference(Model):
 
 
 @dataclass(kw_only=True)
+class PodSchedulingGate(Model):
+    """A gate that holds the pod out of scheduling until it is removed (KEP-3521)."""
+
+    __k8s__ = "io.k8s.api.core.v1.PodSchedulingGate"
+
+    name: str = field(default="", metadata=KEEP)
+
+
+@dataclass(kw_only=True)
 class PodDNSConfigOption(Model):
     __k8s__ = "io.k8s.api.core.v1.PodDNSConfigOption"
 
@@ -734,6 +743,7 @@ class PodSpec(Model):
     overhead: ResourceList = field(default_factory=dict)
     topology_spread_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
     image_pull_secrets: list[LocalObjectReference] = field(default_factory=list)
+    scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- status

@@ -691,11 +691,7 @@ def pod_update_errors(new: Pod, old: Pod) -> list[FieldError]:
     old_grace = old.spec.termination_grace_period_seconds
     if old_grace is not None and old_grace < 0 and munged.termination_grace_period_seconds == 1:
         munged.termination_grace_period_seconds = old_grace
-    if "schedulingGates" in munged.unmodelled or "schedulingGates" in old.spec.unmodelled:
-        munged.unmodelled = dict(munged.unmodelled)
-        munged.unmodelled.pop("schedulingGates", None)
-        if "schedulingGates" in old.spec.unmodelled:
-            munged.unmodelled["schedulingGates"] = old.spec.unmodelled["schedulingGates"]
+    munged.scheduling_gates = old.spec.scheduling_gates
     if munged != old.spec:
         errs.append(forbidden("spec", f"{POD_UPDATE_FORBIDDEN}\n{_spec_diff(old.spec, munged)}"))
     return errs
@@ -717,19 +713,15 @@ def _only_added_tolerations(new: list[Toleration], old: list[Toleration]) -> lis
     return []
 
 
-def _gate_names(spec: Any) -> list[str]:
-    gates = spec.unmodelled.get("schedulingGates") or []
-    return [g.get("name", "") for g in gates if isinstance(g, dict)]
-
-
 def _only_deleted_gates(new: Pod, old: Pod) -> list[FieldError]:
-    old_names = set(_gate_names(old.spec))
+    """validateOnlyDeletedSchedulingGates: a gate may be removed, never added."""
+    old_names = {g.name for g in old.spec.scheduling_gates}
     return [
         forbidden(
             f"spec.schedulingGates[{i}]",
             f"only deletion is allowed, but found new scheduling gate '{name}'",
         )
-        for i, name in enumerate(_gate_names(new.spec))
+        for i, name in enumerate(g.name for g in new.spec.scheduling_gates)
         if name not in old_names
     ]
 

@@ -1,8 +1,9 @@
 """Label and node selectors compiled once, matched many times.
 
-Mirrors apimachinery labels.Selector (LabelSelectorAsSelector) and
-component-helpers/scheduling/corev1/nodeaffinity (NodeSelector,
-RequiredNodeAffinity, PreferredSchedulingTerms).
+Label selectors are the ground floor's (pykubelet.api.machinery.labels: apimachinery's
+labels.Selector and LabelSelectorAsSelector), read here from pysched's objects; node
+selectors mirror component-helpers/scheduling/corev1/nodeaffinity (NodeSelector,
+RequiredNodeAffinity, PreferredSchedulingTerms) over the same requirements.
 """
 
 from __future__ import annotations
@@ -10,9 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pykubelet.api.machinery import labels
+from pykubelet.api.machinery.labels import (
+    EVERYTHING,
+    NOTHING,
+    OP_DOES_NOT_EXIST,
+    OP_EXISTS,
+    OP_GT,
+    OP_IN,
+    OP_LT,
+    OP_NOT_IN,
+    Matcher,
+    RequirementError,
+    Selector,
+    selector_from_set,
+)
+from pykubelet.api.machinery.labels import requirement as _requirement
 from pysched.objects import (
     LabelSelector,
-    LabelSelectorRequirement,
     Node,
     NodeSelector,
     NodeSelectorRequirement,
@@ -22,123 +38,25 @@ from pysched.objects import (
     Toleration,
 )
 
-Matcher = Callable[[Mapping[str, str]], bool]
+# the ground floor's, as pysched's modules name them
+__all__ = [
+    "EVERYTHING", "NOTHING", "OP_DOES_NOT_EXIST", "OP_EXISTS", "OP_GT", "OP_IN", "OP_LT",
+    "OP_NOT_IN", "CompiledNodeSelector", "Matcher", "PreferredSchedulingTerms",
+    "RequiredNodeAffinity", "RequirementError", "Selector", "find_matching_untolerated_taint",
+    "label_selector_as_selector", "selector_from_set", "term_error",
+    "tolerations_tolerate_taint",
+]
 
-# Selector operators (metav1.LabelSelectorOperator, v1.NodeSelectorOperator).
-OP_IN = "In"
-OP_NOT_IN = "NotIn"
-OP_EXISTS = "Exists"
-OP_DOES_NOT_EXIST = "DoesNotExist"
-OP_GT = "Gt"
-OP_LT = "Lt"
-
-
-class RequirementError(ValueError):
-    """An invalid selector requirement (In with no values, an unknown operator), refused as
-    labels.NewRequirement and nodeaffinity refuse it. Not the API server's SelectorError,
-    which is a selector string that does not parse."""
-
-
-def _requirement(key: str, op: str, values: Sequence[str]) -> Matcher:
-    if op == OP_IN:
-        if not values:
-            raise RequirementError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
-        vs = frozenset(values)
-        return lambda labels: labels.get(key) in vs if key in labels else False
-    if op == OP_NOT_IN:
-        if not values:
-            raise RequirementError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
-        vs = frozenset(values)
-        return lambda labels: key not in labels or labels[key] not in vs
-    if op == OP_EXISTS:
-        if values:
-            raise RequirementError(f"{key}: values set must be empty for exists and does not exist")
-        return lambda labels: key in labels
-    if op == OP_DOES_NOT_EXIST:
-        if values:
-            raise RequirementError(f"{key}: values set must be empty for exists and does not exist")
-        return lambda labels: key not in labels
-    if op in (OP_GT, OP_LT):
-        if len(values) != 1:
-            raise RequirementError(
-                f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
-        try:
-            bound = int(values[0])
-        except ValueError:
-            raise RequirementError(
-                f"{key}: for 'Gt', 'Lt' operators, the value must be an integer"
-            ) from None
-
-        def cmp(labels: Mapping[str, str]) -> bool:
-            v = labels.get(key)
-            if v is None:
-                return False
-            try:
-                n = int(v)
-            except ValueError:
-                return False
-            return n > bound if op == OP_GT else n < bound
-
-        return cmp
-    raise RequirementError(f"{key}: {op!r} is not a valid selector operator")
-
-
-def _everything(_: Mapping[str, str]) -> bool:
-    return True
-
-
-def _nothing(_: Mapping[str, str]) -> bool:
-    return False
-
-
-class Selector:
-    """labels.Selector: all requirements must hold. `EVERYTHING` / `NOTHING` are the edge cases."""
-
-    __slots__ = ("_reqs", "empty", "nothing")
-
-    def __init__(self, reqs: list[Matcher], *, nothing: bool = False) -> None:
-        self._reqs = reqs
-        self.nothing = nothing
-        self.empty = not reqs and not nothing
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.nothing:
-            return False
-        return all(r(labels) for r in self._reqs)
-
-
-EVERYTHING = Selector([])
-NOTHING = Selector([], nothing=True)
 
 
 def label_selector_as_selector(sel: LabelSelector | None) -> Selector:
-    """metav1.LabelSelectorAsSelector: None selects nothing, an empty selector everything."""
+    """metav1.LabelSelectorAsSelector: None selects nothing, an empty selector everything
+    (the ground floor's one rule, pykubelet.api.machinery.labels)."""
     if sel is None:
         return NOTHING
-    if not sel.match_labels and not sel.match_expressions:
-        return EVERYTHING
-    reqs: list[Matcher] = []
-    for k, v in sel.match_labels.items():
-        reqs.append(_requirement(k, OP_IN, [v]))
-    for e in sel.match_expressions:
-        reqs.append(_label_req(e))
-    return Selector(reqs)
-
-
-def _label_req(e: LabelSelectorRequirement) -> Matcher:
-    return _requirement(e.key, e.operator, e.values)
-
-
-def selector_from_set(labels: Mapping[str, str]) -> Selector:
-    """labels.SelectorFromSet: every key=value must be present (empty set: everything)."""
-    if not labels:
-        return EVERYTHING
-    items = tuple(labels.items())
-
-    def matches_all(lb: Mapping[str, str]) -> bool:
-        return all(lb.get(k) == v and k in lb for k, v in items)
-
-    return Selector([matches_all])
+    return labels.label_selector_as_selector(
+        sel.match_labels, ((e.key, e.operator, e.values) for e in sel.match_expressions)
+    )
 
 
 # ---------------------------------------------------------------- node selectors

@@ -23,6 +23,7 @@ from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PreFilterResult
 from pysched.objects import Pod
+from pysched.plugins import node_fits
 from pysched.plugins.args import NodeAffinityArgs
 from pysched.plugins.helper import (
     default_normalize_batch,
@@ -30,10 +31,10 @@ from pysched.plugins.helper import (
     node_stopped_rejecting,
 )
 
-NAME = "NodeAffinity"
+NAME = node_fits.NODE_AFFINITY
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_POD = node_fits.NODE_AFFINITY_ERR_REASON_POD
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 OBJECT_NAME_FIELD = "metadata.name"

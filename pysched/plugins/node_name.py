@@ -18,13 +18,11 @@ from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
 from pysched.objects import Pod
+from pysched.plugins import node_fits
 
-NAME = "NodeName"
-ERR_REASON = "node(s) didn't match the requested node name"
-
-
-def fits(pod: Pod, node_info: NodeInfo) -> bool:
-    return not pod.spec.node_name or pod.spec.node_name == node_info.name
+NAME = node_fits.NODE_NAME
+ERR_REASON = node_fits.NODE_NAME_ERR_REASON
+fits = node_fits.node_name_fits
 
 
 class NodeName:

@@ -18,14 +18,12 @@ from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, host_ports
 from pysched.objects import Pod
+from pysched.plugins import node_fits
 
-NAME = "NodePorts"
+NAME = node_fits.NODE_PORTS
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
-ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
-
-
-def fits_ports(want: list[tuple[str, str, int]], used: HostPortInfo) -> bool:
-    return not any(used.check_conflict(ip, proto, port) for ip, proto, port in want)
+ERR_REASON = node_fits.NODE_PORTS_ERR_REASON
+fits_ports = node_fits.fits_ports
 
 
 class NodePorts:

@@ -28,6 +28,7 @@ from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, PreFilterResult, Resource
 from pysched.objects import Pod
+from pysched.plugins import node_fits
 from pysched.plugins.args import (
     LEAST_ALLOCATED,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -37,121 +38,25 @@ from pysched.plugins.args import (
     ResourceSpec,
 )
 from pysched.plugins.helper import broken_linear_function, go_div, go_round
+
+# the per-node checks, plain Python (the kubelet's admission reads them without numpy)
+from pysched.plugins.node_fits import (
+    compute_pod_resource_request,
+    fits_request,
+    is_ignored,
+)
 from pysched.resources import (
     NON_ZERO_DEFAULTS,
-    is_extended_resource_name,
     is_scalar_resource_name,
     pod_requests,
 )
 
-NAME = "NodeResourcesFit"
+NAME = node_fits.NODE_RESOURCES_FIT
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 MAX_UTILIZATION = 100
 
 Scorer = Callable[[list[int], list[int], list[int]], int]
-
-
-def compute_pod_resource_request(pod: Pod) -> Resource:
-    """computePodResourceRequest: SetMaxResource over PodRequests (cpu, memory, eph., scalars)."""
-    r = Resource()
-    for name, q in pod_requests(pod).items():
-        if name == "cpu":
-            r.milli_cpu = q
-        elif name == "memory":
-            r.memory = q
-        elif name == "ephemeral-storage":
-            r.ephemeral_storage = q
-        elif is_scalar_resource_name(name):
-            r.scalar[name] = q
-    return r
-
-
-class InsufficientResource:
-    __slots__ = ("capacity", "reason", "requested", "resource_name", "unresolvable", "used")
-
-    def __init__(
-        self,
-        resource_name: str,
-        reason: str,
-        requested: int,
-        used: int,
-        capacity: int,
-        unresolvable: bool = False,
-    ) -> None:
-        self.resource_name = resource_name
-        self.reason = reason
-        self.requested = requested
-        self.used = used
-        self.capacity = capacity
-        self.unresolvable = unresolvable
-
-
-def is_ignored(name: str, ignored: frozenset[str], ignored_groups: frozenset[str]) -> bool:
-    """An extended resource the Fit args say not to check (by name or by its domain)."""
-    return is_extended_resource_name(name) and (
-        name in ignored or bool(ignored_groups and name.split("/")[0] in ignored_groups)
-    )
-
-
-def fits_request(
-    req: Resource,
-    ni: NodeInfo,
-    ignored: frozenset[str] = frozenset(),
-    ignored_groups: frozenset[str] = frozenset(),
-) -> list[InsufficientResource]:
-    out: list[InsufficientResource] = []
-    alloc, used = ni.allocatable, ni.requested
-    if len(ni.pods) + 1 > alloc.allowed_pod_number:
-        out.append(
-            InsufficientResource("pods", "Too many pods", 1, len(ni.pods), alloc.allowed_pod_number)
-        )
-    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
-        return out
-    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        out.append(
-            InsufficientResource(
-                "cpu",
-                "Insufficient cpu",
-                req.milli_cpu,
-                used.milli_cpu,
-                alloc.milli_cpu,
-                req.milli_cpu > alloc.milli_cpu,
-            )
-        )
-    if req.memory > 0 and req.memory > alloc.memory - used.memory:
-        out.append(
-            InsufficientResource(
-                "memory",
-                "Insufficient memory",
-                req.memory,
-                used.memory,
-                alloc.memory,
-                req.memory > alloc.memory,
-            )
-        )
-    if (
-        req.ephemeral_storage > 0
-        and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage
-    ):
-        out.append(
-            InsufficientResource(
-                "ephemeral-storage",
-                "Insufficient ephemeral-storage",
-                req.ephemeral_storage,
-                used.ephemeral_storage,
-                alloc.ephemeral_storage,
-                req.ephemeral_storage > alloc.ephemeral_storage,
-            )
-        )
-    for name, q in req.scalar.items():
-        if q == 0 or is_ignored(name, ignored, ignored_groups):
-            continue
-        a = alloc.scalar.get(name, 0)
-        u = used.scalar.get(name, 0)
-        if q > a - u:
-            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
-    return out
 
 
 def fits_request_batch(
@@ -186,11 +91,6 @@ def fits_request_batch(
             u = nominated.added(u, nominated.scalar[name])
         bad |= q > a - u
     return ~bad
-
-
-def fits(pod: Pod, ni: NodeInfo) -> list[InsufficientResource]:
-    """Fits: the insufficient resources of `pod` on `ni` (empty when it fits)."""
-    return fits_request(compute_pod_resource_request(pod), ni)
 
 
 # ---------------------------------------------------------------- scoring

@@ -20,6 +20,7 @@ from pysched.objects import (
     Taint,
     Toleration,
 )
+from pysched.plugins import node_fits
 from pysched.plugins.helper import (
     default_normalize_batch,
     default_normalize_score,
@@ -27,7 +28,7 @@ from pysched.plugins.helper import (
     taint_events,
 )
 
-NAME = "TaintToleration"
+NAME = node_fits.TAINT_TOLERATION
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
@@ -42,6 +43,7 @@ def do_not_schedule_taints_filter(t: Taint) -> bool:
 # Since v1.35 (kubernetes#134740) the reason no longer names the taint's key and value, which
 # may be sensitive; it was "node(s) had untolerated taint {key: value}" before.
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+ERR_REASON_NOT_MATCH = node_fits.TAINT_TOLERATION_ERR_REASON_NOT_MATCH
 
 
 def untolerated_taint_reason(taint: Taint) -> str:

@@ -15,6 +15,8 @@ problems in one error type.
               library only, for pykubectl too)
   duration    HumanDuration, the ages kubectl and the API server's Tables print (standard
               library only)
+  labels      label selectors' one matching rule (labels.Selector, LabelSelectorAsSelector),
+              compiled once: the scheduler, the API server and the PDB users match by it
   codec       the walker: strict decode, Go-omitempty encode, compiled once per class
   meta        what every object answers about itself (upstream's meta.Accessor)
   validation  name and label rules every kind shares

@@ -215,6 +215,13 @@ class Quantity:
         exact = self.exact + other.exact
         return Quantity(canonical(exact, self.format), exact, self.format)
 
+    def __gt__(self, other: Quantity) -> bool:
+        """Quantity.Cmp(other) > 0: by value, whatever the texts."""
+        return self.exact > other.exact
+
+    def __lt__(self, other: Quantity) -> bool:
+        return self.exact < other.exact
+
     def value(self) -> int:
         """The value rounded up to an integer (bytes, pods), as Quantity.Value()."""
         return math.ceil(self.exact)

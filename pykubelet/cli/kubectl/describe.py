@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pykubelet.api import qos, resourcehelper
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.api.machinery.timeutil import parse_time_or_none
@@ -442,24 +443,16 @@ def _go_ptr(obj: Obj, key: str) -> str:
 
 
 def _qos(pod: Obj) -> str:
+    """status.qosClass, else the ground floor's rule (v1qos.GetPodQOS) over the spec."""
     q = (pod.get("status") or {}).get("qosClass")
     if q:
         return str(q)
-    containers = (pod.get("spec") or {}).get("containers") or []
-    any_set = False
-    guaranteed = True
-    for c in containers:
-        r = c.get("resources") or {}
-        req, lim = r.get("requests") or {}, r.get("limits") or {}
-        if req or lim:
-            any_set = True
-        for name in ("cpu", "memory"):
-            if name not in lim or Quantity.canonical_of(req.get(name, lim[name])).exact != \
-                    Quantity.canonical_of(lim[name]).exact:
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    spec = pod.get("spec") or {}
+    return qos.qos_class_of(
+        (_quantities(r.get("requests")), _quantities(r.get("limits")))
+        for r in ((c.get("resources") or {})
+                  for c in (*(spec.get("initContainers") or []), *(spec.get("containers") or [])))
+    )
 
 
 def describe_pod(pod: Obj, events: list[Obj] | None) -> str:
@@ -574,50 +567,31 @@ def format_label_selector(sel: Obj) -> str:
 # ---------------------------------------------------------------------------- nodes
 
 
-def _add(total: dict[str, Quantity], rl: Obj | None) -> None:
-    for name, value in (rl or {}).items():
-        q = Quantity.canonical_of(value)
-        total[name] = total[name] + q if name in total else q
+def _quantities(rl: Obj | None) -> dict[str, Quantity]:
+    return {name: Quantity.canonical_of(value) for name, value in (rl or {}).items()}
 
 
-def _max(total: dict[str, Quantity], rl: dict[str, Quantity]) -> None:
-    for name, q in rl.items():
-        if name not in total or q.exact > total[name].exact:
-            total[name] = q
+def _containers(spec: Obj, kind: str) -> list[dict[str, Quantity]]:
+    return [_quantities((c.get("resources") or {}).get(kind)) for c in spec.get("containers") or []]
+
+
+def _init_containers(spec: Obj, kind: str) -> list[tuple[dict[str, Quantity], bool]]:
+    return [(_quantities((c.get("resources") or {}).get(kind)), c.get("restartPolicy") == "Always")
+            for c in spec.get("initContainers") or []]
 
 
 def pod_requests_and_limits(pod: Obj) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
-    """resourcehelper.PodRequestsAndLimits: containers summed, sidecars added, each regular
-    init container a floor, plus the pod's overhead."""
+    """resourcehelper.PodRequestsAndLimits: the ground floor's one rule (PodRequests,
+    PodLimits) over the pod's quantities as JSON has them."""
     spec = pod.get("spec") or {}
-    reqs: dict[str, Quantity] = {}
-    limits: dict[str, Quantity] = {}
-    for c in spec.get("containers") or []:
-        _add(reqs, (c.get("resources") or {}).get("requests"))
-        _add(limits, (c.get("resources") or {}).get("limits"))
-    side_reqs: dict[str, Quantity] = {}
-    side_limits: dict[str, Quantity] = {}
-    init_reqs: dict[str, Quantity] = {}
-    init_limits: dict[str, Quantity] = {}
-    for c in spec.get("initContainers") or []:
-        r = c.get("resources") or {}
-        if c.get("restartPolicy") == "Always":
-            _add(reqs, r.get("requests"))
-            _add(limits, r.get("limits"))
-            _add(side_reqs, r.get("requests"))
-            _add(side_limits, r.get("limits"))
-            continue
-        one_r = dict(side_reqs)
-        _add(one_r, r.get("requests"))
-        one_l = dict(side_limits)
-        _add(one_l, r.get("limits"))
-        _max(init_reqs, one_r)
-        _max(init_limits, one_l)
-    _max(reqs, init_reqs)
-    _max(limits, init_limits)
-    _add(reqs, spec.get("overhead"))
-    if limits:
-        _add(limits, spec.get("overhead"))
+    pod_level = spec.get("resources") or {}
+    overhead = _quantities(spec.get("overhead"))
+    reqs = resourcehelper.pod_requests(
+        _containers(spec, "requests"), _init_containers(spec, "requests"),
+        pod_level=_quantities(pod_level.get("requests")), overhead=overhead)
+    limits = resourcehelper.pod_requests(
+        _containers(spec, "limits"), _init_containers(spec, "limits"),
+        pod_level=_quantities(pod_level.get("limits")), overhead=overhead, limits=True)
     return reqs, limits
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pykubelet.api.machinery.labels import Matcher, requirement
 
 
 class SelectorError(ValueError):
@@ -55,27 +57,16 @@ def _check_value(value: str) -> None:
 @dataclass(frozen=True, slots=True)
 class Requirement:
     key: str
-    op: str  # exists, !, =, !=, in, notin, gt, lt
+    op: str  # selection.Operator: exists, !, =, !=, in, notin, gt, lt
     values: tuple[str, ...] = ()
+    _match: Matcher = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # the ground floor's one matching rule, compiled once (the parser checked the values)
+        object.__setattr__(self, "_match", requirement(self.key, self.op, self.values))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        op = self.op
-        if op == "exists":
-            return self.key in labels
-        if op == "!":
-            return self.key not in labels
-        value = labels.get(self.key)
-        if op in ("=", "in"):
-            return value is not None and value in self.values
-        if op in ("!=", "notin"):
-            return value is None or value not in self.values
-        if value is None:
-            return False
-        try:
-            have, want = int(value), int(self.values[0])
-        except ValueError:
-            return False
-        return have > want if op == "gt" else have < want
+        return self._match(labels)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from aiohttp import web
 
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
+from pykubelet.api.machinery.labels import RequirementError, Selector, label_selector_as_selector
 from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
-from pykubelet.controlplane.apiserver.selectors import LabelSelector, Requirement
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore, Obj
 from pykubelet.controlplane.registry.strategy import StatusStrategy
@@ -122,17 +122,19 @@ def _pod_ready(pod: Obj) -> bool:
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
-def selector_of(pdb: Obj) -> LabelSelector | None:
-    """A PDB's metav1.LabelSelector as a selector (None matches nothing, as upstream)."""
+def selector_of(pdb: Obj) -> Selector | None:
+    """A PDB's metav1.LabelSelector as a selector (LabelSelectorAsSelector, the ground
+    floor's); None for a nil or invalid one, which matches nothing, as upstream."""
     sel = (pdb.get("spec") or {}).get("selector")
     if sel is None:
         return None
-    reqs = [Requirement(k, "=", (v,)) for k, v in (sel.get("matchLabels") or {}).items()]
-    for e in sel.get("matchExpressions") or []:
-        op = {"In": "in", "NotIn": "notin", "Exists": "exists",
-              "DoesNotExist": "!"}.get(e.get("operator", ""), "")
-        reqs.append(Requirement(e.get("key", ""), op, tuple(e.get("values") or ())))
-    return LabelSelector(tuple(reqs))
+    try:
+        return label_selector_as_selector(
+            sel.get("matchLabels"),
+            ((e.get("key", ""), e.get("operator", ""), e.get("values") or ())
+             for e in sel.get("matchExpressions") or []))
+    except RequirementError:
+        return None
 
 
 async def eviction(server: APIServer, request: web.Request, info: RequestInfo,

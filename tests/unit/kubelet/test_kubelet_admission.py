@@ -153,3 +153,86 @@ def test_no_execute_taints_reject_non_static_pods() -> None:
     assert admit(tolerant, n, []).admit
     n = node(taints=[Taint(key="dedicated", value="db", effect="NoSchedule")])
     assert admit(make_pod(), n, []).admit
+
+
+REQUIRED_SSD = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}
+            ]
+        }
+    }
+}
+
+
+def test_required_node_affinity_is_honoured() -> None:
+    """nodeaffinity's required terms, as the scheduler's filter reads them (predicate.go calls
+    the scheduler's AdmissionCheck): a node without the label rejects, one with it admits."""
+    pod = make_pod(affinity=REQUIRED_SSD)
+    result = admit(pod, node(labels={"disk": "hdd"}), [])
+    assert (result.admit, result.reason, result.message) == (
+        False,
+        "NodeAffinity",
+        "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    )
+    assert admit(pod, node(labels={"disk": "ssd"}), []).admit
+
+
+def test_pod_level_requests_are_honoured() -> None:
+    """spec.resources.requests (PodLevelResources) replaces the containers' sum for cpu and
+    memory, on the pod admitted and on the pods already running."""
+    big = make_pod(resources={"requests": {"cpu": "3"}})
+    result = admit(big, node(), [])
+    assert (result.reason, result.message) == (
+        "OutOfcpu",
+        "Node didn't have enough resource: cpu, requested: 3000, used: 0, capacity: 2000",
+    )
+    running = make_pod(resources={"requests": {"cpu": "1500m"}})
+    result = admit(requesting("1"), node(), [running])
+    assert (result.reason, result.message) == (
+        "OutOfcpu",
+        "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000",
+    )
+    assert admit(requesting("500m"), node(), [running]).admit
+
+
+def test_a_pod_the_scheduler_cannot_read_is_an_unexpected_admission_error() -> None:
+    """A spread constraint without a topology key means nothing to the scheduler's model:
+    the pod is refused, never admitted unchecked."""
+    pod = make_pod(topologySpreadConstraints=[
+        {"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule", "topologyKey": ""}])
+    result = admit(pod, node(), [])
+    assert (result.admit, result.reason) == (False, "UnexpectedAdmissionError")
+    assert "spec.topologySpreadConstraints[0].topologyKey" in result.message
+
+
+def test_only_sidecars_host_ports_outlive_the_init_phase() -> None:
+    """schedutil.GetHostPorts: an init container that runs to completion holds no host port
+    beside the running pods; a sidecar (restartPolicy Always) does."""
+    def with_init_port(sidecar: bool) -> Pod:
+        pod = make_pod(init=("i",))
+        pod.spec.init_containers[0].ports = [
+            ContainerPort(container_port=80, host_port=8080, protocol="TCP")]
+        if sidecar:
+            pod.spec.init_containers[0].restart_policy = "Always"
+        return pod
+
+    assert admit(with_init_port(False), node(), [with_init_port(False)]).admit
+    assert admit(with_init_port(True), node(), [with_init_port(True)]).reason == "NodePorts"
+
+
+def test_admission_does_not_bring_the_schedulers_numpy() -> None:
+    """The node agent admits through the scheduler's per-node checks (pysched.plugins.node_fits),
+    not its vectorised plugins: importing admission loads neither numpy nor the plugins."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys; import pykubelet.kubelet.admission; "
+            "print(json.dumps(sorted(sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert [m for m in loaded if m == "numpy" or m.startswith("numpy.")] == []
+    assert "pysched.plugins.node_resources_fit" not in loaded
+    assert "pysched.admission" in loaded

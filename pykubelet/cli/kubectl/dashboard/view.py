@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from pykubelet.api import resourcehelper
 from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.cli.kubectl.why import _node_rows
 
@@ -39,37 +40,30 @@ class Delta:
                 "deletedNodes": self.deleted_nodes, "deletedPods": self.deleted_pods}
 
 
-def _requests(c: Obj) -> tuple[int, int]:
-    req = ((c.get("resources") or {}).get("requests")) or {}
-    cpu = Quantity.canonical_of(req["cpu"]).milli_value() if "cpu" in req else 0
-    mem = Quantity.canonical_of(req["memory"]).value() if "memory" in req else 0
-    return cpu, mem
+def _amounts(rl: Obj | None) -> dict[str, int]:
+    """cpu in millicores, memory in bytes; the rest is not shown."""
+    out = {}
+    for name, value in (rl or {}).items():
+        if name == "cpu":
+            out[name] = Quantity.canonical_of(value).milli_value()
+        elif name == "memory":
+            out[name] = Quantity.canonical_of(value).value()
+    return out
 
 
 def pod_requests(pod: Obj) -> tuple[int, int]:
-    """(CPU millicores, memory bytes) the pod asks for, as upstream's PodRequests sums
-    them: containers and sidecars, at least any init container plus the sidecars started
-    before it, plus the overhead."""
+    """(CPU millicores, memory bytes) the pod asks for: the ground floor's one rule
+    (resourcehelper.PodRequests)."""
     spec = pod.get("spec") or {}
-    cpu = mem = 0
-    for c in spec.get("containers") or []:
-        a, b = _requests(c)
-        cpu, mem = cpu + a, mem + b
-    side_cpu = side_mem = init_cpu = init_mem = 0
-    for c in spec.get("initContainers") or []:
-        a, b = _requests(c)
-        if c.get("restartPolicy") == "Always":
-            side_cpu, side_mem = side_cpu + a, side_mem + b
-            init_cpu, init_mem = max(init_cpu, side_cpu), max(init_mem, side_mem)
-        else:
-            init_cpu, init_mem = max(init_cpu, side_cpu + a), max(init_mem, side_mem + b)
-    cpu, mem = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
-    over = spec.get("overhead") or {}
-    if "cpu" in over:
-        cpu += Quantity.canonical_of(over["cpu"]).milli_value()
-    if "memory" in over:
-        mem += Quantity.canonical_of(over["memory"]).value()
-    return cpu, mem
+    total = resourcehelper.pod_requests(
+        [_amounts((c.get("resources") or {}).get("requests"))
+         for c in spec.get("containers") or []],
+        [(_amounts((c.get("resources") or {}).get("requests")),
+          c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or []],
+        pod_level=_amounts((spec.get("resources") or {}).get("requests")),
+        overhead=_amounts(spec.get("overhead")),
+    )
+    return total.get("cpu", 0), total.get("memory", 0)
 
 
 def holds_resources(pod: Obj) -> bool:
