@@ -229,7 +229,7 @@ def test_admission_does_not_bring_the_schedulers_numpy() -> None:
     import subprocess
     import sys
 
-    code = ("import json, sys; import pykubelet.kubelet.admission; "
+    code = ("import json, sys; import pykubelet.kubelet.lifecycle.predicate; "
             "print(json.dumps(sorted(sys.modules)))")
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                        text=True, check=True).stdout)
