@@ -30,7 +30,6 @@ from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.serving import APIServerRunner, server_tls_context
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
-from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
@@ -60,6 +59,7 @@ from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORIT
 from pykubelet.controlplane.registry.store import Context, Registry
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.storage import Storage, StorageError
+from pykubelet.controlplane.storage.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 

@@ -26,21 +26,22 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import discovery, negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.authz import authorize
 from pykubelet.controlplane.apiserver.openapi import V2_CONTENT_TYPE, V2_PROTOBUF, OpenAPI
-from pykubelet.controlplane.apiserver.patch import APPLY_PATCH, PATCH_TYPES
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool, parse_request_info
-from pykubelet.controlplane.apiserver.selectors import (
+from pykubelet.controlplane.apiserver.watch import WatchStream
+from pykubelet.controlplane.registry import podrefs
+from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
+from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
+from pykubelet.controlplane.registry.patch import APPLY_PATCH, PATCH_TYPES
+from pykubelet.controlplane.registry.selectors import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from pykubelet.controlplane.apiserver.watch import WatchStream
-from pykubelet.controlplane.cacher import Attrs, Entry
-from pykubelet.controlplane.registry import podrefs
-from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
-from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
 from pykubelet.controlplane.registry.store import (
+    Attrs,
     Context,
     DeleteOptions,
+    Entry,
     GenericStore,
     ListResult,
     Registry,
@@ -438,7 +439,7 @@ class APIServer:
             ctx.dry_run = ctx.dry_run or options.dry_run
             deleted = await store.delete_collection(ctx, ns_filter, predicate, options)
             items = [d.data if isinstance(d, Entry) else orjson.dumps(d) for d in deleted]
-            return json_response(self._list_bytes(store, items, self.registry.cacher.rev))
+            return json_response(self._list_bytes(store, items, store.revision))
         raise errors.method_not_allowed(info.verb, store.info.kind)
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -462,7 +463,7 @@ class APIServer:
         relationship (the node made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
-        for entry in pods.cache.select(namespace, None, ("spec.nodeName", node)):
+        for entry in pods.select(namespace, None, ("spec.nodeName", node)):
             pod = entry.obj()
             if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
                 continue
@@ -601,9 +602,9 @@ class APIServer:
                 want = int(rv)
             except ValueError:
                 raise errors.bad_request(f"invalid resource version {rv!r}") from None
-            if want > self.registry.cacher.rev:
+            if want > store.revision:
                 raise errors.timeout(f"Too large resource version: {want}, current: "
-                                     f"{self.registry.cacher.rev}")
+                                     f"{store.revision}")
         index = None
         for fld in store.strategy.indexed_fields:
             value = field_sel.exact(fld)

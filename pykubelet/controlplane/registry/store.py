@@ -21,7 +21,7 @@ import logging
 import os
 import random
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,15 +32,14 @@ from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
 from pykubelet.api.machinery.timeutil import later, now, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.patch import (
+from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
+from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
+from pykubelet.controlplane.registry.patch import (
     PatchApplyError,
     PatchError,
     PatchTooLarge,
     apply_patch,
 )
-from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
-from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
-from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.resources import ResourceInfo
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 from pykubelet.controlplane.storage import (
@@ -50,6 +49,14 @@ from pykubelet.controlplane.storage import (
     RequestTooLargeError,
     Storage,
     StorageError,
+)
+from pykubelet.controlplane.storage.cacher import (
+    Attrs,
+    Cacher,
+    Entry,
+    ResourceCache,
+    TooOldError,
+    Watcher,
 )
 
 log = logging.getLogger(__name__)
@@ -151,8 +158,10 @@ class ListResult:
     remaining: int | None = None
 
 
-__all__ = ["Context", "DeleteOptions", "GenericStore", "ListResult", "Obj", "Registry",
-           "User", "encode"]
+# Attrs, Entry and Watcher are what the registry's reads and watches hand out: the HTTP
+# layer reads them from here and never reaches into the cache below
+__all__ = ["Attrs", "Context", "DeleteOptions", "Entry", "GenericStore", "ListResult", "Obj",
+           "Registry", "User", "Watcher", "encode"]
 
 AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[None]]
 
@@ -282,6 +291,38 @@ class GenericStore:
 
     def lookup(self, namespace: str, name: str) -> Entry | None:
         return self.cache.entries.get(self.info.key(namespace, name))
+
+    @property
+    def revision(self) -> int:
+        """The newest revision the cache has seen (every resource's)."""
+        return self.registry.cacher.rev
+
+    def select(self, namespace: str | None, predicate: Callable[[Attrs], bool] | None,
+               index: tuple[str, str] | None = None) -> Iterator[Entry]:
+        """The live objects in key order that pass ``namespace`` and ``predicate``
+        (``index``: an indexed field's exact value, as spec.nodeName)."""
+        return self.cache.select(namespace, predicate, index)
+
+    async def watch(self, namespace: str | None, predicate: Callable[[Attrs], bool],
+                    resource_version: str) -> Watcher:
+        """A watch from ``resource_version`` ("" or "0": the current state first, as
+        ADDED events): a revision ahead of the cache is waited for (504 when it does not
+        come), one the cache no longer holds gives a watcher carrying only that error."""
+        since: int | None = None
+        if resource_version not in ("", "0"):
+            try:
+                since = int(resource_version)
+            except ValueError:
+                raise errors.bad_request(
+                    f"invalid resource version {resource_version!r}") from None
+            cacher = self.registry.cacher
+            if since > cacher.rev:
+                try:
+                    await cacher.wait_for(since)
+                except Exception:  # TooLargeError, or the cache stopping meanwhile
+                    raise errors.timeout(f"Too large resource version: {since}, current: "
+                                         f"{cacher.rev}") from None
+        return self.cache.watch(namespace, predicate, since)
 
     def list_objects(
         self,

@@ -14,9 +14,9 @@ from typing import Any
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
 from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
-from pykubelet.controlplane.cacher import Attrs
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
+from pykubelet.controlplane.storage.cacher import Attrs
 
 Obj = dict[str, Any]
 
