@@ -16,6 +16,7 @@ from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.timeutil import parse_time
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.handlers.rest import read_body
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.registry.binding import bind_pod
 from pykubelet.controlplane.registry.eviction import evict
@@ -47,7 +48,7 @@ def typed_body(body: Any, kind: str, definition: str, version: str = "v1") -> di
 async def binding(server: APIServer, request: web.Request, info: RequestInfo,
                   store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/binding: set spec.nodeName once, with PodScheduled=True."""
-    body = typed_body(await server._body(request), "Binding", "io.k8s.api.core.v1.Binding")
+    body = typed_body(await read_body(request), "Binding", "io.k8s.api.core.v1.Binding")
     target = body.get("target") or {}
     node = target.get("name") or ""
     name = info.name
@@ -68,7 +69,7 @@ async def binding(server: APIServer, request: web.Request, info: RequestInfo,
 async def eviction(server: APIServer, request: web.Request, info: RequestInfo,
                    store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/eviction: delete unless a PodDisruptionBudget forbids it (429)."""
-    body = typed_body(await server._body(request), "Eviction",
+    body = typed_body(await read_body(request), "Eviction",
                       "io.k8s.api.policy.v1.Eviction", "policy/v1")
     name, ns = info.name, info.namespace
     if (body.get("metadata") or {}).get("name", name) != name:

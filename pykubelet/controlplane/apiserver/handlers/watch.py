@@ -21,6 +21,9 @@ from aiohttp import web
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import tables
+from pykubelet.controlplane.apiserver.handlers.rest import int64_param
+from pykubelet.controlplane.apiserver.negotiation import wants_table
+from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.registry.store import Attrs, Entry, GenericStore, Watcher
 
 MIN_TIMEOUT_S = 1800  # kube-apiserver's --min-request-timeout: watches end in [1x, 2x)
@@ -130,3 +133,26 @@ class WatchStream:
                     return
                 out.append(self._format(*nxt))
             await resp.write(b"".join(out))
+
+
+async def serve_watch(request: web.Request, store: GenericStore, namespace: str | None,
+                      predicate: Callable[[Attrs], bool], info: RequestInfo,
+                      bookmark_interval: float) -> web.StreamResponse:
+    """A watch request's options (timeoutSeconds, allowWatchBookmarks, a Table's
+    includeObject, the legacy /watch/.../NAME form), then its stream."""
+    q = request.query
+    if info.name:  # the legacy /watch/.../name form
+        name = info.name
+        inner = predicate
+        predicate = lambda a: a.name == name and inner(a)  # noqa: E731
+    timeout = (float(int64_param(q["timeoutSeconds"], "timeoutSeconds"))
+               if q.get("timeoutSeconds") else None)
+    try:
+        bookmarks = bool(parse_bool(q.get("allowWatchBookmarks")))
+    except ValueError:
+        raise errors.bad_request("invalid allowWatchBookmarks") from None
+    table_version = wants_table(request.headers.get("Accept", ""))
+    table = (table_version, q.get("includeObject", "Metadata")) if table_version else None
+    stream = WatchStream(store, namespace, predicate, q.get("resourceVersion", ""), timeout,
+                         bookmarks, bookmark_interval, table)
+    return await stream.serve(request)
