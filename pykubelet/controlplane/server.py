@@ -42,21 +42,14 @@ from pykubelet.controlplane.pki import (
     host_addresses,
     make_private_dir,
 )
-from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
-from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
-from pykubelet.controlplane.registry.events import EventStrategy
-from pykubelet.controlplane.registry.leases import LeaseStrategy
-from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES, NamespaceStrategy
-from pykubelet.controlplane.registry.nodes import NodeStrategy
-from pykubelet.controlplane.registry.pdbs import PDBStrategy
-from pykubelet.controlplane.registry.pods import PodStrategy
+from pykubelet.controlplane.registry.install import new_registry
+from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
 from pykubelet.controlplane.registry.priorityclasses import (
     SYSTEM_CLASSES,
-    PriorityClassStrategy,
     system_class,
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
-from pykubelet.controlplane.registry.store import Context, Registry
+from pykubelet.controlplane.registry.store import Context
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.cacher import Cacher, TooLargeError
@@ -122,12 +115,7 @@ class ControlPlane:
         self.identity = options.identity or default_identity()
         self.electors: dict[str, Elector] = {}  # lease name -> its elector
         self.cacher = Cacher(self.storage)
-        self.registry = Registry(self.storage, self.cacher)
-        for strategy in (PodStrategy(), NodeStrategy(), NamespaceStrategy(), EventStrategy(),
-                         ConfigMapStrategy(), SecretStrategy(), LeaseStrategy(),
-                         PriorityClassStrategy(), PDBStrategy()):
-            self.registry.add(strategy, options.watch_cache_size)
-        self.registry.admission = list(DEFAULT_PLUGINS)
+        self.registry = new_registry(self.storage, self.cacher, options.watch_cache_size)
         self.api: APIServer | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []

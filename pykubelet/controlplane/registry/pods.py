@@ -37,8 +37,9 @@ class PodStrategy(Strategy):
     )
     indexed_fields = ("spec.nodeName",)
 
-    def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(self.typed(obj))}
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        pod = typed if typed is not None else self.typed(obj)
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
 
     def fields(self, obj: Obj) -> dict[str, str]:
         spec = obj.get("spec") or {}

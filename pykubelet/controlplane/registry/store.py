@@ -226,6 +226,10 @@ class GenericStore:
         return errors.not_found(self.info.resource, self.info.group, name)
 
     def _decode(self, body: Any, ctx: Context, strategy: Strategy) -> Obj:
+        return self._decode_typed(body, ctx, strategy)[0]
+
+    def _decode_typed(self, body: Any, ctx: Context, strategy: Strategy) -> tuple[Obj, Any]:
+        """The body decoded once: the canonical object and the object model's view of it."""
         if not isinstance(body, dict):
             raise errors.bad_request(
                 f"{self.info.kind} in version \"{self.info.version}\" cannot be handled as a "
@@ -241,7 +245,7 @@ class GenericStore:
         body = dict(body)
         body["kind"], body["apiVersion"] = kind, api_version
         try:
-            obj, warnings = strategy.decode(body, ctx.field_validation)
+            obj, typed, warnings = strategy.decode_typed(body, ctx.field_validation)
         except UnknownFieldsError as exc:
             raise errors.bad_request(str(exc)) from None
         except (DecodeError, ValueError) as exc:
@@ -250,7 +254,7 @@ class GenericStore:
                 f"{self.info.kind}: {exc}") from None
         ctx.warnings.extend(warnings)
         obj["kind"], obj["apiVersion"] = kind, api_version
-        return obj
+        return obj, typed
 
     def _check_namespace(self, body: Any, namespace: str) -> None:
         meta = body.get("metadata") if isinstance(body, dict) else None
@@ -374,7 +378,13 @@ class GenericStore:
     ) -> Entry | Obj:
         strat = strategy or self.strategy
         self._check_namespace(body, namespace)
-        obj = self._decode(body, ctx, strat)
+        obj, typed = self._decode_typed(body, ctx, strat)
+        return await self._create_decoded(ctx, namespace, obj, strat, typed)
+
+    async def _create_decoded(self, ctx: Context, namespace: str, obj: Obj, strat: Strategy,
+                              typed: Any = None) -> Entry | Obj:
+        """A create of an object already decoded (a create-on-update passes its object
+        on, never its body again)."""
         meta = _meta(obj)
         if self.info.namespaced:
             meta["namespace"] = namespace
@@ -384,7 +394,7 @@ class GenericStore:
             meta["name"] = meta["generateName"] + "".join(
                 random.choice(_NAME_CHARS) for _ in range(5))
         self._set_system_fields(meta)
-        strat.prepare_for_create(obj)
+        strat.prepare_for_create(obj, typed)
         await self._admit("CREATE", obj, None, ctx)
         errs = strat.validate(obj)
         if errs:
@@ -427,7 +437,7 @@ class GenericStore:
             if self.strategy.allow_create_on_update and strategy is None:
                 meta.pop("resourceVersion", None)
                 meta["name"] = name
-                return await self.create(ctx, namespace, obj)
+                return await self._create_decoded(ctx, namespace, obj, self.strategy)
             raise self._not_found(name)
         return await self._guaranteed_update(
             ctx, namespace, name, lambda _old: copy.deepcopy(obj), strat, precondition=rv)
@@ -552,9 +562,7 @@ class GenericStore:
                               "too many concurrent updates; please try again")
 
     def _pending_finalizers(self, obj: Obj) -> bool:
-        """Finalizers other than metadata.finalizers (a namespace's spec.finalizers)."""
-        return bool(self.info.resource == "namespaces" and (obj.get("spec") or {}).get(
-            "finalizers"))
+        return self.strategy.pending_finalizers(obj)
 
     # ------------------------------------------------------------------ delete
     async def delete(
@@ -599,8 +607,7 @@ class GenericStore:
                 nm = _meta(new)
                 nm["deletionTimestamp"] = rfc3339(later(t, grace))
                 nm["deletionGracePeriodSeconds"] = grace
-                if self.info.resource == "namespaces":
-                    new.setdefault("status", {})["phase"] = "Terminating"
+                self.strategy.begin_deletion(new)
             if ctx.dry_run or options.dry_run:
                 return (new if new is not None else old), new is None
             try:

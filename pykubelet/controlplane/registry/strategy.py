@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykubelet.api.errors import DecodeError
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
 from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
@@ -58,18 +59,28 @@ class Strategy:
 
     # -- decoding
     def decode(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, list[str]]:
-        """The canonical object (decoded, defaulted, encoded back) and its warnings.
-        Strict: every unknown field is named at once (400); Warn/Ignore: they are dropped,
-        Warn says so."""
-        if unknown == STRICT:
-            paths = self.kind.unknown_fields(body)
-            if paths:
-                raise UnknownFieldsError(paths)
+        """The canonical object (decoded, defaulted, encoded back) and its warnings."""
+        obj, _typed, warnings = self.decode_typed(body, unknown)
+        return obj, warnings
+
+    def decode_typed(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, Any, list[str]]:
+        """One walk of the body: the canonical object, the object model's (defaulted) view
+        of it, and the warnings. Strict: every unknown field is named at once (400), before
+        any ill-typed one; Warn/Ignore: they are dropped, Warn says so."""
         dropped: list[str] = []
-        typed = self.kind.decode(body, unknown=dropped)
+        try:
+            typed = self.kind.decode(body, unknown=dropped)
+        except DecodeError:
+            if unknown == STRICT:  # unknown fields are reported first, as strict decoding does
+                paths = self.kind.unknown_fields(body)
+                if paths:
+                    raise UnknownFieldsError(paths) from None
+            raise
+        if unknown == STRICT and dropped:
+            raise UnknownFieldsError(dropped)
         self.kind.set_defaults(typed)
         warnings = [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
-        return self.kind.encode(typed), warnings
+        return self.kind.encode(typed), typed, warnings
 
     def patch_meta(self, path: tuple[str, ...]) -> PatchMeta | None:
         """Upstream's patch strategy for the field at ``path`` (None: not a field we know)."""
@@ -83,7 +94,9 @@ class Strategy:
         return self.kind.decode(obj, unknown=[])
 
     # -- create / update
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        """Clear what a create may not set. ``typed``: the object model's view of the body
+        as decoded (the store decodes a body once), for rules that read the typed object."""
         if self.has_status:
             obj.pop("status", None)
 
@@ -127,6 +140,15 @@ class Strategy:
     def grace_period(self, obj: Obj, requested: int | None) -> int:
         """Seconds before the object goes (0: at once). Only pods wait by default."""
         return 0
+
+    def pending_finalizers(self, obj: Obj) -> bool:
+        """Finalizers besides metadata.finalizers that keep a deleted object (a
+        namespace's spec.finalizers); the store deletes it once these are gone too."""
+        return False
+
+    def begin_deletion(self, obj: Obj) -> None:
+        """What an object whose deletion started (stamped with deletionTimestamp, kept for
+        its grace period or finalizers) says besides (a namespace turns Terminating)."""
 
     # -- subresources
     def subresource_strategy(self, name: str) -> Strategy | None:
