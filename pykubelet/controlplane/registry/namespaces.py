@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import NAMESPACES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
@@ -17,7 +16,6 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 class NamespaceStrategy(Strategy):
     info = NAMESPACES
-    kind = kinds.NAMESPACE
     name_rule = "label"
     has_status = True
     selectable_fields = ("status.phase",)

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import NODES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
 class NodeStrategy(Strategy):
     info = NODES
-    kind = kinds.NODE
     has_status = True
     selectable_fields = ("spec.unschedulable",)
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
 class PDBStrategy(Strategy):
     info = PDBS
-    kind = kinds.POD_DISRUPTION_BUDGET
     has_status = True
 
     def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:

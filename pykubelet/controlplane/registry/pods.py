@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykubelet.api import kinds, validation
+from pykubelet.api import validation
 from pykubelet.api.qos import qos_class
 from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.strategy import Obj, StatusStrategy, Strategy
@@ -27,7 +27,6 @@ def phase(obj: Obj) -> str:
 
 class PodStrategy(Strategy):
     info = PODS
-    kind = kinds.POD
     has_status = True
     return_deleted_object = True
     selectable_fields = (

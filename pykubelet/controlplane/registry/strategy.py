@@ -48,7 +48,6 @@ class Strategy:
     what the registry does around that (status kept apart, selectable fields, deletion)."""
 
     info: ResourceInfo
-    kind: Kind[Any]
     name_rule = "subdomain"
     allow_create_on_update = False
     allow_unconditional_update = True
@@ -56,6 +55,11 @@ class Strategy:
     has_status = False
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> Kind[Any]:
+        """The object model's kind of the resource (declared once, in its ResourceInfo)."""
+        return self.info.model
 
     # -- decoding
     def decode(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, list[str]]:
@@ -164,7 +168,6 @@ class StatusStrategy(Strategy):
     def __init__(self, base: Strategy) -> None:
         self.base = base
         self.info = base.info
-        self.kind = base.kind
         self.name_rule = base.name_rule
         self.selectable_fields = base.selectable_fields
 
