@@ -18,8 +18,7 @@ class EventStrategy(Strategy):
         "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
     )
 
-    def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:
-        obj, warnings = super().decode(body, unknown)
+    def canonicalize(self, obj: Obj) -> None:
         for f in ("firstTimestamp", "lastTimestamp"):
             if obj.get(f) is not None:
                 obj[f] = canonical_time(obj[f], f)
@@ -29,7 +28,6 @@ class EventStrategy(Strategy):
         if series.get("lastObservedTime") is not None:
             series["lastObservedTime"] = canonical_time(series["lastObservedTime"],
                                                         "series.lastObservedTime", micro=True)
-        return obj, warnings
 
     def fields(self, obj: Obj) -> dict[str, str]:
         io = obj.get("involvedObject") or {}

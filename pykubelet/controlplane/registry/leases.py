@@ -11,10 +11,8 @@ class LeaseStrategy(Strategy):
     info = LEASES
     allow_create_on_update = True
 
-    def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:
-        obj, warnings = super().decode(body, unknown)
+    def canonicalize(self, obj: Obj) -> None:
         spec = obj.get("spec") or {}
         for f in ("acquireTime", "renewTime"):
             if spec.get(f) is not None:
                 spec[f] = canonical_time(spec[f], f"spec.{f}", micro=True)
-        return obj, warnings

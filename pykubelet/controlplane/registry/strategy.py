@@ -84,7 +84,13 @@ class Strategy:
             raise UnknownFieldsError(dropped)
         self.kind.set_defaults(typed)
         warnings = [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
-        return self.kind.encode(typed), typed, warnings
+        obj = self.kind.encode(typed)
+        self.canonicalize(obj)
+        return obj, typed, warnings
+
+    def canonicalize(self, obj: Obj) -> None:
+        """Upstream's Canonicalize: write a decoded object's values in the API's one form
+        (times as metav1.Time/MicroTime); ValueError for a value that has none."""
 
     def patch_meta(self, path: tuple[str, ...]) -> PatchMeta | None:
         """Upstream's patch strategy for the field at ``path`` (None: not a field we know)."""
@@ -171,8 +177,8 @@ class StatusStrategy(Strategy):
         self.name_rule = base.name_rule
         self.selectable_fields = base.selectable_fields
 
-    def decode(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, list[str]]:
-        return self.base.decode(body, unknown)
+    def decode_typed(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, Any, list[str]]:
+        return self.base.decode_typed(body, unknown)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         for key in list(new):

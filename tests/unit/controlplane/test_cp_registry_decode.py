@@ -132,3 +132,32 @@ def test_the_generic_store_names_no_resource() -> None:
     found = {n.value for n in ast.walk(tree)
              if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names}
     assert found == set()
+
+
+def test_times_are_canonical_on_every_write_path() -> None:
+    """Leases and events write their times back as the API does (MicroTime: six digits
+    and Z), on a create and on an update, whatever RFC 3339 form the client sent (the
+    decode-once path once skipped the strategies' canonicalisation: kubectl describe
+    node could then not parse a node's lease)."""
+    from pykubelet.controlplane.registry.resources import EVENTS, LEASES
+
+    async def run() -> None:
+        async with memory_registry(("default",)) as reg:
+            leases = reg.store(LEASES)
+            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                     "metadata": {"name": "n1"},
+                     "spec": {"holderIdentity": "n1", "renewTime": "2026-01-02T03:04:05+00:00"}}
+            made = await leases.create(Context(), "default", lease)
+            assert made.obj()["spec"]["renewTime"] == "2026-01-02T03:04:05.000000Z"  # type: ignore[union-attr]
+            lease["spec"]["renewTime"] = "2026-01-02T04:04:05.5+01:00"
+            lease["metadata"]["resourceVersion"] = made.obj()["metadata"]["resourceVersion"]  # type: ignore[union-attr]
+            updated = await leases.update(Context(), "default", "n1", lease)
+            assert updated.obj()["spec"]["renewTime"] == "2026-01-02T03:04:05.500000Z"  # type: ignore[union-attr]
+            event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"},
+                     "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+                     "reason": "R", "message": "m", "type": "Normal",
+                     "lastTimestamp": "2026-01-02T03:04:05+00:00"}
+            made = await reg.store(EVENTS).create(Context(), "default", event)
+            assert made.obj()["lastTimestamp"] == "2026-01-02T03:04:05Z"  # type: ignore[union-attr]
+
+    asyncio.run(run())
