@@ -2,9 +2,11 @@
 it (the scheduler, node lifecycle, pod GC, namespace deletion, disruption budgets, event
 expiry and store compaction, with leader election among several) (DESIGN.md "Cluster").
 
-Floors, bottom up: ``storage/`` (the seam: a revisioned key-value log, SQLite by default),
-``cacher`` (the watch cache every read and watch is served from), ``registry/`` (one generic
-store driven by one strategy per resource), ``apiserver/`` (HTTP: routing, auth, patches,
-tables, discovery), ``controllers/`` (the loops above) and ``server`` (the wiring a
-``pykubelet control-plane`` process runs).
+Floors, bottom up, as k8s.io/apiserver's layers (tests/unit/test_layering.py holds them):
+``storage/`` (the seam: a revisioned key-value log, SQLite by default, and ``cacher``, the
+watch cache every read and watch is served from), ``registry/`` (one generic store driven by
+one strategy per resource; patches, binding and eviction), ``apiserver/`` (HTTP: routing,
+the filters, one handler per verb, Tables, discovery), ``controllers/`` (the loops above,
+clients of the registry, never of HTTP) and ``server`` (the wiring a ``pykubelet
+control-plane`` process runs).
 """

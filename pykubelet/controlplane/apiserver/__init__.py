@@ -1,2 +1,4 @@
-"""The Kubernetes API over HTTPS (aiohttp): request routing, authentication and
-authorization, the verbs, watches, patches, Tables, discovery and OpenAPI."""
+"""The Kubernetes API over HTTPS (aiohttp), the registry's HTTP face: routing and the
+walk of a request (``app``), the filters (``filters/``: authentication, impersonation,
+authorization), one handler per verb (``handlers/``), watches, Tables, discovery and
+OpenAPI. It reaches storage only through the registry."""

@@ -3,7 +3,6 @@ reason, source and type; created on update (a recorder's patch of a series)."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import EVENTS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time
 
@@ -12,7 +11,6 @@ EVENT_TTL_S = 3600  # kube-apiserver's --event-ttl
 
 class EventStrategy(Strategy):
     info = EVENTS
-    kind = kinds.EVENT
     allow_create_on_update = True
     selectable_fields = (
         "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
@@ -20,8 +18,7 @@ class EventStrategy(Strategy):
         "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
     )
 
-    def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:
-        obj, warnings = super().decode(body, unknown)
+    def canonicalize(self, obj: Obj) -> None:
         for f in ("firstTimestamp", "lastTimestamp"):
             if obj.get(f) is not None:
                 obj[f] = canonical_time(obj[f], f)
@@ -31,7 +28,6 @@ class EventStrategy(Strategy):
         if series.get("lastObservedTime") is not None:
             series["lastObservedTime"] = canonical_time(series["lastObservedTime"],
                                                         "series.lastObservedTime", micro=True)
-        return obj, warnings
 
     def fields(self, obj: Obj) -> dict[str, str]:
         io = obj.get("involvedObject") or {}

@@ -12,8 +12,8 @@ from pykubelet.api.machinery.labels import (
     label_selector_as_selector,
     requirement,
 )
-from pykubelet.controlplane.apiserver.selectors import parse_label_selector
-from pykubelet.controlplane.apiserver.subresources import selector_of
+from pykubelet.controlplane.registry.eviction import selector_of
+from pykubelet.controlplane.registry.selectors import parse_label_selector
 from pysched.framework.labels import label_selector_as_selector as sched_selector
 from pysched.objects import LabelSelector
 
