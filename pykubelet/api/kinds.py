@@ -19,7 +19,7 @@ merge them with their own.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pykubelet.api import defaults, meta_validation, object_validation, objects, validation
@@ -63,12 +63,6 @@ class Kind(Generic[T]):
     # the status subresource's update rules (pods/status, nodes/status): by default the
     # metadata rules of an update
     validate_status_update: Callable[[T, T], list[FieldError]] = _meta_update
-    short_names: tuple[str, ...] = ()
-    # pods/binding and pods/eviction: kinds only ever posted to a subresource of pods
-    subresource_of: str = ""
-    verbs: tuple[str, ...] = field(
-        default=("create", "delete", "get", "list", "patch", "update", "watch")
-    )
 
     @property
     def api_version(self) -> str:
@@ -177,34 +171,28 @@ POD: Kind[Pod] = Kind(
     validate=validation.pod_errors,
     validate_update=validation.pod_update_errors,
     validate_status_update=validation.pod_status_update_errors,
-    short_names=("po",),
-    verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
 )
 NODE: Kind[objects.Node] = Kind(
     "", "v1", "Node", "nodes", False, objects.Node,
     set_defaults=defaults.set_defaults_node,
     validate=object_validation.node_errors,
     validate_update=object_validation.node_update_errors,
-    short_names=("no",),
 )
 NAMESPACE: Kind[objects.Namespace] = Kind(
     "", "v1", "Namespace", "namespaces", False, objects.Namespace,
     set_defaults=defaults.set_defaults_namespace,
     validate=object_validation.namespace_errors,
     validate_update=object_validation.namespace_update_errors,
-    short_names=("ns",),
 )
 EVENT: Kind[objects.Event] = Kind(
     "", "v1", "Event", "events", True, objects.Event,
     validate=object_validation.event_errors,
     validate_update=object_validation.event_update_errors,
-    short_names=("ev",),
 )
 CONFIG_MAP: Kind[objects.ConfigMap] = Kind(
     "", "v1", "ConfigMap", "configmaps", True, objects.ConfigMap,
     validate=object_validation.config_map_errors,
     validate_update=object_validation.config_map_update_errors,
-    short_names=("cm",),
 )
 SECRET: Kind[objects.Secret] = Kind(
     "", "v1", "Secret", "secrets", True, objects.Secret,
@@ -215,8 +203,6 @@ SECRET: Kind[objects.Secret] = Kind(
 BINDING: Kind[objects.Binding] = Kind(
     "", "v1", "Binding", "bindings", True, objects.Binding,
     validate=object_validation.binding_errors,
-    subresource_of="pods",
-    verbs=("create",),
 )
 LEASE: Kind[objects.Lease] = Kind(
     "coordination.k8s.io", "v1", "Lease", "leases", True, objects.Lease,
@@ -228,20 +214,16 @@ PRIORITY_CLASS: Kind[objects.PriorityClass] = Kind(
     set_defaults=defaults.set_defaults_priority_class,
     validate=object_validation.priority_class_errors,
     validate_update=object_validation.priority_class_update_errors,
-    short_names=("pc",),
 )
 POD_DISRUPTION_BUDGET: Kind[objects.PodDisruptionBudget] = Kind(
     "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True,
     objects.PodDisruptionBudget,
     validate=object_validation.pdb_errors,
     validate_update=object_validation.pdb_update_errors,
-    short_names=("pdb",),
 )
 EVICTION: Kind[objects.Eviction] = Kind(
     "policy", "v1", "Eviction", "evictions", True, objects.Eviction,
     validate=object_validation.eviction_errors,
-    subresource_of="pods",
-    verbs=("create",),
 )
 
 KINDS: tuple[Kind[Any], ...] = (

@@ -30,7 +30,6 @@ from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.serving import APIServerRunner, server_tls_context
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
-from pykubelet.controlplane.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
@@ -43,23 +42,17 @@ from pykubelet.controlplane.pki import (
     host_addresses,
     make_private_dir,
 )
-from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
-from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
-from pykubelet.controlplane.registry.events import EventStrategy
-from pykubelet.controlplane.registry.leases import LeaseStrategy
-from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES, NamespaceStrategy
-from pykubelet.controlplane.registry.nodes import NodeStrategy
-from pykubelet.controlplane.registry.pdbs import PDBStrategy
-from pykubelet.controlplane.registry.pods import PodStrategy
+from pykubelet.controlplane.registry.install import new_registry
+from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
 from pykubelet.controlplane.registry.priorityclasses import (
     SYSTEM_CLASSES,
-    PriorityClassStrategy,
     system_class,
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
-from pykubelet.controlplane.registry.store import Context, Registry
+from pykubelet.controlplane.registry.store import Context
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.storage import Storage, StorageError
+from pykubelet.controlplane.storage.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
@@ -122,15 +115,11 @@ class ControlPlane:
         self.identity = options.identity or default_identity()
         self.electors: dict[str, Elector] = {}  # lease name -> its elector
         self.cacher = Cacher(self.storage)
-        self.registry = Registry(self.storage, self.cacher)
-        for strategy in (PodStrategy(), NodeStrategy(), NamespaceStrategy(), EventStrategy(),
-                         ConfigMapStrategy(), SecretStrategy(), LeaseStrategy(),
-                         PriorityClassStrategy(), PDBStrategy()):
-            self.registry.add(strategy, options.watch_cache_size)
-        self.registry.admission = list(DEFAULT_PLUGINS)
+        self.registry = new_registry(self.storage, self.cacher, options.watch_cache_size)
         self.api: APIServer | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._stack: contextlib.AsyncExitStack | None = None  # what start() opened
         self.controllers: list[Controller] = []
         self.port = 0
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -193,9 +182,20 @@ class ControlPlane:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        """Open the store, the watch cache, the API server and the controllers, in that
+        order. Each step registers how it is undone on one AsyncExitStack (as aiohttp's
+        runner enters its cleanup contexts), so a step that fails closes what the
+        earlier ones opened, in reverse; :meth:`stop` unwinds the same stack."""
+        async with contextlib.AsyncExitStack() as stack:
+            await self._start(stack)
+            self._stack = stack.pop_all()  # started: stop() unwinds it
+
+    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
         self.loop = asyncio.get_running_loop()
         make_private_dir(self.root)  # store, keys, tokens (etcd wants its data dir 0700)
         await self.storage.start()
+        stack.push_async_callback(self.storage.close)
+        stack.push_async_callback(self._cancel_tasks)
         shared_rev = 0
         if self.options.etcd is not None:  # one CA and one set of tokens for all of them
             shared_rev = (await shared.adopt(self.storage, self.pki,
@@ -208,8 +208,11 @@ class ControlPlane:
                 shared.follow_node_tokens(self.storage, self.tokens, shared_rev),
                 name="node-tokens"))
         await self.cacher.start()
+        stack.push_async_callback(self.cacher.stop)
         await self._bootstrap_objects()
         host, port = split_listen(self.options.listen)
+        node_proxy = NodeProxy(self.registry, self._kubelet_client_context())
+        stack.push_async_callback(node_proxy.close)
         self.api = APIServer(
             self.registry,
             self.tokens.identify,
@@ -219,7 +222,7 @@ class ControlPlane:
             bookmark_interval=self.options.bookmark_interval,
             join_handler=self._join,
             subresources=dict(SUBRESOURCES),
-            node_proxy=NodeProxy(self.registry, self._kubelet_client_context()),
+            node_proxy=node_proxy,
             decisions=self._decision,
             observers=[self.metrics.observe_request],
             metrics=self.metrics.exposition,
@@ -228,6 +231,9 @@ class ControlPlane:
         )
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
+        # the controllers and watches end before the server's connections are closed
+        # (a watch left open would hold the server's shutdown), then the node proxy
+        stack.push_async_callback(self._close_serving)
         site = web.TCPSite(self._runner, host, port, ssl_context=self._ssl_context(),
                            reuse_address=True, backlog=1024)
         await site.start()
@@ -239,6 +245,25 @@ class ControlPlane:
         self.serving.set()
         log.info("control plane serving on %s (store %s, revision %d)", self.local_url,
                  self.storage.path, self.cacher.rev)
+
+    async def _cancel_tasks(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+
+    async def _close_serving(self) -> None:
+        """Undo serving in the order it must go: tasks, the cache's watchers, the node
+        proxy, then the server (each of these is safe to undo twice)."""
+        await self._cancel_tasks()
+        await self.cacher.stop()
+        if self.api is not None and self.api.node_proxy is not None:
+            await self.api.node_proxy.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
     async def store_check(self) -> None:
         """Readiness of the store, as kube-apiserver's etcd check: one read of a key
@@ -285,19 +310,10 @@ class ControlPlane:
                 await asyncio.sleep(1.0)
 
     async def stop(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
-        self._tasks.clear()
-        await self.cacher.stop()
-        if self.api is not None and self.api.node_proxy is not None:
-            await self.api.node_proxy.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        await self.storage.close()
+        """Undo what :meth:`start` did, in reverse (nothing when it never started)."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
 
     async def _bootstrap_objects(self) -> None:
         """The namespaces and priority classes every cluster has."""

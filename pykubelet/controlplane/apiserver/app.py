@@ -1,153 +1,78 @@
-"""The API server's HTTP face (aiohttp): routes, authentication, authorization, content
-negotiation and the verbs, over the registry.
+"""The API server's HTTP face (aiohttp): the routes, the error middleware, the
+non-resource endpoints (version, health, readiness, metrics, OpenAPI, discovery, the node
+join) and, for resource requests, the walk kube-apiserver's handler chain takes: request
+info, the filters (:mod:`.filters`: authentication, impersonation, authorization),
+content negotiation, then one verb handler (:mod:`.handlers`) or a subresource.
 
 Every error becomes a ``metav1.Status`` with upstream's code and reason in one middleware.
-Objects are answered from the watch cache's served bytes, lists by joining them, so the
-hot paths do no JSON encoding of stored objects at all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-import yaml
 from aiohttp import web
 
 from pykubelet.api.machinery.field import go_quote
 from pykubelet.api.machinery.validation import is_dns1123_subdomain
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver import discovery, negotiation, protobuf, tables
-from pykubelet.controlplane.apiserver.authz import authorize
+from pykubelet.controlplane.apiserver import discovery, negotiation
+from pykubelet.controlplane.apiserver.filters.authentication import (
+    Identify,
+    Identity,
+    authenticate,
+    check_public,
+    user_of,
+)
+from pykubelet.controlplane.apiserver.filters.authorization import authorize
+from pykubelet.controlplane.apiserver.handlers.create import create_resource
+from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
+from pykubelet.controlplane.apiserver.handlers.get import get_resource, list_resource
+from pykubelet.controlplane.apiserver.handlers.patch import patch_resource
+from pykubelet.controlplane.apiserver.handlers.rest import (
+    MAX_BODY,
+    check_list_options,
+    read_body,
+    request_context,
+)
+from pykubelet.controlplane.apiserver.handlers.update import update_resource
+from pykubelet.controlplane.apiserver.handlers.watch import serve_watch
 from pykubelet.controlplane.apiserver.openapi import V2_CONTENT_TYPE, V2_PROTOBUF, OpenAPI
-from pykubelet.controlplane.apiserver.patch import APPLY_PATCH, PATCH_TYPES
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool, parse_request_info
-from pykubelet.controlplane.apiserver.selectors import (
+from pykubelet.controlplane.apiserver.responses import json_response, status_response
+from pykubelet.controlplane.registry import podrefs
+from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
+from pykubelet.controlplane.registry.resources import ALL
+from pykubelet.controlplane.registry.selectors import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from pykubelet.controlplane.apiserver.watch import WatchStream
-from pykubelet.controlplane.cacher import Attrs, Entry
-from pykubelet.controlplane.registry import podrefs
-from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
-from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
-from pykubelet.controlplane.registry.store import (
-    Context,
-    DeleteOptions,
-    GenericStore,
-    ListResult,
-    Registry,
-    User,
-)
+from pykubelet.controlplane.registry.store import Attrs, Context, GenericStore, Registry, User
 from pykubelet.controlplane.registry.strategy import Strategy
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
-ADMIN = User("system:admin", ("system:masters", "system:authenticated"))
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/cacerts"})
-IMPERSONATE_USER = "Impersonate-User"
-IMPERSONATE_GROUP = "Impersonate-Group"
-IMPERSONATE_UID = "Impersonate-Uid"
-IMPERSONATE_EXTRA = "impersonate-extra-"
-JSON = "application/json"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-INT_RE = re.compile(r"[+-]?[0-9]{1,25}")
-# libyaml's parser when PyYAML has it: it refuses deep nesting at once, where the pure
-# Python scanner spent 2 s on 100k "[" before recursing too deep
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# the group/versions served, for telling a resource request from a path nothing serves
+SERVED_GROUP_VERSIONS = frozenset((r.group, r.version) for r in ALL)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SubresourceFn = Callable[["APIServer", web.Request, RequestInfo, GenericStore, Context],
                          Awaitable[web.StreamResponse]]
 
-
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None
-                  ) -> web.Response:
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    resp = web.Response(body=data, status=status, content_type=JSON)
-    if headers:
-        resp.headers.update(headers)
-    return resp
-
-
-def int64_param(text: str, name: str) -> int:
-    """A query parameter Go's strconv.ParseInt(text, 10, 64) reads; anything else is 400."""
-    if not INT_RE.fullmatch(text) or not -(2**63) <= int(text) < 2**63:
-        shown = text if len(text) <= 64 else text[:64] + "..."
-        raise errors.bad_request(f'{name}: invalid value "{shown}": must be a 64-bit integer')
-    return int(text)
-
-
-def check_list_options(q: Any, verb: str) -> None:
-    """The resourceVersion a get, list or watch names is a uint64 (ParseResourceVersion:
-    400), and resourceVersionMatch as ValidateListOptions allows it (422)."""
-    rv = q.get("resourceVersion", "")
-    if rv and (not rv.isascii() or not rv.isdigit() or int(rv) >= 2**64):
-        shown = rv if len(rv) <= 64 else rv[:64] + "..."
-        raise errors.bad_request(f'resourceVersion: Invalid value: "{shown}": '
-                                 f'strconv.ParseUint: parsing "{shown}": invalid syntax')
-    match = q.get("resourceVersionMatch", "")
-    if not match or verb == "get":
-        return
-    problems = []
-    if verb == "watch":
-        if q.get("sendInitialEvents") is None:
-            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
-                            "forbidden for watch unless sendInitialEvents is provided")
-    else:
-        if not rv:
-            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
-                            "forbidden unless resourceVersion is provided")
-        if q.get("continue"):
-            problems.append("resourceVersionMatch: Forbidden: resourceVersionMatch is "
-                            "forbidden when continue is provided")
-    if match not in ("Exact", "NotOlderThan"):
-        shown = match if len(match) <= 64 else match[:64] + "..."
-        problems.append(f'resourceVersionMatch: Unsupported value: "{shown}": supported '
-                        'values: "Exact", "NotOlderThan", ""')
-    elif match == "Exact" and rv == "0":
-        problems.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is '
-                        'forbidden for resourceVersion "0"')
-    if problems:
-        raise errors.invalid("ListOptions", "meta.k8s.io", "",
-                             [errors.cause(p) for p in problems])
-
-
-def status_response(err: errors.StatusError) -> web.Response:
-    return json_response(err.status(), err.code, err.headers)
-
-
-def wants_table(request: web.Request) -> str | None:
-    """The Table apiVersion the client accepts first, if it asks for Tables."""
-    for part in request.headers.get("Accept", "").split(","):
-        params = {p.strip() for p in part.split(";")[1:]}
-        if "as=Table" in params and "g=meta.k8s.io" in params:
-            if "v=v1" in params:
-                return "meta.k8s.io/v1"
-            if "v=v1beta1" in params:
-                return "meta.k8s.io/v1beta1"
-    return None
-
-
-@dataclass
-class Identity:
-    kind: str  # admin, node, join
-    node: str = ""
+__all__ = ["APIServer", "Identity", "SubresourceFn"]
 
 
 @dataclass
 class APIServer:
     registry: Registry
-    identify: Callable[[str], tuple[str, str] | None]
+    identify: Identify
     server_address: str = "127.0.0.1:6443"
     ca_pem: bytes = b""
     openapi: OpenAPI = field(default_factory=OpenAPI)
@@ -218,33 +143,15 @@ class APIServer:
             for obs in self.observers:
                 obs(request.method, request.path_qs, code, time.monotonic() - t0)
 
-    # ------------------------------------------------------------------ auth
+    # ------------------------------------------------------------------ the filters
     def authenticate(self, request: web.Request) -> Identity:
-        """The caller of a bearer token (the scheme in any case, as upstream's bearer
-        token authenticator), else 401."""
-        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise errors.unauthorized()
-        who = self.identify(token.strip())
-        if who is None:
-            raise errors.unauthorized()
-        return Identity(*who)
+        return authenticate(self.identify, request)
 
     def check_public(self, request: web.Request) -> None:
-        """Public paths answer anyone, but a token that is sent must be good (upstream
-        authenticates every request; only a request without credentials is anonymous)."""
-        if "Authorization" in request.headers:
-            self.authenticate(request)
+        check_public(self.identify, request)
 
     def user(self, request: web.Request) -> User:
-        ident = self.authenticate(request)
-        if ident.kind == "admin":
-            user = ADMIN
-        elif ident.kind == "node":
-            user = User(f"system:node:{ident.node}", ("system:nodes", "system:authenticated"))
-        else:
-            user = User("system:bootstrap", ("system:bootstrappers", "system:authenticated"))
-        return impersonate(request, user)
+        return user_of(self.identify, request)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
@@ -300,7 +207,7 @@ class APIServer:
         ident = self.authenticate(request)
         if ident.kind not in ("join", "admin") or self.join_handler is None:
             raise errors.StatusError(403, errors.FORBIDDEN, "only the join token may bootstrap")
-        body = await self._body(request)
+        body = await read_body(request)
         node = body.get("nodeName") if isinstance(body, dict) else None
         if not isinstance(node, str) or not node:
             raise errors.bad_request("nodeName: Required value")
@@ -355,7 +262,7 @@ class APIServer:
         if not info.is_resource_request:
             return self._discovery(request, info)
         store = None
-        if (info.group, info.version) in [(r.group, r.version) for r in _served()]:
+        if (info.group, info.version) in SERVED_GROUP_VERSIONS:
             store = self.registry.by_resource(info.group, info.resource)
         if store is None or (info.namespace and not store.info.namespaced
                              and info.resource != "namespaces"):
@@ -371,7 +278,7 @@ class APIServer:
             negotiation.check_accept(request.headers.get("Accept"))
         if info.verb in ("get", "list", "watch"):
             check_list_options(request.query, info.verb)
-        ctx = self._context(request, user)
+        ctx = request_context(request, user)
         ctx.subresource = info.subresource
         if info.subresource:
             sub = store.info.subresource(info.subresource)
@@ -403,42 +310,22 @@ class APIServer:
                 and not request.query.get("continue")):
             await self.consistent_read()
         if info.verb == "get":
-            return self._object(request, store, store.get(namespace, info.name))
+            return get_resource(request, store, namespace, info.name)
         if info.verb == "list":
-            return self._list(request, store, ns_filter, predicate, field_sel)
+            return list_resource(request, store, ns_filter, predicate, field_sel)
         if info.verb == "watch":
-            return await self._watch(request, store, ns_filter, predicate, info)
+            return await serve_watch(request, store, ns_filter, predicate, info,
+                                     self.bookmark_interval)
         if info.verb == "create":
-            body = await self._body(request, ctx=ctx)
-            result = await store.create(ctx, namespace, body)
-            return self._written(request, store, result, 201, ctx)
+            return await create_resource(request, store, ctx, namespace)
         if info.verb == "update":
-            body = await self._body(request, ctx=ctx)
-            existed = store.lookup(namespace, info.name) is not None
-            result = await store.update(ctx, namespace, info.name, body)
-            return self._written(request, store, result, 200 if existed else 201, ctx)
+            return await update_resource(request, store, ctx, namespace, info.name)
         if info.verb == "patch":
-            ctype = request.content_type
-            if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
-                raise errors.unsupported_media_type(ctype)
-            body = await self._body(request, patch=True)
-            result = await store.patch(ctx, namespace, info.name, ctype, body)
-            return self._written(request, store, result, 200, ctx)
+            return await patch_resource(request, store, ctx, namespace, info.name)
         if info.verb == "delete":
-            options = await self._delete_options(request)
-            ctx.dry_run = ctx.dry_run or options.dry_run
-            obj, gone = await store.delete(ctx, namespace, info.name, options)
-            if store.strategy.return_deleted_object or not gone:
-                return self._written(request, store, obj, 200, ctx)
-            meta = (obj.obj() if isinstance(obj, Entry) else obj).get("metadata") or {}
-            return json_response(errors.success(store.info.resource, info.name,
-                                                meta.get("uid", ""), store.info.group))
+            return await delete_resource(request, store, ctx, namespace, info.name)
         if info.verb == "deletecollection":
-            options = await self._delete_options(request)
-            ctx.dry_run = ctx.dry_run or options.dry_run
-            deleted = await store.delete_collection(ctx, ns_filter, predicate, options)
-            items = [d.data if isinstance(d, Entry) else orjson.dumps(d) for d in deleted]
-            return json_response(self._list_bytes(store, items, self.registry.cacher.rev))
+            return await delete_collection(request, store, ctx, ns_filter, predicate)
         raise errors.method_not_allowed(info.verb, store.info.kind)
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -462,7 +349,7 @@ class APIServer:
         relationship (the node made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
-        for entry in pods.cache.select(namespace, None, ("spec.nodeName", node)):
+        for entry in pods.select(namespace, None, ("spec.nodeName", node)):
             pod = entry.obj()
             if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
                 continue
@@ -482,208 +369,13 @@ class APIServer:
                 raise errors.bad_request(f"field label not supported: {term.field}")
         return label_sel, field_sel
 
-    def _context(self, request: web.Request, user: User) -> Context:
-        q = request.query
-        dry_run = q.getall("dryRun", [])
-        for d in dry_run:
-            if d != "All":
-                raise errors.bad_request(f'dryRun: Unsupported value: "{d}": supported values: '
-                                         '"All"')
-        fv = q.get("fieldValidation") or WARN
-        if fv not in (STRICT, WARN, IGNORE):
-            raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported '
-                                     'values: "Ignore", "Strict", "Warn"')
-        return Context(user=user, dry_run=bool(dry_run), field_validation=fv)
-
-    async def _body(self, request: web.Request, patch: bool = False,
-                    ctx: Context | None = None) -> Any:
-        """The request's body in the media type it names (415 for one the server does
-        not read); with ``ctx``, a JSON object's duplicate fields follow fieldValidation
-        (Strict: 400, Warn: a warning each, the last value kept)."""
-        ctype = JSON if patch else negotiation.body_type(request.headers.get("Content-Type"))
-        raw = await request.read()
-        if len(raw) > MAX_BODY:
-            raise errors.too_large(MAX_BODY)
-        if not raw:
-            raise errors.bad_request("the body of the request is empty")
-        if ctype == JSON and ctx is not None and ctx.field_validation != IGNORE:
-            twice = negotiation.duplicate_fields(raw)
-            if twice and ctx.field_validation == STRICT:
-                raise errors.bad_request("strict decoding error: " + ", ".join(
-                    f'duplicate field "{p[:256]}"' for p in twice[:20]))
-            ctx.warnings.extend(f'duplicate field "{p[:256]}"' for p in twice[:20])
-        if ctype == PROTOBUF:
-            try:
-                return protobuf.decode_object(raw)
-            except protobuf.UnsupportedKind as exc:
-                raise errors.StatusError(415, errors.UNSUPPORTED_MEDIA_TYPE, str(exc)) from None
-            except (protobuf.ProtobufError, KeyError, ValueError) as exc:
-                # upstream's transformDecodeError: a body that does not decode is a 400
-                raise errors.bad_request(str(exc)[:256]) from None
-        if ctype == negotiation.YAML:
-            try:
-                return yaml.load(raw, Loader=YAML_LOADER)
-            except yaml.YAMLError as exc:
-                raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
-            except RecursionError:  # 100k nested "[": PyYAML's composer recurses
-                raise errors.bad_request("error converting YAML to JSON: yaml: exceeded max "
-                                         "depth") from None
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            what = "error decoding patch" if patch else "couldn't get version/kind"
-            raise errors.bad_request(f"{what}; json parse error: {exc}") from None
-
-    async def _delete_options(self, request: web.Request) -> DeleteOptions:
-        raw = await request.read()
-        body: Any = None
-        if raw:
-            try:
-                body = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise errors.bad_request(f"invalid DeleteOptions: {exc}") from None
-        options = DeleteOptions.from_dict(body)
-        q = request.query
-        if "gracePeriodSeconds" in q:
-            options.grace_period_seconds = int64_param(q["gracePeriodSeconds"],
-                                                       "gracePeriodSeconds")
-        if "propagationPolicy" in q:
-            options.propagation_policy = q["propagationPolicy"]
-            options.validate()
-        if q.get("dryRun") == "All":
-            options.dry_run = True
-        return options
-
-    # ------------------------------------------------------------------ responses
-    def _warnings(self, resp: web.StreamResponse, ctx: Context) -> None:
-        for w in ctx.warnings:
-            resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
-
-    def _written(self, request: web.Request, store: GenericStore, result: Entry | dict[str, Any],
-                 code: int, ctx: Context) -> web.Response:
-        resp = self._object(request, store, result, code)
-        self._warnings(resp, ctx)
-        return resp
-
-    def _object(self, request: web.Request, store: GenericStore,
-                obj: Entry | dict[str, Any], code: int = 200) -> web.Response:
-        table_version = wants_table(request)
-        if table_version is not None and isinstance(obj, Entry):
-            include = request.query.get("includeObject", "Metadata")
-            t = tables.table(store.info.kind, [obj], obj.rev, include)
-            t["apiVersion"] = table_version
-            return json_response(t, code)
-        if isinstance(obj, Entry):
-            return json_response(obj.data, code)
-        return json_response(obj, code)
-
-    def _list_bytes(self, store: GenericStore, items: list[bytes], rev: int,
-                    cont: str = "", remaining: int | None = None) -> bytes:
-        meta = b'"resourceVersion":"%d"' % rev
-        if cont:
-            meta += b',"continue":"%s"' % cont.encode()
-        if remaining is not None:
-            meta += b',"remainingItemCount":%d' % remaining
-        return b'{"kind":"%s","apiVersion":"%s","metadata":{%s},"items":[%s]}' % (
-            store.info.list_kind.encode(), store.info.group_version.encode(), meta,
-            b",".join(items))
-
-    def _list(self, request: web.Request, store: GenericStore, namespace: str | None,
-              predicate: Callable[[Attrs], bool], field_sel: Any) -> web.Response:
-        q = request.query
-        try:
-            limit = int(q.get("limit") or 0)
-        except ValueError:
-            raise errors.bad_request(f"invalid limit {q.get('limit')!r}") from None
-        rv = q.get("resourceVersion", "")
-        if rv and rv != "0":
-            try:
-                want = int(rv)
-            except ValueError:
-                raise errors.bad_request(f"invalid resource version {rv!r}") from None
-            if want > self.registry.cacher.rev:
-                raise errors.timeout(f"Too large resource version: {want}, current: "
-                                     f"{self.registry.cacher.rev}")
-        index = None
-        for fld in store.strategy.indexed_fields:
-            value = field_sel.exact(fld)
-            if value is not None:
-                index = (fld, value)
-        result: ListResult = store.list_objects(namespace, predicate, index, limit,
-                                                q.get("continue", ""))
-        table_version = wants_table(request)
-        if table_version is not None:
-            t = tables.table(store.info.kind, result.entries, result.revision,
-                             q.get("includeObject", "Metadata"),
-                             continue_token=result.continue_token, remaining=result.remaining)
-            t["apiVersion"] = table_version
-            return json_response(t)
-        return json_response(self._list_bytes(store, [e.data for e in result.entries],
-                                               result.revision, result.continue_token,
-                                               result.remaining))
-
-    async def _watch(self, request: web.Request, store: GenericStore, namespace: str | None,
-                     predicate: Callable[[Attrs], bool], info: RequestInfo
-                     ) -> web.StreamResponse:
-        q = request.query
-        if info.name:  # the legacy /watch/.../name form
-            name = info.name
-            inner = predicate
-            predicate = lambda a: a.name == name and inner(a)  # noqa: E731
-        timeout = (float(int64_param(q["timeoutSeconds"], "timeoutSeconds"))
-                   if q.get("timeoutSeconds") else None)
-        try:
-            bookmarks = bool(parse_bool(q.get("allowWatchBookmarks")))
-        except ValueError:
-            raise errors.bad_request("invalid allowWatchBookmarks") from None
-        table_version = wants_table(request)
-        table = (table_version, q.get("includeObject", "Metadata")) if table_version else None
-        stream = WatchStream(store, namespace, predicate, q.get("resourceVersion", ""), timeout,
-                             bookmarks, self.bookmark_interval, table)
-        return await stream.serve(request)
-
     async def _store_subresource(self, request: web.Request, info: RequestInfo,
                                  store: GenericStore, ctx: Context, namespace: str,
                                  strategy: Strategy) -> web.StreamResponse:
         """A subresource that reads the whole object and writes it through a wrapped
         strategy (pods/status, pods/ephemeralcontainers, nodes/status, ...)."""
         if info.verb == "get":
-            return self._object(request, store, store.get(namespace, info.name))
+            return get_resource(request, store, namespace, info.name)
         if info.verb == "update":
-            body = await self._body(request, ctx=ctx)
-            result = await store.update(ctx, namespace, info.name, body, strategy)
-            return self._written(request, store, result, 200, ctx)
-        ctype = request.content_type
-        if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
-            raise errors.unsupported_media_type(ctype)
-        body = await self._body(request, patch=True)
-        result = await store.patch(ctx, namespace, info.name, ctype, body, strategy)
-        return self._written(request, store, result, 200, ctx)
-
-
-def impersonate(request: web.Request, user: User) -> User:
-    """The user ``user`` acts as (upstream's WithImpersonation filter): the
-    ``Impersonate-User`` with the ``Impersonate-Group``s (and ``system:authenticated``),
-    for the admin only; anyone else asking is refused (403) before anything is done."""
-    h = request.headers
-    name = h.get(IMPERSONATE_USER)
-    groups = h.getall(IMPERSONATE_GROUP, [])
-    uid = h.get(IMPERSONATE_UID)
-    extra = [k for k in h if k.lower().startswith(IMPERSONATE_EXTRA)]
-    if name is None and not groups and uid is None and not extra:
-        return user
-    if name is None:
-        asked = [*(f"group {g!r}" for g in groups), *(["uid"] if uid is not None else []),
-                 *(f"extra {k[len(IMPERSONATE_EXTRA):]!r}" for k in extra)]
-        raise errors.internal(f"requested [{', '.join(asked)}] without impersonating a user")
-    if not user.is_admin:
-        raise errors.forbidden(user.name, "impersonate", "users", "", "", name)
-    if name != "system:anonymous" and "system:authenticated" not in groups:
-        groups.append("system:authenticated")
-    return User(name, tuple(groups))
-
-
-def _served() -> list[Any]:
-    from pykubelet.controlplane.registry.resources import ALL
-
-    return list(ALL)
+            return await update_resource(request, store, ctx, namespace, info.name, strategy)
+        return await patch_resource(request, store, ctx, namespace, info.name, strategy)

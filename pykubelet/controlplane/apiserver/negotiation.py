@@ -100,3 +100,16 @@ def _collect(value: Any, path: str, out: list[str]) -> None:
             for i in range(len(node) - 1, -1, -1):
                 if isinstance(node[i], dict | list):
                     stack.append((node[i], f"{at}[{i}]"))
+
+
+def wants_table(accept: str) -> str | None:
+    """The Table apiVersion an Accept header asks for first (``as=Table;g=meta.k8s.io``
+    with ``v=v1`` or ``v=v1beta1``), None when it asks for objects."""
+    for part in accept.split(","):
+        params = {p.strip() for p in part.split(";")[1:]}
+        if "as=Table" in params and "g=meta.k8s.io" in params:
+            if "v=v1" in params:
+                return "meta.k8s.io/v1"
+            if "v=v1beta1" in params:
+                return "meta.k8s.io/v1beta1"
+    return None

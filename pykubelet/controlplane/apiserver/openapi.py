@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.apiserver.discovery import KUBE_VERSION
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo, group_versions
 
@@ -31,7 +30,7 @@ SchemaFn = Callable[[ResourceInfo], tuple[str, dict[str, Any]] | None]
 def model_schemas(r: ResourceInfo) -> tuple[str, dict[str, Any]] | None:
     """The kind's upstream definition name and its components.schemas (the object model)."""
     try:
-        kind = kinds.by_resource(r.group, r.resource)
+        kind = r.model
     except KeyError:
         return None
     return kind.definition, kind.openapi_schemas()

@@ -14,13 +14,13 @@ from aiohttp import web
 
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
-from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
+from pykubelet.api.machinery.timeutil import parse_time
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.handlers.rest import read_body
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
-from pykubelet.controlplane.apiserver.selectors import LabelSelector, Requirement
-from pykubelet.controlplane.registry.resources import PDBS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore, Obj
-from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.registry.binding import bind_pod
+from pykubelet.controlplane.registry.eviction import evict
+from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.apiserver.app import APIServer
@@ -30,20 +30,6 @@ log = logging.getLogger(__name__)
 
 def _json(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
-
-
-def set_condition(status: Obj, cond: Obj) -> None:
-    """podutil.UpdatePodCondition: replace the condition of that type, keeping its
-    lastTransitionTime when the status did not change."""
-    conds = status.setdefault("conditions", [])
-    for i, c in enumerate(conds):
-        if c.get("type") == cond["type"]:
-            if c.get("status") == cond.get("status"):
-                cond["lastTransitionTime"] = c.get("lastTransitionTime",
-                                                   cond.get("lastTransitionTime"))
-            conds[i] = cond
-            return
-    conds.append(cond)
 
 
 def typed_body(body: Any, kind: str, definition: str, version: str = "v1") -> dict[str, Any]:
@@ -62,7 +48,7 @@ def typed_body(body: Any, kind: str, definition: str, version: str = "v1") -> di
 async def binding(server: APIServer, request: web.Request, info: RequestInfo,
                   store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/binding: set spec.nodeName once, with PodScheduled=True."""
-    body = typed_body(await server._body(request), "Binding", "io.k8s.api.core.v1.Binding")
+    body = typed_body(await read_body(request), "Binding", "io.k8s.api.core.v1.Binding")
     target = body.get("target") or {}
     node = target.get("name") or ""
     name = info.name
@@ -80,119 +66,17 @@ async def binding(server: APIServer, request: web.Request, info: RequestInfo,
     return _json(errors.success("pods", name), 201)
 
 
-async def bind_pod(store: GenericStore, namespace: str, name: str, node: str,
-                   annotations: dict[str, str], ctx: Context) -> Any:
-    """Set ``spec.nodeName`` once, with PodScheduled=True (BindingREST.assignPod)."""
-
-    def assign(pod: Obj) -> Obj:
-        meta = pod.setdefault("metadata", {})
-        if meta.get("deletionTimestamp"):
-            raise errors.conflict("pods/binding", "", name,
-                                  f"pod {name} is being deleted, cannot be assigned to a host")
-        spec = pod.setdefault("spec", {})
-        if spec.get("nodeName"):
-            raise errors.conflict("pods/binding", "", name,
-                                  f'pod {name} is already assigned to node "{spec["nodeName"]}"')
-        spec["nodeName"] = node
-        if annotations:
-            meta.setdefault("annotations", {}).update(annotations)
-        set_condition(pod.setdefault("status", {}), {
-            "type": "PodScheduled", "status": "True", "lastProbeTime": None,
-            "lastTransitionTime": rfc3339(now())})
-        return pod
-
-    return await store.guaranteed_update(namespace, name, assign, _BindingStrategy(store), ctx)
-
-
-class _BindingStrategy(StatusStrategy):
-    """Binding writes spec.nodeName and the PodScheduled condition, nothing else."""
-
-    def __init__(self, store: GenericStore) -> None:
-        super().__init__(store.strategy)
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        pass
-
-    def validate_update(self, new: Obj, old: Obj) -> list[Any]:
-        return []
-
-
-def _pod_ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
-def selector_of(pdb: Obj) -> LabelSelector | None:
-    """A PDB's metav1.LabelSelector as a selector (None matches nothing, as upstream)."""
-    sel = (pdb.get("spec") or {}).get("selector")
-    if sel is None:
-        return None
-    reqs = [Requirement(k, "=", (v,)) for k, v in (sel.get("matchLabels") or {}).items()]
-    for e in sel.get("matchExpressions") or []:
-        op = {"In": "in", "NotIn": "notin", "Exists": "exists",
-              "DoesNotExist": "!"}.get(e.get("operator", ""), "")
-        reqs.append(Requirement(e.get("key", ""), op, tuple(e.get("values") or ())))
-    return LabelSelector(tuple(reqs))
-
-
 async def eviction(server: APIServer, request: web.Request, info: RequestInfo,
                    store: GenericStore, ctx: Context) -> web.StreamResponse:
     """POST pods/NAME/eviction: delete unless a PodDisruptionBudget forbids it (429)."""
-    body = typed_body(await server._body(request), "Eviction",
+    body = typed_body(await read_body(request), "Eviction",
                       "io.k8s.api.policy.v1.Eviction", "policy/v1")
     name, ns = info.name, info.namespace
     if (body.get("metadata") or {}).get("name", name) != name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     options = DeleteOptions.from_dict(body.get("deleteOptions"))
-    pod = store.get(ns, name).obj()
-    phase = (pod.get("status") or {}).get("phase")
-    ignore_pdb = phase in ("Succeeded", "Failed", "Pending") or bool(
-        (pod.get("metadata") or {}).get("deletionTimestamp"))
-    if not ignore_pdb:
-        pdb_store = server.registry.store(PDBS)
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        matching = []
-        for entry in pdb_store.cache.select(ns, None):
-            sel = selector_of(entry.obj())
-            if sel is not None and not sel.empty and sel.matches(labels):
-                matching.append(entry)
-        if len(matching) > 1:
-            raise errors.internal("This pod has more than one PodDisruptionBudget, which the "
-                                  "eviction subresource does not support.")
-        if matching:
-            await _take_budget(pdb_store, matching[0].attrs.name, ns, name, pod, ctx)
-    _obj, _ = await store.delete(ctx, ns, name, options)
+    await evict(store, ctx, ns, name, options)
     return _json(errors.success("pods", name), 201)
-
-
-async def _take_budget(pdb_store: GenericStore, pdb_name: str, ns: str, pod_name: str,
-                       pod: Obj, ctx: Context) -> None:
-    def take(pdb: Obj) -> Obj:
-        status = pdb.setdefault("status", {})
-        gen = (pdb.get("metadata") or {}).get("generation", 0)
-        if status.get("observedGeneration", 0) < gen:
-            raise errors.StatusError(
-                429, errors.TOO_MANY_REQUESTS,
-                "Cannot evict pod as it would violate the pod's disruption budget.",
-                {"causes": [{"reason": "DisruptionBudget", "message": "The disruption budget "
-                             f"{pdb_name} is still being processed by the server."}]})
-        allowed = int(status.get("disruptionsAllowed") or 0)
-        if allowed <= 0 and not (not _pod_ready(pod) and (pdb.get("spec") or {}).get(
-                "unhealthyPodEvictionPolicy") == "AlwaysAllow"):
-            healthy = status.get("currentHealthy", 0)
-            desired = status.get("desiredHealthy", 0)
-            raise errors.StatusError(
-                429, errors.TOO_MANY_REQUESTS,
-                "Cannot evict pod as it would violate the pod's disruption budget.",
-                {"causes": [{"reason": "DisruptionBudget", "message": f"The disruption budget "
-                             f"{pdb_name} needs {desired} healthy pods and has {healthy} "
-                             "currently"}]})
-        status["disruptionsAllowed"] = allowed - 1 if allowed > 0 else 0
-        status.setdefault("disruptedPods", {})[pod_name] = rfc3339(now())
-        return pdb
-
-    if not ctx.dry_run:
-        await pdb_store.guaranteed_update(ns, pdb_name, take, StatusStrategy(pdb_store.strategy))
 
 
 async def pod_log(server: APIServer, request: web.Request, info: RequestInfo,

@@ -15,7 +15,7 @@ from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.controlplane.cacher import Entry
+from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.subresources import selector_of
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
+from pykubelet.controlplane.registry.eviction import selector_of
 from pykubelet.controlplane.registry.resources import PDBS, PODS
 from pykubelet.controlplane.registry.strategy import StatusStrategy
 
@@ -105,12 +105,12 @@ async def run_disruption_controller(cp: ControlPlane) -> None:
     while True:
         await asyncio.sleep(PERIOD_S)
         at = now()
-        for entry in list(pdbs.cache.select(None, None)):
+        for entry in list(pdbs.select(None, None)):
             pdb = entry.obj()
             sel = selector_of(pdb)
             ns = entry.attrs.namespace
             matching = [] if sel is None or sel.empty else [
-                p.obj() for p in pods.cache.select(ns, None) if sel.matches(p.attrs.labels)]
+                p.obj() for p in pods.select(ns, None) if sel.matches(p.attrs.labels)]
             status, unmanaged = pdb_status(pdb, matching, at)
             key = f"{ns}/{entry.attrs.name}/{(pdb.get('metadata') or {}).get('uid')}"
             if unmanaged and key not in warned:

@@ -31,7 +31,7 @@ async def run_event_expiry(cp: ControlPlane) -> None:
     while True:
         await asyncio.sleep(EVENT_SWEEP_S)
         cutoff = now() - dt.timedelta(seconds=EVENT_TTL_S)
-        for entry in list(events.cache.select(None, None)):
+        for entry in list(events.select(None, None)):
             ev = entry.obj()
             last = ev.get("lastTimestamp") or ev.get("eventTime") or (
                 ev.get("metadata") or {}).get("creationTimestamp")

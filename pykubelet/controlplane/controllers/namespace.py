@@ -43,7 +43,7 @@ async def run_namespace_controller(cp: ControlPlane) -> None:
     namespaces = registry.store(NAMESPACES)
     while True:
         await asyncio.sleep(PERIOD_S)
-        for entry in list(namespaces.cache.select(None, None)):
+        for entry in list(namespaces.select(None, None)):
             if entry.attrs.fields.get("status.phase") != "Terminating":
                 continue
             ns = entry.attrs.name
@@ -51,7 +51,7 @@ async def run_namespace_controller(cp: ControlPlane) -> None:
             for store in registry.stores.values():
                 if not store.info.namespaced:
                     continue
-                for obj in list(store.cache.select(ns, None)):
+                for obj in list(store.select(ns, None)):
                     remaining += 1
                     if (obj.obj().get("metadata") or {}).get("deletionTimestamp"):
                         continue

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.subresources import set_condition
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.registry.podconditions import set_condition
 from pykubelet.controlplane.registry.resources import LEASES, NODES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
 from pykubelet.controlplane.registry.strategy import StatusStrategy
@@ -195,7 +195,7 @@ class NodeLifecycle:
         leases = self.registry.store(LEASES)
         mono = self.loop.time()
         seen = set()
-        for entry in list(nodes.cache.select(None, None)):
+        for entry in list(nodes.select(None, None)):
             node = entry.obj()
             name = entry.attrs.name
             seen.add(name)
@@ -257,7 +257,7 @@ class NodeLifecycle:
     async def mark_pods_not_ready(self, node_name: str) -> None:
         """MarkPodsNotReady: Ready=False on every pod of the node whose Ready is True."""
         pods = self.registry.store(PODS)
-        for pe in list(pods.cache.select(None, None, ("spec.nodeName", node_name))):
+        for pe in list(pods.select(None, None, ("spec.nodeName", node_name))):
             pod = pe.obj()
             if (condition(pod, "Ready") or {}).get("status") != "True":
                 continue
@@ -288,12 +288,12 @@ class NodeLifecycle:
         nodes = self.registry.store(NODES)
         pods = self.registry.store(PODS)
         t = now()
-        for entry in list(nodes.cache.select(None, None)):
+        for entry in list(nodes.select(None, None)):
             taints = [x for x in ((entry.obj().get("spec") or {}).get("taints") or [])
                       if x.get("effect") == "NoExecute"]
             if not taints:
                 continue
-            for pe in list(pods.cache.select(None, None, ("spec.nodeName", entry.attrs.name))):
+            for pe in list(pods.select(None, None, ("spec.nodeName", entry.attrs.name))):
                 pod = pe.obj()
                 if (pod.get("metadata") or {}).get("deletionTimestamp"):
                     continue

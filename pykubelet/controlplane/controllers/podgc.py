@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.subresources import set_condition
+from pykubelet.controlplane.registry.podconditions import set_condition
 from pykubelet.controlplane.registry.resources import NODES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
 from pykubelet.controlplane.registry.strategy import StatusStrategy
@@ -58,7 +58,7 @@ class PodGC:
         nodes = self.registry.store(NODES)
         mono = self.loop.time()
         force = DeleteOptions(grace_period_seconds=0)
-        for entry in list(pods.cache.select(None, None)):
+        for entry in list(pods.select(None, None)):
             node = entry.attrs.fields.get("spec.nodeName", "")
             ns, name = entry.attrs.namespace, entry.attrs.name
             pod = entry.obj()

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.subresources import bind_pod, set_condition
-from pykubelet.controlplane.cacher import DELETED, CachedEvent, Entry, ResourceCache
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.registry.binding import bind_pod
+from pykubelet.controlplane.registry.podconditions import set_condition
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PDBS, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions
 from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, Entry, ResourceCache
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane

@@ -4,19 +4,16 @@ what selectors may use."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import CONFIGMAPS, SECRETS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
 class ConfigMapStrategy(Strategy):
     info = CONFIGMAPS
-    kind = kinds.CONFIG_MAP
 
 
 class SecretStrategy(Strategy):
     info = SECRETS
-    kind = kinds.SECRET
     selectable_fields = ("type",)
 
     def fields(self, obj: Obj) -> dict[str, str]:

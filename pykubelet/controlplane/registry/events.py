@@ -3,7 +3,6 @@ reason, source and type; created on update (a recorder's patch of a series)."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import EVENTS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time
 
@@ -12,7 +11,6 @@ EVENT_TTL_S = 3600  # kube-apiserver's --event-ttl
 
 class EventStrategy(Strategy):
     info = EVENTS
-    kind = kinds.EVENT
     allow_create_on_update = True
     selectable_fields = (
         "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",

@@ -3,14 +3,12 @@ election; created on update, as client-go's lease lock does."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import LEASES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy, canonical_time
 
 
 class LeaseStrategy(Strategy):
     info = LEASES
-    kind = kinds.LEASE
     allow_create_on_update = True
 
     def decode(self, body: Obj, unknown: str = "Strict") -> tuple[Obj, list[str]]:

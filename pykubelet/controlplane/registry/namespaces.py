@@ -4,7 +4,8 @@ controller removes its content, then the namespace."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
+from typing import Any
+
 from pykubelet.controlplane.registry.resources import NAMESPACES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
@@ -15,12 +16,11 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 class NamespaceStrategy(Strategy):
     info = NAMESPACES
-    kind = kinds.NAMESPACE
     name_rule = "label"
     has_status = True
     selectable_fields = ("status.phase",)
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
         obj["spec"] = {"finalizers": [FINALIZER_KUBERNETES]}
         obj["status"] = {"phase": "Active"}
         _name_label(obj)
@@ -32,6 +32,15 @@ class NamespaceStrategy(Strategy):
 
     def fields(self, obj: Obj) -> dict[str, str]:
         return {"status.phase": (obj.get("status") or {}).get("phase", "")}
+
+    def pending_finalizers(self, obj: Obj) -> bool:
+        """spec.finalizers (the namespace controller's ``kubernetes``) hold a deleted
+        namespace until its content is gone, as the namespace REST storage's Delete."""
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def begin_deletion(self, obj: Obj) -> None:
+        """A namespace being deleted is Terminating: no new content may enter it."""
+        obj.setdefault("status", {})["phase"] = "Terminating"
 
 
 def _name_label(obj: Obj) -> None:

@@ -3,18 +3,18 @@ through ``nodes/status``; ``spec.unschedulable`` is what cordon flips."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
+from typing import Any
+
 from pykubelet.controlplane.registry.resources import NODES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
 class NodeStrategy(Strategy):
     info = NODES
-    kind = kinds.NODE
     has_status = True
     selectable_fields = ("spec.unschedulable",)
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
         """A node registers itself with its status (kubelet's registerWithAPIServer)."""
 
     def fields(self, obj: Obj) -> dict[str, str]:

@@ -3,18 +3,18 @@ the disruption controller keeps their status, the eviction subresource consumes 
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
+from typing import Any
+
 from pykubelet.controlplane.registry.resources import PDBS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
 class PDBStrategy(Strategy):
     info = PDBS
-    kind = kinds.POD_DISRUPTION_BUDGET
     has_status = True
 
-    def prepare_for_create(self, obj: Obj) -> None:
-        super().prepare_for_create(obj)
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        super().prepare_for_create(obj, typed)
         obj.setdefault("metadata", {})["generation"] = 1
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykubelet.api import kinds, validation
+from pykubelet.api import validation
 from pykubelet.api.qos import qos_class
 from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.strategy import Obj, StatusStrategy, Strategy
@@ -27,7 +27,6 @@ def phase(obj: Obj) -> str:
 
 class PodStrategy(Strategy):
     info = PODS
-    kind = kinds.POD
     has_status = True
     return_deleted_object = True
     selectable_fields = (
@@ -37,8 +36,9 @@ class PodStrategy(Strategy):
     )
     indexed_fields = ("spec.nodeName",)
 
-    def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(self.typed(obj))}
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        pod = typed if typed is not None else self.typed(obj)
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
 
     def fields(self, obj: Obj) -> dict[str, str]:
         spec = obj.get("spec") or {}

@@ -3,7 +3,6 @@ cannot change; a value is immutable; values above one billion are reserved."""
 
 from __future__ import annotations
 
-from pykubelet.api import kinds
 from pykubelet.controlplane.registry.resources import PRIORITY_CLASSES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
@@ -36,4 +35,3 @@ class PriorityClassStrategy(Strategy):
     """The model checks values (reserved above one billion, immutable) and system names."""
 
     info = PRIORITY_CLASSES
-    kind = kinds.PRIORITY_CLASS

@@ -1,9 +1,15 @@
-"""The resources this API serves: group, version, names, scope, verbs and subresources,
-as discovery announces them and as request paths name them."""
+"""The resources this API serves, each declared once: the object model's kind
+(``pykubelet.api.kinds``: group, version, kind, plural, scope, the rules of its objects)
+with what serving it adds (singular, short names, categories, verbs, subresources, the
+store's key prefix), as discovery announces them and as request paths name them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from pykubelet.api import kinds
+from pykubelet.api.kinds import Kind
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "delete", "patch", "update")
@@ -21,17 +27,34 @@ class Subresource:
 
 @dataclass(frozen=True)
 class ResourceInfo:
-    group: str
-    version: str
-    resource: str  # plural, as in URLs
-    kind: str
-    namespaced: bool
+    model: Kind[Any]  # the object model's kind: names, scope, decoding and validation
     singular: str
     storage_prefix: str  # "/registry/pods/" (upstream's etcd key layout)
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     subresources: tuple[Subresource, ...] = field(default_factory=tuple)
+
+    @property
+    def group(self) -> str:
+        return self.model.group
+
+    @property
+    def version(self) -> str:
+        return self.model.version
+
+    @property
+    def resource(self) -> str:
+        """The plural, as in URLs."""
+        return self.model.plural
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
+
+    @property
+    def namespaced(self) -> bool:
+        return self.model.namespaced
 
     @property
     def group_version(self) -> str:
@@ -57,7 +80,7 @@ def _status(kind: str, group: str = "", version: str = "v1") -> Subresource:
 
 
 PODS = ResourceInfo(
-    "", "v1", "pods", "Pod", True, "pod", "/registry/pods/", ("po",), ("all",),
+    kinds.POD, "pod", "/registry/pods/", ("po",), ("all",),
     subresources=(
         Subresource("attach", "PodAttachOptions", ("create", "get")),
         Subresource("binding", "Binding", ("create",)),
@@ -73,33 +96,26 @@ PODS = ResourceInfo(
     ),
 )
 NODES = ResourceInfo(
-    "", "v1", "nodes", "Node", False, "node", "/registry/minions/", ("no",),
-    verbs=tuple(v for v in ALL_VERBS), subresources=(_status("Node"),),
+    kinds.NODE, "node", "/registry/minions/", ("no",), subresources=(_status("Node"),),
 )
 NAMESPACES = ResourceInfo(
-    "", "v1", "namespaces", "Namespace", False, "namespace", "/registry/namespaces/", ("ns",),
+    kinds.NAMESPACE, "namespace", "/registry/namespaces/", ("ns",),
     verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
     subresources=(
         Subresource("finalize", "Namespace", ("update",)),
         _status("Namespace"),
     ),
 )
-EVENTS = ResourceInfo("", "v1", "events", "Event", True, "event", "/registry/events/", ("ev",))
-CONFIGMAPS = ResourceInfo(
-    "", "v1", "configmaps", "ConfigMap", True, "configmap", "/registry/configmaps/", ("cm",)
-)
-SECRETS = ResourceInfo("", "v1", "secrets", "Secret", True, "secret", "/registry/secrets/")
-LEASES = ResourceInfo(
-    "coordination.k8s.io", "v1", "leases", "Lease", True, "lease", "/registry/leases/"
-)
+EVENTS = ResourceInfo(kinds.EVENT, "event", "/registry/events/", ("ev",))
+CONFIGMAPS = ResourceInfo(kinds.CONFIG_MAP, "configmap", "/registry/configmaps/", ("cm",))
+SECRETS = ResourceInfo(kinds.SECRET, "secret", "/registry/secrets/")
+LEASES = ResourceInfo(kinds.LEASE, "lease", "/registry/leases/")
 PRIORITY_CLASSES = ResourceInfo(
-    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass",
-    "/registry/priorityclasses/", ("pc",),
+    kinds.PRIORITY_CLASS, "priorityclass", "/registry/priorityclasses/", ("pc",),
 )
 PDBS = ResourceInfo(
-    "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True,
-    "poddisruptionbudget", "/registry/poddisruptionbudgets/", ("pdb",),
-    subresources=(_status("PodDisruptionBudget", "policy"),),
+    kinds.POD_DISRUPTION_BUDGET, "poddisruptionbudget", "/registry/poddisruptionbudgets/",
+    ("pdb",), subresources=(_status("PodDisruptionBudget", "policy"),),
 )
 
 ALL: tuple[ResourceInfo, ...] = (

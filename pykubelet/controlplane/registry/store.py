@@ -21,7 +21,7 @@ import logging
 import os
 import random
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,15 +32,14 @@ from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
 from pykubelet.api.machinery.timeutil import later, now, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.patch import (
+from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
+from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
+from pykubelet.controlplane.registry.patch import (
     PatchApplyError,
     PatchError,
     PatchTooLarge,
     apply_patch,
 )
-from pykubelet.controlplane.cacher import Cacher, Entry, ResourceCache, TooOldError
-from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
-from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.resources import ResourceInfo
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 from pykubelet.controlplane.storage import (
@@ -50,6 +49,14 @@ from pykubelet.controlplane.storage import (
     RequestTooLargeError,
     Storage,
     StorageError,
+)
+from pykubelet.controlplane.storage.cacher import (
+    Attrs,
+    Cacher,
+    Entry,
+    ResourceCache,
+    TooOldError,
+    Watcher,
 )
 
 log = logging.getLogger(__name__)
@@ -151,8 +158,10 @@ class ListResult:
     remaining: int | None = None
 
 
-__all__ = ["Context", "DeleteOptions", "GenericStore", "ListResult", "Obj", "Registry",
-           "User", "encode"]
+# Attrs, Entry and Watcher are what the registry's reads and watches hand out: the HTTP
+# layer reads them from here and never reaches into the cache below
+__all__ = ["Attrs", "Context", "DeleteOptions", "Entry", "GenericStore", "ListResult", "Obj",
+           "Registry", "User", "Watcher", "encode"]
 
 AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[None]]
 
@@ -217,6 +226,10 @@ class GenericStore:
         return errors.not_found(self.info.resource, self.info.group, name)
 
     def _decode(self, body: Any, ctx: Context, strategy: Strategy) -> Obj:
+        return self._decode_typed(body, ctx, strategy)[0]
+
+    def _decode_typed(self, body: Any, ctx: Context, strategy: Strategy) -> tuple[Obj, Any]:
+        """The body decoded once: the canonical object and the object model's view of it."""
         if not isinstance(body, dict):
             raise errors.bad_request(
                 f"{self.info.kind} in version \"{self.info.version}\" cannot be handled as a "
@@ -232,7 +245,7 @@ class GenericStore:
         body = dict(body)
         body["kind"], body["apiVersion"] = kind, api_version
         try:
-            obj, warnings = strategy.decode(body, ctx.field_validation)
+            obj, typed, warnings = strategy.decode_typed(body, ctx.field_validation)
         except UnknownFieldsError as exc:
             raise errors.bad_request(str(exc)) from None
         except (DecodeError, ValueError) as exc:
@@ -241,7 +254,7 @@ class GenericStore:
                 f"{self.info.kind}: {exc}") from None
         ctx.warnings.extend(warnings)
         obj["kind"], obj["apiVersion"] = kind, api_version
-        return obj
+        return obj, typed
 
     def _check_namespace(self, body: Any, namespace: str) -> None:
         meta = body.get("metadata") if isinstance(body, dict) else None
@@ -282,6 +295,38 @@ class GenericStore:
 
     def lookup(self, namespace: str, name: str) -> Entry | None:
         return self.cache.entries.get(self.info.key(namespace, name))
+
+    @property
+    def revision(self) -> int:
+        """The newest revision the cache has seen (every resource's)."""
+        return self.registry.cacher.rev
+
+    def select(self, namespace: str | None, predicate: Callable[[Attrs], bool] | None,
+               index: tuple[str, str] | None = None) -> Iterator[Entry]:
+        """The live objects in key order that pass ``namespace`` and ``predicate``
+        (``index``: an indexed field's exact value, as spec.nodeName)."""
+        return self.cache.select(namespace, predicate, index)
+
+    async def watch(self, namespace: str | None, predicate: Callable[[Attrs], bool],
+                    resource_version: str) -> Watcher:
+        """A watch from ``resource_version`` ("" or "0": the current state first, as
+        ADDED events): a revision ahead of the cache is waited for (504 when it does not
+        come), one the cache no longer holds gives a watcher carrying only that error."""
+        since: int | None = None
+        if resource_version not in ("", "0"):
+            try:
+                since = int(resource_version)
+            except ValueError:
+                raise errors.bad_request(
+                    f"invalid resource version {resource_version!r}") from None
+            cacher = self.registry.cacher
+            if since > cacher.rev:
+                try:
+                    await cacher.wait_for(since)
+                except Exception:  # TooLargeError, or the cache stopping meanwhile
+                    raise errors.timeout(f"Too large resource version: {since}, current: "
+                                         f"{cacher.rev}") from None
+        return self.cache.watch(namespace, predicate, since)
 
     def list_objects(
         self,
@@ -333,7 +378,13 @@ class GenericStore:
     ) -> Entry | Obj:
         strat = strategy or self.strategy
         self._check_namespace(body, namespace)
-        obj = self._decode(body, ctx, strat)
+        obj, typed = self._decode_typed(body, ctx, strat)
+        return await self._create_decoded(ctx, namespace, obj, strat, typed)
+
+    async def _create_decoded(self, ctx: Context, namespace: str, obj: Obj, strat: Strategy,
+                              typed: Any = None) -> Entry | Obj:
+        """A create of an object already decoded (a create-on-update passes its object
+        on, never its body again)."""
         meta = _meta(obj)
         if self.info.namespaced:
             meta["namespace"] = namespace
@@ -343,7 +394,7 @@ class GenericStore:
             meta["name"] = meta["generateName"] + "".join(
                 random.choice(_NAME_CHARS) for _ in range(5))
         self._set_system_fields(meta)
-        strat.prepare_for_create(obj)
+        strat.prepare_for_create(obj, typed)
         await self._admit("CREATE", obj, None, ctx)
         errs = strat.validate(obj)
         if errs:
@@ -386,7 +437,7 @@ class GenericStore:
             if self.strategy.allow_create_on_update and strategy is None:
                 meta.pop("resourceVersion", None)
                 meta["name"] = name
-                return await self.create(ctx, namespace, obj)
+                return await self._create_decoded(ctx, namespace, obj, self.strategy)
             raise self._not_found(name)
         return await self._guaranteed_update(
             ctx, namespace, name, lambda _old: copy.deepcopy(obj), strat, precondition=rv)
@@ -511,9 +562,7 @@ class GenericStore:
                               "too many concurrent updates; please try again")
 
     def _pending_finalizers(self, obj: Obj) -> bool:
-        """Finalizers other than metadata.finalizers (a namespace's spec.finalizers)."""
-        return bool(self.info.resource == "namespaces" and (obj.get("spec") or {}).get(
-            "finalizers"))
+        return self.strategy.pending_finalizers(obj)
 
     # ------------------------------------------------------------------ delete
     async def delete(
@@ -558,8 +607,7 @@ class GenericStore:
                 nm = _meta(new)
                 nm["deletionTimestamp"] = rfc3339(later(t, grace))
                 nm["deletionGracePeriodSeconds"] = grace
-                if self.info.resource == "namespaces":
-                    new.setdefault("status", {})["phase"] = "Terminating"
+                self.strategy.begin_deletion(new)
             if ctx.dry_run or options.dry_run:
                 return (new if new is not None else old), new is None
             try:

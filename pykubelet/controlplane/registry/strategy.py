@@ -11,12 +11,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykubelet.api.errors import DecodeError
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
 from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
-from pykubelet.controlplane.cacher import Attrs
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
+from pykubelet.controlplane.storage.cacher import Attrs
 
 Obj = dict[str, Any]
 
@@ -47,7 +48,6 @@ class Strategy:
     what the registry does around that (status kept apart, selectable fields, deletion)."""
 
     info: ResourceInfo
-    kind: Kind[Any]
     name_rule = "subdomain"
     allow_create_on_update = False
     allow_unconditional_update = True
@@ -56,20 +56,35 @@ class Strategy:
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
 
+    @property
+    def kind(self) -> Kind[Any]:
+        """The object model's kind of the resource (declared once, in its ResourceInfo)."""
+        return self.info.model
+
     # -- decoding
     def decode(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, list[str]]:
-        """The canonical object (decoded, defaulted, encoded back) and its warnings.
-        Strict: every unknown field is named at once (400); Warn/Ignore: they are dropped,
-        Warn says so."""
-        if unknown == STRICT:
-            paths = self.kind.unknown_fields(body)
-            if paths:
-                raise UnknownFieldsError(paths)
+        """The canonical object (decoded, defaulted, encoded back) and its warnings."""
+        obj, _typed, warnings = self.decode_typed(body, unknown)
+        return obj, warnings
+
+    def decode_typed(self, body: Obj, unknown: str = STRICT) -> tuple[Obj, Any, list[str]]:
+        """One walk of the body: the canonical object, the object model's (defaulted) view
+        of it, and the warnings. Strict: every unknown field is named at once (400), before
+        any ill-typed one; Warn/Ignore: they are dropped, Warn says so."""
         dropped: list[str] = []
-        typed = self.kind.decode(body, unknown=dropped)
+        try:
+            typed = self.kind.decode(body, unknown=dropped)
+        except DecodeError:
+            if unknown == STRICT:  # unknown fields are reported first, as strict decoding does
+                paths = self.kind.unknown_fields(body)
+                if paths:
+                    raise UnknownFieldsError(paths) from None
+            raise
+        if unknown == STRICT and dropped:
+            raise UnknownFieldsError(dropped)
         self.kind.set_defaults(typed)
         warnings = [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
-        return self.kind.encode(typed), warnings
+        return self.kind.encode(typed), typed, warnings
 
     def patch_meta(self, path: tuple[str, ...]) -> PatchMeta | None:
         """Upstream's patch strategy for the field at ``path`` (None: not a field we know)."""
@@ -83,7 +98,9 @@ class Strategy:
         return self.kind.decode(obj, unknown=[])
 
     # -- create / update
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        """Clear what a create may not set. ``typed``: the object model's view of the body
+        as decoded (the store decodes a body once), for rules that read the typed object."""
         if self.has_status:
             obj.pop("status", None)
 
@@ -128,6 +145,15 @@ class Strategy:
         """Seconds before the object goes (0: at once). Only pods wait by default."""
         return 0
 
+    def pending_finalizers(self, obj: Obj) -> bool:
+        """Finalizers besides metadata.finalizers that keep a deleted object (a
+        namespace's spec.finalizers); the store deletes it once these are gone too."""
+        return False
+
+    def begin_deletion(self, obj: Obj) -> None:
+        """What an object whose deletion started (stamped with deletionTimestamp, kept for
+        its grace period or finalizers) says besides (a namespace turns Terminating)."""
+
     # -- subresources
     def subresource_strategy(self, name: str) -> Strategy | None:
         """The wrapped strategy a subresource served by the generic store writes through
@@ -142,7 +168,6 @@ class StatusStrategy(Strategy):
     def __init__(self, base: Strategy) -> None:
         self.base = base
         self.info = base.info
-        self.kind = base.kind
         self.name_rule = base.name_rule
         self.selectable_fields = base.selectable_fields
 

@@ -8,9 +8,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pykubelet.controlplane.cacher import ADDED, DELETED, MODIFIED, Attrs, CachedEvent, Cacher
 from pykubelet.controlplane.registry.store import encode
 from pykubelet.controlplane.storage import CompactedError, Event, KeyValue, StorageError
+from pykubelet.controlplane.storage.cacher import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Attrs,
+    CachedEvent,
+    Cacher,
+)
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 PREFIX = "/registry/configmaps/"

@@ -58,11 +58,11 @@ class _CP:
 
 
 def test_one_leader_at_a_time_and_a_dead_leaders_lease_is_taken_after_its_duration() -> None:
-    from pykubelet.controlplane.cacher import Cacher
     from pykubelet.controlplane.controllers.leaderelection import LeaderElector
     from pykubelet.controlplane.registry.leases import LeaseStrategy
     from pykubelet.controlplane.registry.resources import LEASES
     from pykubelet.controlplane.registry.store import Registry
+    from pykubelet.controlplane.storage.cacher import Cacher
     from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
     cfg = LeaderElection(lease_duration=1.0, renew_deadline=0.6, retry_period=0.1)

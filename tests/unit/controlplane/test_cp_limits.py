@@ -15,15 +15,15 @@ import aiohttp
 import orjson
 import pytest
 
-from pykubelet.controlplane.cacher import (
+from pykubelet.controlplane.server import ControlPlane, Options
+from pykubelet.controlplane.storage import Event, KeyValue
+from pykubelet.controlplane.storage.cacher import (
     EVENT_FRESH_S,
     RING_LOWER_BOUND,
     Attrs,
     ResourceCache,
     TooOldError,
 )
-from pykubelet.controlplane.server import ControlPlane, Options
-from pykubelet.controlplane.storage import Event, KeyValue
 
 
 def node(name: str, size: int) -> dict[str, object]:

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from pykubelet.controlplane.apiserver.patch import (
+from pykubelet.controlplane.registry.patch import (
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     PatchError,
 )
-from pykubelet.controlplane.apiserver.patch import apply_patch as _apply
+from pykubelet.controlplane.registry.patch import apply_patch as _apply
 from pykubelet.controlplane.registry.pods import PodStrategy
 
 META = PodStrategy().patch_meta

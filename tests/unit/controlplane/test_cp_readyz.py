@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 
 from pykubelet.controlplane import server
-from pykubelet.controlplane.cacher import Progress
 from pykubelet.controlplane.server import ControlPlane, Options
+from pykubelet.controlplane.storage.cacher import Progress
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
 from pykubelet.controlplane.storage.etcdserver import EtcdServer, free_port
 

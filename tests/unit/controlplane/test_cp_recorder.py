@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pykubelet.controlplane.cacher import Cacher
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.events import EventStrategy
 from pykubelet.controlplane.registry.resources import EVENTS
 from pykubelet.controlplane.registry.store import Registry
+from pykubelet.controlplane.storage.cacher import Cacher
 from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 

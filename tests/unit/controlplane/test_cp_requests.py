@@ -7,7 +7,7 @@ import pytest
 
 from pykubelet.controlplane.apiserver.protobuf import MAGIC, ProtobufError, decode_object
 from pykubelet.controlplane.apiserver.requestinfo import parse_bool, parse_request_info
-from pykubelet.controlplane.cacher import (
+from pykubelet.controlplane.storage.cacher import (
     ADDED,
     DELETED,
     MODIFIED,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykubelet.controlplane.apiserver.selectors import (
+from pykubelet.controlplane.registry.selectors import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,

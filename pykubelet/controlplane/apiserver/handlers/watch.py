@@ -21,8 +21,10 @@ from aiohttp import web
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import tables
-from pykubelet.controlplane.cacher import Attrs, Entry, TooOldError, Watcher
-from pykubelet.controlplane.registry.store import GenericStore
+from pykubelet.controlplane.apiserver.handlers.rest import int64_param
+from pykubelet.controlplane.apiserver.negotiation import wants_table
+from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
+from pykubelet.controlplane.registry.store import Attrs, Entry, GenericStore, Watcher
 
 MIN_TIMEOUT_S = 1800  # kube-apiserver's --min-request-timeout: watches end in [1x, 2x)
 
@@ -62,10 +64,7 @@ class WatchStream:
     def _format(self, kind: str, entry: Entry) -> bytes:
         if self.table is None:
             # one encoding per event, however many watchers send it
-            line = entry.cache.get(kind)
-            if line is None:
-                line = entry.cache[kind] = _event_line(kind, entry.data)
-            return bytes(line)
+            return bytes(entry.derived(kind, lambda: _event_line(kind, entry.data)))
         api_version, include = self.table
         t = tables.table(self.store.info.kind, [entry], entry.rev, include,
                          headers=not self._headers_sent)
@@ -80,39 +79,11 @@ class WatchStream:
         return _event_line("BOOKMARK", orjson.dumps(obj))
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
-        cache = self.store.cache
-        cacher = self.store.registry.cacher
-        rv = self.resource_version
-        if rv not in ("", "0"):
-            try:
-                want = int(rv)
-            except ValueError:
-                raise errors.bad_request(f"invalid resource version {rv!r}") from None
-            if want > cacher.rev:
-                try:
-                    await cacher.wait_for(want)
-                except Exception:
-                    raise errors.timeout(
-                        f"Too large resource version: {want}, current: {cacher.rev}") from None
-        watcher = Watcher(self.namespace, self.predicate, lambda w: cache.watchers.discard(w))
-        initial: list[bytes] = []
-        expired: errors.StatusError | None = None
-        # subscribe and take the starting point in one step: nothing falls in between
-        if rv in ("", "0"):
-            for entry in cache.select(self.namespace, self.predicate):
-                initial.append(self._format("ADDED", entry))
-            watcher.last_rev = cacher.rev
-        else:
-            try:
-                past = cache.events_since(int(rv))
-            except TooOldError as exc:
-                expired = errors.expired(str(exc))
-                past = []
-            for ev in past:
-                watcher.offer(ev)
-            watcher.last_rev = max(int(rv), watcher.last_rev)
-        if expired is None:
-            cache.watchers.add(watcher)
+        watcher = await self.store.watch(self.namespace, self.predicate,
+                                         self.resource_version)
+        expired = errors.expired(str(watcher.error)) if watcher.error is not None else None
+        initial = [self._format("ADDED", entry) for entry in watcher.initial]
+        watcher.initial = []
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
@@ -135,7 +106,6 @@ class WatchStream:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         next_bookmark = loop.time() + self.bookmark_interval
-        cacher = self.store.registry.cacher
         while True:
             now = loop.time()
             if now >= deadline:
@@ -149,7 +119,7 @@ class WatchStream:
                 item = await asyncio.wait_for(watcher.queue.get(), wait)
             except TimeoutError:
                 if self.bookmarks and loop.time() >= next_bookmark:
-                    rev = cacher.rev if watcher.queue.empty() else watcher.last_rev
+                    rev = self.store.revision if watcher.queue.empty() else watcher.last_rev
                     await resp.write(self._bookmark(rev))
                     next_bookmark = loop.time() + self.bookmark_interval
                 continue
@@ -163,3 +133,26 @@ class WatchStream:
                     return
                 out.append(self._format(*nxt))
             await resp.write(b"".join(out))
+
+
+async def serve_watch(request: web.Request, store: GenericStore, namespace: str | None,
+                      predicate: Callable[[Attrs], bool], info: RequestInfo,
+                      bookmark_interval: float) -> web.StreamResponse:
+    """A watch request's options (timeoutSeconds, allowWatchBookmarks, a Table's
+    includeObject, the legacy /watch/.../NAME form), then its stream."""
+    q = request.query
+    if info.name:  # the legacy /watch/.../name form
+        name = info.name
+        inner = predicate
+        predicate = lambda a: a.name == name and inner(a)  # noqa: E731
+    timeout = (float(int64_param(q["timeoutSeconds"], "timeoutSeconds"))
+               if q.get("timeoutSeconds") else None)
+    try:
+        bookmarks = bool(parse_bool(q.get("allowWatchBookmarks")))
+    except ValueError:
+        raise errors.bad_request("invalid allowWatchBookmarks") from None
+    table_version = wants_table(request.headers.get("Accept", ""))
+    table = (table_version, q.get("includeObject", "Metadata")) if table_version else None
+    stream = WatchStream(store, namespace, predicate, q.get("resourceVersion", ""), timeout,
+                         bookmarks, bookmark_interval, table)
+    return await stream.serve(request)

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from pykubelet.controlplane.storage import (
+from pykubelet.controlplane.storage.interface import (
     CompactedError,
     Event,
     KeyValue,
@@ -93,6 +93,14 @@ class Entry:
         parsed: dict[str, Any] = orjson.loads(self.data)
         return parsed
 
+    def derived(self, key: str, make: Callable[[], Any]) -> Any:
+        """A view of this entry made once and kept (a watch event's line, a Table row),
+        as upstream's cachingObject serializes an event once for every watcher."""
+        value = self.cache.get(key)
+        if value is None:
+            value = self.cache[key] = make()
+        return value
+
 
 @dataclass(frozen=True, slots=True)
 class CachedEvent:
@@ -131,6 +139,12 @@ class Watcher:
         self._on_close = on_close
         self.closed = False
         self.last_rev = 0
+        # what a watch without a revision sends first, as ADDED events (kept apart from
+        # the queue: a list of any size is not "falling behind")
+        self.initial: list[Entry] = []
+        # a watch from a revision the cache no longer holds: this error is all it sends
+        # (upstream's newErrWatcher)
+        self.error: TooOldError | None = None
 
     def _passes(self, e: Entry | None) -> bool:
         if e is None:
@@ -190,9 +204,11 @@ class ResourceCache:
     """The cache of one resource (one key prefix of the store)."""
 
     def __init__(self, prefix: str, attrs_fn: AttrsFn, ring_size: int = DEFAULT_RING,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 current_rev: Callable[[], int] = lambda: 0) -> None:
         self.prefix = prefix
         self.clock = clock
+        self.current_rev = current_rev  # the cacher's revision (every resource's)
         self.attrs_fn = attrs_fn
         self.entries: dict[str, Entry] = {}
         self.ring: deque[CachedEvent] = deque()
@@ -331,6 +347,30 @@ class ResourceCache:
         out.sort(key=lambda e: e.key)
         return out
 
+    def watch(self, namespace: str | None, predicate: Callable[[Attrs], bool],
+              since: int | None) -> Watcher:
+        """A new watcher (the cacher's Watch). With ``since`` None it starts with every
+        matching live object (``initial``) and follows from the current revision; else it
+        replays the ring's events after ``since`` first. Subscribing and taking the starting
+        point are one step, so nothing falls in between. A revision the ring no longer
+        covers gives a closed watcher that carries only the TooOldError (410)."""
+        watcher = Watcher(namespace, predicate, self.watchers.discard)
+        if since is None:
+            watcher.initial = list(self.select(namespace, predicate))
+            watcher.last_rev = self.current_rev()
+        else:
+            try:
+                past = self.events_since(since)
+            except TooOldError as exc:
+                watcher.error = exc
+                watcher.closed = True
+                return watcher
+            for ev in past:
+                watcher.offer(ev)
+            watcher.last_rev = max(since, watcher.last_rev)
+        self.watchers.add(watcher)
+        return watcher
+
     def events_since(self, rev: int) -> list[CachedEvent]:
         """The ring's events after ``rev``; TooOldError when some may be gone."""
         if rev < self.floor:
@@ -359,7 +399,7 @@ class Cacher:
 
     def register(self, prefix: str, attrs_fn: AttrsFn,
                  ring_size: int = DEFAULT_RING) -> ResourceCache:
-        cache = ResourceCache(prefix, attrs_fn, ring_size)
+        cache = ResourceCache(prefix, attrs_fn, ring_size, current_rev=lambda: self.rev)
         self.resources[prefix] = cache
         return cache
 

@@ -1,0 +1,24 @@
+"""PATCH (kube-apiserver's handlers/patch.go): the three patch types the registry applies
+(JSON, merge, strategic merge); any other Content-Type, server-side apply included, is
+415 before the body is read."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiserver.handlers.rest import read_body, written
+from pykubelet.controlplane.registry.patch import APPLY_PATCH, PATCH_TYPES
+from pykubelet.controlplane.registry.store import Context, GenericStore
+from pykubelet.controlplane.registry.strategy import Strategy
+
+
+async def patch_resource(request: web.Request, store: GenericStore, ctx: Context,
+                         namespace: str, name: str, strategy: Strategy | None = None
+                         ) -> web.Response:
+    ctype = request.content_type
+    if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+        raise errors.unsupported_media_type(ctype)
+    body = await read_body(request, patch=True)
+    result = await store.patch(ctx, namespace, name, ctype, body, strategy)
+    return written(request, store, result, 200, ctx)

@@ -1,0 +1,37 @@
+"""The served resources' storage, installed in one place (as kube-apiserver's
+controlplane instance installs each group's REST storage): one strategy per resource of
+:data:`~pykubelet.controlplane.registry.resources.ALL`, over one store and one watch
+cache, with the default admission chain. The control plane and the registry's own tests
+build the same registry here."""
+
+from __future__ import annotations
+
+from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
+from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.events import EventStrategy
+from pykubelet.controlplane.registry.leases import LeaseStrategy
+from pykubelet.controlplane.registry.namespaces import NamespaceStrategy
+from pykubelet.controlplane.registry.nodes import NodeStrategy
+from pykubelet.controlplane.registry.pdbs import PDBStrategy
+from pykubelet.controlplane.registry.pods import PodStrategy
+from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
+from pykubelet.controlplane.registry.store import Registry
+from pykubelet.controlplane.registry.strategy import Strategy
+from pykubelet.controlplane.storage import Storage
+from pykubelet.controlplane.storage.cacher import DEFAULT_RING, Cacher
+
+STRATEGIES: tuple[type[Strategy], ...] = (
+    PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
+    SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy,
+)
+
+
+def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAULT_RING
+                 ) -> Registry:
+    """Every served resource's store over ``storage`` and ``cacher`` (start the cacher
+    after this: it loads the resources registered here)."""
+    registry = Registry(storage, cacher)
+    for strategy in STRATEGIES:
+        registry.add(strategy(), watch_cache_size)
+    registry.admission = list(DEFAULT_PLUGINS)
+    return registry
