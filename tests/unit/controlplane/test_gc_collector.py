@@ -196,3 +196,47 @@ def test_unknown_owner_kind_is_retried_with_back_off(caplog: pytest.LogCaptureFi
         run(t)
     assert any("default/dep" in r.getMessage() and "Widget" in r.getMessage()
                for r in caplog.records)
+
+
+def test_idle_collector_does_no_work() -> None:
+    """Watch-driven: after the initial list, nothing is handled until something changes
+    (no polling), and an unrelated write handles nothing either."""
+    async def t(registry: Registry, collector: GarbageCollector) -> None:
+        calls: list[str] = []
+        handle = collector.process_delete
+
+        async def counted(uid: str) -> None:
+            calls.append(uid)
+            await handle(uid)
+        collector.process_delete = counted  # type: ignore[method-assign]
+        owner = await create(registry, cm("owner"))
+        await create(registry, cm("dep", owner_ref(owner)))
+        await eventually(lambda: len(calls) == 1)
+        await asyncio.sleep(0.3)
+        await create(registry, cm("unrelated"))
+        await asyncio.sleep(0.2)
+        assert calls == [registry.store(CONFIGMAPS).get(NS, "dep").obj()["metadata"]["uid"]]
+    run(t)
+
+
+def test_work_queue_back_off_and_metrics() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from pykubelet.controlplane.workqueue import WorkQueue, WorkqueueMetrics
+
+    async def main() -> None:
+        reg = CollectorRegistry()
+        q = WorkQueue("q", base=0.01, cap=0.04, metrics=WorkqueueMetrics(reg))
+        q.add("a")
+        q.add("a")  # queued once
+        assert len(q) == 1
+        assert reg.get_sample_value("workqueue_adds_total", {"name": "q"}) == 1
+        assert reg.get_sample_value("workqueue_depth", {"name": "q"}) == 1
+        assert await q.get() == "a"
+        assert reg.get_sample_value("workqueue_depth", {"name": "q"}) == 0
+        assert [q.add_rate_limited("a") for _ in range(4)] == [0.01, 0.02, 0.04, 0.04]
+        assert reg.get_sample_value("workqueue_retries_total", {"name": "q"}) == 4
+        assert await asyncio.wait_for(q.get(), 1) == "a"
+        q.forget("a")
+        assert q.add_rate_limited("a") == 0.01
+    asyncio.run(main())

@@ -24,6 +24,7 @@ from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.registry.gcpolicy import FINALIZER_ORPHAN
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
+from pykubelet.controlplane.workqueue import BASE_DELAY_S, WorkQueue, WorkqueueMetrics
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.registry.store import Registry
@@ -33,8 +34,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 COMPONENT = "garbage-collector-controller"
-BASE_DELAY_S = 0.005  # workqueue.DefaultControllerRateLimiter's per-item back-off
-MAX_DELAY_S = 1000.0
 
 
 class RetryError(Exception):
@@ -42,52 +41,19 @@ class RetryError(Exception):
     that failed): retried with back-off."""
 
 
-class WorkQueue:
-    """A rate-limited work queue of uids: an item queued twice is handled once, a failed
-    one comes back after a delay doubling with each failure (forgotten on success)."""
-
-    def __init__(self, name: str, base: float = BASE_DELAY_S, cap: float = MAX_DELAY_S
-                 ) -> None:
-        self.name = name
-        self.base, self.cap = base, cap
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
-        self._queued: set[str] = set()
-        self.failures: dict[str, int] = {}
-
-    def add(self, key: str) -> None:
-        if key not in self._queued:
-            self._queued.add(key)
-            self._queue.put_nowait(key)
-
-    def add_rate_limited(self, key: str) -> float:
-        n = self.failures.get(key, 0)
-        self.failures[key] = n + 1
-        delay: float = min(self.cap, self.base * 2.0 ** n)
-        asyncio.get_running_loop().call_later(delay, self.add, key)
-        return delay
-
-    def forget(self, key: str) -> None:
-        self.failures.pop(key, None)
-
-    async def get(self) -> str:
-        key = await self._queue.get()
-        self._queued.discard(key)
-        return key
-
-    def __len__(self) -> int:
-        return self._queue.qsize()
-
-
 def _group(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 
 class GarbageCollector:
-    def __init__(self, registry: Registry, base_delay: float = BASE_DELAY_S) -> None:
+    def __init__(self, registry: Registry, base_delay: float = BASE_DELAY_S,
+                 metrics: WorkqueueMetrics | None = None) -> None:
         self.registry = registry
         self.graph = Graph()
-        self.attempt_to_delete = WorkQueue("garbage_collector_attempt_to_delete", base_delay)
-        self.attempt_to_orphan = WorkQueue("garbage_collector_attempt_to_orphan", base_delay)
+        self.attempt_to_delete = WorkQueue("garbage_collector_attempt_to_delete", base_delay,
+                                           metrics=metrics)
+        self.attempt_to_orphan = WorkQueue("garbage_collector_attempt_to_orphan", base_delay,
+                                           metrics=metrics)
         self.recorder = EventRecorder(registry, COMPONENT)
         self._reported: set[tuple[str, str]] = set()
         self._by_prefix: dict[str, GenericStore] = {}
@@ -337,7 +303,7 @@ class GarbageCollector:
 
 
 async def run_garbage_collector(cp: ControlPlane) -> None:
-    collector = GarbageCollector(cp.registry)
+    collector = GarbageCollector(cp.registry, metrics=cp.metrics.workqueue)
     collector.start()
     try:
         await collector.run()
