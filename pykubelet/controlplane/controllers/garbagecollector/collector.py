@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 COMPONENT = "garbage-collector-controller"
+# what an update must mention for the collector to look at it (the rest, most status
+# updates, pass without being decoded)
+_MARKERS = (b'"ownerReferences"', b'"deletionTimestamp"')
 
 
 class RetryError(Exception):
@@ -84,6 +87,9 @@ class GarbageCollector:
             self._stores()
             if cache.prefix not in self._by_prefix:
                 return
+        if ev.type != DELETED and ev.prev is not None and not any(
+                marker in e.data for e in (ev.entry, ev.prev) for marker in _MARKERS):
+            return  # an update that names no owner and deletes nothing: the graph holds
         obj = ev.entry.obj()
         if ev.type == DELETED:
             self._gone(obj)
