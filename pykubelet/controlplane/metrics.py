@@ -34,6 +34,7 @@ from prometheus_client import (
 
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_request_info
 from pykubelet.controlplane.registry.resources import group_versions, lookup
+from pykubelet.controlplane.workqueue import WorkqueueMetrics
 from pysched.metrics import SchedulerMetrics
 
 COMPONENT = "apiserver"
@@ -135,6 +136,7 @@ class ControlPlaneMetrics:
             "version, resource, subresource, scope and component.",
             _LABELS, buckets=REQUEST_BUCKETS, registry=self.registry)
         self.scheduler = SchedulerMetrics(registry=self.registry)
+        self.workqueue = WorkqueueMetrics(self.registry)  # the controllers' queues
         register_process_metrics(self.registry)
 
     def observe_request(self, method: str, path: str, code: int, seconds: float) -> None:

@@ -1,6 +1,7 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
-namespace deletion, disruption budgets, event expiry and store compaction. Each is a
-coroutine over the control plane, run (and restarted if it fails) by the server."""
+namespace deletion, disruption budgets, garbage collection by ownerReferences, event
+expiry and store compaction. Each is a coroutine over the control plane, run (and
+restarted if it fails) by the server."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
+    from pykubelet.controlplane.controllers.garbagecollector.collector import (
+        run_garbage_collector,
+    )
     from pykubelet.controlplane.controllers.leaderelection import (
         CONTROLLERS_LEASE,
         SCHEDULER_LEASE,
@@ -30,7 +34,8 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
-                                 run_disruption_controller, run_event_expiry]
+                                 run_disruption_controller, run_garbage_collector,
+                                 run_event_expiry]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler

@@ -32,6 +32,7 @@ from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
 from pykubelet.api.machinery.timeutil import later, now, rfc3339
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.registry.gcpolicy import deletion_finalizers
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.patch import (
@@ -118,6 +119,7 @@ class DeleteOptions:
     resource_version: str | None = None
     dry_run: bool = False
     propagation_policy: str | None = None
+    orphan_dependents: bool | None = None  # the legacy field Orphan replaced
 
     @classmethod
     def from_dict(cls, d: Obj | None, path: str = "") -> DeleteOptions:
@@ -131,7 +133,8 @@ class DeleteOptions:
             ) from None
         pre = d.get("preconditions") or {}
         options = cls(d.get("gracePeriodSeconds"), pre.get("uid"), pre.get("resourceVersion"),
-                      "All" in (d.get("dryRun") or []), d.get("propagationPolicy"))
+                      "All" in (d.get("dryRun") or []), d.get("propagationPolicy"),
+                      d.get("orphanDependents"))
         if d.get("orphanDependents") is not None and options.propagation_policy is not None:
             options.invalid(f"propagationPolicy: Invalid value: "
                             f"{quote(options.propagation_policy)}: orphanDependents and "
@@ -185,6 +188,13 @@ def _meta(obj: Obj) -> Obj:
         meta = {}
         obj["metadata"] = meta
     return meta
+
+
+def _set_finalizers(obj: Obj, finalizers: list[str]) -> None:
+    if finalizers:
+        _meta(obj)["finalizers"] = finalizers
+    else:
+        _meta(obj).pop("finalizers", None)
 
 
 class Registry:
@@ -587,12 +597,22 @@ class GenericStore:
                     f"{options.resource_version}, ResourceVersion in meta: {cur.rev}")
             await self._admit("DELETE", old, None, ctx)
             grace = self.strategy.grace_period(old, options.grace_period_seconds)
-            finalizers = bool(om.get("finalizers")) or self._pending_finalizers(old)
+            # the garbage collector's finalizers this delete asks for (None: unchanged)
+            gc_finalizers = deletion_finalizers(
+                om.get("finalizers") or [], options.propagation_policy,
+                options.orphan_dependents, self.strategy.garbage_collection_policy)
+            finalizers = bool(om.get("finalizers") if gc_finalizers is None
+                              else gc_finalizers) or self._pending_finalizers(old)
             new: Obj | None = None
             t = now()
             if om.get("deletionTimestamp"):
                 if not finalizers and grace == 0:
                     new = None  # delete now
+                elif gc_finalizers is not None and not om.get("deletionGracePeriodSeconds"):
+                    # no graceful deletion pending: the options may still change the
+                    # collector's finalizers (BeforeDelete, then the finalizers' update)
+                    new = copy.deepcopy(old)
+                    _set_finalizers(new, gc_finalizers)
                 else:
                     current = om["deletionTimestamp"]
                     wanted = rfc3339(later(t, grace))
@@ -607,6 +627,8 @@ class GenericStore:
                 nm = _meta(new)
                 nm["deletionTimestamp"] = rfc3339(later(t, grace))
                 nm["deletionGracePeriodSeconds"] = grace
+                if gc_finalizers is not None:
+                    _set_finalizers(new, gc_finalizers)
                 self.strategy.begin_deletion(new)
             if ctx.dry_run or options.dry_run:
                 return (new if new is not None else old), new is None

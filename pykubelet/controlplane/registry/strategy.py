@@ -15,6 +15,7 @@ from pykubelet.api.errors import DecodeError
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
 from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
+from pykubelet.controlplane.registry.gcpolicy import DELETE_DEPENDENTS
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
 from pykubelet.controlplane.storage.cacher import Attrs
@@ -55,6 +56,10 @@ class Strategy:
     has_status = False
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
+    # what a delete without a propagation policy does to dependents
+    # (GarbageCollectionDeleteStrategy; upstream's batch/v1 Jobs and v1 ReplicationControllers
+    # orphan, for compatibility)
+    garbage_collection_policy = DELETE_DEPENDENTS
 
     @property
     def kind(self) -> Kind[Any]:

@@ -135,7 +135,7 @@ async def read_body(request: web.Request, patch: bool = False,
 
 async def delete_options(request: web.Request) -> DeleteOptions:
     """DeleteOptions from the body, with the query's gracePeriodSeconds,
-    propagationPolicy and dryRun over it."""
+    orphanDependents, propagationPolicy and dryRun over it."""
     raw = await request.read()
     body: Any = None
     if raw:
@@ -148,6 +148,8 @@ async def delete_options(request: web.Request) -> DeleteOptions:
     if "gracePeriodSeconds" in q:
         options.grace_period_seconds = int64_param(q["gracePeriodSeconds"],
                                                    "gracePeriodSeconds")
+    if "orphanDependents" in q:
+        options.orphan_dependents = q["orphanDependents"] == "true"
     if "propagationPolicy" in q:
         options.propagation_policy = q["propagationPolicy"]
         options.validate()
