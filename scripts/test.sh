@@ -27,4 +27,8 @@ cd "$here"
 .venv/bin/python -m mypy -p pycni
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two workers (pytest-xdist): most tests wait on processes, not the CPU. Each xdist_group
+# runs whole on one worker (tests/conftest.py: a unit test file, or a set of root tests
+# that share host names and subnets); PYKUBE_TEST_WORKERS=0 runs everything in this process.
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n "${PYKUBE_TEST_WORKERS:-2}" \
+  --dist loadgroup "$@"
