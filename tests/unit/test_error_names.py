@@ -5,7 +5,6 @@ error and pysched's invalid requirement. These names are each defined once now."
 from __future__ import annotations
 
 import ast
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-@cache
-def _all_class_definitions() -> tuple[tuple[str, str], ...]:
-    """(class name, file) of every class the project defines: the tree is read once a run."""
-    return tuple((node.name, str(p.relative_to(REPO)))
-                 for top in ("pycni", "pykubelet", "pysched")
-                 for p in sorted((REPO / top).rglob("*.py"))
-                 for node in ast.walk(ast.parse(p.read_text()))
-                 if isinstance(node, ast.ClassDef))
-
-
 def _class_definitions(name: str) -> list[str]:
-    return [path for defined, path in _all_class_definitions() if defined == name]
+    return [str(p.relative_to(REPO))
+            for top in ("pycni", "pykubelet", "pysched")
+            for p in sorted((REPO / top).rglob("*.py"))
+            for node in ast.walk(ast.parse(p.read_text()))
+            if isinstance(node, ast.ClassDef) and node.name == name]
 
 
 @pytest.mark.parametrize("name", ["APIError", "QuantityError", "SelectorError",

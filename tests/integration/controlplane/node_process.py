@@ -35,6 +35,18 @@ def join_args(cp: ControlPlaneProcess) -> dict[str, str]:
             "caCertHash": args["--ca-cert-hash"]}
 
 
+def _terminate(pid: int, timeout: float = 10.0) -> None:
+    """SIGTERM ``pid`` and wait for it to go (SIGKILL after ``timeout``): what it leaves
+    is only cleaned up once it can no longer touch it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+
+
 @dataclass
 class NodeProcess:
     base: Path
@@ -100,6 +112,34 @@ class NodeProcess:
             self.proc.wait(10)
             self.proc = None
 
+    def release_sandboxes(self) -> list[str]:
+        """Undo what the node's runtime made for the sandboxes it still checkpoints, once no
+        runtime is there to do it (an agent and runtime that died before the node became
+        Ready leave them): CNI DEL of each attachment libcni's cache records (as the
+        runtime's own orphan collection does), the cached results removed, the netns pin
+        unmounted and deleted. Returns the sandbox ids it found."""
+        from pykubelet.runtime import netns
+        from pykubelet.runtime.podnet import PodNetwork
+        from pykubelet.runtime.sandbox import CHECKPOINT, decode_checkpoint
+
+        network = PodNetwork(str(self.base / "net.d"), ["/usr/lib/cni"], CNI_CACHE_DIR)
+        found = []
+        for checkpoint in sorted(self.base.rglob(CHECKPOINT)):
+            sandbox_id = checkpoint.parent.name
+            found.append(sandbox_id)
+            with contextlib.suppress(Exception):
+                network.detach_cached(sandbox_id)
+            for f in Path(CNI_CACHE_DIR, "results").glob(f"*-{sandbox_id}-*"):
+                f.unlink(missing_ok=True)
+            try:
+                info = decode_checkpoint(checkpoint.read_bytes())
+            except (OSError, ValueError):
+                continue
+            with contextlib.suppress(OSError):
+                netns.unpin(netns.PinnedNamespaces(net=info.netns_path, ipc=info.ipc_ns_path,
+                                                   uts=info.uts_ns_path))
+        return found
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -162,43 +202,3 @@ class NodeProcess:
         for m in sorted(mounts, key=len, reverse=True):
             subprocess.run(["umount", "-l", m], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
-
-    def release_sandboxes(self) -> list[str]:
-        """Undo what the node's runtime made for the sandboxes it still checkpoints, once no
-        runtime is there to do it (an agent and runtime that died before the node became
-        Ready leave them): CNI DEL of each attachment libcni's cache records (as the
-        runtime's own orphan collection does), the cached results removed, the netns pin
-        unmounted and deleted. Returns the sandbox ids it found."""
-        from pykubelet.runtime import netns
-        from pykubelet.runtime.podnet import PodNetwork
-        from pykubelet.runtime.sandbox import CHECKPOINT, decode_checkpoint
-
-        network = PodNetwork(str(self.base / "net.d"), ["/usr/lib/cni"], CNI_CACHE_DIR)
-        found = []
-        for checkpoint in sorted(self.base.rglob(CHECKPOINT)):
-            sandbox_id = checkpoint.parent.name
-            found.append(sandbox_id)
-            with contextlib.suppress(Exception):
-                network.detach_cached(sandbox_id)
-            for f in Path(CNI_CACHE_DIR, "results").glob(f"*-{sandbox_id}-*"):
-                f.unlink(missing_ok=True)
-            try:
-                info = decode_checkpoint(checkpoint.read_bytes())
-            except (OSError, ValueError):
-                continue
-            with contextlib.suppress(OSError):
-                netns.unpin(netns.PinnedNamespaces(net=info.netns_path, ipc=info.ipc_ns_path,
-                                                   uts=info.uts_ns_path))
-        return found
-
-
-def _terminate(pid: int, timeout: float = 10.0) -> None:
-    """SIGTERM ``pid`` and wait for it to go (SIGKILL after ``timeout``): what it leaves
-    is only cleaned up once it can no longer touch it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            os.kill(pid, 0)
-            time.sleep(0.1)
-        os.kill(pid, signal.SIGKILL)
