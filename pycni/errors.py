@@ -8,7 +8,9 @@ type (or ``code``) whichever side raised it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class CNIError(Exception):

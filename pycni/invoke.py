@@ -23,9 +23,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
 
 from pycni.errors import (
     CNIError,
@@ -37,6 +35,11 @@ from pycni.errors import (
 )
 from pycni.skel import CmdArgs, Plugin, dispatch
 from pycni.spec import SPEC_VERSION, Result
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 LAUNCHER_MARKER = "# pycni-launcher: "
 """First lines of an executable written by ``pycni install``: ``# pycni-launcher: <module>``."""

@@ -6,17 +6,22 @@ on this thread; it always switches back, even on error. Netlink sockets keep the
 namespace they were created in, so the usual pattern is to open a socket inside
 the block and use it after.
 
-Only ctypes and os: this module is imported by the exec'd plugins, where every
-millisecond of import time counts.
+Only os and errno at import: this module is imported by the exec'd plugins, where every
+millisecond of import time counts. :func:`entered` is a small class rather than a
+``contextlib.contextmanager`` (contextlib and the collections it imports are ~4 ms), and
+libc is reached through ctypes only when a call needs it: ``os.setns`` where Python has
+it (3.12), ctypes for the rest.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    import ctypes
+    from types import TracebackType
 
 CLONE_NEWNET = 0x40000000
 MS_BIND = 4096
@@ -37,18 +42,25 @@ class NotANetNS(Exception):
 def _c() -> ctypes.CDLL:
     global _libc
     if _libc is None:
+        import ctypes
+
         _libc = ctypes.CDLL(None, use_errno=True)
     return _libc
 
 
 def _check(ret: int, what: str) -> None:
     if ret != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 def setns(fd: int, nstype: int = CLONE_NEWNET) -> None:
     """Move the calling thread into the namespace behind ``fd``."""
+    if hasattr(os, "setns"):  # Python 3.12+: no ctypes
+        os.setns(fd, nstype)
+        return
     _check(_c().setns(fd, nstype), "setns")
 
 
@@ -65,27 +77,45 @@ def current_netns_fd() -> int:
     return os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
 
 
-@contextmanager
-def entered(path: str) -> Iterator[None]:
-    """Run the block with this thread in the netns at ``path``; always switch back."""
-    target = open_netns(path)
-    try:
-        orig = current_netns_fd()
+class _Entered:
+    """The with-statement of :func:`entered`: fds on the target and on the thread's own
+    netns are held for the block, and both closed after switching back."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._target = -1
+        self._orig = -1
+
+    def __enter__(self) -> None:
+        target = open_netns(self.path)
         try:
+            orig = current_netns_fd()
             try:
                 setns(target)
             except OSError as exc:
+                os.close(orig)
                 if exc.errno == errno.EINVAL:
-                    raise NotANetNS(f'"{path}" is not a network namespace') from exc
+                    raise NotANetNS(f'"{self.path}" is not a network namespace') from exc
                 raise
+        except BaseException:
+            os.close(target)
+            raise
+        self._target, self._orig = target, orig
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
             try:
-                yield
+                setns(self._orig)
             finally:
-                setns(orig)
+                os.close(self._orig)
         finally:
-            os.close(orig)
-    finally:
-        os.close(target)
+            os.close(self._target)
+
+
+def entered(path: str) -> _Entered:
+    """Run the block with this thread in the netns at ``path``; always switch back."""
+    return _Entered(path)
 
 
 def same_netns(path: str) -> bool:

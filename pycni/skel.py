@@ -15,9 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
 
 from pycni.errors import (
     CNIError,
@@ -31,12 +28,18 @@ from pycni.spec import (
     SPEC_VERSION,
     SUPPORTED_VERSIONS,
     NetConf,
+    Record,
     Result,
     decode_json_object,
     parse_netconf,
     parse_version,
     version_at_least,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, NoReturn
 
 COMMANDS = ("ADD", "DEL", "CHECK", "VERSION", "STATUS", "GC")
 
@@ -50,16 +53,30 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass
-class CmdArgs:
-    command: str  # ADD, DEL, CHECK, VERSION, STATUS, GC
-    container_id: str
-    netns: str
-    ifname: str
-    args: str  # CNI_ARGS, "K=V;K2=V2"
-    path: list[str]  # CNI_PATH split on ':'
-    stdin_data: bytes
-    _netconf: NetConf | None = field(default=None, init=False, repr=False, compare=False)
+class CmdArgs(Record):
+    """One call's arguments (skel.CmdArgs); the parsed config is cached, not compared."""
+
+    __slots__ = (
+        "_netconf",
+        "args",
+        "command",
+        "container_id",
+        "ifname",
+        "netns",
+        "path",
+        "stdin_data",
+    )
+
+    def __init__(self, command: str, container_id: str, netns: str, ifname: str, args: str,
+                 path: list[str], stdin_data: bytes) -> None:
+        self.command = command  # ADD, DEL, CHECK, VERSION, STATUS, GC
+        self.container_id = container_id
+        self.netns = netns
+        self.ifname = ifname
+        self.args = args  # CNI_ARGS, "K=V;K2=V2"
+        self.path = path  # CNI_PATH split on ':'
+        self.stdin_data = stdin_data
+        self._netconf: NetConf | None = None
 
     def netconf(self) -> NetConf:
         """The parsed stdin config (parsed once)."""
@@ -91,18 +108,24 @@ class CmdArgs:
         }
 
 
-@dataclass
-class Plugin:
+class Plugin(Record):
     """What every plugin module exposes as ``PLUGIN``."""
 
-    name: str  # "pycni-bridge"
-    add: Callable[[CmdArgs], Result]
-    delete: Callable[[CmdArgs], None]
-    check: Callable[[CmdArgs], None]
-    status: Callable[[CmdArgs], None] | None = None
-    versions: tuple[str, ...] = SUPPORTED_VERSIONS
-    about: str = ""
-    gc: Callable[[CmdArgs], None] | None = None
+    __slots__ = ("about", "add", "check", "delete", "gc", "name", "status", "versions")
+
+    def __init__(self, name: str, add: Callable[[CmdArgs], Result],
+                 delete: Callable[[CmdArgs], None], check: Callable[[CmdArgs], None],
+                 status: Callable[[CmdArgs], None] | None = None,
+                 versions: tuple[str, ...] = SUPPORTED_VERSIONS, about: str = "",
+                 gc: Callable[[CmdArgs], None] | None = None) -> None:
+        self.name = name  # "pycni-bridge"
+        self.add = add
+        self.delete = delete
+        self.check = check
+        self.status = status
+        self.versions = versions
+        self.about = about
+        self.gc = gc
 
 
 def args_from_env(environ: Mapping[str, str], stdin: bytes) -> CmdArgs:

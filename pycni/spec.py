@@ -5,14 +5,17 @@ had (0.1.0/0.2.0 ``ip4``/``ip6``; 0.3.x/0.4.0 ``ips`` with ``version``; 1.0.0+
 ``ips`` without it) into one :class:`Result`, and written back in the format of
 whatever cniVersion the caller asks for, as the reference ``types`` package
 converts results.
+
+The types are plain classes with ``__slots__`` (constructor, equality and repr written
+out, compared field by field as a dataclass is), not dataclasses: the exec'd plugins
+import this module at every start, and ``dataclasses`` brings inspect, ast, dis and
+tokenize with it (~20 ms of a ~100 ms ADD). ``typing`` is read by the type checker only.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-from dataclasses import dataclass, field
-from typing import Any
 
 from pycni.errors import DecodingFailure, IncompatibleVersion, InvalidNetworkConfig
 
@@ -28,6 +31,10 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
 )
 LEGACY_VERSIONS = ("0.1.0", "0.2.0")
 IPS_WITH_VERSION = ("0.3.0", "0.3.1", "0.4.0")
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import Any
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
@@ -122,14 +129,40 @@ def parse_ip_network(value: Any, where: str) -> IPNetwork:
 # --- result types ------------------------------------------------------------------------
 
 
-@dataclass
-class Interface:
-    name: str
-    mac: str = ""
-    mtu: int | None = None
-    sandbox: str = ""
-    socket_path: str = ""
-    pci_id: str = ""
+class Record:
+    """Equality and repr over ``__slots__``, in declaration order, as a dataclass has them
+    over its fields; a slot named with a leading underscore is a cache, neither compared
+    nor shown. Unhashable, as a dataclass with eq and without frozen is."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> list[tuple[str, object]]:
+        return [(name, getattr(self, name)) for name in self.__slots__ if name[0] != "_"]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Record)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self._fields())
+        return f"{type(self).__qualname__}({shown})"
+
+
+class Interface(Record):
+    __slots__ = ("mac", "mtu", "name", "pci_id", "sandbox", "socket_path")
+
+    def __init__(self, name: str, mac: str = "", mtu: int | None = None, sandbox: str = "",
+                 socket_path: str = "", pci_id: str = "") -> None:
+        self.name = name
+        self.mac = mac
+        self.mtu = mtu
+        self.sandbox = sandbox
+        self.socket_path = socket_path
+        self.pci_id = pci_id
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -160,11 +193,14 @@ class Interface:
         )
 
 
-@dataclass
-class IPConfig:
-    address: IPInterface
-    gateway: IPAddress | None = None
-    interface: int | None = None  # index into Result.interfaces
+class IPConfig(Record):
+    __slots__ = ("address", "gateway", "interface")
+
+    def __init__(self, address: IPInterface, gateway: IPAddress | None = None,
+                 interface: int | None = None) -> None:
+        self.address = address
+        self.gateway = gateway
+        self.interface = interface  # index into Result.interfaces
 
     @property
     def version(self) -> str:
@@ -199,15 +235,19 @@ class IPConfig:
         return cls(address=address, gateway=gateway, interface=interface)
 
 
-@dataclass
-class Route:
-    dst: IPNetwork
-    gw: IPAddress | None = None
-    mtu: int | None = None
-    advmss: int | None = None
-    priority: int | None = None
-    table: int | None = None
-    scope: int | None = None
+class Route(Record):
+    __slots__ = ("advmss", "dst", "gw", "mtu", "priority", "scope", "table")
+
+    def __init__(self, dst: IPNetwork, gw: IPAddress | None = None, mtu: int | None = None,
+                 advmss: int | None = None, priority: int | None = None,
+                 table: int | None = None, scope: int | None = None) -> None:
+        self.dst = dst
+        self.gw = gw
+        self.mtu = mtu
+        self.advmss = advmss
+        self.priority = priority
+        self.table = table
+        self.scope = scope
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dst": str(self.dst)}
@@ -245,12 +285,15 @@ class Route:
         )
 
 
-@dataclass
-class DNS:
-    nameservers: list[str] = field(default_factory=list)
-    domain: str = ""
-    search: list[str] = field(default_factory=list)
-    options: list[str] = field(default_factory=list)
+class DNS(Record):
+    __slots__ = ("domain", "nameservers", "options", "search")
+
+    def __init__(self, nameservers: list[str] | None = None, domain: str = "",
+                 search: list[str] | None = None, options: list[str] | None = None) -> None:
+        self.nameservers: list[str] = [] if nameservers is None else nameservers
+        self.domain = domain
+        self.search: list[str] = [] if search is None else search
+        self.options: list[str] = [] if options is None else options
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -280,13 +323,17 @@ class DNS:
         )
 
 
-@dataclass
-class Result:
-    cni_version: str
-    interfaces: list[Interface] = field(default_factory=list)
-    ips: list[IPConfig] = field(default_factory=list)
-    routes: list[Route] = field(default_factory=list)
-    dns: DNS = field(default_factory=DNS)
+class Result(Record):
+    __slots__ = ("cni_version", "dns", "interfaces", "ips", "routes")
+
+    def __init__(self, cni_version: str, interfaces: list[Interface] | None = None,
+                 ips: list[IPConfig] | None = None, routes: list[Route] | None = None,
+                 dns: DNS | None = None) -> None:
+        self.cni_version = cni_version
+        self.interfaces: list[Interface] = [] if interfaces is None else interfaces
+        self.ips: list[IPConfig] = [] if ips is None else ips
+        self.routes: list[Route] = [] if routes is None else routes
+        self.dns: DNS = DNS() if dns is None else dns
 
     def to_dict(self, cni_version: str | None = None) -> dict[str, Any]:
         """The spec JSON of this result in ``cni_version`` (default: its own)."""
@@ -395,19 +442,35 @@ def _list(d: dict[str, Any], key: str, where: str = "result") -> list[Any]:
 # --- network configuration ---------------------------------------------------------------
 
 
-@dataclass
-class NetConf:
+class NetConf(Record):
     """One plugin's config, as a plugin receives it on stdin."""
 
-    cni_version: str
-    name: str
-    type: str
-    ipam: dict[str, Any] = field(default_factory=dict)
-    dns: DNS | None = None
-    prev_result: Result | None = None
-    runtime_config: dict[str, Any] = field(default_factory=dict)
-    args: dict[str, Any] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "args",
+        "cni_version",
+        "dns",
+        "ipam",
+        "name",
+        "prev_result",
+        "raw",
+        "runtime_config",
+        "type",
+    )
+
+    def __init__(self, cni_version: str, name: str, type: str,
+                 ipam: dict[str, Any] | None = None, dns: DNS | None = None,
+                 prev_result: Result | None = None,
+                 runtime_config: dict[str, Any] | None = None,
+                 args: dict[str, Any] | None = None, raw: dict[str, Any] | None = None) -> None:
+        self.cni_version = cni_version
+        self.name = name
+        self.type = type
+        self.ipam: dict[str, Any] = {} if ipam is None else ipam
+        self.dns = dns
+        self.prev_result = prev_result
+        self.runtime_config: dict[str, Any] = {} if runtime_config is None else runtime_config
+        self.args: dict[str, Any] = {} if args is None else args
+        self.raw: dict[str, Any] = {} if raw is None else raw
 
 
 def _required_str(d: dict[str, Any], key: str) -> str:
@@ -504,15 +567,29 @@ def parse_netconf(data: bytes) -> NetConf:
     )
 
 
-@dataclass
-class NetConfList:
+class NetConfList(Record):
     """A network config list (``.conflist``, or a ``.conf`` turned into a one-plugin list)."""
 
-    cni_version: str
-    name: str
-    plugins: list[dict[str, Any]]
-    disable_check: bool = False
-    raw: dict[str, Any] = field(default_factory=dict)
-    file: str | None = None
-    disable_gc: bool = False
-    source: bytes = b""  # the source JSON, cached by libcni alongside results
+    __slots__ = (
+        "cni_version",
+        "disable_check",
+        "disable_gc",
+        "file",
+        "name",
+        "plugins",
+        "raw",
+        "source",
+    )
+
+    def __init__(self, cni_version: str, name: str, plugins: list[dict[str, Any]],
+                 disable_check: bool = False, raw: dict[str, Any] | None = None,
+                 file: str | None = None, disable_gc: bool = False,
+                 source: bytes = b"") -> None:
+        self.cni_version = cni_version
+        self.name = name
+        self.plugins = plugins
+        self.disable_check = disable_check
+        self.raw: dict[str, Any] = {} if raw is None else raw
+        self.file = file
+        self.disable_gc = disable_gc
+        self.source = source  # the source JSON, cached by libcni alongside results

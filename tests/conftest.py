@@ -1,13 +1,49 @@
 """Suite-wide rules: root tests skip without root, and must not skip in CI; VM tests run
-only when asked for (``-m vm``): they are left out of every other run, not skipped."""
+only when asked for (``-m vm``): they are left out of every other run, not skipped.
+
+Parallel runs (``PYKUBE_TEST_WORKERS=2 scripts/test.sh``: ``pytest -n 2 --dist loadgroup``,
+pytest-xdist): every test gets an ``xdist_group``, and a group runs whole on one worker, in
+file order. A test file without the root marker is its own group (its module fixtures are
+set up once). The root tests are grouped by what they may share on the host: each group
+below owns its own names, subnets and bridges (runtime: rcri<N>/10.94-95; kubelet:
+10.96/10.200; controlplane: kcn<N>/10.97; pycni and the benches: 10.91-93, pckbench0; the
+labs, whose pods all take 10.244/16: lab, e2e and ops), so no two groups collide by name;
+the tests of one group never run at once. Whether the machine has the CPU for two groups'
+timeouts is another matter (scripts/test.sh says what was seen).
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
+TESTS = Path(__file__).resolve().parent
+ROOT_GROUPS = {
+    "integration/runtime": "root-runtime",
+    "integration/kubelet": "root-kubelet",
+    "integration/controlplane": "root-controlplane",
+    "integration/pycni": "root-pycni",
+    "bench_smoke": "root-pycni",
+    "integration/lab": "root-labs",
+    "integration/ops": "root-labs",
+    "e2e": "root-labs",
+}
 
+
+def parallel_group(item: pytest.Item) -> str:
+    """The xdist group of ``item`` (see the module docstring)."""
+    rel = Path(item.path).resolve().relative_to(TESTS).as_posix()
+    if item.get_closest_marker("root") is None:
+        return rel
+    for prefix, group in ROOT_GROUPS.items():
+        if rel.startswith(prefix + "/"):
+            return group
+    return "root"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     is_root = os.geteuid() == 0
     require_root = os.environ.get("PYKUBE_REQUIRE_ROOT") == "1"
@@ -21,3 +57,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("root") is not None and not is_root:
             item.add_marker(pytest.mark.skip(reason="needs root"))
+        item.add_marker(pytest.mark.xdist_group(parallel_group(item)))

@@ -11,7 +11,10 @@ from __future__ import annotations
 import _socket  # the C module: ``socket`` adds ~5 ms of imports (enum, selectors) we never use
 import os
 import struct
-from collections.abc import Iterator
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 NETLINK_ROUTE = 0
 

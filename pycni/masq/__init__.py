@@ -4,16 +4,13 @@ Per container: a chain ``CNI-<hash>`` in the nat table that accepts traffic to
 the container's own subnet and masquerades everything else except multicast,
 and a POSTROUTING jump from the container's address. Which tool writes them
 depends on the host (see :mod:`pycni.masq.select`): the rules must land in the
-tables the host's ``iptables`` shows.
+tables the host's ``iptables`` shows; each backend is a
+:class:`pycni.masq.backend.MasqBackend`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Protocol
-
-from pycni.spec import IPInterface
 
 try:  # the builtin implementation: hashlib loads OpenSSL (~4 ms) for one digest
     from _sha512 import sha512 as _sha512  # type: ignore[import-not-found]
@@ -36,27 +33,3 @@ def comment(network: str, container_id: str) -> str:
 
 def multicast_net(version: int) -> str:
     return "224.0.0.0/4" if version == 4 else "ff00::/8"
-
-
-class MasqBackend(Protocol):
-    """Sets up and tears down one container's masquerade chain."""
-
-    name: str
-
-    def setup(self, addrs: Sequence[IPInterface], chain: str, comment: str) -> None:
-        """Create (or refill) ``chain`` for ``addrs`` and jump to it from POSTROUTING."""
-        ...
-
-    def teardown(self, addrs: Sequence[IPInterface] | None, chain: str, comment: str) -> None:
-        """Remove the jumps and the chain; missing pieces are fine. ``addrs=None``: the
-        container's addresses are unknown (netns gone, no prevResult), find the jumps."""
-        ...
-
-    def start_teardown(self, addrs: Sequence[IPInterface] | None, chain: str,
-                       comment: str) -> Callable[[], None]:
-        """Begin :meth:`teardown`; the returned function completes it (raising its error)."""
-        ...
-
-    def containers(self, network: str) -> set[str]:
-        """IDs of the containers of ``network`` that have masquerade rules (for GC)."""
-        ...

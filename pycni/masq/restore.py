@@ -10,11 +10,14 @@ iptables-nft host; with ``iptables-legacy-restore`` they go to the legacy tables
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 
 from pycni.masq.rules import chain_rules, jump_rule, line
 from pycni.masq.spawn import Child, run
 from pycni.spec import IPInterface
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 COMMENT_RE = r'--comment "name: \\"(.*?)\\" id: \\"(.*?)\\""'
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from functools import cache
 
-from pycni.masq import MasqBackend
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from pycni.masq.backend import MasqBackend
 
 
 def _which(name: str) -> str | None:

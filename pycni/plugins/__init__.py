@@ -7,8 +7,8 @@ plugin in-process instead of exec'ing it; modules are imported lazily.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from pycni.skel import Plugin
 

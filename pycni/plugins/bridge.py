@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
-from typing import Any, NoReturn
 
 from pycni import ns
 from pycni.errors import CNIError, InvalidNetNS, InvalidNetworkConfig
@@ -32,6 +31,10 @@ from pycni.ip.netlink import NetlinkError, RtNetlink
 from pycni.ipam.configure import configure_iface
 from pycni.skel import CmdArgs, Plugin, plugin_main
 from pycni.spec import Interface, IPInterface, NetConf, Result, Route
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 DEFAULT_BRIDGE = "cni0"
 CONTAINER_IF_INDEX = 2  # result.interfaces: [bridge, host veth, container veth]

@@ -6,14 +6,16 @@ format and lock), so either can allocate and the other release.
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 from pycni.errors import CNIError, InvalidNetworkConfig
 from pycni.ipam.hostlocal.allocator import AllocationError, IPAllocator
 from pycni.ipam.hostlocal.config import load_ipam_config, rangeset_contains
 from pycni.ipam.hostlocal.disk import DiskStore
 from pycni.skel import CmdArgs, Plugin, plugin_main
 from pycni.spec import DNS, Result
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def parse_resolv_conf(path: str) -> DNS:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 from pycni import ns
 from pycni.errors import CNIError
 from pycni.ip import addr as ipaddr
@@ -11,6 +9,10 @@ from pycni.ip import link as iplink
 from pycni.ip.netlink import RtNetlink
 from pycni.skel import CmdArgs, Plugin, plugin_main
 from pycni.spec import Interface, IPConfig, Result
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 LO = "lo"
 

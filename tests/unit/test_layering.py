@@ -9,6 +9,7 @@ with ast (nothing is executed), so a new upward arrow fails here first.
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+@cache
+def parsed(path: Path) -> ast.Module:
+    """Each source file is parsed once per run: every test here walks the whole tree."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
 def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parsed(path)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -117,12 +124,18 @@ def _module_name(path: Path) -> str:
 
 
 def _import_graph() -> dict[str, set[str]]:
-    """module -> the project modules it imports (at any depth: a function's import counts)."""
+    """module -> the project modules it imports (at any depth: a function's import counts);
+    built once per run, each caller gets its own copy."""
+    return {m: set(edges) for m, edges in _built_import_graph().items()}
+
+
+@cache
+def _built_import_graph() -> dict[str, set[str]]:
     paths = [p for package in ("pycni", "pysched", "pykubelet") for p in modules_of(package)]
     names = {_module_name(p) for p in paths}
     graph: dict[str, set[str]] = {}
     for p in paths:
-        tree = ast.parse(p.read_text(), filename=str(p))
+        tree = parsed(p)
         edges: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -7,14 +7,15 @@ around once; the caller holds the store's lock for the whole allocation.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from pycni.errors import CNIError
 from pycni.ipam.hostlocal.config import Range, RangeSet, rangeset_contains, rangeset_str
 from pycni.spec import IPAddress, IPConfig, IPInterface, IPNetwork
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:  # the Protocol class costs import time; only type checkers need it
+    from collections.abc import Iterator
+
     from pycni.ipam.hostlocal.store import Store
 
 

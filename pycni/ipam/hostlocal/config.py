@@ -8,10 +8,13 @@ and messages that name the field.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from pycni.errors import InvalidNetworkConfig
 from pycni.spec import IPAddress, IPNetwork, Route, version_at_least
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_DATA_DIR = "/var/lib/cni/networks"
 

@@ -1,7 +1,9 @@
 """A real node for cluster tests: ``pykubelet run`` joined to a control plane process, on its
 own root, run dir, CNI bridge (``kcn<N>``) and pod subnet, with the offline busybox image.
 Cleanup removes its pods (over CRI), stops it and its runtime, and removes the bridge,
-mounts and directories, even after a SIGKILL."""
+mounts and directories, even after a SIGKILL, and even when no runtime is left to ask: the
+sandboxes its checkpoints name are released from libcni's cache (CNI DEL: the veth, the
+address, /var/lib/cni/results) and their netns pins unmounted."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from cp_process import ControlPlaneProcess, free_port, wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 IMAGE = "localhost/busybox:latest"
+CNI_CACHE_DIR = "/var/lib/cni"  # the runtime's default: results under results/
 
 
 def join_args(cp: ControlPlaneProcess) -> dict[str, str]:
@@ -34,6 +37,18 @@ def join_args(cp: ControlPlaneProcess) -> dict[str, str]:
     args = dict(zip(out[0::2], out[1::2], strict=True))
     return {"server": f"https://127.0.0.1:{cp.port}", "token": args["--token"],
             "caCertHash": args["--ca-cert-hash"]}
+
+
+def _terminate(pid: int, timeout: float = 10.0) -> None:
+    """SIGTERM ``pid`` and wait for it to go (SIGKILL after ``timeout``): what it leaves
+    is only cleaned up once it can no longer touch it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -101,6 +116,34 @@ class NodeProcess:
             self.proc.wait(10)
             self.proc = None
 
+    def release_sandboxes(self) -> list[str]:
+        """Undo what the node's runtime made for the sandboxes it still checkpoints, once no
+        runtime is there to do it (an agent and runtime that died before the node became
+        Ready leave them): CNI DEL of each attachment libcni's cache records (as the
+        runtime's own orphan collection does), the cached results removed, the netns pin
+        unmounted and deleted. Returns the sandbox ids it found."""
+        from pykubelet.runtime import netns
+        from pykubelet.runtime.podnet import PodNetwork
+        from pykubelet.runtime.sandbox import CHECKPOINT, decode_checkpoint
+
+        network = PodNetwork(str(self.base / "net.d"), ["/usr/lib/cni"], CNI_CACHE_DIR)
+        found = []
+        for checkpoint in sorted(self.base.rglob(CHECKPOINT)):
+            sandbox_id = checkpoint.parent.name
+            found.append(sandbox_id)
+            with contextlib.suppress(Exception):
+                network.detach_cached(sandbox_id)
+            for f in Path(CNI_CACHE_DIR, "results").glob(f"*-{sandbox_id}-*"):
+                f.unlink(missing_ok=True)
+            try:
+                info = decode_checkpoint(checkpoint.read_bytes())
+            except (OSError, ValueError):
+                continue
+            with contextlib.suppress(OSError):
+                netns.unpin(netns.PinnedNamespaces(net=info.netns_path, ipc=info.ipc_ns_path,
+                                                   uts=info.uts_ns_path))
+        return found
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -155,9 +198,8 @@ class NodeProcess:
 
         runtime_pid = state_lock.holder(self.base / "root" / state_lock.RUNTIME_LOCK)
         if runtime_pid:
-            with contextlib.suppress(OSError):
-                os.kill(runtime_pid, signal.SIGTERM)
-                time.sleep(0.5)
+            _terminate(runtime_pid)
+        self.release_sandboxes()
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
             mounts = [ln.split()[4] for ln in f if ln.split()[4].startswith(str(self.base))]

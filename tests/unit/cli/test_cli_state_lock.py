@@ -84,5 +84,15 @@ def test_a_killed_owner_leaves_no_stale_lock(tmp_path: Path) -> None:
 
 
 def test_describe_names_the_command() -> None:
-    assert "pytest" in state_lock.describe(os.getpid())
+    """A process's own command line (a child of known arguments: pytest's own differs
+    under xdist's workers)."""
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        end = time.monotonic() + 10  # until the child has exec'd sleep
+        while state_lock.describe(child.pid) != "sleep 30" and time.monotonic() < end:
+            time.sleep(0.01)
+        assert state_lock.describe(child.pid) == "sleep 30"
+    finally:
+        child.kill()
+        child.wait()
     assert state_lock.describe(2**22 + 1) == "?"

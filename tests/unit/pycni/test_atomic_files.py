@@ -68,3 +68,17 @@ def test_no_other_hand_rolled_atomic_writer() -> None:
              for f in (repo / top).rglob("*.py")
              if rename.search(f.read_text())}
     assert found - OTHER_RENAMES == {"pycni/atomic_files.py"}
+
+
+def test_the_temp_name_is_exclusive_and_a_taken_one_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mkstemp's contract without tempfile: O_EXCL on a random name, another try on a clash."""
+    draws = iter([b"\x01" * 8, b"\x01" * 8, b"\x02" * 8])
+    monkeypatch.setattr(os, "urandom", lambda n: next(draws))
+    taken = tmp_path / f".state.{'01' * 8}.tmp"
+    taken.write_text("someone else's")
+    write_atomic(tmp_path / "state", b"mine")
+    assert (tmp_path / "state").read_bytes() == b"mine"
+    assert taken.read_text() == "someone else's"
+    assert sorted(os.listdir(tmp_path)) == [taken.name, "state"]
+    assert list(draws) == []  # the clash cost one more draw

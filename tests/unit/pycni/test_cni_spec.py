@@ -67,7 +67,9 @@ def test_0_3_and_0_4_json_add_the_ip_version(version: str) -> None:
     doc = _result().to_dict(version)
     assert doc["cniVersion"] == version
     assert [ip["version"] for ip in doc["ips"]] == ["4", "6"]
-    assert Result.from_dict(doc) == Result(**{**_result().__dict__, "cni_version": version})
+    expected = _result()
+    expected.cni_version = version
+    assert Result.from_dict(doc) == expected
 
 
 @pytest.mark.parametrize("version", ["0.1.0", "0.2.0"])

@@ -1,0 +1,102 @@
+"""Short runs of the benches in bench/ (issue 23 item 9): seconds each, not minutes.
+
+Each test runs a bench script as a user would, with small sizes, and reads the figure it
+prints. It fails only on a 3x regression, so machine load does not make it flaky: where
+the bench has a reference (the reference CNI plugins, kubectl, containerd, plain
+loopback) the bound is 3x today's ratio to it; otherwise 3x today's absolute figure at
+these sizes. "Today" is this 2-core machine on 2026-12-03, measured at the sizes below
+while other test suites ran. A script that no longer runs fails too, which is the other
+accident these catch. The full benches, their sizes and their reports stay in bench/.
+The cluster bench (a multi-node lab, minutes) has no short run here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REGRESSION = 3.0
+
+
+def run_bench(script: str, *args: str, timeout: float = 60) -> str:
+    """The bench's stdout; a failing bench fails the test with its output."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / script), *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO,
+                          check=False)
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def figure(pattern: str, text: str) -> float:
+    """The first number ``pattern``'s group catches in ``text``."""
+    match = re.search(pattern, text)
+    assert match is not None, f"{pattern!r} not in:\n{text}"
+    return float(match.group(1))
+
+
+def test_decode() -> None:
+    out = run_bench("decode_bench.py", "--nodes", "200", "--pods", "100")
+    today_object_us, today_pod_us = 160.0, 182.0
+    assert figure(r"decode \(pysched view\).*?([\d.]+) us/object", out) \
+        <= REGRESSION * today_object_us
+    assert figure(r"decode_pod\s+([\d.]+) us/pod", out) <= REGRESSION * today_pod_us
+
+
+def test_simulate() -> None:
+    out = run_bench("simulate_bench.py", "--nodes", "200", "--bound", "50", "--pending", "100")
+    today_pods_per_s = 568.0
+    assert figure(r"simulate\(\).*?=\s*([\d.]+) pods/s", out) >= today_pods_per_s / REGRESSION
+
+
+def test_scheduler() -> None:
+    out = run_bench("sched_bench.py", "--workload", "SchedulingBasic", "--nodes", "500",
+                    "--pods", "300")
+    today_pods_per_s = 658.0
+    assert figure(r"scheduled=\s*300\s+([\d.]+) pods/s", out) >= today_pods_per_s / REGRESSION
+
+
+def test_pykubectl_against_kubectl() -> None:
+    out = run_bench("pykubectl_bench.py", "--runs", "3", "--pods", "20")
+    ratios = [float(r) for r in re.findall(r"ratio pykubectl/kubectl\s+wall ([\d.]+)", out)]
+    assert ratios, out
+    today_worst_ratio = 1.86
+    assert max(ratios) <= REGRESSION * today_worst_ratio
+
+
+@pytest.mark.root
+@pytest.mark.netns
+def test_cni_plugins_against_the_reference() -> None:
+    out = run_bench("cni_bench.py", "--rounds", "3", "--warmup", "1")
+    today_exec, today_in_process = 1.20, 0.32  # ADD+DEL, to the reference bridge
+    assert figure(r"\(a\) pycni-bridge exec'd.*?([\d.]+)x", out) <= REGRESSION * today_exec
+    assert figure(r"\(b\) pycni in-process.*?([\d.]+)x", out) <= REGRESSION * today_in_process
+
+
+@pytest.mark.root
+@pytest.mark.runc
+def test_streaming_against_exec_sync_and_loopback() -> None:
+    out = run_bench("streaming_bench.py", "-n", "2", "--mib", "1")
+    doc = json.loads(out[out.index("{"):])
+    exec_ms, forward = doc["exec_ms"], doc["portforward_MBps"]
+    today_exec = {"websocket": 1.24, "spdy": 0.99}  # exec round trip / ExecSync's
+    today_forward = {"websocket": 0.21, "spdy": 0.20}  # MB/s through it / over loopback
+    for transport, ratio in today_exec.items():
+        assert (exec_ms[transport]["median"] / exec_ms["ExecSync (reference)"]["median"]
+                <= REGRESSION * ratio), exec_ms
+    for transport, ratio in today_forward.items():
+        assert (forward[transport] / forward["direct loopback (reference)"]
+                >= ratio / REGRESSION), forward
+
+
+@pytest.mark.root
+def test_image_pull_against_containerd() -> None:
+    out = run_bench("pull_bench.py", "-n", "1", "--layers", "1", "--layer-mib", "1")
+    doc = json.loads(out[out.index("{"):])
+    today_ratio = 0.83  # ours / containerd, median pull time
+    assert doc["ratio_ours_over_containerd"] <= REGRESSION * today_ratio

@@ -1,0 +1,38 @@
+"""scripts/test.sh runs the suite on two xdist workers: every file of root tests must fall in
+one of tests/conftest.py's named groups (each owning its host names and subnets), so a new
+directory of root tests is placed on purpose, not run beside a group it collides with."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+TESTS = Path(__file__).resolve().parents[2]
+ROOT_MARK = re.compile(r"^(pytestmark\b.*\.root\b|@pytest\.mark\.root\b)", re.M)
+
+
+def suite_conftest() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("suite_conftest", TESTS / "conftest.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_root_test_file_is_in_a_named_group() -> None:
+    groups: dict[str, str] = suite_conftest().ROOT_GROUPS
+    root_files = sorted(p.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py")
+                        if ROOT_MARK.search(p.read_text()))
+    assert root_files
+    ungrouped = [f for f in root_files if not any(f.startswith(d + "/") for d in groups)]
+    assert ungrouped == []
+
+
+def test_the_labs_share_one_group_and_the_cni_bench_runs_beside_pycni() -> None:
+    """Every lab's pods take 10.244/16; cni_bench's subnet is inside pycni's 10.93/16."""
+    groups = suite_conftest().ROOT_GROUPS
+    assert groups["integration/lab"] == groups["e2e"] == groups["integration/ops"]
+    assert groups["bench_smoke"] == groups["integration/pycni"]
