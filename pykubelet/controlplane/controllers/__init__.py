@@ -1,5 +1,5 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
-namespace deletion, disruption budgets, event expiry and store compaction. Each is a
+namespace deletion, disruption budgets, ReplicaSets, event expiry and store compaction. Each is a
 coroutine over the control plane, run (and restarted if it fails) by the server."""
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.namespace import run_namespace_controller
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
+    from pykubelet.controlplane.controllers.replicaset import run_replicaset_controller
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
-                                 run_disruption_controller, run_event_expiry]
+                                 run_disruption_controller, run_event_expiry,
+                                 run_replicaset_controller]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
