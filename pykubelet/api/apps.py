@@ -96,3 +96,81 @@ class Scale(Model):
     metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
     spec: ScaleSpec = field(default_factory=ScaleSpec, metadata=KEEP)
     status: ScaleStatus = field(default_factory=ScaleStatus, metadata=KEEP)
+
+
+# --------------------------------------------------------------------------- Deployment
+
+DEFAULT_MAX_SURGE = "25%"
+DEFAULT_MAX_UNAVAILABLE = "25%"
+DEFAULT_REVISION_HISTORY_LIMIT = 10
+DEFAULT_PROGRESS_DEADLINE_SECONDS = 600
+ROLLING_UPDATE = "RollingUpdate"
+RECREATE = "Recreate"
+
+
+@dataclass(kw_only=True)
+class RollingUpdateDeployment(Model):
+    __k8s__ = _APPS + "RollingUpdateDeployment"
+
+    max_unavailable: int | str | None = None
+    max_surge: int | str | None = None
+
+
+@dataclass(kw_only=True)
+class DeploymentStrategy(Model):
+    __k8s__ = _APPS + "DeploymentStrategy"
+
+    type: str = ""
+    rolling_update: RollingUpdateDeployment | None = None
+
+
+@dataclass(kw_only=True)
+class DeploymentSpec(Model):
+    __k8s__ = _APPS + "DeploymentSpec"
+
+    replicas: int | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = field(default_factory=PodTemplateSpec, metadata=KEEP)
+    strategy: DeploymentStrategy = field(default_factory=DeploymentStrategy, metadata=KEEP)
+    min_ready_seconds: int = 0
+    revision_history_limit: int | None = None
+    paused: bool = False
+    progress_deadline_seconds: int | None = None
+
+
+@dataclass(kw_only=True)
+class DeploymentCondition(Model):
+    __k8s__ = _APPS + "DeploymentCondition"
+
+    type: str = field(default="", metadata=KEEP)
+    status: str = field(default="", metadata=KEEP)
+    last_update_time: str | None = None
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(kw_only=True)
+class DeploymentStatus(Model):
+    __k8s__ = _APPS + "DeploymentStatus"
+
+    observed_generation: int = 0
+    replicas: int = 0
+    updated_replicas: int = 0
+    ready_replicas: int = 0
+    available_replicas: int = 0
+    unavailable_replicas: int = 0
+    terminating_replicas: int | None = None
+    conditions: list[DeploymentCondition] = field(default_factory=list)
+    collision_count: int | None = None
+
+
+@dataclass(kw_only=True)
+class Deployment(Model):
+    __k8s__ = _APPS + "Deployment"
+
+    api_version: str = field(default="apps/v1", metadata=KEEP)
+    kind: str = field(default="Deployment", metadata=KEEP)
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    spec: DeploymentSpec = field(default_factory=DeploymentSpec, metadata=KEEP)
+    status: DeploymentStatus = field(default_factory=DeploymentStatus, metadata=KEEP)

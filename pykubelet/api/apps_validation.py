@@ -1,10 +1,23 @@
-"""apps/v1 ReplicaSet defaults and validation, as pkg/apis/apps/v1/defaults.go and
-pkg/apis/apps/validation say them: replicas default to 1, the selector is required, not
-empty, immutable and must match the template's labels, the template's pods restart Always."""
+"""apps/v1 ReplicaSet and Deployment defaults and validation, as pkg/apis/apps/v1/defaults.go
+and pkg/apis/apps/validation say them: replicas default to 1 (a Deployment's strategy to
+RollingUpdate 25%/25%, revisionHistoryLimit to 10, progressDeadlineSeconds to 600), the
+selector is required, not empty, immutable and must match the template's labels, the
+template's pods restart Always."""
 
 from __future__ import annotations
 
-from pykubelet.api.apps import PodTemplateSpec, ReplicaSet
+from pykubelet.api.apps import (
+    DEFAULT_MAX_SURGE,
+    DEFAULT_MAX_UNAVAILABLE,
+    DEFAULT_PROGRESS_DEADLINE_SECONDS,
+    DEFAULT_REVISION_HISTORY_LIMIT,
+    RECREATE,
+    ROLLING_UPDATE,
+    Deployment,
+    PodTemplateSpec,
+    ReplicaSet,
+    RollingUpdateDeployment,
+)
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.errors import FieldError
 from pykubelet.api.machinery.codec import encode
@@ -20,6 +33,7 @@ from pykubelet.api.meta_validation import (
     validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
+    validate_positive_int_or_percent,
 )
 from pykubelet.api.types import LabelSelector, ObjectMeta, Pod
 from pykubelet.api.validation import pod_template_spec_errors
@@ -133,4 +147,114 @@ def replica_set_status_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[F
     if st.available_replicas > st.ready_replicas:
         errs.append(invalid("status.availableReplicas", st.available_replicas,
                             "cannot be greater than readyReplicas"))
+    return errs
+
+
+def set_defaults_deployment(d: Deployment) -> Deployment:
+    """SetDefaults_Deployment."""
+    if d.metadata.namespace == "":
+        d.metadata.namespace = "default"
+    spec = d.spec
+    if spec.replicas is None:
+        spec.replicas = 1
+    if spec.strategy.type == "":
+        spec.strategy.type = ROLLING_UPDATE
+    if spec.strategy.type == ROLLING_UPDATE:
+        if spec.strategy.rolling_update is None:
+            spec.strategy.rolling_update = RollingUpdateDeployment()
+        ru = spec.strategy.rolling_update
+        if ru.max_unavailable is None:
+            ru.max_unavailable = DEFAULT_MAX_UNAVAILABLE
+        if ru.max_surge is None:
+            ru.max_surge = DEFAULT_MAX_SURGE
+    if spec.revision_history_limit is None:
+        spec.revision_history_limit = DEFAULT_REVISION_HISTORY_LIMIT
+    if spec.progress_deadline_seconds is None:
+        spec.progress_deadline_seconds = DEFAULT_PROGRESS_DEADLINE_SECONDS
+    set_defaults_pod_template(spec.template)
+    return d
+
+
+def _int_or_percent(value: int | str | None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else -1
+    return value
+
+
+def _strategy_errors(d: Deployment) -> list[FieldError]:
+    strategy = d.spec.strategy
+    path = "spec.strategy"
+    errs: list[FieldError] = []
+    if strategy.type == RECREATE:
+        if strategy.rolling_update is not None:
+            errs.append(forbidden(f"{path}.rollingUpdate",
+                                  "may not be specified when strategy `type` is 'Recreate'"))
+    elif strategy.type == ROLLING_UPDATE:
+        ru = strategy.rolling_update
+        if ru is None:
+            errs.append(required(f"{path}.rollingUpdate",
+                                 "this should be defaulted and never be nil"))
+        else:
+            rpath = f"{path}.rollingUpdate"
+            if ru.max_unavailable is not None:
+                errs += validate_positive_int_or_percent(ru.max_unavailable,
+                                                         f"{rpath}.maxUnavailable")
+            if ru.max_surge is not None:
+                errs += validate_positive_int_or_percent(ru.max_surge, f"{rpath}.maxSurge")
+            if _int_or_percent(ru.max_unavailable) == 0 and _int_or_percent(ru.max_surge) == 0:
+                errs.append(invalid(f"{rpath}.maxUnavailable", ru.max_unavailable,
+                                    "may not be 0 when `maxSurge` is 0"))
+    else:
+        errs.append(not_supported(f"{path}.type", strategy.type, (RECREATE, ROLLING_UPDATE)))
+    return errs
+
+
+def _deployment_spec_errors(d: Deployment) -> list[FieldError]:
+    spec = d.spec
+    errs = validate_non_negative(spec.replicas or 0, "spec.replicas")
+    errs += _selector_errors(spec.selector, "spec.selector")
+    errs += pod_template_errors(spec.template, spec.selector, "spec.template")
+    errs += _strategy_errors(d)
+    errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    if spec.revision_history_limit is not None:
+        errs += validate_non_negative(spec.revision_history_limit,
+                                      "spec.revisionHistoryLimit")
+    pds = spec.progress_deadline_seconds
+    if pds is not None:
+        errs += validate_non_negative(pds, "spec.progressDeadlineSeconds")
+        if pds <= spec.min_ready_seconds:
+            errs.append(invalid("spec.progressDeadlineSeconds", pds,
+                                "must be greater than minReadySeconds"))
+    return errs
+
+
+def deployment_errors(d: Deployment) -> list[FieldError]:
+    """ValidateDeployment."""
+    errs = validate_object_meta(d.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    return errs + _deployment_spec_errors(d)
+
+
+def deployment_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:
+    """ValidateDeploymentUpdate, and apps/v1's immutable selector (the strategy's)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    errs += _deployment_spec_errors(new)
+    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
+    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
+    if old_sel != new_sel:
+        errs += validate_immutable(new_sel, old_sel, "spec.selector")
+    return errs
+
+
+def deployment_status_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:
+    """ValidateDeploymentStatus: counts non-negative."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    st = new.status
+    for name, value in (("observedGeneration", st.observed_generation),
+                        ("replicas", st.replicas), ("updatedReplicas", st.updated_replicas),
+                        ("readyReplicas", st.ready_replicas),
+                        ("availableReplicas", st.available_replicas),
+                        ("unavailableReplicas", st.unavailable_replicas)):
+        errs += validate_non_negative(value, f"status.{name}")
     return errs

@@ -240,10 +240,17 @@ REPLICA_SET: Kind[apps.ReplicaSet] = Kind(
     validate_update=apps_validation.replica_set_update_errors,
     validate_status_update=apps_validation.replica_set_status_update_errors,
 )
+DEPLOYMENT: Kind[apps.Deployment] = Kind(
+    "apps", "v1", "Deployment", "deployments", True, apps.Deployment,
+    set_defaults=apps_validation.set_defaults_deployment,
+    validate=apps_validation.deployment_errors,
+    validate_update=apps_validation.deployment_update_errors,
+    validate_status_update=apps_validation.deployment_status_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
-    POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET,
+    POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -58,3 +58,29 @@ def replica_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
                 *template_cells(obj)]
 
     return columns, cells
+
+
+def deployment_printer(col: Callable[..., Obj], name: Obj, age: Obj,
+                       age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
+    """deploymentColumnDefinitions and printDeployment: READY is ready/desired."""
+    columns = [
+        name,
+        col("Ready", desc="Number of the pod with ready state"),
+        col("Up-to-date", desc=_doc("DeploymentStatus", "updatedReplicas")),
+        col("Available", desc=_doc("DeploymentStatus", "availableReplicas")),
+        age,
+        col("Containers", desc="Names of each container in the template.", priority=1),
+        col("Images", desc="Images referenced by each container in the template.",
+            priority=1),
+        col("Selector", desc=_doc("DeploymentSpec", "selector"), priority=1),
+    ]
+
+    def cells(obj: Obj, now: dt.datetime) -> list[Any]:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        status = obj.get("status") or {}
+        ready = f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"
+        return [meta.get("name", ""), ready, status.get("updatedReplicas", 0),
+                status.get("availableReplicas", 0), age_of(meta.get("creationTimestamp"), now),
+                *template_cells(obj)]
+
+    return columns, cells

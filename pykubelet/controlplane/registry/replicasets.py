@@ -1,12 +1,12 @@
-"""ReplicaSets (apps/v1, pkg/registry/apps/replicaset): the generation moves with the spec,
-status is the controller's (written through ``status``), and ``scale`` reads and writes
-spec.replicas as an autoscaling/v1 Scale."""
+"""ReplicaSets and Deployments (apps/v1, pkg/registry/apps/{replicaset,deployment}): the
+generation moves with the spec, status is the controller's (written through ``status``),
+and ``scale`` reads and writes spec.replicas as an autoscaling/v1 Scale."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pykubelet.controlplane.registry.resources import REPLICA_SETS
+from pykubelet.controlplane.registry.resources import DEPLOYMENTS, REPLICA_SETS
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
 
@@ -24,3 +24,7 @@ class ReplicaSetStrategy(Strategy):
         if new.get("spec") != old.get("spec"):
             gen += 1
         new.setdefault("metadata", {})["generation"] = gen
+
+
+class DeploymentStrategy(ReplicaSetStrategy):
+    info = DEPLOYMENTS

@@ -126,10 +126,14 @@ REPLICA_SETS = ResourceInfo(
     kinds.REPLICA_SET, "replicaset", "/registry/replicasets/", ("rs",), ("all",),
     subresources=(_scale(), _status("ReplicaSet", "apps")),
 )
+DEPLOYMENTS = ResourceInfo(
+    kinds.DEPLOYMENT, "deployment", "/registry/deployments/", ("deploy",), ("all",),
+    subresources=(_scale(), _status("Deployment", "apps")),
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
-    REPLICA_SETS,
+    REPLICA_SETS, DEPLOYMENTS,
 )
 
 

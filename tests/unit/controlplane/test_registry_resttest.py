@@ -45,6 +45,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
                              "template": {"metadata": {"labels": {"app": "x"}},
                                           "spec": {"containers": [{"name": "c",
                                                                    "image": "busybox"}]}}}},
+    "deployments": {"spec": {"selector": {"matchLabels": {"app": "x"}},
+                             "template": {"metadata": {"labels": {"app": "x"}},
+                                          "spec": {"containers": [{"name": "c",
+                                                                   "image": "busybox"}]}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
