@@ -173,3 +173,6 @@ def test_bad_deployment_is_refused(cp: ControlPlaneProcess, ns: str) -> None:
                                  'labels: Invalid value: '), res.stderr
     assert "NotFound" in cp.kubectl("get", "deploy", "bad", "-n", ns, check=False).stderr
     assert cp.kubectl("get", "rs", "-n", ns, "-o", "name").stdout == ""
+    explain = cp.kubectl("explain", "deployment.spec.strategy").stdout
+    assert "FIELD: strategy <DeploymentStrategy>" in explain
+    assert "rollingUpdate\t<RollingUpdateDeployment>" in explain
