@@ -251,24 +251,9 @@ class DeploymentController:
     async def _sync_only(self, d: Obj, rss: list[Obj]) -> None:
         """sync: for a paused Deployment or a scaling event, scale (no new template)."""
         new, old = await self._new_rs(d, rss, False)
-        active = [rs for rs in ([new] if new else []) + old if du.replicas(rs) > 0]
-        want = du.replicas(d)
-        if new is not None and (not active or active == [new]):
-            await self._scale_rs(d, new, want)
-        elif len(active) == 1:
-            await self._scale_rs(d, active[0], want)
-        elif active:
-            # proportional scaling: the change goes to the ReplicaSets by their size
-            total = du.total_spec(active)
-            allowed = want + du.max_surge(d)
-            delta = allowed - total
-            for rs in sorted(active, key=du.replicas, reverse=True):
-                share = round(delta * du.replicas(rs) / total) if total else 0
-                size = max(0, du.replicas(rs) + share)
-                await self._scale_rs(d, rs, size)
-                delta -= share
-                total -= du.replicas(rs)
-        if spec(d).get("paused") is not True and new is not None and du.complete(d, status(d)):
+        for rs, size in du.scale_plan(d, new, old):
+            await self._scale_rs(d, rs, size)
+        if spec(d).get("paused"):  # a paused Deployment's history is trimmed here
             await self._cleanup(d, old)
         await self._sync_status(d, rss, new)
 

@@ -412,3 +412,78 @@ def history_to_delete(d: Obj, old_rss: list[Obj]) -> list[Obj]:
     oldest = sorted(alive, key=lambda rs: (revision(rs), _created_key(rs)))[:diff]
     return [rs for rs in oldest if replicas(rs) == 0 and status(rs).get("replicas", 0) == 0
             and meta(rs).get("generation", 0) <= status(rs).get("observedGeneration", 0)]
+
+
+# ---------------------------------------------------------------------------- scaling
+
+
+def _round_half_away(x: float) -> int:
+    """integer.RoundToInt32 (math.Round: halves away from zero)."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def _fraction(rs: Obj, d: Obj) -> int:
+    """getReplicaSetFraction: the ReplicaSet's share of the new size, by the size the
+    Deployment had when it was last scaled (max-replicas annotation)."""
+    if replicas(d) == 0:
+        return -replicas(rs)
+    deployment_max = replicas(d) + max_surge(d)
+    try:
+        annotated = int((meta(rs).get("annotations") or {})[MAX_REPLICAS])
+    except (KeyError, ValueError):
+        annotated = status(d).get("replicas", 0)
+    if annotated == 0:
+        return 0
+    return _round_half_away(replicas(rs) * deployment_max / annotated) - replicas(rs)
+
+
+def _proportion(rs: Obj, d: Obj, to_add: int, added: int) -> int:
+    """GetProportion."""
+    if replicas(rs) == 0 or to_add == 0 or to_add == added:
+        return 0
+    fraction = _fraction(rs, d)
+    allowed = to_add - added
+    return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
+
+
+def saturated(d: Obj, rs: Obj | None) -> bool:
+    """IsSaturated: the new ReplicaSet has every replica, all available."""
+    if rs is None:
+        return False
+    desired = (meta(rs).get("annotations") or {}).get(DESIRED_REPLICAS)
+    return (replicas(rs) == replicas(d) and desired == str(replicas(d))
+            and status(rs).get("availableReplicas", 0) == replicas(d))
+
+
+def scale_plan(d: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> list[tuple[Obj, int]]:
+    """sync.go's scale(): the sizes for a scaling event or a paused Deployment. One
+    active (or else the newest) ReplicaSet takes the whole count (returned even when it
+    has it); a saturated new one
+    sends the old ones to zero; otherwise (RollingUpdate) each active ReplicaSet changes
+    by its proportion, the leftover going to the largest."""
+    every = ([new_rs] if new_rs is not None else []) + old_rss
+    active = [rs for rs in every if replicas(rs) > 0]
+    if len(active) <= 1:
+        target = active[0] if active else (max(every, key=_created_key) if every else None)
+        # the same size is still returned: its replica annotations may need the new count
+        return [] if target is None else [(target, replicas(d))]
+    if saturated(d, new_rs):
+        return [(rs, 0) for rs in old_rss if replicas(rs) > 0]
+    if _rolling(d) is None:
+        return []
+    allowed = replicas(d) + max_surge(d) if replicas(d) > 0 else 0
+    to_add = allowed - total_spec(active)
+    if to_add == 0:
+        return []
+    if to_add > 0:  # ReplicaSetsBySizeNewer
+        ordered = sorted(active, key=lambda rs: (replicas(rs), _created_key(rs)), reverse=True)
+    else:  # ReplicaSetsBySizeOlder
+        ordered = sorted(active, key=lambda rs: (-replicas(rs), _created_key(rs)))
+    sizes: list[int] = []
+    added = 0
+    for rs in ordered:
+        p = _proportion(rs, d, to_add, added)
+        sizes.append(replicas(rs) + p)
+        added += p
+    sizes[0] = max(0, sizes[0] + to_add - added)
+    return [(rs, n) for rs, n in zip(ordered, sizes, strict=True) if n != replicas(rs)]

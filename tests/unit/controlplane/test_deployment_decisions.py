@@ -204,3 +204,34 @@ def test_new_rs_body() -> None:
     assert t1 != du.template_hash(d["spec"]["template"], 1)
     assert set(t1) <= set("bcdfghjklmnpqrstvwxz2456789")
     assert du.equal_ignore_hash(body["spec"]["template"], d["spec"]["template"])
+
+
+def _plan(d: dict[str, Any], new: dict[str, Any] | None, old: list[dict[str, Any]]
+          ) -> list[tuple[str, int]]:
+    return [(r["metadata"]["name"], n) for r, n in du.scale_plan(d, new, old)]
+
+
+def test_scale_plan_one_active_or_the_newest_takes_all() -> None:
+    assert _plan(deploy(5), rs("new", 3, created=10), [rs("old", 0)]) == [("new", 5)]
+    assert _plan(deploy(5), None, [rs("a", 0, created=1), rs("b", 0, created=2)]) == [("b", 5)]
+    assert _plan(deploy(5), None, []) == []
+
+
+def test_scale_plan_saturated_new_sends_the_old_to_zero() -> None:
+    new = rs("new", 5, created=10)
+    new["metadata"]["annotations"][du.DESIRED_REPLICAS] = "5"
+    assert _plan(deploy(5), new, [rs("old", 2), rs("older", 0)]) == [("old", 0)]
+
+
+def test_scale_plan_proportional() -> None:
+    # 10 desired (surge 3) mid-rollout, scaled to 20 (surge 5): 25 allowed, 13 in sets
+    d = deploy(20)
+    new = rs("new", 5, available=0, created=10)
+    old = rs("old", 8, created=0)
+    for r in (new, old):
+        r["metadata"]["annotations"][du.MAX_REPLICAS] = "13"
+    got = dict(_plan(d, new, [old]))
+    # old: round(8 * 25 / 13) = 15, new: round(5 * 25 / 13) = 10: 25 in all
+    assert got == {"old": 15, "new": 10}
+    # down to 0: every active set to 0
+    assert dict(_plan(deploy(0), new, [old])) == {"old": 0, "new": 0}
