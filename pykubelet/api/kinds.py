@@ -22,7 +22,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pykubelet.api import defaults, meta_validation, object_validation, objects, validation
+from pykubelet.api import (
+    apps,
+    apps_validation,
+    defaults,
+    meta_validation,
+    object_validation,
+    objects,
+    validation,
+)
 from pykubelet.api.errors import DecodeError, FieldError, ValidationError
 from pykubelet.api.machinery import codec, openapi
 from pykubelet.api.machinery.codec import describe
@@ -225,10 +233,24 @@ EVICTION: Kind[objects.Eviction] = Kind(
     "policy", "v1", "Eviction", "evictions", True, objects.Eviction,
     validate=object_validation.eviction_errors,
 )
+REPLICA_SET: Kind[apps.ReplicaSet] = Kind(
+    "apps", "v1", "ReplicaSet", "replicasets", True, apps.ReplicaSet,
+    set_defaults=apps_validation.set_defaults_replica_set,
+    validate=apps_validation.replica_set_errors,
+    validate_update=apps_validation.replica_set_update_errors,
+    validate_status_update=apps_validation.replica_set_status_update_errors,
+)
+DEPLOYMENT: Kind[apps.Deployment] = Kind(
+    "apps", "v1", "Deployment", "deployments", True, apps.Deployment,
+    set_defaults=apps_validation.set_defaults_deployment,
+    validate=apps_validation.deployment_errors,
+    validate_update=apps_validation.deployment_update_errors,
+    validate_status_update=apps_validation.deployment_status_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
-    POD_DISRUPTION_BUDGET, EVICTION,
+    POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -1012,3 +1012,11 @@ def _projected_volume_paths(vol: Volume, path: str) -> list[FieldError]:
         if isinstance(target, str):
             errs += local_non_reserved_path(target, f"{spath}.clusterTrustBundle.path")
     return errs
+
+
+def pod_template_spec_errors(spec: PodSpec, path: str) -> list[FieldError]:
+    """ValidatePodSpec for a workload's template: the pod rules with the template's path
+    (``spec.template.spec.containers[0].image``) in place of ``spec``."""
+    errs = _spec_errors(Pod(spec=spec))
+    return [dataclasses.replace(e, field=path + e.field[len("spec"):])
+            if e.field.startswith("spec") else e for e in errs]

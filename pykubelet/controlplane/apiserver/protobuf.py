@@ -1,6 +1,6 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
-kubectl's typed clients (``kubectl create namespace|configmap|secret|priorityclass|pdb``,
+kubectl's typed clients (``kubectl create namespace|configmap|secret|priorityclass|pdb|deployment``,
 ``kubectl drain``'s evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the
 magic ``k8s\\0`` and a ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
@@ -63,6 +63,26 @@ MESSAGES: dict[str, Schema] = {
                                 2: ("selector", "LabelSelector"),
                                 3: ("maxUnavailable", "IntOrString"),
                                 4: ("unhealthyPodEvictionPolicy", "string")},
+    # kubectl create deployment (k8s.io/api/apps/v1 and core/v1 generated.proto)
+    "Deployment": {1: ("metadata", "ObjectMeta"), 2: ("spec", "DeploymentSpec"),
+                   3: ("status", ["skip"])},
+    "DeploymentSpec": {1: ("replicas", "int"), 2: ("selector", "LabelSelector"),
+                       3: ("template", "PodTemplateSpec"), 4: ("strategy", "DeploymentStrategy"),
+                       5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int"),
+                       7: ("paused", "bool"), 9: ("progressDeadlineSeconds", "int")},
+    "DeploymentStrategy": {1: ("type", "string"), 2: ("rollingUpdate", "RollingUpdateDeployment")},
+    "RollingUpdateDeployment": {1: ("maxUnavailable", "IntOrString"),
+                                2: ("maxSurge", "IntOrString")},
+    "PodTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodSpec")},
+    "PodSpec": {2: ("containers", ["Container"]), 3: ("restartPolicy", "string")},
+    "Container": {1: ("name", "string"), 2: ("image", "string"), 3: ("command", ["string"]),
+                  4: ("args", ["string"]), 5: ("workingDir", "string"),
+                  6: ("ports", ["ContainerPort"]), 7: ("env", ["EnvVar"]),
+                  14: ("imagePullPolicy", "string")},
+    "ContainerPort": {1: ("name", "string"), 2: ("hostPort", "int"),
+                      3: ("containerPort", "int"), 4: ("protocol", "string"),
+                      5: ("hostIP", "string")},
+    "EnvVar": {1: ("name", "string"), 2: ("value", "string")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }

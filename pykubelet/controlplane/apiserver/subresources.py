@@ -20,6 +20,13 @@ from pykubelet.controlplane.apiserver.handlers.rest import read_body
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool
 from pykubelet.controlplane.registry.binding import bind_pod
 from pykubelet.controlplane.registry.eviction import evict
+from pykubelet.controlplane.registry.patch import (
+    APPLY_PATCH,
+    PATCH_TYPES,
+    PatchError,
+    apply_patch,
+)
+from pykubelet.controlplane.registry.scale import scale_of, update_scale
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 
 if TYPE_CHECKING:
@@ -236,7 +243,32 @@ async def pod_port_forward(server: APIServer, request: web.Request, info: Reques
                                 f"/portForward/{info.namespace}/{info.name}", params)
 
 
+async def scale(server: APIServer, request: web.Request, info: RequestInfo,
+                store: GenericStore, ctx: Context) -> web.StreamResponse:
+    """GET/PUT/PATCH <workload>/NAME/scale: an autoscaling/v1 Scale over spec.replicas."""
+    current = scale_of(store.get(info.namespace, info.name).obj())
+    if info.verb == "get":
+        return _json(current)
+    if info.verb == "patch":
+        ctype = request.content_type
+        if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+            raise errors.unsupported_media_type(ctype)
+        patch = await read_body(request, patch=True)
+        try:
+            body = apply_patch(ctype, current, patch)
+        except PatchError as exc:
+            raise errors.unprocessable(str(exc)) from None
+    else:
+        body = await read_body(request, ctx=ctx)
+    body = typed_body(body, "Scale", "io.k8s.api.autoscaling.v1.Scale", "autoscaling/v1")
+    if ctx.dry_run:
+        return _json({**current, "spec": body.get("spec") or {}})
+    return _json(await update_scale(store, ctx, info.namespace, info.name, body))
+
+
 SUBRESOURCES = {
+    ("replicasets", "scale"): scale,
+    ("deployments", "scale"): scale,
     ("pods", "exec"): pod_exec,
     ("pods", "attach"): pod_attach,
     ("pods", "portforward"): pod_port_forward,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
+from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -330,6 +331,8 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
         lambda o: [_name(o), _pdb_value(o.get("spec") or {}, "minAvailable"),
                    _pdb_value(o.get("spec") or {}, "maxUnavailable"),
                    (o.get("status") or {}).get("disruptionsAllowed", 0)]),
+    "ReplicaSet": replica_set_printer(col, NAME, AGE, age),
+    "Deployment": deployment_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

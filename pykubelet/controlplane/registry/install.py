@@ -15,6 +15,7 @@ from pykubelet.controlplane.registry.nodes import NodeStrategy
 from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
+from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
 from pykubelet.controlplane.registry.store import Registry
 from pykubelet.controlplane.registry.strategy import Strategy
 from pykubelet.controlplane.storage import Storage
@@ -22,7 +23,8 @@ from pykubelet.controlplane.storage.cacher import DEFAULT_RING, Cacher
 
 STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
-    SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy,
+    SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
+    DeploymentStrategy,
 )
 
 

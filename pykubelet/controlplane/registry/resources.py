@@ -118,8 +118,22 @@ PDBS = ResourceInfo(
     ("pdb",), subresources=(_status("PodDisruptionBudget", "policy"),),
 )
 
+def _scale() -> Subresource:
+    return Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1")
+
+
+REPLICA_SETS = ResourceInfo(
+    kinds.REPLICA_SET, "replicaset", "/registry/replicasets/", ("rs",), ("all",),
+    subresources=(_scale(), _status("ReplicaSet", "apps")),
+)
+DEPLOYMENTS = ResourceInfo(
+    kinds.DEPLOYMENT, "deployment", "/registry/deployments/", ("deploy",), ("all",),
+    subresources=(_scale(), _status("Deployment", "apps")),
+)
+
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
+    REPLICA_SETS, DEPLOYMENTS,
 )
 
 

@@ -107,3 +107,21 @@ def test_a_long_invalid_name_is_not_echoed(api: LiveAPI) -> None:
     assert reply.status == 422, reply.body[:300]
     assert len(reply.body) < 32768  # each error shows 256 characters of it, at most
     assert reply.seconds < 1
+
+
+def test_kubectl_create_deployment_body_is_read() -> None:
+    """What ``kubectl create deployment web --image=busybox --replicas=3`` sends."""
+    labels = field(11, field(1, b"app") + field(2, b"web"))
+    selector = field(1, field(1, b"app") + field(2, b"web"))
+    container = field(1, b"busybox") + field(2, b"busybox") + field(8, b"")
+    template = field(1, labels) + field(2, field(2, container))
+    spec = int_field(1, 3) + field(2, selector) + field(3, template) + field(4, b"")
+    body = envelope("Deployment", field(1, field(1, b"web") + labels) + field(2, spec)
+                    + field(3, b""), "apps/v1")
+    assert decode_object(body) == {
+        "kind": "Deployment", "apiVersion": "apps/v1",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "busybox",
+                                                       "image": "busybox"}]}}}}

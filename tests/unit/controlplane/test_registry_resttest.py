@@ -41,6 +41,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "priorityclasses": {"value": 1000},
     "poddisruptionbudgets": {"spec": {"minAvailable": 1,
                                       "selector": {"matchLabels": {"app": "x"}}}},
+    "replicasets": {"spec": {"selector": {"matchLabels": {"app": "x"}},
+                             "template": {"metadata": {"labels": {"app": "x"}},
+                                          "spec": {"containers": [{"name": "c",
+                                                                   "image": "busybox"}]}}}},
+    "deployments": {"spec": {"selector": {"matchLabels": {"app": "x"}},
+                             "template": {"metadata": {"labels": {"app": "x"}},
+                                          "spec": {"containers": [{"name": "c",
+                                                                   "image": "busybox"}]}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]

@@ -1,0 +1,260 @@
+"""apps/v1 ReplicaSet and Deployment defaults and validation, as pkg/apis/apps/v1/defaults.go
+and pkg/apis/apps/validation say them: replicas default to 1 (a Deployment's strategy to
+RollingUpdate 25%/25%, revisionHistoryLimit to 10, progressDeadlineSeconds to 600), the
+selector is required, not empty, immutable and must match the template's labels, the
+template's pods restart Always."""
+
+from __future__ import annotations
+
+from pykubelet.api.apps import (
+    DEFAULT_MAX_SURGE,
+    DEFAULT_MAX_UNAVAILABLE,
+    DEFAULT_PROGRESS_DEADLINE_SECONDS,
+    DEFAULT_REVISION_HISTORY_LIMIT,
+    RECREATE,
+    ROLLING_UPDATE,
+    Deployment,
+    PodTemplateSpec,
+    ReplicaSet,
+    RollingUpdateDeployment,
+)
+from pykubelet.api.defaults import set_defaults_pod
+from pykubelet.api.errors import FieldError
+from pykubelet.api.machinery.codec import encode
+from pykubelet.api.machinery.field import forbidden, invalid, not_supported, required
+from pykubelet.api.machinery.validation import (
+    name_is_dns_subdomain,
+    validate_annotations,
+    validate_labels,
+    validate_non_negative,
+)
+from pykubelet.api.meta_validation import (
+    validate_immutable,
+    validate_label_selector,
+    validate_object_meta,
+    validate_object_meta_update,
+    validate_positive_int_or_percent,
+)
+from pykubelet.api.types import LabelSelector, ObjectMeta, Pod
+from pykubelet.api.validation import pod_template_spec_errors
+
+
+def set_defaults_pod_template(template: PodTemplateSpec) -> None:
+    """The pod defaults applied to a template's spec (the generated defaulters walk it)."""
+    set_defaults_pod(Pod(metadata=ObjectMeta(), spec=template.spec))
+
+
+def set_defaults_replica_set(rs: ReplicaSet) -> ReplicaSet:
+    """SetDefaults_ReplicaSet: one replica when none is said."""
+    if rs.metadata.namespace == "":
+        rs.metadata.namespace = "default"
+    if rs.spec.replicas is None:
+        rs.spec.replicas = 1
+    set_defaults_pod_template(rs.spec.template)
+    return rs
+
+
+def selector_matches(selector: LabelSelector, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelectorAsSelector(selector).Matches(labels) (a valid selector)."""
+    for k, v in selector.match_labels.items():
+        if labels.get(k) != v:
+            return False
+    for e in selector.match_expressions:
+        have = e.key in labels
+        if e.operator == "In" and not (have and labels[e.key] in e.values):
+            return False
+        if e.operator == "NotIn" and have and labels[e.key] in e.values:
+            return False
+        if e.operator == "Exists" and not have:
+            return False
+        if e.operator == "DoesNotExist" and have:
+            return False
+    return True
+
+
+def _selector_errors(selector: LabelSelector | None, path: str) -> list[FieldError]:
+    if selector is None:
+        return [required(path, "")]
+    errs = validate_label_selector(selector, path)
+    if not selector.match_labels and not selector.match_expressions:
+        errs.append(invalid(path, encode(selector), "empty selector is invalid for deployment"))
+    return errs
+
+
+def pod_template_errors(template: PodTemplateSpec, selector: LabelSelector | None,
+                        path: str) -> list[FieldError]:
+    """ValidatePodTemplateSpecForReplicaSet: labels that the selector matches, the pod
+    rules, restartPolicy Always, no activeDeadlineSeconds."""
+    errs: list[FieldError] = []
+    labels = template.metadata.labels
+    if (selector is not None and (selector.match_labels or selector.match_expressions)
+            and not selector_matches(selector, labels)):
+        errs.append(invalid(f"{path}.metadata.labels", labels,
+                                "`selector` does not match template `labels`"))
+    errs += validate_labels(labels, f"{path}.metadata.labels")
+    errs += validate_annotations(template.metadata.annotations, f"{path}.metadata.annotations")
+    errs += pod_template_spec_errors(template.spec, f"{path}.spec")
+    policy = template.spec.restart_policy
+    if policy != "Always":
+        errs.append(not_supported(f"{path}.spec.restartPolicy", policy, ("Always",)))
+    if template.spec.active_deadline_seconds is not None:
+        errs.append(forbidden(f"{path}.spec.activeDeadlineSeconds",
+                              "activeDeadlineSeconds in ReplicaSet is not Supported"))
+    return errs
+
+
+def _spec_errors(rs: ReplicaSet) -> list[FieldError]:
+    spec = rs.spec
+    errs = validate_non_negative(spec.replicas or 0, "spec.replicas")
+    errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    errs += _selector_errors(spec.selector, "spec.selector")
+    errs += pod_template_errors(spec.template, spec.selector, "spec.template")
+    return errs
+
+
+def replica_set_errors(rs: ReplicaSet) -> list[FieldError]:
+    """ValidateReplicaSet."""
+    errs = validate_object_meta(rs.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    return errs + _spec_errors(rs)
+
+
+def replica_set_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
+    """ValidateReplicaSetUpdate, and apps/v1's immutable selector (the strategy's)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata) + _spec_errors(new)
+    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
+    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
+    if old_sel != new_sel:
+        errs += validate_immutable(new_sel, old_sel, "spec.selector")
+    return errs
+
+
+def replica_set_status_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
+    """ValidateReplicaSetStatusUpdate: counts non-negative and within their bounds."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    st = new.status
+    for name, value in (("replicas", st.replicas),
+                        ("fullyLabeledReplicas", st.fully_labeled_replicas),
+                        ("readyReplicas", st.ready_replicas),
+                        ("availableReplicas", st.available_replicas),
+                        ("observedGeneration", st.observed_generation)):
+        errs += validate_non_negative(value, f"status.{name}")
+    for name, value in (("fullyLabeledReplicas", st.fully_labeled_replicas),
+                        ("readyReplicas", st.ready_replicas),
+                        ("availableReplicas", st.available_replicas)):
+        if value > st.replicas:
+            errs.append(invalid(f"status.{name}", value,
+                                "cannot be greater than status.replicas"))
+    if st.available_replicas > st.ready_replicas:
+        errs.append(invalid("status.availableReplicas", st.available_replicas,
+                            "cannot be greater than readyReplicas"))
+    return errs
+
+
+def set_defaults_deployment(d: Deployment) -> Deployment:
+    """SetDefaults_Deployment."""
+    if d.metadata.namespace == "":
+        d.metadata.namespace = "default"
+    spec = d.spec
+    if spec.replicas is None:
+        spec.replicas = 1
+    if spec.strategy.type == "":
+        spec.strategy.type = ROLLING_UPDATE
+    if spec.strategy.type == ROLLING_UPDATE:
+        if spec.strategy.rolling_update is None:
+            spec.strategy.rolling_update = RollingUpdateDeployment()
+        ru = spec.strategy.rolling_update
+        if ru.max_unavailable is None:
+            ru.max_unavailable = DEFAULT_MAX_UNAVAILABLE
+        if ru.max_surge is None:
+            ru.max_surge = DEFAULT_MAX_SURGE
+    if spec.revision_history_limit is None:
+        spec.revision_history_limit = DEFAULT_REVISION_HISTORY_LIMIT
+    if spec.progress_deadline_seconds is None:
+        spec.progress_deadline_seconds = DEFAULT_PROGRESS_DEADLINE_SECONDS
+    set_defaults_pod_template(spec.template)
+    return d
+
+
+def _int_or_percent(value: int | str | None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else -1
+    return value
+
+
+def _strategy_errors(d: Deployment) -> list[FieldError]:
+    strategy = d.spec.strategy
+    path = "spec.strategy"
+    errs: list[FieldError] = []
+    if strategy.type == RECREATE:
+        if strategy.rolling_update is not None:
+            errs.append(forbidden(f"{path}.rollingUpdate",
+                                  "may not be specified when strategy `type` is 'Recreate'"))
+    elif strategy.type == ROLLING_UPDATE:
+        ru = strategy.rolling_update
+        if ru is None:
+            errs.append(required(f"{path}.rollingUpdate",
+                                 "this should be defaulted and never be nil"))
+        else:
+            rpath = f"{path}.rollingUpdate"
+            if ru.max_unavailable is not None:
+                errs += validate_positive_int_or_percent(ru.max_unavailable,
+                                                         f"{rpath}.maxUnavailable")
+            if ru.max_surge is not None:
+                errs += validate_positive_int_or_percent(ru.max_surge, f"{rpath}.maxSurge")
+            if _int_or_percent(ru.max_unavailable) == 0 and _int_or_percent(ru.max_surge) == 0:
+                errs.append(invalid(f"{rpath}.maxUnavailable", ru.max_unavailable,
+                                    "may not be 0 when `maxSurge` is 0"))
+    else:
+        errs.append(not_supported(f"{path}.type", strategy.type, (RECREATE, ROLLING_UPDATE)))
+    return errs
+
+
+def _deployment_spec_errors(d: Deployment) -> list[FieldError]:
+    spec = d.spec
+    errs = validate_non_negative(spec.replicas or 0, "spec.replicas")
+    errs += _selector_errors(spec.selector, "spec.selector")
+    errs += pod_template_errors(spec.template, spec.selector, "spec.template")
+    errs += _strategy_errors(d)
+    errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    if spec.revision_history_limit is not None:
+        errs += validate_non_negative(spec.revision_history_limit,
+                                      "spec.revisionHistoryLimit")
+    pds = spec.progress_deadline_seconds
+    if pds is not None:
+        errs += validate_non_negative(pds, "spec.progressDeadlineSeconds")
+        if pds <= spec.min_ready_seconds:
+            errs.append(invalid("spec.progressDeadlineSeconds", pds,
+                                "must be greater than minReadySeconds"))
+    return errs
+
+
+def deployment_errors(d: Deployment) -> list[FieldError]:
+    """ValidateDeployment."""
+    errs = validate_object_meta(d.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    return errs + _deployment_spec_errors(d)
+
+
+def deployment_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:
+    """ValidateDeploymentUpdate, and apps/v1's immutable selector (the strategy's)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    errs += _deployment_spec_errors(new)
+    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
+    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
+    if old_sel != new_sel:
+        errs += validate_immutable(new_sel, old_sel, "spec.selector")
+    return errs
+
+
+def deployment_status_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:
+    """ValidateDeploymentStatus: counts non-negative."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    st = new.status
+    for name, value in (("observedGeneration", st.observed_generation),
+                        ("replicas", st.replicas), ("updatedReplicas", st.updated_replicas),
+                        ("readyReplicas", st.ready_replicas),
+                        ("availableReplicas", st.available_replicas),
+                        ("unavailableReplicas", st.unavailable_replicas)):
+        errs += validate_non_negative(value, f"status.{name}")
+    return errs

@@ -1,0 +1,484 @@
+"""The ReplicaSet controller (pkg/controller/replicaset/replica_set.go): keeps
+spec.replicas pods matching each ReplicaSet's selector, owned through a controller
+ownerReference.
+
+Decisions are pure (:func:`claim_pods`, :func:`compute_actions`, :func:`calculate_status`,
+tested as tables); :class:`ReplicaSetController` carries them out. It is watch-driven: the
+watch cache's events enqueue the key of the ReplicaSet concerned (a pod's controller, or
+for an orphan every ReplicaSet whose selector picks it), one sync per key at a time; a sync
+that fails is logged with the key and retried with exponential back-off (5 ms doubling to
+1000 s, as the workqueue's default rate limiter). Creates go in slow-start batches (1, 2,
+4, ...: a quota or admission failure costs one call, not hundreds); expectations stop a
+sync from repeating creates and deletes its watch has not shown yet. Deleting a ReplicaSet
+leaves its pods to the garbage collector (the ownerReferences say so, blockOwnerDeletion
+set), as upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pykubelet.api.machinery.timeutil import now as utc_now
+from pykubelet.api.machinery.timeutil import rfc3339
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.activepods import (
+    controller_ref,
+    is_active,
+    is_available,
+    is_ready,
+    labels_match,
+    meta,
+    pods_to_delete,
+    ready_since,
+)
+from pykubelet.controlplane.controllers.expectations import Expectations
+from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
+from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
+from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.server import ControlPlane
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+BURST_REPLICAS = 500  # upstream's BurstReplicas: at most this many creates/deletes a sync
+SLOW_START_INITIAL_BATCH = 1
+RETRY_BASE_S = 0.005
+RETRY_MAX_S = 1000.0
+REPLICA_FAILURE = "ReplicaFailure"
+
+
+# ---------------------------------------------------------------------------- decisions
+
+
+def key_of(obj: Obj) -> str:
+    m = meta(obj)
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+
+
+def owner_reference(rs: Obj, kind: str = "ReplicaSet") -> Obj:
+    """metav1.NewControllerRef: controller and blockOwnerDeletion set."""
+    m = meta(rs)
+    return {"apiVersion": "apps/v1", "kind": kind, "name": m.get("name", ""),
+            "uid": m.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
+
+
+def pod_from_template(rs: Obj) -> Obj:
+    """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
+    spec, named ``<rs>-<random>``, owned by the ReplicaSet."""
+    template = (rs.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    pod_meta: Obj = {"generateName": f"{meta(rs).get('name', '')}-",
+                     "namespace": meta(rs).get("namespace", ""),
+                     "ownerReferences": [owner_reference(rs)]}
+    for k in ("labels", "annotations", "finalizers"):
+        if tmeta.get(k):
+            pod_meta[k] = copy.deepcopy(tmeta[k])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
+            "spec": copy.deepcopy(template.get("spec") or {})}
+
+
+@dataclass
+class Claim:
+    """ClaimPods' outcome: the pods the ReplicaSet owns after adopting and releasing."""
+
+    owned: list[Obj] = field(default_factory=list)
+    adopt: list[Obj] = field(default_factory=list)
+    release: list[Obj] = field(default_factory=list)
+
+
+def claim_pods(rs: Obj, pods: list[Obj]) -> Claim:
+    """PodControllerRefManager.ClaimPods over the namespace's active pods: keep the ones
+    it controls and its selector picks, adopt matching orphans (not while the ReplicaSet
+    or the pod is being deleted), release the ones it controls that no longer match."""
+    out = Claim()
+    uid = meta(rs).get("uid")
+    selector = (rs.get("spec") or {}).get("selector")
+    rs_deleting = bool(meta(rs).get("deletionTimestamp"))
+    for pod in pods:
+        labels = meta(pod).get("labels") or {}
+        matches = labels_match(selector, labels)
+        ref = controller_ref(pod)
+        if ref is not None:
+            if ref.get("uid") != uid:
+                continue
+            if matches:
+                out.owned.append(pod)
+            elif not rs_deleting:
+                out.release.append(pod)
+            continue
+        if rs_deleting or not matches or meta(pod).get("deletionTimestamp"):
+            continue
+        out.adopt.append(pod)
+        out.owned.append(pod)
+    return out
+
+
+@dataclass
+class Actions:
+    create: int = 0
+    delete: list[Obj] = field(default_factory=list)
+
+
+def compute_actions(rs: Obj, owned: list[Obj], related: list[Obj],
+                    now: dt.datetime | None) -> Actions:
+    """manageReplicas' decision: how many pods to create (at most BURST_REPLICAS), or
+    which to delete (the least valuable first, ranked against the related pods)."""
+    want = (rs.get("spec") or {}).get("replicas", 1)
+    diff = len(owned) - want
+    if diff < 0:
+        return Actions(create=min(-diff, BURST_REPLICAS))
+    if diff > 0:
+        return Actions(delete=pods_to_delete(owned, related, min(diff, BURST_REPLICAS), now))
+    return Actions()
+
+
+def calculate_status(rs: Obj, owned: list[Obj], manage_error: str | None,
+                     now: dt.datetime) -> Obj:
+    """calculateStatus: replicas, fullyLabeledReplicas, readyReplicas, availableReplicas
+    (minReadySeconds), observedGeneration, and ReplicaFailure while creates or deletes fail."""
+    spec = rs.get("spec") or {}
+    old = rs.get("status") or {}
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = spec.get("minReadySeconds", 0)
+    fully = sum(1 for p in owned if all((meta(p).get("labels") or {}).get(k) == v
+                                        for k, v in template_labels.items()))
+    ready = sum(1 for p in owned if is_ready(p))
+    available = sum(1 for p in owned if is_available(p, min_ready, now))
+    conditions = [c for c in old.get("conditions") or [] if c.get("type") != REPLICA_FAILURE]
+    failure = next((c for c in old.get("conditions") or []
+                    if c.get("type") == REPLICA_FAILURE), None)
+    if manage_error is not None:
+        if failure is None:
+            diff = len(owned) - spec.get("replicas", 1)
+            reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+            failure = {"type": REPLICA_FAILURE, "status": "True",
+                       "lastTransitionTime": rfc3339(now), "reason": reason,
+                       "message": manage_error}
+        conditions.append(failure)
+    status: Obj = {"replicas": len(owned)}
+    if fully:
+        status["fullyLabeledReplicas"] = fully
+    if ready:
+        status["readyReplicas"] = ready
+    if available:
+        status["availableReplicas"] = available
+    status["observedGeneration"] = meta(rs).get("generation", 0)
+    if conditions:
+        status["conditions"] = conditions
+    return status
+
+
+def requeue_after(rs: Obj, owned: list[Obj], now: dt.datetime) -> float | None:
+    """Seconds until a ready pod turns available (minReadySeconds), to sync again then."""
+    min_ready = (rs.get("spec") or {}).get("minReadySeconds", 0)
+    if not min_ready:
+        return None
+    waits = []
+    for p in owned:
+        since = ready_since(p)
+        if since is not None and not is_available(p, min_ready, now):
+            waits.append((since + dt.timedelta(seconds=min_ready) - now).total_seconds())
+    return max(0.0, min(waits)) + 0.05 if waits else None
+
+
+def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH) -> list[int]:
+    """slowStartBatch's batch sizes: 1, 2, 4, ... until ``count`` are asked for."""
+    out, batch, left = [], min(initial, count), count
+    while left > 0:
+        out.append(batch)
+        left -= batch
+        batch = min(2 * batch, left)
+    return out
+
+
+# ---------------------------------------------------------------------------- effects
+
+
+class WorkQueue:
+    """Keys to sync, each once however often it is added; a key being synced is not
+    handed out twice; failed keys come back after an exponential back-off."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._pending: dict[str, None] = {}
+        self._processing: set[str] = set()
+        self._dirty: set[str] = set()
+        self._failures: dict[str, int] = {}
+        self._ready = asyncio.Event()
+
+    def add(self, key: str) -> None:
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        self._pending[key] = None
+        self._ready.set()
+
+    def add_after(self, key: str, delay: float) -> None:
+        self.loop.call_later(delay, self.add, key)
+
+    def add_rate_limited(self, key: str) -> None:
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        self.add_after(key, min(RETRY_BASE_S * 2 ** n, RETRY_MAX_S))
+
+    def forget(self, key: str) -> None:
+        self._failures.pop(key, None)
+
+    async def get(self) -> str:
+        while not self._pending:
+            self._ready.clear()
+            await self._ready.wait()
+        key = next(iter(self._pending))
+        del self._pending[key]
+        self._processing.add(key)
+        return key
+
+    def done(self, key: str) -> None:
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._dirty.discard(key)
+            self.add(key)
+
+
+class ReplicaSetController:
+    def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
+        self.registry = cp.registry
+        self.rs_store: GenericStore = self.registry.store(REPLICA_SETS)
+        self.pods: GenericStore = self.registry.store(PODS)
+        self.recorder = EventRecorder(self.registry, "replicaset-controller")
+        self.expectations = Expectations()
+        self.queue = WorkQueue()
+        self.clock = clock
+
+    # -- event handlers: enqueue only
+    def on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        if cache.prefix == REPLICA_SETS.storage_prefix:
+            key = ev.entry.key[len(cache.prefix):]
+            if ev.type == DELETED:
+                self.expectations.forget(key)
+            self.queue.add(key)
+        elif cache.prefix == PODS.storage_prefix:
+            self._on_pod(ev)
+
+    def _on_pod(self, ev: CachedEvent) -> None:
+        new = ev.entry.obj()
+        old = ev.prev.obj() if ev.prev is not None else None
+        ns = meta(new).get("namespace", "")
+        pod_key = f"{ns}/{meta(new).get('name', '')}"
+        keys: set[str] = set()
+        for pod in (old, new):
+            if pod is None:
+                continue
+            ref = controller_ref(pod)
+            if ref is not None and ref.get("kind") == "ReplicaSet":
+                keys.add(f"{ns}/{ref.get('name', '')}")
+        ref = controller_ref(new)
+        owner = f"{ns}/{ref.get('name', '')}" if ref and ref.get("kind") == "ReplicaSet" else None
+        if owner is not None and self._resolves(ns, ref):
+            if ev.type == DELETED or (meta(new).get("deletionTimestamp") and not (
+                    old is not None and meta(old).get("deletionTimestamp"))):
+                self.expectations.deletion_observed(owner, pod_key)
+            elif old is None:
+                self.expectations.creation_observed(owner)
+        if ref is None and ev.type != DELETED:
+            labels = meta(new).get("labels") or {}
+            for entry in self.rs_store.select(ns, None):
+                if labels_match((entry.obj().get("spec") or {}).get("selector"), labels):
+                    keys.add(f"{ns}/{entry.attrs.name}")
+        for key in keys:
+            self.queue.add(key)
+
+    def _resolves(self, ns: str, ref: Obj | None) -> bool:
+        if ref is None:
+            return False
+        entry = self.rs_store.lookup(ns, ref.get("name", ""))
+        return entry is not None and meta(entry.obj()).get("uid") == ref.get("uid")
+
+    # -- the workers
+    async def run(self) -> None:
+        cacher = self.registry.cacher
+        cacher.listeners.append(self.on_event)
+        try:
+            for entry in self.rs_store.select(None, None):
+                self.queue.add(entry.key[len(REPLICA_SETS.storage_prefix):])
+            while True:
+                key = await self.queue.get()
+                try:
+                    await self.sync(key)
+                    self.queue.forget(key)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # one object's failure never stops the loop
+                    text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
+                    log.warning("replicaset %s: sync failed, retrying: %s", key, text)
+                    self.queue.add_rate_limited(key)
+                finally:
+                    self.queue.done(key)
+        finally:
+            if self.on_event in cacher.listeners:
+                cacher.listeners.remove(self.on_event)
+
+    async def sync(self, key: str) -> None:
+        """syncReplicaSet."""
+        ns, name = key.split("/", 1)
+        entry = self.rs_store.lookup(ns, name)
+        if entry is None:
+            self.expectations.forget(key)
+            return
+        rs = entry.obj()
+        needs_sync = self.expectations.satisfied(key)
+        all_pods = [p.obj() for p in self.pods.select(ns, None)]
+        active = [p for p in all_pods if is_active(p)]
+        claim = claim_pods(rs, active)
+        owned = await self._claim(rs, claim)
+        manage_error: str | None = None
+        if needs_sync and not meta(rs).get("deletionTimestamp"):
+            related = [p for p in all_pods if (ref := controller_ref(p)) is not None
+                       and ref.get("kind") == "ReplicaSet"]
+            manage_error = await self._manage(rs, owned, related)
+        now = self.clock()
+        await self._write_status(ns, name, rs, calculate_status(rs, owned, manage_error, now))
+        wait = requeue_after(rs, owned, now)
+        if wait is not None:
+            self.queue.add_after(key, wait)
+        if manage_error is not None:
+            raise errors.internal(manage_error)
+
+    async def _claim(self, rs: Obj, claim: Claim) -> list[Obj]:
+        owned = list(claim.owned)
+        ns = meta(rs).get("namespace", "")
+        uid = meta(rs).get("uid")
+        if claim.adopt:  # canAdopt: a fresh read says it is the same, live ReplicaSet
+            fresh = self.rs_store.lookup(ns, meta(rs).get("name", ""))
+            if fresh is None or meta(fresh.obj()).get("uid") != uid or meta(
+                    fresh.obj()).get("deletionTimestamp"):
+                owned = [p for p in owned if p not in claim.adopt]
+                claim.adopt = []
+        for pod in claim.adopt:
+            if not await self._patch_pod(pod, lambda p: _adopt(p, rs)):
+                owned.remove(pod)
+        for pod in claim.release:
+            await self._patch_pod(pod, lambda p: _release(p, uid))
+        return owned
+
+    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
+        m = meta(pod)
+        try:
+            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""),
+                                              mutate)
+            return True
+        except errors.StatusError as exc:
+            if exc.code in (404, 409, 422):  # gone, or no longer what we decided on
+                return False
+            raise
+
+    async def _manage(self, rs: Obj, owned: list[Obj], related: list[Obj]) -> str | None:
+        """manageReplicas: create or delete, returning the first error's message."""
+        key = key_of(rs)
+        actions = compute_actions(rs, owned, related, self.clock())
+        if actions.create:
+            self.expectations.expect_creations(key, actions.create)
+            created, error = 0, None
+            for batch in slow_start_batches(actions.create):
+                results = await asyncio.gather(*(self._create_pod(rs) for _ in range(batch)))
+                failed = [r for r in results if r is not None]
+                created += batch - len(failed)
+                if failed:
+                    error = failed[0]
+                    break
+            skipped = actions.create - created
+            if skipped:
+                self.expectations.lower_creations(key, skipped)
+            return error
+        if actions.delete:
+            pod_keys = [key_of(p) for p in actions.delete]
+            self.expectations.expect_deletions(key, pod_keys)
+            results = await asyncio.gather(*(self._delete_pod(rs, p) for p in actions.delete))
+            for pod, result in zip(actions.delete, results, strict=True):
+                if result is not None:
+                    self.expectations.deletion_observed(key, key_of(pod))
+            failed = [r for r in results if r is not None]
+            return failed[0] if failed else None
+        return None
+
+    async def _create_pod(self, rs: Obj) -> str | None:
+        try:
+            result = await self.pods.create(Context(), meta(rs).get("namespace", ""),
+                                            pod_from_template(rs))
+        except errors.StatusError as exc:
+            await self.recorder.event(rs, WARNING, "FailedCreate",
+                                      f"Error creating: {exc.message}")
+            if exc.code == 409 and exc.reason == errors.ALREADY_EXISTS:
+                return None
+            return exc.message
+        name = meta(result.obj() if isinstance(result, Entry) else result).get("name", "")
+        await self.recorder.event(rs, NORMAL, "SuccessfulCreate", f"Created pod: {name}")
+        return None
+
+    async def _delete_pod(self, rs: Obj, pod: Obj) -> str | None:
+        m = meta(pod)
+        try:
+            await self.pods.delete(Context(), m.get("namespace", ""), m.get("name", ""),
+                                   DeleteOptions())
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return None
+            await self.recorder.event(rs, WARNING, "FailedDelete",
+                                      f"Error deleting: {exc.message}")
+            return exc.message
+        await self.recorder.event(rs, NORMAL, "SuccessfulDelete",
+                                  f"Deleted pod: {m.get('name', '')}")
+        return None
+
+    async def _write_status(self, ns: str, name: str, rs: Obj, status: Obj) -> None:
+        if status == (rs.get("status") or {}):
+            return
+        uid = meta(rs).get("uid")
+
+        def write(obj: Obj) -> Obj | None:
+            if meta(obj).get("uid") != uid:
+                return None
+            obj["status"] = status
+            return obj
+
+        try:
+            await self.rs_store.guaranteed_update(ns, name, write,
+                                                  StatusStrategy(self.rs_store.strategy))
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+
+def _adopt(pod: Obj, rs: Obj) -> Obj | None:
+    if controller_ref(pod) is not None or meta(pod).get("deletionTimestamp"):
+        return None
+    pod.setdefault("metadata", {}).setdefault("ownerReferences", []).append(
+        owner_reference(rs))
+    return pod
+
+
+def _release(pod: Obj, uid: Any) -> Obj | None:
+    refs = meta(pod).get("ownerReferences") or []
+    kept = [r for r in refs if r.get("uid") != uid]
+    if len(kept) == len(refs):
+        return None
+    if kept:
+        pod["metadata"]["ownerReferences"] = kept
+    else:
+        pod["metadata"].pop("ownerReferences", None)
+    return pod
+
+
+async def run_replicaset_controller(cp: ControlPlane) -> None:
+    await ReplicaSetController(cp).run()
