@@ -22,7 +22,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pykubelet.api import defaults, meta_validation, object_validation, objects, validation
+from pykubelet.api import (
+    batch,
+    batch_validation,
+    defaults,
+    meta_validation,
+    object_validation,
+    objects,
+    validation,
+)
 from pykubelet.api.errors import DecodeError, FieldError, ValidationError
 from pykubelet.api.machinery import codec, openapi
 from pykubelet.api.machinery.codec import describe
@@ -225,10 +233,16 @@ EVICTION: Kind[objects.Eviction] = Kind(
     "policy", "v1", "Eviction", "evictions", True, objects.Eviction,
     validate=object_validation.eviction_errors,
 )
+JOB: Kind[batch.Job] = Kind(
+    "batch", "v1", "Job", "jobs", True, batch.Job,
+    set_defaults=batch_validation.set_defaults_job,
+    validate=batch_validation.job_errors,
+    validate_update=batch_validation.job_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
-    POD_DISRUPTION_BUDGET, EVICTION,
+    POD_DISRUPTION_BUDGET, EVICTION, JOB,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -117,9 +117,13 @@ PDBS = ResourceInfo(
     kinds.POD_DISRUPTION_BUDGET, "poddisruptionbudget", "/registry/poddisruptionbudgets/",
     ("pdb",), subresources=(_status("PodDisruptionBudget", "policy"),),
 )
+JOBS = ResourceInfo(
+    kinds.JOB, "job", "/registry/jobs/", (), ("all",),
+    subresources=(_status("Job", "batch"),),
+)
 
 ALL: tuple[ResourceInfo, ...] = (
-    PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
+    PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS, JOBS,
 )
 
 

@@ -41,6 +41,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "priorityclasses": {"value": 1000},
     "poddisruptionbudgets": {"spec": {"minAvailable": 1,
                                       "selector": {"matchLabels": {"app": "x"}}}},
+    "jobs": {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
