@@ -1,5 +1,6 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
-namespace deletion, disruption budgets, event expiry and store compaction. Each is a
+namespace deletion, disruption budgets, Jobs and their TTL after finishing, event expiry
+and store compaction. Each is a
 coroutine over the control plane, run (and restarted if it fails) by the server."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
+    from pykubelet.controlplane.controllers.job import run_job_controller
     from pykubelet.controlplane.controllers.leaderelection import (
         CONTROLLERS_LEASE,
         SCHEDULER_LEASE,
@@ -28,9 +30,11 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.namespace import run_namespace_controller
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
+    from pykubelet.controlplane.controllers.ttlafterfinished import run_ttl_after_finished
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
-                                 run_disruption_controller, run_event_expiry]
+                                 run_disruption_controller, run_job_controller,
+                                 run_ttl_after_finished, run_event_expiry]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
