@@ -121,3 +121,53 @@ __all__ = [
     "Job", "JobCondition", "JobSpec", "JobStatus", "PodTemplateSpec",
     "UncountedTerminatedPods",
 ]
+
+
+# --------------------------------------------------------------------------- CronJob
+
+ALLOW_CONCURRENT = "Allow"
+FORBID_CONCURRENT = "Forbid"
+REPLACE_CONCURRENT = "Replace"
+CONCURRENCY_POLICIES = (ALLOW_CONCURRENT, FORBID_CONCURRENT, REPLACE_CONCURRENT)
+CRONJOB_SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+
+@dataclass(kw_only=True)
+class JobTemplateSpec(Model):
+    __k8s__ = _BATCH + "JobTemplateSpec"
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: JobSpec = field(default_factory=JobSpec)
+
+
+@dataclass(kw_only=True)
+class CronJobSpec(Model):
+    __k8s__ = _BATCH + "CronJobSpec"
+
+    schedule: str = field(default="", metadata=KEEP)
+    time_zone: str | None = None
+    starting_deadline_seconds: int | None = None
+    concurrency_policy: str = ""
+    suspend: bool | None = None
+    job_template: JobTemplateSpec = field(default_factory=JobTemplateSpec, metadata=KEEP)
+    successful_jobs_history_limit: int | None = None
+    failed_jobs_history_limit: int | None = None
+
+
+@dataclass(kw_only=True)
+class CronJobStatus(Model):
+    __k8s__ = _BATCH + "CronJobStatus"
+
+    last_schedule_time: str | None = None
+    last_successful_time: str | None = None
+
+
+@dataclass(kw_only=True)
+class CronJob(Model):
+    __k8s__ = _BATCH + "CronJob"
+
+    api_version: str = field(default="batch/v1", metadata=KEEP)
+    kind: str = field(default="CronJob", metadata=KEEP)
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    spec: CronJobSpec = field(default_factory=CronJobSpec)
+    status: CronJobStatus = field(default_factory=CronJobStatus)

@@ -1,4 +1,4 @@
-"""batch/v1 Job defaults (pkg/apis/batch/v1/defaults.go), the selector the API server
+"""batch/v1 Job and CronJob defaults (pkg/apis/batch/v1/defaults.go), the selector the API server
 generates (pkg/registry/batch/job/strategy.go generateSelector) and validation
 (pkg/apis/batch/validation/validation.go), for the fields we model."""
 
@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import zoneinfo
 
+from pykubelet.api import cronschedule
 from pykubelet.api import defaults as core_defaults
 from pykubelet.api import validation as core_validation
 from pykubelet.api.batch import (
+    ALLOW_CONCURRENT,
     COMPLETION_MODES,
+    CONCURRENCY_POLICIES,
     CONTROLLER_UID_LABEL,
     DEFAULT_BACKOFF_LIMIT,
     FAILED,
@@ -21,6 +25,7 @@ from pykubelet.api.batch import (
     NON_INDEXED,
     POD_REPLACEMENT_POLICIES,
     TERMINATING_OR_FAILED,
+    CronJob,
     Job,
 )
 from pykubelet.api.errors import FieldError
@@ -179,3 +184,100 @@ def _template_update_errors(new: Job, old: Job) -> list[FieldError]:
         if scrub(nt) == scrub(ot):
             return []
     return [invalid("spec.template", OMIT, "field is immutable")]
+
+
+# --------------------------------------------------------------------------- CronJob
+
+# a CronJob's name leaves room for the "-<minutes>" of its jobs' names (validation.go)
+CRONJOB_NAME_MAX = 52
+
+
+def set_defaults_cron_job(cj: CronJob) -> CronJob:
+    """SetDefaults_CronJob, and the job template's pod spec defaults."""
+    spec = cj.spec
+    if spec.concurrency_policy == "":
+        spec.concurrency_policy = ALLOW_CONCURRENT
+    if spec.suspend is None:
+        spec.suspend = False
+    if spec.successful_jobs_history_limit is None:
+        spec.successful_jobs_history_limit = 3
+    if spec.failed_jobs_history_limit is None:
+        spec.failed_jobs_history_limit = 1
+    if cj.metadata.namespace == "":
+        cj.metadata.namespace = core_defaults.DEFAULT_NAMESPACE
+    tmpl = spec.job_template.spec.template
+    core_defaults.set_defaults_pod(Pod(metadata=copy.copy(tmpl.metadata), spec=tmpl.spec))
+    return cj
+
+
+def _time_zone_errors(tz: str | None) -> list[FieldError]:
+    path = "spec.timeZone"
+    if tz is None:
+        return []
+    if tz == "":
+        return [invalid(path, tz, "timeZone must be nil or non-empty string")]
+    if tz.lower() == "local":
+        return [invalid(path, tz, "timeZone must be an explicit time zone as defined in "
+                        "https://www.iana.org/time-zones")]
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return [invalid(path, tz, f"unknown time zone {tz}")]
+    return []
+
+
+def _cron_spec_errors(cj: CronJob) -> list[FieldError]:
+    spec = cj.spec
+    errs: list[FieldError] = []
+    if not spec.schedule:
+        errs.append(required("spec.schedule"))
+    else:
+        try:
+            cronschedule.standard(spec.schedule)
+        except cronschedule.ScheduleError as exc:
+            errs.append(invalid("spec.schedule", spec.schedule, str(exc)))
+        if "TZ" in spec.schedule:
+            errs.append(invalid("spec.schedule", spec.schedule, "cannot use TZ or CRON_TZ in "
+                                "schedule, use timeZone field instead"))
+    errs += _time_zone_errors(spec.time_zone)
+    errs += _non_negative(spec.starting_deadline_seconds, "spec.startingDeadlineSeconds")
+    if spec.concurrency_policy not in CONCURRENCY_POLICIES:
+        errs.append(not_supported("spec.concurrencyPolicy", spec.concurrency_policy,
+                                  CONCURRENCY_POLICIES))
+    errs += _non_negative(spec.successful_jobs_history_limit,
+                          "spec.successfulJobsHistoryLimit")
+    errs += _non_negative(spec.failed_jobs_history_limit, "spec.failedJobsHistoryLimit")
+    errs += _job_template_errors(cj)
+    return errs
+
+
+def _job_template_errors(cj: CronJob) -> list[FieldError]:
+    """ValidateJobTemplateSpec: the job spec's rules; the selector is generated later."""
+    tmpl = cj.spec.job_template
+    base = "spec.jobTemplate."
+    errs: list[FieldError] = []
+    if tmpl.spec.selector is not None:
+        errs.append(invalid(base + "spec.selector", OMIT, "`selector` will be auto-generated"))
+    if tmpl.spec.manual_selector:
+        errs.append(not_supported(base + "spec.manualSelector", True, ("nil", "false")))
+    job = Job(metadata=dataclasses.replace(tmpl.metadata, uid="x", name="x"),
+              spec=copy.deepcopy(tmpl.spec))
+    job.spec.selector, job.spec.manual_selector = None, None
+    job.spec.template.metadata.labels = dict(job.spec.template.metadata.labels)
+    generate_selector(job)
+    for e in _spec_errors(job):
+        errs.append(dataclasses.replace(e, field=base + e.field))
+    return errs
+
+
+def cron_job_errors(cj: CronJob) -> list[FieldError]:
+    meta = cj.metadata
+    errs = validate_object_meta(meta, namespaced=True, name_fn=name_is_dns_subdomain)
+    if len(meta.name) > CRONJOB_NAME_MAX:
+        errs.append(invalid("metadata.name", meta.name,
+                            f"must be no more than {CRONJOB_NAME_MAX} characters"))
+    return errs + _cron_spec_errors(cj)
+
+
+def cron_job_update_errors(new: CronJob, old: CronJob) -> list[FieldError]:
+    return validate_object_meta_update(new.metadata, old.metadata) + _cron_spec_errors(new)

@@ -239,10 +239,16 @@ JOB: Kind[batch.Job] = Kind(
     validate=batch_validation.job_errors,
     validate_update=batch_validation.job_update_errors,
 )
+CRON_JOB: Kind[batch.CronJob] = Kind(
+    "batch", "v1", "CronJob", "cronjobs", True, batch.CronJob,
+    set_defaults=batch_validation.set_defaults_cron_job,
+    validate=batch_validation.cron_job_errors,
+    validate_update=batch_validation.cron_job_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
-    POD_DISRUPTION_BUDGET, EVICTION, JOB,
+    POD_DISRUPTION_BUDGET, EVICTION, JOB, CRON_JOB,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

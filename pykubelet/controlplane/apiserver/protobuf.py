@@ -1,8 +1,9 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
-kubectl's typed clients (``kubectl create namespace|configmap|secret|priorityclass|pdb|job``,
-``kubectl drain``'s evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the
-magic ``k8s\\0`` and a ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
+kubectl's typed clients (``kubectl create``
+namespace|configmap|secret|priorityclass|pdb|job|cronjob, ``kubectl drain``'s evictions)
+send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
+``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
 commands create, with upstream's field numbers (k8s.io/api and apimachinery's
 generated.proto); the reader is the protobuf wire format, nothing more.
@@ -73,6 +74,14 @@ MESSAGES: dict[str, Schema] = {
                 7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"),
                 9: ("completionMode", "string"), 10: ("suspend", "bool"),
                 14: ("podReplacementPolicy", "string")},
+    "CronJob": {1: ("metadata", "ObjectMeta"), 2: ("spec", "CronJobSpec"),
+                3: ("status", ["skip"])},
+    "CronJobSpec": {1: ("schedule", "string"), 8: ("timeZone", "string"),
+                    2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "string"),
+                    4: ("suspend", "bool"), 5: ("jobTemplate", "JobTemplateSpec"),
+                    6: ("successfulJobsHistoryLimit", "int"),
+                    7: ("failedJobsHistoryLimit", "int")},
+    "JobTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec")},
     "PodTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodSpec")},
     "PodSpec": {2: ("containers", ["Container"]), 3: ("restartPolicy", "string"),
                 4: ("terminationGracePeriodSeconds", "int"),

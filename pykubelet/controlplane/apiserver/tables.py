@@ -364,6 +364,50 @@ def job_cells(obj: Obj, now: dt.datetime) -> list[Any]:
             format_label_selector(spec.get("selector"))]
 
 
+CRONJOB_COLUMNS = [
+    NAME,
+    col("Schedule", desc="The schedule in Cron format, see "
+        "https://en.wikipedia.org/wiki/Cron."),
+    col("Timezone", desc="The time zone name for the given schedule, see "
+        "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this "
+        "will default to the time zone of the kube-controller-manager process. The set of "
+        "valid time zone names and the time zone offset is loaded from the system-wide time "
+        "zone database by the API server during CronJob validation and the controller "
+        "manager during execution. If no system-wide time zone database can be found a "
+        "bundled version of the database is used instead. If the time zone name becomes "
+        "invalid during the lifetime of a CronJob or due to a change in host configuration, "
+        "the controller will stop creating new new Jobs and will create a system event with "
+        "the reason UnknownTimeZone. More information can be found in "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
+    col("Suspend", "boolean", "This flag tells the controller to suspend subsequent "
+        "executions, it does not apply to already started executions.  Defaults to false."),
+    col("Active", "integer", "A list of pointers to currently running jobs."),
+    col("Last Schedule", desc="Information when was the last time the job was successfully "
+        "scheduled."),
+    AGE,
+    col("Containers", desc="Names of each container in the template.", priority=1),
+    col("Images", desc="Images referenced by each container in the template.", priority=1),
+    col("Selector", desc="A label query over pods that should match the pod count. Normally, "
+        "the system sets this field for you. More info: https://kubernetes.io/docs/concepts/"
+        "overview/working-with-objects/labels/#label-selectors", priority=1),
+]
+
+
+def cronjob_cells(obj: Obj, now: dt.datetime) -> list[Any]:
+    """printCronJob: schedule, time zone (<none>), suspend, active, last schedule (<none>)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    last = status.get("lastScheduleTime")
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [_name(obj), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+            bool(spec.get("suspend")), len(status.get("active") or []),
+            age(last, now) if last else "<none>",
+            age((obj.get("metadata") or {}).get("creationTimestamp"), now),
+            ",".join(c.get("name", "") for c in containers),
+            ",".join(c.get("image", "") for c in containers),
+            format_label_selector(job_spec.get("selector"))]
+
+
 PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] = {
     "Pod": (POD_COLUMNS, pod_cells),
     "Node": (NODE_COLUMNS, node_cells),
@@ -398,6 +442,7 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
                    _pdb_value(o.get("spec") or {}, "maxUnavailable"),
                    (o.get("status") or {}).get("disruptionsAllowed", 0)]),
     "Job": (JOB_COLUMNS, job_cells),
+    "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -1,5 +1,5 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
-namespace deletion, disruption budgets, Jobs and their TTL after finishing, event expiry
+namespace deletion, disruption budgets, Jobs and their TTL after finishing, CronJobs, event expiry
 and store compaction. Each is a
 coroutine over the control plane, run (and restarted if it fails) by the server."""
 
@@ -19,6 +19,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     kube-system/kube-controller-manager (each on one control plane at a time when the
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
+    from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
     from pykubelet.controlplane.controllers.job import run_job_controller
     from pykubelet.controlplane.controllers.leaderelection import (
@@ -34,7 +35,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
                                  run_disruption_controller, run_job_controller,
-                                 run_ttl_after_finished, run_event_expiry]
+                                 run_cronjob_controller, run_ttl_after_finished, run_event_expiry]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
 from pykubelet.controlplane.registry.jobs import JobStrategy
 from pykubelet.controlplane.registry.leases import LeaseStrategy
@@ -24,6 +25,7 @@ from pykubelet.controlplane.storage.cacher import DEFAULT_RING, Cacher
 STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, JobStrategy,
+    CronJobStrategy,
 )
 
 

@@ -121,9 +121,14 @@ JOBS = ResourceInfo(
     kinds.JOB, "job", "/registry/jobs/", (), ("all",),
     subresources=(_status("Job", "batch"),),
 )
+CRONJOBS = ResourceInfo(
+    kinds.CRON_JOB, "cronjob", "/registry/cronjobs/", ("cj",), ("all",),
+    subresources=(_status("CronJob", "batch"),),
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS, JOBS,
+    CRONJOBS,
 )
 
 

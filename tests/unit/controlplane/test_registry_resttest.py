@@ -43,6 +43,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
                                       "selector": {"matchLabels": {"app": "x"}}}},
     "jobs": {"spec": {"template": {"spec": {
         "containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}},
+    "cronjobs": {"spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {
+        "spec": {"containers": [{"name": "c", "image": "busybox"}],
+                 "restartPolicy": "Never"}}}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
