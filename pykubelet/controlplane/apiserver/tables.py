@@ -393,6 +393,11 @@ CRONJOB_COLUMNS = [
 ]
 
 
+def _bool_ptr(value: bool | None) -> str:
+    """printBoolPtr."""
+    return "<unset>" if value is None else ("True" if value else "False")
+
+
 def cronjob_cells(obj: Obj, now: dt.datetime) -> list[Any]:
     """printCronJob: schedule, time zone (<none>), suspend, active, last schedule (<none>)."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
@@ -400,7 +405,7 @@ def cronjob_cells(obj: Obj, now: dt.datetime) -> list[Any]:
     job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
     containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers") or []
     return [_name(obj), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
-            bool(spec.get("suspend")), len(status.get("active") or []),
+            _bool_ptr(spec.get("suspend")), len(status.get("active") or []),
             age(last, now) if last else "<none>",
             age((obj.get("metadata") or {}).get("creationTimestamp"), now),
             ",".join(c.get("name", "") for c in containers),

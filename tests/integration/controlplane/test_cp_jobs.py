@@ -159,3 +159,38 @@ def test_bad_job_is_422_and_nothing_written(cp: ControlPlaneProcess, ns: str) ->
     assert 'The Job "bad" is invalid: spec.completions: Invalid value: -1: must be greater ' \
         "than or equal to 0" in res.stderr
     assert cp.kubectl("get", "job", "bad", "-n", ns, check=False).returncode != 0
+
+
+def test_kubectl_create_cronjob_and_get_jobs_and_cronjobs_wide(cp: ControlPlaneProcess,
+                                                                ns: str) -> None:
+    out = cp.kubectl("create", "cronjob", "tick", "-n", ns, "--image=busybox",
+                     "--schedule=*/5 * * * *", "--", "date")
+    assert out.stdout.strip() == "cronjob.batch/tick created"
+    cj = get_json(cp, "cronjob", "tick", "-n", ns)
+    assert cj["spec"]["concurrencyPolicy"] == "Allow"
+    template = cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert template["containers"][0]["command"] == ["date"]
+    assert template["restartPolicy"] == "OnFailure"
+    cp.kubectl("create", "job", "once", "-n", ns, "--image=busybox", "--", "true")
+    out = cp.kubectl("get", "jobs,cronjobs", "-n", ns, "-o", "wide").stdout
+    blocks = [b.splitlines() for b in out.strip().split("\n\n")]
+    assert blocks[0][0].split() == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE",
+                                    "CONTAINERS", "IMAGES", "SELECTOR"]
+    assert blocks[0][1].split()[:3] == ["job.batch/once", "Running", "0/1"]
+    assert blocks[1][0].split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE",
+                                    "LAST", "SCHEDULE", "AGE", "CONTAINERS", "IMAGES",
+                                    "SELECTOR"]
+    cells = blocks[1][1].split()
+    assert cells[0] == "cronjob.batch/tick"
+    assert cells[1:6] == ["*/5", "*", "*", "*", "*"]
+    assert cells[6:10] == ["<none>", "False", "0", "<none>"]
+    assert cells[-3:] == ["tick", "busybox", "<none>"]
+
+
+def test_bad_schedule_is_422_naming_spec_schedule(cp: ControlPlaneProcess, ns: str) -> None:
+    res = cp.kubectl("create", "cronjob", "bad", "-n", ns, "--image=busybox",
+                     "--schedule=61 * * * *", check=False)
+    assert res.returncode != 0
+    assert ('CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 * * * *": '
+            "end of range (61) above maximum (59): 61") in res.stderr
+    assert cp.kubectl("get", "cronjob", "bad", "-n", ns, check=False).returncode != 0

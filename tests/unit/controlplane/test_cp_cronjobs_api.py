@@ -80,7 +80,7 @@ def test_table_columns(api: Any, clean: list[str]) -> None:
         "Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age",
         "Containers", "Images", "Selector"]
     cells = t["rows"][0]["cells"]
-    assert cells[:6] == ["table", "*/5 * * * *", "<none>", False, 0, "<none>"]
+    assert cells[:6] == ["table", "*/5 * * * *", "<none>", "False", 0, "<none>"]
     assert cells[7:] == ["c", "busybox", "<none>"]
 
 
