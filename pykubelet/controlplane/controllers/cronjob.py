@@ -54,7 +54,7 @@ class CronJobController:
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == CRONJOBS.storage_prefix:
             self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
-        elif cache.prefix == JOBS.storage_prefix:
+        elif cache.prefix == JOBS.storage_prefix and b'"kind":"CronJob"' in ev.entry.data:
             ref = controller_of(ev.entry.obj(), "CronJob")
             if ref is not None:
                 self.queue.add(f"{ev.entry.attrs.namespace}/{ref.get('name', '')}")

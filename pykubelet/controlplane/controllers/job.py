@@ -108,7 +108,8 @@ class JobController:
             self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
         elif cache.prefix == PODS.storage_prefix:
             for entry in (ev.entry, ev.prev):
-                if entry is None:
+                # most pods have no Job for a controller: not parsed at all
+                if entry is None or b'"kind":"Job"' not in entry.data:
                     continue
                 ref = controller_of(entry.obj())
                 if ref is not None:

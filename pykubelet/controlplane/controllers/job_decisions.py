@@ -20,6 +20,7 @@ from pykubelet.api.batch import (
     JOB_FAILED,
     JOB_FAILURE_TARGET,
     JOB_SUCCESS_CRITERIA_MET,
+    JOB_SUSPENDED,
     JOB_TRACKING_FINALIZER,
     REASON_BACKOFF_LIMIT_EXCEEDED,
     REASON_COMPLETIONS_REACHED,
@@ -245,6 +246,7 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
         status["terminating"] = terminating
         return acts
 
+    _suspension(spec, status, at, acts)
     if status.get("startTime") is None and not spec.get("suspend"):
         status["startTime"] = at
     start = parse_time_or_none(status.get("startTime"))
@@ -331,6 +333,27 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
     status["ready"] = sum(1 for p in active if _ready(p))
     status["terminating"] = terminating
     return acts
+
+
+def _suspension(spec: Obj, status: Obj, at: str, acts: Actions) -> None:
+    """The Suspended condition: True when spec.suspend is set (startTime cleared, so the
+    deadline counts again from the resume), False again once it is not."""
+    conds = status["conditions"]
+    prev = next((c for c in conds if c.get("type") == JOB_SUSPENDED), None)
+    if spec.get("suspend"):
+        if prev is not None and prev.get("status") == "True":
+            return
+        new = _condition(JOB_SUSPENDED, "JobSuspended", "Job suspended", at)
+        status.pop("startTime", None)
+        acts.events.append(("Normal", "Suspended", "Job suspended"))
+    elif prev is not None and prev.get("status") == "True":
+        new = _condition(JOB_SUSPENDED, "JobResumed", "Job resumed", at)
+        new["status"] = "False"
+        status.pop("startTime", None)
+        acts.events.append(("Normal", "Resumed", "Job resumed"))
+    else:
+        return
+    status["conditions"] = [new if c is prev else c for c in conds] if prev else [*conds, new]
 
 
 def _ready(pod: Obj) -> bool:

@@ -247,3 +247,26 @@ def test_ttl_after_finished() -> None:
     assert time_left(j, T0 + dt.timedelta(seconds=100)) == 0
     assert time_left(job(status={"conditions": [done]}), T0) is None
     assert time_left(job(ttlSecondsAfterFinished=0), T0) is None
+
+
+def test_suspend_deletes_active_pods_and_says_suspended() -> None:
+    j = job(parallelism=2, completions=4, suspend=True, status={"startTime": ts(T0)})
+    acts = decide(j, [pod("a"), pod("b")], T0, BackoffRecord())
+    assert len(acts.delete) == 2
+    assert acts.create == 0
+    cond = acts.status["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"], cond["message"]) == (
+        "Suspended", "True", "JobSuspended", "Job suspended")
+    assert "startTime" not in acts.status  # suspending resets the deadline's clock
+    assert ("Normal", "Suspended", "Job suspended") in acts.events
+    # resumed: the condition turns False, the clock starts again, pods are created
+    j["spec"]["suspend"] = False
+    j["status"] = acts.status
+    later = T0 + dt.timedelta(minutes=1)
+    acts = decide(j, [], later, BackoffRecord())
+    cond = acts.status["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"], cond["message"]) == (
+        "Suspended", "False", "JobResumed", "Job resumed")
+    assert acts.status["startTime"] == ts(later)
+    assert acts.create == 2
+    assert ("Normal", "Resumed", "Job resumed") in acts.events
