@@ -26,7 +26,7 @@ from pykubelet.api.batch import (
     REASON_COMPLETIONS_REACHED,
     REASON_DEADLINE_EXCEEDED,
 )
-from pykubelet.api.machinery.timeutil import parse_time_or_none
+from pykubelet.api.machinery.timeutil import parse_time_or_none, rfc3339
 
 Obj = dict[str, Any]
 
@@ -162,7 +162,7 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
     spec, old = job.get("spec") or {}, job.get("status") or {}
     status: Obj = {k: v for k, v in old.items()}
     status["conditions"] = [dict(c) for c in old.get("conditions") or []]
-    at = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = rfc3339(now)
     acts = Actions(status=status)
     uncounted = old.get("uncountedTerminatedPods") or {}
     unc_succ: list[str] = list(uncounted.get("succeeded") or [])
