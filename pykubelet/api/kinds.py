@@ -25,6 +25,8 @@ from typing import Any, Generic, TypeVar
 from pykubelet.api import (
     apps,
     apps_validation,
+    batch,
+    batch_validation,
     defaults,
     meta_validation,
     object_validation,
@@ -247,10 +249,22 @@ DEPLOYMENT: Kind[apps.Deployment] = Kind(
     validate_update=apps_validation.deployment_update_errors,
     validate_status_update=apps_validation.deployment_status_update_errors,
 )
+JOB: Kind[batch.Job] = Kind(
+    "batch", "v1", "Job", "jobs", True, batch.Job,
+    set_defaults=batch_validation.set_defaults_job,
+    validate=batch_validation.job_errors,
+    validate_update=batch_validation.job_update_errors,
+)
+CRON_JOB: Kind[batch.CronJob] = Kind(
+    "batch", "v1", "CronJob", "cronjobs", True, batch.CronJob,
+    set_defaults=batch_validation.set_defaults_cron_job,
+    validate=batch_validation.cron_job_errors,
+    validate_update=batch_validation.cron_job_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
-    POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT,
+    POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

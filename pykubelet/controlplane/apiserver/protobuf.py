@@ -1,8 +1,9 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
-kubectl's typed clients (``kubectl create namespace|configmap|secret|priorityclass|pdb|deployment``,
-``kubectl drain``'s evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the
-magic ``k8s\\0`` and a ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
+kubectl's typed clients (``kubectl create``
+namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob, ``kubectl drain``'s
+evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
+``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
 commands create, with upstream's field numbers (k8s.io/api and apimachinery's
 generated.proto); the reader is the protobuf wire format, nothing more.
@@ -73,16 +74,43 @@ MESSAGES: dict[str, Schema] = {
     "DeploymentStrategy": {1: ("type", "string"), 2: ("rollingUpdate", "RollingUpdateDeployment")},
     "RollingUpdateDeployment": {1: ("maxUnavailable", "IntOrString"),
                                 2: ("maxSurge", "IntOrString")},
-    "PodTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodSpec")},
-    "PodSpec": {2: ("containers", ["Container"]), 3: ("restartPolicy", "string")},
-    "Container": {1: ("name", "string"), 2: ("image", "string"), 3: ("command", ["string"]),
-                  4: ("args", ["string"]), 5: ("workingDir", "string"),
-                  6: ("ports", ["ContainerPort"]), 7: ("env", ["EnvVar"]),
-                  14: ("imagePullPolicy", "string")},
     "ContainerPort": {1: ("name", "string"), 2: ("hostPort", "int"),
                       3: ("containerPort", "int"), 4: ("protocol", "string"),
                       5: ("hostIP", "string")},
     "EnvVar": {1: ("name", "string"), 2: ("value", "string")},
+    # batch/v1, as ``kubectl create job`` and ``kubectl create cronjob`` send them: the
+    # template's pod spec with the fields those commands set (containers' name, image,
+    # command, args; restartPolicy)
+    "Job": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec"), 3: ("status", ["skip"])},
+    "JobSpec": {1: ("parallelism", "int"), 2: ("completions", "int"),
+                3: ("activeDeadlineSeconds", "int"), 4: ("selector", "LabelSelector"),
+                5: ("manualSelector", "bool"), 6: ("template", "PodTemplateSpec"),
+                7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"),
+                9: ("completionMode", "string"), 10: ("suspend", "bool"),
+                14: ("podReplacementPolicy", "string")},
+    "CronJob": {1: ("metadata", "ObjectMeta"), 2: ("spec", "CronJobSpec"),
+                3: ("status", ["skip"])},
+    "CronJobSpec": {1: ("schedule", "string"), 8: ("timeZone", "string"),
+                    2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "string"),
+                    4: ("suspend", "bool"), 5: ("jobTemplate", "JobTemplateSpec"),
+                    6: ("successfulJobsHistoryLimit", "int"),
+                    7: ("failedJobsHistoryLimit", "int")},
+    "JobTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec")},
+    "PodTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodSpec")},
+    "PodSpec": {2: ("containers", ["Container"]), 3: ("restartPolicy", "string"),
+                4: ("terminationGracePeriodSeconds", "int"),
+                5: ("activeDeadlineSeconds", "int"), 6: ("dnsPolicy", "string"),
+                7: ("nodeSelector", "map<string>"), 8: ("serviceAccountName", "string"),
+                10: ("nodeName", "string"),
+                16: ("hostname", "string"), 17: ("subdomain", "string"),
+                19: ("schedulerName", "string")},
+    "Container": {1: ("name", "string"), 2: ("image", "string"), 3: ("command", ["string"]),
+                  4: ("args", ["string"]), 5: ("workingDir", "string"),
+                  6: ("ports", ["ContainerPort"]), 7: ("env", ["EnvVar"]),
+                  8: ("resources", ["skip"]), 13: ("terminationMessagePath", "string"),
+                  14: ("imagePullPolicy", "string"), 16: ("stdin", "bool"),
+                  17: ("stdinOnce", "bool"), 18: ("tty", "bool"),
+                  20: ("terminationMessagePolicy", "string")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }
@@ -208,6 +236,8 @@ def decode_message(name: str, data: bytes) -> dict[str, Any]:
 
 def _value(typ: str, value: Any) -> Any:
     if typ == "Time":
+        if not value:  # metav1.Time's Marshal of the zero time: no bytes, read back as null
+            return None
         t = decode_message("Time", bytes(value))
         seconds = t.get("seconds", 0)
         if not MIN_SECONDS <= seconds <= MAX_SECONDS:
@@ -247,7 +277,7 @@ def _prune(value: Any) -> Any:
         out = {}
         for k, v in value.items():
             v = _prune(v)
-            if v == "" or v is False or v == [] or v == {}:
+            if v is None or v == "" or v is False or v == [] or v == {}:
                 continue
             out[k] = v
         return out

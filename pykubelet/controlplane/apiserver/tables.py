@@ -298,6 +298,122 @@ def _pdb_value(spec: Obj, key: str) -> str:
     return str(spec[key]) if key in spec else "N/A"
 
 
+# ---------------------------------------------------------------------------- jobs
+
+JOB_COLUMNS = [
+    NAME,
+    col("Status", desc="Status of the job."),
+    col("Completions", desc="The number of pods which reached phase Succeeded. The value "
+        "increases monotonically for a given spec. However, it may decrease in reaction to "
+        "scale down of elastic indexed jobs."),
+    col("Duration", desc="Time required to complete the job."),
+    AGE,
+    col("Containers", desc="Names of each container in the template.", priority=1),
+    col("Images", desc="Images referenced by each container in the template.", priority=1),
+    col("Selector", desc="A label query over pods that should match the pod count. Normally, "
+        "the system sets this field for you. More info: https://kubernetes.io/docs/concepts/"
+        "overview/working-with-objects/labels/#label-selectors", priority=1),
+]
+
+
+def format_label_selector(sel: Obj | None) -> str:
+    """metav1.FormatLabelSelector."""
+    if sel is None:
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for e in sel.get("matchExpressions") or []:
+        op = e.get("operator", "")
+        key, values = e.get("key", ""), ",".join(e.get("values") or [])
+        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                      "Exists": key, "DoesNotExist": f"!{key}"}.get(op, ""))
+    return ",".join(p for p in parts if p) or "<none>"
+
+
+def _has_condition(status: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True"
+               for c in status.get("conditions") or [])
+
+
+def job_cells(obj: Obj, now: dt.datetime) -> list[Any]:
+    """printJob: the status word, completions, duration, age; the wide cells."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    meta = obj.get("metadata") or {}
+    succeeded = status.get("succeeded", 0)
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    elif (spec.get("parallelism") or 0) > 1:
+        completions = f"{succeeded}/1 of {spec['parallelism']}"
+    else:
+        completions = f"{succeeded}/1"
+    start = parse_time_or_none(status.get("startTime"))
+    end = parse_time_or_none(status.get("completionTime"))
+    duration = "" if start is None else human_duration((end or now) - start)
+    word = "Running"
+    for cond in ("Complete", "Failed", "Terminating", "Suspended", "FailureTarget",
+                 "SuccessCriteriaMet"):
+        if cond == "Terminating":
+            if meta.get("deletionTimestamp"):
+                word = cond
+                break
+        elif _has_condition(status, cond):
+            word = cond
+            break
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [_name(obj), word, completions, duration, age(meta.get("creationTimestamp"), now),
+            ",".join(c.get("name", "") for c in containers),
+            ",".join(c.get("image", "") for c in containers),
+            format_label_selector(spec.get("selector"))]
+
+
+CRONJOB_COLUMNS = [
+    NAME,
+    col("Schedule", desc="The schedule in Cron format, see "
+        "https://en.wikipedia.org/wiki/Cron."),
+    col("Timezone", desc="The time zone name for the given schedule, see "
+        "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this "
+        "will default to the time zone of the kube-controller-manager process. The set of "
+        "valid time zone names and the time zone offset is loaded from the system-wide time "
+        "zone database by the API server during CronJob validation and the controller "
+        "manager during execution. If no system-wide time zone database can be found a "
+        "bundled version of the database is used instead. If the time zone name becomes "
+        "invalid during the lifetime of a CronJob or due to a change in host configuration, "
+        "the controller will stop creating new new Jobs and will create a system event with "
+        "the reason UnknownTimeZone. More information can be found in "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
+    col("Suspend", "boolean", "This flag tells the controller to suspend subsequent "
+        "executions, it does not apply to already started executions.  Defaults to false."),
+    col("Active", "integer", "A list of pointers to currently running jobs."),
+    col("Last Schedule", desc="Information when was the last time the job was successfully "
+        "scheduled."),
+    AGE,
+    col("Containers", desc="Names of each container in the template.", priority=1),
+    col("Images", desc="Images referenced by each container in the template.", priority=1),
+    col("Selector", desc="A label query over pods that should match the pod count. Normally, "
+        "the system sets this field for you. More info: https://kubernetes.io/docs/concepts/"
+        "overview/working-with-objects/labels/#label-selectors", priority=1),
+]
+
+
+def _bool_ptr(value: bool | None) -> str:
+    """printBoolPtr."""
+    return "<unset>" if value is None else ("True" if value else "False")
+
+
+def cronjob_cells(obj: Obj, now: dt.datetime) -> list[Any]:
+    """printCronJob: schedule, time zone (<none>), suspend, active, last schedule (<none>)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    last = status.get("lastScheduleTime")
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [_name(obj), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+            _bool_ptr(spec.get("suspend")), len(status.get("active") or []),
+            age(last, now) if last else "<none>",
+            age((obj.get("metadata") or {}).get("creationTimestamp"), now),
+            ",".join(c.get("name", "") for c in containers),
+            ",".join(c.get("image", "") for c in containers),
+            format_label_selector(job_spec.get("selector"))]
+
+
 PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] = {
     "Pod": (POD_COLUMNS, pod_cells),
     "Node": (NODE_COLUMNS, node_cells),
@@ -333,6 +449,8 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
                    (o.get("status") or {}).get("disruptionsAllowed", 0)]),
     "ReplicaSet": replica_set_printer(col, NAME, AGE, age),
     "Deployment": deployment_printer(col, NAME, AGE, age),
+    "Job": (JOB_COLUMNS, job_cells),
+    "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

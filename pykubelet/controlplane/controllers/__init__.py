@@ -1,7 +1,8 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
-Deployments, event expiry and store compaction. Each is a coroutine over the control plane,
-run (and restarted if it fails) by the server."""
+Deployments, Jobs and their TTL after finishing, CronJobs, event expiry and store
+compaction. Each is a coroutine over the control plane, run (and restarted if it fails) by
+the server."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     kube-system/kube-controller-manager (each on one control plane at a time when the
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
+    from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
     from pykubelet.controlplane.controllers.deployment import run_deployment_controller
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
     from pykubelet.controlplane.controllers.garbagecollector.collector import (
         run_garbage_collector,
     )
+    from pykubelet.controlplane.controllers.job import run_job_controller
     from pykubelet.controlplane.controllers.leaderelection import (
         CONTROLLERS_LEASE,
         SCHEDULER_LEASE,
@@ -34,11 +37,13 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
     from pykubelet.controlplane.controllers.replicaset import run_replicaset_controller
+    from pykubelet.controlplane.controllers.ttlafterfinished import run_ttl_after_finished
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
                                  run_disruption_controller, run_garbage_collector,
                                  run_event_expiry, run_replicaset_controller,
-                                 run_deployment_controller]
+                                 run_deployment_controller, run_job_controller,
+                                 run_cronjob_controller, run_ttl_after_finished]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
+from pykubelet.controlplane.registry.jobs import JobStrategy
 from pykubelet.controlplane.registry.leases import LeaseStrategy
 from pykubelet.controlplane.registry.namespaces import NamespaceStrategy
 from pykubelet.controlplane.registry.nodes import NodeStrategy
@@ -24,7 +26,7 @@ from pykubelet.controlplane.storage.cacher import DEFAULT_RING, Cacher
 STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
-    DeploymentStrategy,
+    DeploymentStrategy, JobStrategy, CronJobStrategy,
 )
 
 

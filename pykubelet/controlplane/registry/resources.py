@@ -117,6 +117,14 @@ PDBS = ResourceInfo(
     kinds.POD_DISRUPTION_BUDGET, "poddisruptionbudget", "/registry/poddisruptionbudgets/",
     ("pdb",), subresources=(_status("PodDisruptionBudget", "policy"),),
 )
+JOBS = ResourceInfo(
+    kinds.JOB, "job", "/registry/jobs/", (), ("all",),
+    subresources=(_status("Job", "batch"),),
+)
+CRONJOBS = ResourceInfo(
+    kinds.CRON_JOB, "cronjob", "/registry/cronjobs/", ("cj",), ("all",),
+    subresources=(_status("CronJob", "batch"),),
+)
 
 def _scale() -> Subresource:
     return Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1")
@@ -133,7 +141,7 @@ DEPLOYMENTS = ResourceInfo(
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
-    REPLICA_SETS, DEPLOYMENTS,
+    REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
 )
 
 

@@ -109,3 +109,26 @@ def test_background_drops_a_foreground_finalizer_asked_before() -> None:
 
 def test_orphan_dependents_from_the_body() -> None:
     assert DeleteOptions.from_dict({"orphanDependents": True}).orphan_dependents is True
+
+
+def test_a_batch_v1_job_deleted_without_a_policy_orphans_its_pods() -> None:
+    """jobStrategy.DefaultGarbageCollectionPolicy: OrphanDependents for batch/v1, so the
+    job stays with the orphan finalizer until the collector has released its pods."""
+    from pykubelet.controlplane.registry.resources import JOBS
+
+    async def main() -> list[str]:
+        async with memory_registry() as registry:
+            store = registry.store(JOBS)
+            await store.create(Context(), "default", {
+                "apiVersion": "batch/v1", "kind": "Job",
+                "metadata": {"name": "j", "namespace": "default"},
+                "spec": {"template": {"spec": {
+                    "containers": [{"name": "c", "image": "busybox"}],
+                    "restartPolicy": "Never"}}}})
+            _, gone = await store.delete(Context(), "default", "j", DeleteOptions())
+            assert not gone
+            entry = store.lookup("default", "j")
+            assert entry is not None
+            return list(entry.obj()["metadata"].get("finalizers") or [])
+
+    assert asyncio.run(main()) == ["orphan"]

@@ -49,6 +49,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
                              "template": {"metadata": {"labels": {"app": "x"}},
                                           "spec": {"containers": [{"name": "c",
                                                                    "image": "busybox"}]}}}},
+    "jobs": {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}},
+    "cronjobs": {"spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {
+        "spec": {"containers": [{"name": "c", "image": "busybox"}],
+                 "restartPolicy": "Never"}}}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]

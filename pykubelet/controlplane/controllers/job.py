@@ -1,0 +1,217 @@
+"""The Job controller (pkg/controller/job): watch-driven. A change to a Job, or to a pod
+whose controller is a Job, queues the job's key; a sync reads the job and its pods from the
+watch cache, asks :func:`job_decisions.decide` what to do, then does it in upstream's
+order: the status with newly finished pods' uids in ``uncountedTerminatedPods`` first,
+then their ``batch.kubernetes.io/job-tracking`` finalizers removed (the next sync moves
+them to the counters), then pods created or deleted, then the events. Pods get the job as
+their controlling owner (``controller`` and ``blockOwnerDeletion`` true); deleting a
+job's pods when the job goes is the garbage collector's job."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pykubelet.api.batch import (
+    INDEXED,
+    JOB_COMPLETION_INDEX,
+    JOB_COMPLETION_INDEX_ENV,
+    JOB_TRACKING_FINALIZER,
+)
+from pykubelet.api.machinery.timeutil import now
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.job_decisions import Actions, BackoffRecord, decide
+from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
+from pykubelet.controlplane.registry.resources import JOBS, PODS
+from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
+from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.server import ControlPlane
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+COMPONENT = "job-controller"
+
+
+def controller_of(obj: Obj, kind: str = "Job", api_version: str = "batch/v1"
+                  ) -> Obj | None:
+    """metav1.GetControllerOf, when the controller is of ``kind``."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == kind and (
+                ref.get("apiVersion") == api_version):
+            return dict(ref)
+    return None
+
+
+def owner_ref(job: Obj) -> Obj:
+    meta = job.get("metadata") or {}
+    return {"apiVersion": "batch/v1", "kind": "Job", "name": meta.get("name", ""),
+            "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
+
+
+def pod_from_template(job: Obj, index: int | None) -> Obj:
+    """The pod a job creates: its template with the job as controller, the tracking
+    finalizer, and for an Indexed job the index (annotation, label, hostname, env)."""
+    meta = job.get("metadata") or {}
+    name = meta.get("name", "")
+    tmpl = copy.deepcopy((job.get("spec") or {}).get("template") or {})
+    tmeta = tmpl.get("metadata") or {}
+    spec = tmpl.get("spec") or {}
+    pod_meta: Obj = {
+        "generateName": f"{name}-" if index is None else f"{name}-{index}-",
+        "labels": dict(tmeta.get("labels") or {}),
+        "ownerReferences": [owner_ref(job)],
+        "finalizers": [JOB_TRACKING_FINALIZER],
+    }
+    annotations = dict(tmeta.get("annotations") or {})
+    if index is not None:
+        annotations[JOB_COMPLETION_INDEX] = str(index)
+        pod_meta["labels"][JOB_COMPLETION_INDEX] = str(index)
+        spec.setdefault("hostname", f"{name}-{index}")
+        env = {"name": JOB_COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {
+            "apiVersion": "v1",
+            "fieldPath": f"metadata.annotations['{JOB_COMPLETION_INDEX}']"}}}
+        for c in (*(spec.get("initContainers") or []), *(spec.get("containers") or [])):
+            if not any(e.get("name") == JOB_COMPLETION_INDEX_ENV for e in c.get("env") or []):
+                c.setdefault("env", []).append(dict(env))
+    if annotations:
+        pod_meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
+
+
+class JobController:
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.jobs = registry.store(JOBS)
+        self.pods = registry.store(PODS)
+        self.recorder = EventRecorder(registry, COMPONENT)
+        self.queue = WorkQueue("job-controller", self.sync)
+        self.backoff: dict[str, BackoffRecord] = {}
+
+    # ------------------------------------------------------------------ informers
+    def start(self) -> None:
+        for entry in self.jobs.select(None, None):
+            self.queue.add(f"{entry.attrs.namespace}/{entry.attrs.name}")
+        self.registry.cacher.listeners.append(self._on_event)
+
+    def stop(self) -> None:
+        if self._on_event in self.registry.cacher.listeners:
+            self.registry.cacher.listeners.remove(self._on_event)
+
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        if cache.prefix == JOBS.storage_prefix:
+            self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
+        elif cache.prefix == PODS.storage_prefix:
+            for entry in (ev.entry, ev.prev):
+                # most pods have no Job for a controller: not parsed at all
+                if entry is None or b'"kind":"Job"' not in entry.data:
+                    continue
+                ref = controller_of(entry.obj())
+                if ref is not None:
+                    self.queue.add(f"{entry.attrs.namespace}/{ref.get('name', '')}")
+
+    # ------------------------------------------------------------------ sync
+    async def sync(self, key: str) -> None:
+        ns, _, name = key.partition("/")
+        entry = self.jobs.lookup(ns, name)
+        job = entry.obj() if entry is not None else None
+        uid = ((job or {}).get("metadata") or {}).get("uid")
+        owned: list[Obj] = []
+        for p in self.pods.select(ns, None):
+            pod = p.obj()
+            ref = controller_of(pod)
+            if ref is None or ref.get("name") != name:
+                continue
+            if ref.get("uid") == uid:
+                owned.append(pod)
+            elif JOB_TRACKING_FINALIZER in (pod.get("metadata") or {}).get("finalizers", []):
+                await self._strip_finalizer(pod)  # its job is gone: nothing will count it
+        if job is None:
+            self.backoff.pop(key, None)
+            return
+        if (job.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        record = self.backoff.setdefault(f"{key}/{uid}", BackoffRecord())
+        acts = decide(job, owned, now(), record)
+        await self._apply(job, acts)
+        if acts.requeue_after is not None:
+            self.queue.add_after(key, max(acts.requeue_after, 0.0))
+
+    async def _apply(self, job: Obj, acts: Actions) -> None:
+        meta = job.get("metadata") or {}
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        if acts.status != (job.get("status") or {}):
+            def write(obj: Obj, status: Obj = acts.status) -> Obj | None:
+                if (obj.get("metadata") or {}).get("uid") != meta.get("uid"):
+                    return None
+                obj["status"] = {k: v for k, v in status.items()
+                                 if v not in ({}, None, [], "")}
+                return obj
+
+            await self.jobs.guaranteed_update(ns, name, write, StatusStrategy(self.jobs.strategy))
+        for pod in acts.strip_finalizer:
+            await self._strip_finalizer(pod)
+        spec = job.get("spec") or {}
+        indexes: list[int | None] = (list(acts.create_indexes)
+                                     if spec.get("completionMode") == INDEXED
+                                     else [None] * acts.create)
+        for index in indexes:
+            try:
+                created = await self.pods.create(Context(), ns, pod_from_template(job, index))
+            except errors.StatusError as exc:
+                await self.recorder.event(job, WARNING, "FailedCreate",
+                                          f"Error creating: {exc.message}")
+                raise
+            pod_name = _name_of(created)
+            await self.recorder.event(job, NORMAL, "SuccessfulCreate", f"Created pod: {pod_name}")
+        for pod in acts.delete:
+            pod_name = (pod.get("metadata") or {}).get("name", "")
+            try:
+                await self.pods.delete(Context(), ns, pod_name, DeleteOptions())
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    continue
+                await self.recorder.event(job, WARNING, "FailedDelete",
+                                          f"Error deleting: {exc.message}")
+                raise
+            await self.recorder.event(job, NORMAL, "SuccessfulDelete", f"Deleted pod: {pod_name}")
+        for type_, reason, message in acts.events:
+            await self.recorder.event(job, type_, reason, message)
+
+    async def _strip_finalizer(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+
+        def strip(obj: Obj) -> Obj | None:
+            fins = (obj.get("metadata") or {}).get("finalizers") or []
+            if JOB_TRACKING_FINALIZER not in fins:
+                return None
+            obj["metadata"]["finalizers"] = [f for f in fins if f != JOB_TRACKING_FINALIZER]
+            return obj
+
+        try:
+            await self.pods.guaranteed_update(meta.get("namespace", ""), meta.get("name", ""),
+                                              strip)
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+
+def _name_of(created: Any) -> str:
+    obj = created.obj() if hasattr(created, "obj") else created
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+async def run_job_controller(cp: ControlPlane) -> None:
+    controller = JobController(cp.registry)
+    controller.start()
+    try:
+        await controller.queue.run()
+    finally:
+        controller.stop()
+
+

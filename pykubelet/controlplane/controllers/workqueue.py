@@ -1,0 +1,85 @@
+"""A keyed work queue (client-go's workqueue, rate-limited and delaying) for the
+watch-driven controllers: a key waits once however often it is added, is never processed
+by two workers at once (added while processing, it comes back after), can be added after
+a delay, and a key whose sync failed comes back after a per-key back-off (1 s doubling to
+a minute, as the Job controller's DefaultJobApiBackOff/MaxJobApiBackOff) until it
+succeeds. Sync failures are logged with the key; one object never stops the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+API_BACKOFF_S = 1.0
+MAX_API_BACKOFF_S = 60.0
+
+
+class WorkQueue:
+    def __init__(self, name: str, sync: Callable[[str], Awaitable[None]]) -> None:
+        self.name = name
+        self.sync = sync
+        self.loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._queued: set[str] = set()
+        self._processing: set[str] = set()
+        self._dirty: set[str] = set()
+        self._failures: dict[str, int] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def add(self, key: str) -> None:
+        """Queue ``key`` (safe from any thread)."""
+        self.loop.call_soon_threadsafe(self._add, key)
+
+    def _add(self, key: str) -> None:
+        if key in self._processing:
+            self._dirty.add(key)
+        elif key not in self._queued:
+            self._queued.add(key)
+            self._queue.put_nowait(key)
+
+    def add_after(self, key: str, seconds: float) -> None:
+        """Queue ``key`` in ``seconds`` (an earlier pending timer for it wins)."""
+        if seconds <= 0:
+            self._add(key)
+            return
+        due = self.loop.time() + seconds
+        timer = self._timers.get(key)
+        if timer is not None and not timer.cancelled() and timer.when() <= due:
+            return
+        if timer is not None:
+            timer.cancel()
+        self._timers[key] = self.loop.call_at(due, self._fire, key)
+
+    def _fire(self, key: str) -> None:
+        self._timers.pop(key, None)
+        self._add(key)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                key = await self._queue.get()
+                self._queued.discard(key)
+                self._processing.add(key)
+                try:
+                    await self.sync(key)
+                    self._failures.pop(key, None)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # one object's failure: logged, retried later
+                    n = self._failures.get(key, 0)
+                    self._failures[key] = n + 1
+                    delay = min(API_BACKOFF_S * 2 ** n, MAX_API_BACKOFF_S)
+                    log.warning("%s: syncing %s failed (retry in %.0fs): %s", self.name, key,
+                                delay, exc, exc_info=not isinstance(exc, LookupError))
+                    self.add_after(key, delay)
+                finally:
+                    self._processing.discard(key)
+                    if key in self._dirty:
+                        self._dirty.discard(key)
+                        self._add(key)
+        finally:
+            for timer in self._timers.values():
+                timer.cancel()

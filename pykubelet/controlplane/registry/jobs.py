@@ -1,0 +1,35 @@
+"""Jobs (batch/v1, pkg/registry/batch/job): a create starts with no status and generation
+1, and unless ``spec.manualSelector`` is true gets the selector upstream generates (the
+job's uid) with the matching labels on its pod template; the Job controller writes the
+status subresource. A delete without a propagation policy orphans the job's pods, as
+upstream's batch/v1 does for backward compatibility (jobStrategy's
+DefaultGarbageCollectionPolicy): kubectl sends Background explicitly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykubelet.api.batch_validation import generate_selector
+from pykubelet.controlplane.registry.gcpolicy import ORPHAN_DEPENDENTS
+from pykubelet.controlplane.registry.resources import JOBS
+from pykubelet.controlplane.registry.strategy import Obj, Strategy
+
+
+class JobStrategy(Strategy):
+    info = JOBS
+    has_status = True
+    garbage_collection_policy = ORPHAN_DEPENDENTS
+
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        super().prepare_for_create(obj, typed)
+        obj.setdefault("metadata", {})["generation"] = 1
+        job = self.typed(obj)
+        generate_selector(job)
+        obj["spec"] = self.kind.encode(job)["spec"]
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        gen = (old.get("metadata") or {}).get("generation", 1)
+        if new.get("spec") != old.get("spec"):
+            gen += 1
+        new.setdefault("metadata", {})["generation"] = gen
