@@ -15,6 +15,7 @@ import pytest
 from registry_fixture import memory_registry
 
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.registry.gcpolicy import ORPHAN_DEPENDENTS
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo
 from pykubelet.controlplane.registry.store import (
     Context,
@@ -210,7 +211,8 @@ def test_update(info: ResourceInfo) -> None:
 @pytest.mark.parametrize("info", RESOURCES)
 def test_delete(info: ResourceInfo) -> None:
     """A delete removes the object, or only marks it when its strategy holds it
-    (finalizers, a grace period); a delete of no such object is 404; a precondition on
+    (finalizers, a grace period, a default policy that orphans dependents, as batch/v1
+    Jobs': the collector's ``orphan`` finalizer); a delete of no such object is 404; a precondition on
     another uid is 409."""
 
     async def test(reg: Registry, store: GenericStore) -> None:
@@ -220,7 +222,8 @@ def test_delete(info: ResourceInfo) -> None:
             await store.delete(Context(), ns, "rt-d", DeleteOptions(uid="not-its-uid"))
         assert status_of(exc) == (409, errors.CONFLICT)
         held = (store.strategy.pending_finalizers(created)
-                or store.strategy.grace_period(created, None) > 0)
+                or store.strategy.grace_period(created, None) > 0
+                or store.strategy.garbage_collection_policy == ORPHAN_DEPENDENTS)
         last, gone = await store.delete(Context(), ns, "rt-d", DeleteOptions())
         assert gone is not held
         assert obj_of(last)["metadata"]["uid"] == created["metadata"]["uid"]
