@@ -212,8 +212,8 @@ def test_update(info: ResourceInfo) -> None:
 def test_delete(info: ResourceInfo) -> None:
     """A delete removes the object, or only marks it when its strategy holds it
     (finalizers, a grace period, a default policy that orphans dependents, as batch/v1
-    Jobs': the collector's ``orphan`` finalizer); a delete of no such object is 404; a precondition on
-    another uid is 409."""
+    Jobs': the collector's ``orphan`` finalizer); a delete of no such object is 404; a
+    precondition on another uid is 409."""
 
     async def test(reg: Registry, store: GenericStore) -> None:
         ns = ns_of(info)
