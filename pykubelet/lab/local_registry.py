@@ -34,6 +34,8 @@ SKOPEO = "skopeo"
 BUSYBOX_REPO = "library/busybox"
 START_TIMEOUT = 20.0
 PUSH_TIMEOUT = 120.0
+HOSTING_CONFIGMAP = "local-registry-hosting"  # KEP-1755, as kind's local registry
+HOSTING_NAMESPACE = "kube-public"
 MANIFEST_ACCEPT = ", ".join((
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.oci.image.manifest.v1+json",
@@ -76,6 +78,31 @@ def lab_preloaded_tags() -> list[str]:
 
 def image_ref(lab: LabLayout, repo_tag: str) -> str:
     return f"{lab.registry_address}/{repo_tag}"
+
+
+def hosting_configmap(lab: LabLayout) -> dict[str, Any]:
+    """KEP-1755's ``kube-public/local-registry-hosting`` ConfigMap, as kind's local-registry
+    setup writes it, so tools (Tilt, Skaffold) find where to push: ``host`` from this host,
+    ``hostFromContainerRuntime`` from the nodes' runtimes (the same address here)."""
+    text = (f'host: "{lab.registry_address}"\n'
+            f'hostFromContainerRuntime: "{lab.registry_address}"\n')
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": HOSTING_CONFIGMAP, "namespace": HOSTING_NAMESPACE},
+            "data": {"localRegistryHosting.v1": text}}
+
+
+def publish(client: Any, lab: LabLayout) -> None:
+    """Create (or bring up to date) the local-registry-hosting ConfigMap through the API."""
+    from pykubelet.client.rest import CONFIGMAPS, MERGE_PATCH, StatusError
+
+    cm = hosting_configmap(lab)
+    try:
+        client.create(CONFIGMAPS, cm, HOSTING_NAMESPACE)
+    except StatusError as exc:
+        if exc.code != 409:
+            raise
+        client.patch(CONFIGMAPS, HOSTING_CONFIGMAP, {"data": cm["data"]}, HOSTING_NAMESPACE,
+                     content_type=MERGE_PATCH)
 
 
 # ---------------------------------------------------------------------- the process

@@ -148,3 +148,14 @@ def test_a_registry_that_died_is_reported_with_its_pid(tmp_path: Path) -> None:
     assert error == f"not running (pid {os.getpid()} exited)"
     assert registry_status(LabState("r", 1, 0, str(tmp_path), str(tmp_path / "run"))) == (
         None, "not started")
+
+
+def test_the_registry_is_documented_in_the_cluster_as_kep_1755_says() -> None:
+    lab = LabLayout("lab", 2, subnet_index=1)
+    cm = local_registry.hosting_configmap(lab)
+    assert cm["metadata"] == {"name": "local-registry-hosting", "namespace": "kube-public"}
+    assert (cm["apiVersion"], cm["kind"]) == ("v1", "ConfigMap")
+    import yaml
+
+    hosting = yaml.safe_load(cm["data"]["localRegistryHosting.v1"])
+    assert hosting == {"host": "10.250.1.1:5000", "hostFromContainerRuntime": "10.250.1.1:5000"}
