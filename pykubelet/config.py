@@ -175,6 +175,8 @@ _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 def parse_duration(text: str) -> float:
     """A Go-style duration ("40s", "1m30s", "500ms") in seconds."""
+    import re
+
     parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ValueError(f"not a duration: {text!r}")
