@@ -6,5 +6,5 @@ addresses of a lab as pure data (``layout.py``), what a lab made and which proce
 runs in one state file (``state.py``), a list of idempotent steps over one context
 (``create.py``), a teardown that needs only that file and the names (``teardown.py``),
 a ✓/✗ printer (``status.py``), and the lab's local OCI registry on the host's end of its
-bridge, which every node trusts as insecure (``local_registry.py``).
+bridge, which every node trusts as insecure (``image_server.py``).
 """

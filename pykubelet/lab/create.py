@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.lab import kubecontext, local_registry, network, processes, state, teardown
+from pykubelet.lab import image_server, kubecontext, network, processes, state, teardown
 from pykubelet.lab.layout import (
     RUN_ROOT,
     STATE_ROOT,
@@ -123,10 +123,10 @@ def _start_registry(ctx: Context) -> None:
     in the state as soon as it starts, so `down` stops it whatever happens next)."""
     assert ctx.archive is not None
     try:
-        local_registry.start(ctx.state)
+        image_server.start(ctx.state)
         ctx.save()
-        local_registry.ensure(ctx.state, ctx.archive)
-    except local_registry.RegistryError as exc:
+        image_server.ensure(ctx.state, ctx.archive)
+    except image_server.ImageServerError as exc:
         raise LabError(str(exc)) from None
 
 
@@ -358,9 +358,9 @@ def _publish_registry(ctx: Context) -> None:
     if ctx.state.front is not None:
         client.server = ctx.lab.front_server
     try:
-        local_registry.publish(client, ctx.lab)
+        image_server.publish(client, ctx.lab)
     except (ClientError, OSError) as exc:
-        raise LabError(f"kube-public/{local_registry.HOSTING_CONFIGMAP}: {exc}") from None
+        raise LabError(f"kube-public/{image_server.HOSTING_CONFIGMAP}: {exc}") from None
 
 
 def _kubeconfig(ctx: Context) -> None:
@@ -378,7 +378,7 @@ def steps(options: Options) -> list[Step]:
         (lambda _: f"Building the busybox image ({', '.join(busybox_refs())})", _build_image),
         (lambda x: f"Creating the lab network ({x.lab.bridge}, {x.lab.subnet})", _network),
         (lambda x: f"Starting the local registry ({x.lab.registry_address}: "
-                   f"{', '.join(local_registry.lab_preloaded_tags())})", _start_registry),
+                   f"{', '.join(image_server.lab_preloaded_tags())})", _start_registry),
         (lambda _: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
          _prepare_nodes),
     ]
@@ -400,7 +400,7 @@ def steps(options: Options) -> list[Step]:
         out.append((lambda _: f"Waiting for {n} node{'s' if n > 1 else ''} to be Ready",
                     _wait_ready))
     out.append((lambda _: f"Publishing the local registry (kube-public/"
-                          f"{local_registry.HOSTING_CONFIGMAP})", _publish_registry))
+                          f"{image_server.HOSTING_CONFIGMAP})", _publish_registry))
     out.append((lambda x: f"Setting kubectl context {x.lab.context}", _kubeconfig))
     return out
 
@@ -420,14 +420,14 @@ def _revive_registry(probe: LabLayout, printer: StatusPrinter) -> None:
     if st is None or st.phase != state.PHASE_UP or st.registry is None:
         return
     before = st.registry
-    if local_registry.running(st) is not None:
+    if image_server.running(st) is not None:
         if st.registry != before:  # one a person started again: the lab records it
             state.save(st)
         return
     printer.start(f"Starting the local registry again ({st.layout.registry_address})")
     try:
-        local_registry.ensure(st, st.layout.busybox_archive)
-    except local_registry.RegistryError as exc:
+        image_server.ensure(st, st.layout.busybox_archive)
+    except image_server.ImageServerError as exc:
         printer.end(False)
         state.save(st)
         raise LabError(str(exc)) from None

@@ -167,9 +167,9 @@ def etcd_members(st: LabState) -> list[MemberReport]:
 
 def registry_status(st: LabState) -> tuple[int | None, str]:
     """(pid, "") of the lab's running registry process, else (None, why not)."""
-    from pykubelet.lab import local_registry
+    from pykubelet.lab import image_server
 
-    if local_registry.running(st) is not None and st.registry is not None:
+    if image_server.running(st) is not None and st.registry is not None:
         return st.registry.pid, ""
     if st.registry is None:
         return None, "not started"
@@ -205,9 +205,9 @@ def report(st: LabState) -> LabReport:
             api_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     registry_pid, registry_error = registry_status(st)
     if registry_pid is not None:
-        from pykubelet.lab import local_registry
+        from pykubelet.lab import image_server
 
-        if not local_registry.serving(lab.registry_address):
+        if not image_server.serving(lab.registry_address):
             registry_error = f"pid {registry_pid} does not answer on /v2/"
     out = []
     for node in lab.node_layouts():

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pykubelet.lab import local_registry, processes, state
+from pykubelet.lab import image_server, processes, state
 from pykubelet.lab.create import (
     API_TIMEOUT,
     POLL,
@@ -137,16 +137,16 @@ def _restart_registry(ctx: Context, done: Restarted) -> None:
     st = ctx.state
     before = st.registry
     try:
-        ref = local_registry.running(st)
+        ref = image_server.running(st)
         if ref is not None:
             done.running.append(("local registry", ref.pid))
         else:
-            local_registry.start(st)
+            image_server.start(st)
             ctx.save()
             assert st.registry is not None
             done.started.append(("local registry", st.registry.pid))
-        local_registry.ensure(st, ctx.lab.busybox_archive)
-    except local_registry.RegistryError as exc:
+        image_server.ensure(st, ctx.lab.busybox_archive)
+    except image_server.ImageServerError as exc:
         raise LabError(str(exc)) from None
     finally:
         if st.registry != before:

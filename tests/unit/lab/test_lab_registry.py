@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pykubelet.config import decode_config
-from pykubelet.lab import local_registry, state
+from pykubelet.lab import image_server, state
 from pykubelet.lab.layout import LabLayout
 from pykubelet.lab.nodeconfig import JoinInfo, node_config
 from pykubelet.lab.report import LabReport, NodeReport, render_table
@@ -30,7 +30,7 @@ def test_the_registry_listens_on_the_bridges_host_address_only() -> None:
         assert ipaddress.ip_address(host) in ten
         assert ipaddress.ip_address(host) in lab.subnet
         assert port == "5000"  # kind's and k3d's registry port
-        cfg = local_registry.registry_config(lab)
+        cfg = image_server.registry_config(lab)
         assert cfg["http"] == {"addr": lab.registry_address}  # no debug or metrics listener
         assert not cfg["http"]["addr"].startswith(("0.0.0.0", ":", "[::]"))
     assert LabLayout("lab", 1).registry_address == "10.250.0.1:5000"
@@ -38,7 +38,7 @@ def test_the_registry_listens_on_the_bridges_host_address_only() -> None:
 
 def test_the_registry_keeps_its_data_in_the_labs_directory() -> None:
     lab = LabLayout("lab", 1, state_root=Path("/s"))
-    cfg = local_registry.registry_config(lab)
+    cfg = image_server.registry_config(lab)
     data = Path(cfg["storage"]["filesystem"]["rootdirectory"])
     assert data == lab.registry_data_dir
     for path in (lab.registry_data_dir, lab.registry_config_file, lab.registry_log):
@@ -48,11 +48,11 @@ def test_the_registry_keeps_its_data_in_the_labs_directory() -> None:
 
 
 def test_the_registry_is_pre_loaded_with_busybox_latest_and_its_release() -> None:
-    assert local_registry.preloaded_tags("1.35") == ["library/busybox:latest",
+    assert image_server.preloaded_tags("1.35") == ["library/busybox:latest",
                                                      "library/busybox:1.35"]
-    assert local_registry.preloaded_tags("") == ["library/busybox:latest"]
+    assert image_server.preloaded_tags("") == ["library/busybox:latest"]
     lab = LabLayout("lab", 1, subnet_index=3)
-    assert local_registry.image_ref(lab, "library/busybox:latest") == \
+    assert image_server.image_ref(lab, "library/busybox:latest") == \
         "10.250.3.1:5000/library/busybox:latest"
 
 
@@ -152,7 +152,7 @@ def test_a_registry_that_died_is_reported_with_its_pid(tmp_path: Path) -> None:
 
 def test_the_registry_is_documented_in_the_cluster_as_kep_1755_says() -> None:
     lab = LabLayout("lab", 2, subnet_index=1)
-    cm = local_registry.hosting_configmap(lab)
+    cm = image_server.hosting_configmap(lab)
     assert cm["metadata"] == {"name": "local-registry-hosting", "namespace": "kube-public"}
     assert (cm["apiVersion"], cm["kind"]) == ("v1", "ConfigMap")
     import yaml

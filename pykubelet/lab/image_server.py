@@ -1,7 +1,8 @@
-"""The lab's local registry, as kind's and k3d's local-registry setups: Debian's
-docker-registry (distribution 2.8) on the host's end of the lab bridge (10.250.K.1:5000),
-its config, log and data in the lab's directory, pre-loaded with the lab's busybox as
-``library/busybox:latest`` and ``library/busybox:<release>``.
+"""The lab's image server: its local OCI registry, as kind's and k3d's local-registry
+setups (the module is not called "registry": in pykubelet that word is the API server's
+generic store). Debian's docker-registry (distribution 2.8) on the host's end of the lab
+bridge (10.250.K.1:5000), its config, log and data in the lab's directory, pre-loaded with
+the lab's busybox as ``library/busybox:latest`` and ``library/busybox:<release>``.
 
 It listens on the bridge's host address only: the lab's nodes reach it there (their
 configs name it an insecure registry, so their runtimes pull over plain HTTP) and so does
@@ -46,7 +47,7 @@ _PROXY_VARS = {"http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PR
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
 
 
-class RegistryError(RuntimeError):
+class ImageServerError(RuntimeError):
     """The registry did not start, or a pre-loaded image could not be pushed; the message
     says why, with the last line of its log."""
 
@@ -125,7 +126,7 @@ def start(st: LabState) -> tuple[ProcessRef, bool]:
         return ref, False
     lab = st.layout
     if not os.access(REGISTRY_BIN, os.X_OK):
-        raise RegistryError(f"{REGISTRY_BIN} is not installed (Debian package docker-registry)")
+        raise ImageServerError(f"{REGISTRY_BIN} is not installed (Debian package docker-registry)")
     lab.registry_data_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(lab.registry_config_file, json.dumps(registry_config(lab), indent=1) + "\n")
     st.registry = processes.start_detached(
@@ -146,10 +147,10 @@ def wait_serving(lab: LabLayout, ref: ProcessRef, timeout: float = START_TIMEOUT
     end = time.monotonic() + timeout
     while not serving(lab.registry_address):
         if processes.exited(ref):
-            raise RegistryError(f"the registry (pid {ref.pid}) exited: "
+            raise ImageServerError(f"the registry (pid {ref.pid}) exited: "
                                 f"{processes.tail(lab.registry_log, 1) or 'no output'}")
         if time.monotonic() > end:
-            raise RegistryError(f"the registry did not serve on {lab.registry_address} "
+            raise ImageServerError(f"the registry did not serve on {lab.registry_address} "
                                 f"within {timeout:.0f}s; see {lab.registry_log}")
         time.sleep(0.05)
 
@@ -175,7 +176,7 @@ def push(archive: Path, lab: LabLayout, repo_tag: str) -> None:
         capture_output=True, text=True, timeout=PUSH_TIMEOUT, env=env, check=False)
     if proc.returncode != 0:
         said = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise RegistryError(f"skopeo copy to {image_ref(lab, repo_tag)}: {said}")
+        raise ImageServerError(f"skopeo copy to {image_ref(lab, repo_tag)}: {said}")
 
 
 def ensure(st: LabState, archive: Path, tags: list[str] | None = None) -> bool:
