@@ -8,6 +8,7 @@ state: it only reads the file.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -128,6 +129,9 @@ class KubeletConfig:
     # more than one, the agent talks to them through a local load balancer (k3s's agent
     # load balancer). ``server`` stays the join server, first unless listed elsewhere.
     apiServers: list[str] = field(default_factory=list)
+    # registries the embedded runtime pulls from over plain HTTP (HOST or HOST:PORT), as
+    # containerd's insecure registry hosts; loopback always may. The lab names its own.
+    insecureRegistries: list[str] = field(default_factory=list)
     apiVersion: str = API_VERSION
     kind: str = KIND
 
@@ -341,6 +345,25 @@ def _decode_api_servers(value: Any) -> list[str]:
     return list(value)
 
 
+_REGISTRY_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)"
+                            r"(:[0-9]{1,5})?$")
+
+
+def _decode_insecure_registries(value: Any) -> list[str]:
+    """HOST or HOST:PORT, as an image reference's domain names a registry."""
+    if not isinstance(value, list):
+        raise ConfigError(f"insecureRegistries: expected a list of HOST[:PORT], got "
+                          f"{_type_name(value)}")
+    for i, host in enumerate(value):
+        if not isinstance(host, str):
+            raise ConfigError(f"insecureRegistries[{i}]: expected a string, got "
+                              f"{_type_name(host)}")
+        if not _REGISTRY_HOST.match(host):
+            raise ConfigError(f"insecureRegistries[{i}]: expected HOST[:PORT] (no scheme or "
+                              f"path), got {host!r}")
+    return list(value)
+
+
 def decode_config(data: Any) -> KubeletConfig:
     """Decode a parsed YAML document strictly; raises KubeletConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
@@ -380,6 +403,8 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_control_plane(value)
         elif key == "apiServers":
             kwargs[key] = _decode_api_servers(value or [])
+        elif key == "insecureRegistries":
+            kwargs[key] = _decode_insecure_registries(value or [])
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
         raise KubeletConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")

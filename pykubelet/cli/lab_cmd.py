@@ -3,8 +3,9 @@
 `up` prints a ✓/✗ line per step and returns once every node is Ready, with the context
 ``pykube-NAME`` merged into kubectl's kubeconfig and made current; on failure it removes
 what it made (unless ``--retain``). `down` removes every trace, and works after a crash.
-`status` lists the nodes, their addresses, readiness, pids and pods (``-o json``: the
-DESIGN.md shape). `load` puts an image onto every node, as `kind load` does.
+`status` lists the nodes, their addresses, readiness, pids and pods, and the lab's local
+registry (``-o json``: the DESIGN.md shape, with ``registry``). `load` puts an image onto
+every node, as `kind load` does.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
        control_planes: int, store: str, leader_elect_lease_duration: str,
        scheduler_config: str | None) -> None:
     """Create a lab of NODES nodes and wait until every node is Ready.
+
+    The lab runs a local OCI registry on the host's end of its bridge (10.250.K.1:5000),
+    holding library/busybox, which every node pulls from as an insecure registry.
 
     With --store etcd the control nodes (1..CONTROL_PLANES) each run an etcd member and a
     control plane beside their agent; the scheduler and controllers run on the one that
@@ -221,7 +225,7 @@ def load(ctx: click.Context, image: str, name: str, host_root: str) -> None:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 @click.pass_context
 def status(ctx: click.Context, name: str, output: str) -> None:
-    """The lab's nodes: addresses, readiness, pids and pods."""
+    """The lab's nodes (addresses, readiness, pids and pods) and its local registry."""
     from pykubelet.lab import state
     from pykubelet.lab.layout import LabLayout
     from pykubelet.lab.report import render_table, report

@@ -136,6 +136,22 @@ def _runtime_serving(pid: int, sock: Path) -> bool:
         return False
 
 
+def runtime_argv(cfg: KubeletConfig, sock: str | Path, log_level: str) -> list[str]:
+    """`pykubelet runtime` as the node's config asks for it (its root, socket, CNI, and
+    the registries it may pull from over plain HTTP)."""
+    cmd = [
+        sys.executable, "-m", "pykubelet.cli.main", "runtime",
+        "--root", cfg.rootDir,
+        "--listen", f"unix://{sock}",
+        "--cni-conf-dir", cfg.cniConfDir,
+        "--cni-bin-dir", cfg.cniBinDir,
+        "--log-level", log_level,
+    ]
+    for host in cfg.insecureRegistries:
+        cmd += ["--insecure-registry", host]
+    return cmd
+
+
 def start_embedded_runtime(
     cfg: KubeletConfig, log_level: str = "warning"
 ) -> subprocess.Popen[bytes] | _AdoptedRuntime:
@@ -170,14 +186,7 @@ def start_embedded_runtime(
         raise click.ClickException(
             f"{sock} is served by a runtime on another root; give this node its own runDir"
         )
-    cmd = [
-        sys.executable, "-m", "pykubelet.cli.main", "runtime",
-        "--root", cfg.rootDir,
-        "--listen", f"unix://{sock}",
-        "--cni-conf-dir", cfg.cniConfDir,
-        "--cni-bin-dir", cfg.cniBinDir,
-        "--log-level", log_level,
-    ]
+    cmd = runtime_argv(cfg, sock, log_level)
     metrics_address = f"{cfg.healthzBindAddress}:{RUNTIME_METRICS_PORT}"
     if cfg.healthzPort and _can_listen(cfg.healthzBindAddress, RUNTIME_METRICS_PORT):
         cmd += ["--metrics-address", metrics_address]  # beside the agent's port

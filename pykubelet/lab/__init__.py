@@ -5,5 +5,6 @@ Shaped as kind's create: a Provider for netns nodes (``provider.py``), the names
 addresses of a lab as pure data (``layout.py``), what a lab made and which processes it
 runs in one state file (``state.py``), a list of idempotent steps over one context
 (``create.py``), a teardown that needs only that file and the names (``teardown.py``),
-and a ✓/✗ printer (``status.py``).
+a ✓/✗ printer (``status.py``), and the lab's local OCI registry on the host's end of its
+bridge, which every node trusts as insecure (``image_server.py``).
 """

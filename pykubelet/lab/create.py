@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.lab import kubecontext, network, processes, state, teardown
+from pykubelet.lab import image_server, kubecontext, network, processes, state, teardown
 from pykubelet.lab.layout import (
     RUN_ROOT,
     STATE_ROOT,
@@ -129,6 +129,18 @@ def _build_image(ctx: Context) -> None:
 
 def _network(ctx: Context) -> None:
     ctx.provider.provision_network(ctx.lab)
+
+
+def _start_registry(ctx: Context) -> None:
+    """The local registry on the bridge's host address, with the busybox tags (recorded
+    in the state as soon as it starts, so `down` stops it whatever happens next)."""
+    assert ctx.archive is not None
+    try:
+        image_server.start(ctx.state)
+        ctx.save()
+        image_server.ensure(ctx.state, ctx.archive)
+    except image_server.ImageServerError as exc:
+        raise LabError(str(exc)) from None
 
 
 def _prepare_nodes(ctx: Context) -> None:
@@ -349,6 +361,21 @@ def check_alive(ctx: Context, nodes: list[NodeLayout]) -> None:
                 raise LabError(f"{node.name}: the {what} (pid {ref.pid}) exited: {last}")
 
 
+def _publish_registry(ctx: Context) -> None:
+    """kube-public/local-registry-hosting (KEP-1755), with the admin's credentials."""
+    from pykubelet.client.rest import ClientError
+
+    admin = NetnsProvider.admin_kubeconfig(ctx.lab)
+    assert admin is not None
+    client = admin_client(admin)
+    if ctx.state.front is not None:
+        client.server = ctx.lab.front_server
+    try:
+        image_server.publish(client, ctx.lab)
+    except (ClientError, OSError) as exc:
+        raise LabError(f"kube-public/{image_server.HOSTING_CONFIGMAP}: {exc}") from None
+
+
 def _kubeconfig(ctx: Context) -> None:
     admin = NetnsProvider.admin_kubeconfig(ctx.lab)
     assert admin is not None
@@ -363,6 +390,8 @@ def steps(options: Options) -> list[Step]:
     out: list[Step] = [
         (lambda _: f"Building the busybox image ({', '.join(busybox_refs())})", _build_image),
         (lambda x: f"Creating the lab network ({x.lab.bridge}, {x.lab.subnet})", _network),
+        (lambda x: f"Starting the local registry ({x.lab.registry_address}: "
+                   f"{', '.join(image_server.lab_preloaded_tags())})", _start_registry),
         (lambda _: f"Preparing {n} node{'s' if n > 1 else ''} (configs, CNI, images)",
          _prepare_nodes),
     ]
@@ -383,6 +412,8 @@ def steps(options: Options) -> list[Step]:
     if options.wait > 0:
         out.append((lambda _: f"Waiting for {n} node{'s' if n > 1 else ''} to be Ready",
                     _wait_ready))
+    out.append((lambda _: f"Publishing the local registry (kube-public/"
+                          f"{image_server.HOSTING_CONFIGMAP})", _publish_registry))
     out.append((lambda x: f"Setting kubectl context {x.lab.context}", _kubeconfig))
     return out
 
@@ -392,6 +423,31 @@ def _names(count: int) -> str:
 
 
 # ---------------------------------------------------------------------- up
+def _revive_registry(probe: LabLayout, printer: StatusPrinter) -> None:
+    """`up` of a lab that is up leaves it as it is, but for its registry, which is
+    started again when it died (its data kept, the busybox tags pushed if missing)."""
+    try:
+        st = state.load(probe.state_file)
+    except state.StateError:
+        return
+    if st is None or st.phase != state.PHASE_UP or st.registry is None:
+        return
+    before = st.registry
+    if image_server.running(st) is not None:
+        if st.registry != before:  # one a person started again: the lab records it
+            state.save(st)
+        return
+    printer.start(f"Starting the local registry again ({st.layout.registry_address})")
+    try:
+        image_server.ensure(st, st.layout.busybox_archive)
+    except image_server.ImageServerError as exc:
+        printer.end(False)
+        state.save(st)
+        raise LabError(str(exc)) from None
+    state.save(st)
+    printer.end(True)
+
+
 def up(options: Options, printer: StatusPrinter | None = None) -> Context:
     """Create the lab; raises LabError (one line) after tearing down what it made,
     unless ``options.retain``."""
@@ -411,6 +467,7 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
     probe = LabLayout(options.name, options.nodes, 0, options.state_root, options.run_root)
     with lab_lock(probe):
         if teardown.exists(options.name, options.state_root, options.run_root):
+            _revive_registry(probe, printer)
             raise LabError(f"lab {options.name!r} already exists (remove it with: pykubelet "
                            f"lab down --name {options.name})")
         with _flock(options.run_root / "subnets.lock"):  # two labs never pick one subnet

@@ -18,6 +18,10 @@ data under its node directory) and `pykubelet control-plane` (:6443) beside its 
 host runs the lab's front address, a TCP load balancer on 10.250.K.1:6443 over the C API
 servers (kind's HA load balancer), which the kubeconfig context names.
 
+Every lab runs a local OCI registry on the host's end of its bridge, 10.250.K.1:5000 (kind's
+and k3d's local registry), with its config, log and data under <state_root>/NAME/registry/;
+every node's config names it an insecure (plain HTTP) registry.
+
 Interface names longer than IFNAMSIZ-1 (15) use a short hash of NAME instead of NAME, so
 every name stays traceable to its lab through the state file and the link alias.
 """
@@ -41,6 +45,7 @@ POD_SUPERNET = "10.244"
 API_PORT = 6443
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
+REGISTRY_PORT = 5000  # kind's and k3d's local registry port
 STORES = ("sqlite", "etcd")
 HEALTHZ_PORT = 10248
 MAX_NODES = 50
@@ -221,6 +226,16 @@ class NodeLayout:
     def control_plane_log(self) -> Path:
         return self.dir / "control-plane.log"
 
+    @property
+    def registry_address(self) -> str:
+        """The lab's local registry, which the node trusts as insecure."""
+        return registry_address(self.subnet_index)
+
+
+def registry_address(subnet_index: int) -> str:
+    """HOST:PORT of the K-th lab's local registry: the host's end of its bridge."""
+    return f"{lab_subnet(subnet_index).network_address + 1}:{REGISTRY_PORT}"
+
 
 def lab_subnet(index: int) -> ipaddress.IPv4Network:
     """The K-th lab's /24 inside 10.250.0.0/16 (DESIGN's 10.250.0.0/24 for the first)."""
@@ -320,6 +335,28 @@ class LabLayout:
     @property
     def front_log(self) -> Path:
         return self.state_dir / "front-load-balancer.log"
+
+    @property
+    def registry_address(self) -> str:
+        """HOST:PORT of the local registry, on the host's end of the bridge (never
+        0.0.0.0: it serves the lab's nodes and this host, nobody else)."""
+        return registry_address(self.subnet_index)
+
+    @property
+    def registry_dir(self) -> Path:
+        return self.state_dir / "registry"
+
+    @property
+    def registry_config_file(self) -> Path:
+        return self.registry_dir / "config.yml"
+
+    @property
+    def registry_data_dir(self) -> Path:
+        return self.registry_dir / "data"
+
+    @property
+    def registry_log(self) -> Path:
+        return self.registry_dir / "registry.log"
 
     @property
     def etcd_initial_cluster(self) -> str:

@@ -6,6 +6,7 @@ Node 1's config carries ``controlPlane:`` (listening on its lab address); the ot
 control planes are processes of their own, so every node joins, with ``apiServers``
 naming each control node's API server when there are several. Every path is the
 node's own, so nothing is shared between nodes or with the host's /var/lib/pykubelet.
+Every node trusts the lab's local registry (the host's end of the bridge) as insecure.
 The CNI network is a bridge ``cni0`` with the node's pod CIDR and no masquerade: pods
 reach pods on other nodes by their own addresses through the host-gw routes.
 """
@@ -81,6 +82,7 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
         "healthzPort": HEALTHZ_PORT,
         "nodeLabels": {},
         "registerWithTaints": [],
+        "insecureRegistries": [node.registry_address],  # the lab's registry, plain HTTP
     }
     embedded = node.is_control_plane and not api_servers
     if embedded:

@@ -73,10 +73,16 @@ class LabReport:
     api_error: str = ""
     members: list[MemberReport] = field(default_factory=list)
     front: str = ""
+    registry: str = ""  # ADDR:PORT of the lab's local registry ("": a lab made without)
+    registry_pid: int | None = None
+    registry_error: str = ""  # why it does not serve ("" while it does)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "nodes": [n.to_json() for n in self.nodes],
                                "leader": self.leader}
+        if self.registry:
+            out["registry"] = self.registry
+            out["registryPid"] = self.registry_pid
         if self.members:
             out["members"] = [m.to_json() for m in self.members]
         if self.front:
@@ -159,6 +165,17 @@ def etcd_members(st: LabState) -> list[MemberReport]:
     return out
 
 
+def registry_status(st: LabState) -> tuple[int | None, str]:
+    """(pid, "") of the lab's running registry process, else (None, why not)."""
+    from pykubelet.lab import image_server
+
+    if image_server.running(st) is not None and st.registry is not None:
+        return st.registry.pid, ""
+    if st.registry is None:
+        return None, "not started"
+    return None, f"not running (pid {st.registry.pid} exited)"
+
+
 def report(st: LabState) -> LabReport:
     lab = st.layout
     nodes_api: dict[str, dict[str, Any]] = {}
@@ -186,6 +203,12 @@ def report(st: LabState) -> LabReport:
                                if holder == n.name or holder.startswith(n.name + "_")), leader)
         except (ClientError, OSError, ValueError) as exc:
             api_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    registry_pid, registry_error = registry_status(st)
+    if registry_pid is not None:
+        from pykubelet.lab import image_server
+
+        if not image_server.serving(lab.registry_address):
+            registry_error = f"pid {registry_pid} does not answer on /v2/"
     out = []
     for node in lab.node_layouts():
         procs = st.processes.get(node.name)
@@ -207,7 +230,9 @@ def report(st: LabState) -> LabReport:
                      api=lab.front_server if st.front is not None else
                      lab.control_node.api_server, api_error=api_error,
                      members=etcd_members(st),
-                     front=lab.front_server if st.front is not None else "")
+                     front=lab.front_server if st.front is not None else "",
+                     registry=lab.registry_address if st.registry is not None else "",
+                     registry_pid=registry_pid, registry_error=registry_error)
 
 
 def render_table(r: LabReport) -> str:
@@ -230,6 +255,14 @@ def render_table(r: LabReport) -> str:
         lines.append(f"etcd member {m.name} {m.client_url}: pid {m.pid or '-'}, "
                      f"{'healthy' if m.healthy else 'unhealthy'}"
                      + (", raft leader" if m.leader else ""))
+    if r.registry and not r.registry_error:
+        lines.append(f"registry: {r.registry} (pid {r.registry_pid})")
+    elif r.registry and r.registry_pid is not None:
+        lines.append(f"registry: {r.registry} {r.registry_error}")
+    elif r.registry:
+        first = r.nodes[0].name if r.nodes else "node1"
+        lines.append(f"registry: {r.registry} {r.registry_error}; start it again with: "
+                     f"pykubelet lab restart-node {first} --name {r.name}")
     if r.leader:
         lines.append(f"leader: {r.leader}")
     return "\n".join(lines)

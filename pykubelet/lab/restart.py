@@ -1,8 +1,8 @@
 """`pykubelet lab restart-node`: start again whatever of one node is not running (its etcd
-member, its control plane, its agent, and the lab's front address) the way `lab up`
-started it, then wait until the node is Ready. What still runs is left alone, and what
-the node holds (its pods' containers, its runtime's and agent's state, its etcd data)
-is picked up where it was, as after a daemon restart on a real machine."""
+member, its control plane, its agent; and the lab's front address and local registry) the
+way `lab up` started it, then wait until the node is Ready. What still runs is left alone,
+and what the node holds (its pods' containers, its runtime's and agent's state, its etcd
+data) is picked up where it was, as after a daemon restart on a real machine."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pykubelet.lab import processes, state
+from pykubelet.lab import image_server, processes, state
 from pykubelet.lab.create import (
     API_TIMEOUT,
     POLL,
@@ -116,9 +116,33 @@ def _restart(ctx: Context, node: NodeLayout) -> Restarted:
     if st.front is not None:
         start("front load balancer", st.front, lambda: provider.start_front(st), set_front,
               "--state-file", str(ctx.lab.front_state_file))
+    if st.registry is not None:  # a lab made before the registry has none to start
+        _restart_registry(ctx, done)
     if ctx.options.wait > 0:
         _wait_node_ready(ctx, node, since if agent_started else None)
     return done
+
+
+def _restart_registry(ctx: Context, done: Restarted) -> None:
+    """The lab's local registry, started again (its data kept, the busybox tags pushed
+    if missing) when it died, as the front address is: it is the lab's, not a node's."""
+    st = ctx.state
+    before = st.registry
+    try:
+        ref = image_server.running(st)
+        if ref is not None:
+            done.running.append(("local registry", ref.pid))
+        else:
+            image_server.start(st)
+            ctx.save()
+            assert st.registry is not None
+            done.started.append(("local registry", st.registry.pid))
+        image_server.ensure(st, ctx.lab.busybox_archive)
+    except image_server.ImageServerError as exc:
+        raise LabError(str(exc)) from None
+    finally:
+        if st.registry != before:
+            ctx.save()
 
 
 def _wait_node_ready(ctx: Context, node: NodeLayout, since: float | None) -> None:

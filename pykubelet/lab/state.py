@@ -78,6 +78,7 @@ class LabState:
     node_monitor_grace_period: float | None = None
     lease_duration: float | None = None
     scheduler_config: str = ""  # the lab's copy of `up --scheduler-config FILE`
+    registry: ProcessRef | None = None  # the local registry on the host (docker-registry)
 
     @property
     def layout(self) -> LabLayout:
@@ -110,7 +111,8 @@ class LabState:
             processes=procs, front=ref(data.get("front")),
             node_monitor_grace_period=_seconds(data.get("node_monitor_grace_period")),
             lease_duration=_seconds(data.get("lease_duration")),
-            scheduler_config=str(data.get("scheduler_config") or ""))
+            scheduler_config=str(data.get("scheduler_config") or ""),
+            registry=ref(data.get("registry")))
 
 
 def _seconds(value: Any) -> float | None:

@@ -7,8 +7,9 @@ lab's names and directories, so it works after a crash of `up` or of the node pr
 every process left in a node's or pod's network namespace or naming a node's directory
 (container monitors, containers) is killed, runc state and the pods' cgroups are removed,
 every mount under the lab's directories and every pod namespace pin of its runtimes is
-unmounted, then the namespaces, the links, the CNI cache entries, the directories and the
-kubeconfig context go. Every part is idempotent and tolerant of what is already gone.
+unmounted, then the namespaces, the links, the CNI cache entries, the directories (the
+local registry's data with them) and the kubeconfig context go. Every part is
+idempotent and tolerant of what is already gone.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def down(name: str, state_root: Path = STATE_ROOT, run_root: Path = RUN_ROOT,
     say("Stopping node agents and the control plane")
     out.processes += stop_node_processes(state, nodes)
     say("Removing containers, mounts and cgroups")
-    out.processes += kill_leftovers(nodes, (str(lab.front_state_file),))
+    out.processes += kill_leftovers(nodes, (str(lab.front_state_file),
+                                            str(lab.registry_config_file)))
     for node in nodes:
         remove_runc_state(node)
         remove_cgroups(node)
@@ -199,8 +201,8 @@ def _runtime_ref(node: NodeLayout) -> ProcessRef | None:
 
 def stop_node_processes(state: LabState | None, nodes: list[NodeLayout]) -> int:
     """The (frozen) agents are killed: their pods are gone, and so is every state they
-    keep. Then the front load balancer, the separate control planes and the embedded
-    runtimes get SIGTERM, and the etcd members last (the control planes write until
+    keep. Then the front load balancer, the local registry, the separate control planes
+    and the embedded runtimes get SIGTERM, and the etcd members last (the control planes write until
     they stop)."""
     agents = _agents(state)
     processes.kill(agents)
@@ -209,6 +211,8 @@ def stop_node_processes(state: LabState | None, nodes: list[NodeLayout]) -> int:
               if p.control_plane is not None and p.control_plane.alive()]
     if state is not None and state.front is not None and state.front.alive():
         others.append(state.front)
+    if state is not None and state.registry is not None and state.registry.alive():
+        others.append(state.registry)
     others += [r for r in (_runtime_ref(n) for n in nodes) if r is not None and r.alive()]
     processes.stop(others, PROCESS_STOP_TIMEOUT)
     members = [p.etcd for p in procs if p.etcd is not None and p.etcd.alive()]
@@ -219,7 +223,7 @@ def stop_node_processes(state: LabState | None, nodes: list[NodeLayout]) -> int:
 def kill_leftovers(nodes: list[NodeLayout], named: tuple[str, ...] = ()) -> int:
     """SIGKILL every process in a node's or a pod's namespace of this lab, and every
     process naming a node's directory (monitors whose namespaces are gone) or one of
-    ``named`` (the front load balancer's state file)."""
+    ``named`` (the front load balancer's state file, the registry's config)."""
     inodes: set[int] = set()
     for node in nodes:
         ino = network.netns_inode(node.netns_path)
