@@ -352,14 +352,14 @@ _REGISTRY_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-
 def _decode_insecure_registries(value: Any) -> list[str]:
     """HOST or HOST:PORT, as an image reference's domain names a registry."""
     if not isinstance(value, list):
-        raise ConfigError(f"insecureRegistries: expected a list of HOST[:PORT], got "
+        raise KubeletConfigError(f"insecureRegistries: expected a list of HOST[:PORT], got "
                           f"{_type_name(value)}")
     for i, host in enumerate(value):
         if not isinstance(host, str):
-            raise ConfigError(f"insecureRegistries[{i}]: expected a string, got "
+            raise KubeletConfigError(f"insecureRegistries[{i}]: expected a string, got "
                               f"{_type_name(host)}")
         if not _REGISTRY_HOST.match(host):
-            raise ConfigError(f"insecureRegistries[{i}]: expected HOST[:PORT] (no scheme or "
+            raise KubeletConfigError(f"insecureRegistries[{i}]: expected HOST[:PORT] (no scheme or "
                               f"path), got {host!r}")
     return list(value)
 
