@@ -7,8 +7,10 @@
    full node (its own pykubelet, embedded runtime, pod CIDR), node1 also the control
    plane; the kubeconfig context ``pykube-lab`` is made current.
 2. ``pykubectl apply -f examples/lab/``: three web pods that refuse to share a node
-   (anti-affinity), a pod pinned to node2 (nodeSelector), a pod that fits nowhere.
-3. Shows ``pykubectl get pods -o wide`` with the pods Running on all three nodes, fetches
+   (anti-affinity), a pod pinned to node2 (nodeSelector), a pod that fits nowhere, and a
+   Deployment of three replicas (its ReplicaSet makes the pods).
+3. Shows ``pykubectl get pods -o wide`` with the pods Running on all three nodes and the
+   Deployment available (``pykubectl get deployments,replicasets``), fetches
    a page from a web pod on another node (``pykubectl exec``), and asks the scheduler why the
    big pod is Pending (``pykubectl why``).
 4. ``pykubelet lab down`` (``--keep`` leaves the lab up: stop it later with
@@ -50,6 +52,16 @@ def pods() -> dict[str, dict[str, object]]:
     return {p["metadata"]["name"]: p for p in json.loads(out)["items"]}
 
 
+def deployment_available(name: str, replicas: int) -> bool:
+    """The Deployment controller's own view: every replica updated and available."""
+    res = subprocess.run([PYKUBECTL, "get", "deployment", name, "-o", "json"], text=True,
+                         capture_output=True)
+    if res.returncode != 0:
+        return False
+    st = json.loads(res.stdout).get("status") or {}
+    return st.get("updatedReplicas") == replicas and st.get("availableReplicas") == replicas
+
+
 def running(p: dict[str, object]) -> bool:
     st = p.get("status") or {}
     cs = st.get("containerStatuses") or []  # type: ignore[union-attr]
@@ -76,11 +88,13 @@ def main() -> int:
         end = time.monotonic() + args.timeout
         while time.monotonic() < end:
             current = pods()
-            if all(n in current and running(current[n]) for n in want):
+            if (all(n in current and running(current[n]) for n in want)
+                    and deployment_available("hello", 3)):
                 ok = True
                 break
             time.sleep(1)
         run(PYKUBECTL, "get", "pods", "-o", "wide")
+        run(PYKUBECTL, "get", "deployments,replicasets", "-o", "wide")
         if not ok:
             print(f"not every pod was Running within {args.timeout:.0f} s", file=sys.stderr)
             return 1

@@ -1,10 +1,12 @@
 """README's main job, as a user runs it: ``examples/run_lab.py`` brings up a 3-node lab,
-applies ``examples/lab/``, shows the pods Running on all three nodes, a request from a pod
+applies ``examples/lab/``, shows the pods Running on all three nodes and the Deployment's
+three replicas available, a request from a pod
 on one node to a pod on another, why the big pod is Pending, then takes the lab down."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,5 +36,7 @@ def test_run_lab_example(tmp_path: Path) -> None:
     assert "pinned on node2" in placement
     assert "hello from web-" in out  # the page a web pod on another node served
     assert "Insufficient cpu" in out  # why too-big is Pending
+    # the Deployment's table row: READY 3/3, UP-TO-DATE 3, AVAILABLE 3
+    assert re.search(r"deployment\.apps/hello\s+3/3\s+3\s+3\s", out), out
     left = yaml.safe_load(kubeconfig.read_text()) if kubeconfig.exists() else None
     assert not (left or {}).get("contexts")  # lab down took its context away
