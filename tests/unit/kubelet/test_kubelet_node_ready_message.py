@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_harness import new_kubelet, offline_api_node
+from unit_agent_harness import new_kubelet, offline_api_node
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.kubelet.cluster import node_status

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_harness import new_kubelet, wait_for
 from kubelet_builders import make_pod
+from unit_agent_harness import new_kubelet, wait_for
 
 from pykubelet.api.types import Pod
 from pykubelet.kubelet.agent import Kubelet

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_harness import new_kubelet, offline_api_node, wait_for
 from kubelet_builders import make_pod
+from unit_agent_harness import new_kubelet, offline_api_node, wait_for
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.kubelet.agent import Kubelet

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_harness import new_kubelet
-from agent_harness import wait_for as _wait_for
+from unit_agent_harness import new_kubelet
+from unit_agent_harness import wait_for as _wait_for
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Pod

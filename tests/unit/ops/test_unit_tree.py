@@ -33,8 +33,8 @@ def test_no_unit_test_runs_on_an_etcd_backend() -> None:
 
 
 def test_the_agent_harness_is_written_once() -> None:
-    """tests/unit/kubelet/agent_harness.py builds the real Kubelet for unit tests; the test
-    modules that built their own (cgroups-less manager, KubeletConfig, APINode) use it."""
+    """tests/unit/kubelet/unit_agent_harness.py builds the real Kubelet for unit tests; the
+    test modules that built their own (cgroups-less manager, KubeletConfig, APINode) use it."""
     own = re.compile(r"^class NoCgroups\b|^def wait_for\(|KubeletConfig\(nodeName=")
     kubelet = UNIT / "kubelet"
     hits = [str(f.relative_to(REPO)) for f in sorted(kubelet.glob("test_*.py"))
@@ -50,3 +50,15 @@ def test_one_control_plane_fixture_for_the_controlplane_unit_tests() -> None:
     assert "new_event_loop" not in live
     conftest = (UNIT / "controlplane" / "conftest.py").read_text()
     assert conftest.count("ControlPlaneThread(") == 1
+
+
+def test_test_module_names_are_unique_across_the_tree() -> None:
+    """pytest imports test modules and their helpers by basename (rootdir-relative
+    "prepend" import mode, no __init__.py): two files of one name in tests/ make the
+    second fail to collect (or import the other's helpers) when one run collects both."""
+    tests = REPO / "tests"
+    seen: dict[str, list[str]] = {}
+    for f in sorted(tests.rglob("*.py")):
+        if f.name not in ("conftest.py", "__init__.py"):
+            seen.setdefault(f.name, []).append(str(f.relative_to(REPO)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
