@@ -28,6 +28,11 @@ from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import deploymentutil as du
 from pykubelet.controlplane.controllers.activepods import controller_ref, labels_match
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    object_key,
+)
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     WorkQueue,
@@ -48,20 +53,21 @@ Obj = dict[str, Any]
 meta, spec, status = du.meta, du.spec, du.status
 
 
-class DeploymentController:
+class DeploymentController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.registry = cp.registry
         self.deployments: GenericStore = self.registry.store(DEPLOYMENTS)
+        self.primary = self.deployments
         self.rss: GenericStore = self.registry.store(REPLICA_SETS)
         self.pods: GenericStore = self.registry.store(PODS)
         self.recorder = EventRecorder(self.registry, "deployment-controller")
-        self.queue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue()
         self.clock = clock
 
     # -- event handlers: enqueue only
-    def on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == DEPLOYMENTS.storage_prefix:
-            self.queue.add(ev.entry.key[len(cache.prefix):])
+            self.queue.add(entry_key(ev.entry))
         elif cache.prefix == REPLICA_SETS.storage_prefix:
             for obj in (ev.prev, ev.entry):
                 if obj is not None:
@@ -90,11 +96,7 @@ class DeploymentController:
 
     # -- the worker
     async def run(self) -> None:
-        cacher = self.registry.cacher
-        cacher.listeners.append(self.on_event)
-        try:
-            for entry in self.deployments.select(None, None):
-                self.queue.add(entry.key[len(DEPLOYMENTS.storage_prefix):])
+        with self.informing():
             while True:
                 key = await self.queue.get()
                 try:
@@ -106,9 +108,6 @@ class DeploymentController:
                     self.queue.add_rate_limited(key)
                 finally:
                     self.queue.done(key)
-        finally:
-            if self.on_event in cacher.listeners:
-                cacher.listeners.remove(self.on_event)
 
     async def sync(self, key: str) -> None:
         """syncDeployment."""
@@ -335,7 +334,7 @@ class DeploymentController:
             since = parse_time_or_none(cond.get("lastUpdateTime"))
             if since is not None:
                 wait = (since + dt.timedelta(seconds=deadline) - now).total_seconds()
-                self.queue.add_after(key_of(d), max(wait, 0.0) + 1.0)
+                self.queue.add_after(object_key(d), max(wait, 0.0) + 1.0)
 
     async def _sync_status(self, d: Obj, rss: list[Obj], new: Obj | None) -> None:
         st = du.calculate_status(self._current_rss(d), new, self._fresh(d), self.clock())
@@ -379,10 +378,6 @@ class DeploymentController:
                 return None
             raise
         return result.obj() if isinstance(result, Entry) else result
-
-
-def key_of(obj: Obj) -> str:
-    return f"{meta(obj).get('namespace', '')}/{meta(obj).get('name', '')}"
 
 
 def _adopt(rs: Obj, ref: Obj) -> Obj | None:

@@ -21,6 +21,7 @@ from pykubelet.api.batch import (
 )
 from pykubelet.api.machinery.timeutil import now
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.job_decisions import Actions, BackoffRecord, decide
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
@@ -84,28 +85,19 @@ def pod_from_template(job: Obj, index: int | None) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
 
-class JobController:
+class JobController(InformerController):
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.jobs = registry.store(JOBS)
+        self.jobs = self.primary = registry.store(JOBS)
         self.pods = registry.store(PODS)
         self.recorder = EventRecorder(registry, COMPONENT)
-        self.queue = WorkQueue("job-controller", self.sync)
+        self.queue: WorkQueue = WorkQueue("job-controller", self.sync)
         self.backoff: dict[str, BackoffRecord] = {}
 
     # ------------------------------------------------------------------ informers
-    def start(self) -> None:
-        for entry in self.jobs.select(None, None):
-            self.queue.add(f"{entry.attrs.namespace}/{entry.attrs.name}")
-        self.registry.cacher.listeners.append(self._on_event)
-
-    def stop(self) -> None:
-        if self._on_event in self.registry.cacher.listeners:
-            self.registry.cacher.listeners.remove(self._on_event)
-
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == JOBS.storage_prefix:
-            self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
+            self.queue.add(entry_key(ev.entry))
         elif cache.prefix == PODS.storage_prefix:
             for entry in (ev.entry, ev.prev):
                 # most pods have no Job for a controller: not parsed at all
@@ -208,10 +200,7 @@ def _name_of(created: Any) -> str:
 
 async def run_job_controller(cp: ControlPlane) -> None:
     controller = JobController(cp.registry)
-    controller.start()
-    try:
+    with controller.informing():
         await controller.queue.run()
-    finally:
-        controller.stop()
 
 

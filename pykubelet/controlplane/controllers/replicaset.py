@@ -38,6 +38,11 @@ from pykubelet.controlplane.controllers.activepods import (
     ready_since,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    object_key,
+)
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
@@ -59,11 +64,6 @@ REPLICA_FAILURE = "ReplicaFailure"
 
 
 # ---------------------------------------------------------------------------- decisions
-
-
-def key_of(obj: Obj) -> str:
-    m = meta(obj)
-    return f"{m.get('namespace', '')}/{m.get('name', '')}"
 
 
 def owner_reference(rs: Obj, kind: str = "ReplicaSet") -> Obj:
@@ -251,20 +251,21 @@ class WorkQueue:
             self.add(key)
 
 
-class ReplicaSetController:
+class ReplicaSetController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.registry = cp.registry
         self.rs_store: GenericStore = self.registry.store(REPLICA_SETS)
+        self.primary = self.rs_store
         self.pods: GenericStore = self.registry.store(PODS)
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
         self.expectations = Expectations()
-        self.queue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue()
         self.clock = clock
 
     # -- event handlers: enqueue only
-    def on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == REPLICA_SETS.storage_prefix:
-            key = ev.entry.key[len(cache.prefix):]
+            key = entry_key(ev.entry)
             if ev.type == DELETED:
                 self.expectations.forget(key)
             self.queue.add(key)
@@ -307,11 +308,7 @@ class ReplicaSetController:
 
     # -- the workers
     async def run(self) -> None:
-        cacher = self.registry.cacher
-        cacher.listeners.append(self.on_event)
-        try:
-            for entry in self.rs_store.select(None, None):
-                self.queue.add(entry.key[len(REPLICA_SETS.storage_prefix):])
+        with self.informing():
             while True:
                 key = await self.queue.get()
                 try:
@@ -325,9 +322,6 @@ class ReplicaSetController:
                     self.queue.add_rate_limited(key)
                 finally:
                     self.queue.done(key)
-        finally:
-            if self.on_event in cacher.listeners:
-                cacher.listeners.remove(self.on_event)
 
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
@@ -385,7 +379,7 @@ class ReplicaSetController:
 
     async def _manage(self, rs: Obj, owned: list[Obj], related: list[Obj]) -> str | None:
         """manageReplicas: create or delete, returning the first error's message."""
-        key = key_of(rs)
+        key = object_key(rs)
         actions = compute_actions(rs, owned, related, self.clock())
         if actions.create:
             self.expectations.expect_creations(key, actions.create)
@@ -402,12 +396,12 @@ class ReplicaSetController:
                 self.expectations.lower_creations(key, skipped)
             return error
         if actions.delete:
-            pod_keys = [key_of(p) for p in actions.delete]
+            pod_keys = [object_key(p) for p in actions.delete]
             self.expectations.expect_deletions(key, pod_keys)
             results = await asyncio.gather(*(self._delete_pod(rs, p) for p in actions.delete))
             for pod, result in zip(actions.delete, results, strict=True):
                 if result is not None:
-                    self.expectations.deletion_observed(key, key_of(pod))
+                    self.expectations.deletion_observed(key, object_key(pod))
             failed = [r for r in results if r is not None]
             return failed[0] if failed else None
         return None
