@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now as wall_now
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.controller_ref import controller_of
 from pykubelet.controlplane.controllers.cronjob_decisions import CronActions, decide, job_ref
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
-from pykubelet.controlplane.controllers.job import controller_of
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CRONJOBS, JOBS
@@ -47,7 +47,7 @@ class CronJobController(InformerController):
         if cache.prefix == CRONJOBS.storage_prefix:
             self.queue.add(entry_key(ev.entry))
         elif cache.prefix == JOBS.storage_prefix and b'"kind":"CronJob"' in ev.entry.data:
-            ref = controller_of(ev.entry.obj(), "CronJob")
+            ref = controller_of(ev.entry.obj(), "CronJob", "batch/v1")
             if ref is not None:
                 self.queue.add(f"{ev.entry.attrs.namespace}/{ref.get('name', '')}")
 
@@ -61,7 +61,7 @@ class CronJobController(InformerController):
         jobs = []
         for j in self.jobs.select(ns, None):
             job = j.obj()
-            ref = controller_of(job, "CronJob")
+            ref = controller_of(job, "CronJob", "batch/v1")
             if ref is not None and ref.get("uid") == uid:
                 jobs.append(job)
         acts = decide(cj, jobs, self.clock())

@@ -27,7 +27,13 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import deploymentutil as du
-from pykubelet.controlplane.controllers.activepods import controller_ref, labels_match
+from pykubelet.controlplane.controllers.activepods import labels_match
+from pykubelet.controlplane.controllers.controller_ref import (
+    adopt,
+    controller_ref,
+    new_controller_ref,
+    release,
+)
 from pykubelet.controlplane.controllers.informer import (
     InformerController,
     entry_key,
@@ -37,7 +43,6 @@ from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     WorkQueue,
     claim_pods,
-    owner_reference,
 )
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
@@ -136,13 +141,13 @@ class DeploymentController(InformerController):
         ns = meta(d).get("namespace", "")
         claim = claim_pods(d, [e.obj() for e in self.rss.select(ns, None)])
         owned = list(claim.owned)
-        ref = owner_reference(d, "Deployment")
+        ref = new_controller_ref(d, "apps/v1", "Deployment")
         for rs in claim.adopt:
-            if not await self._update_rs(rs, lambda o: _adopt(o, ref)):
+            if not await self._update_rs(rs, lambda o: adopt(o, ref)):
                 owned.remove(rs)
         uid = meta(d).get("uid")
         for rs in claim.release:
-            await self._update_rs(rs, lambda o: _release(o, uid))
+            await self._update_rs(rs, lambda o: release(o, uid))
         return owned
 
     def _find_new(self, d: Obj, rss: list[Obj]) -> Obj | None:
@@ -187,7 +192,7 @@ class DeploymentController(InformerController):
         ns = meta(d).get("namespace", "")
         collisions = status(d).get("collisionCount")
         h = du.template_hash(spec(d).get("template") or {}, collisions)
-        body = du.new_rs_body(d, old, h, 0, owner_reference(d, "Deployment"))
+        body = du.new_rs_body(d, old, h, 0, new_controller_ref(d, "apps/v1", "Deployment"))
         body["spec"]["replicas"] = du.new_rs_new_replicas(d, rss, body)
         try:
             result = await self.rss.create(Context(), ns, body)
@@ -378,25 +383,6 @@ class DeploymentController(InformerController):
                 return None
             raise
         return result.obj() if isinstance(result, Entry) else result
-
-
-def _adopt(rs: Obj, ref: Obj) -> Obj | None:
-    if controller_ref(rs) is not None or meta(rs).get("deletionTimestamp"):
-        return None
-    rs.setdefault("metadata", {}).setdefault("ownerReferences", []).append(ref)
-    return rs
-
-
-def _release(rs: Obj, uid: Any) -> Obj | None:
-    refs = meta(rs).get("ownerReferences") or []
-    kept = [r for r in refs if r.get("uid") != uid]
-    if len(kept) == len(refs):
-        return None
-    if kept:
-        rs["metadata"]["ownerReferences"] = kept
-    else:
-        rs["metadata"].pop("ownerReferences", None)
-    return rs
 
 
 async def run_deployment_controller(cp: ControlPlane) -> None:

@@ -21,6 +21,7 @@ from pykubelet.api.batch import (
 )
 from pykubelet.api.machinery.timeutil import now
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.controller_ref import controller_of, new_controller_ref
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.job_decisions import Actions, BackoffRecord, decide
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
@@ -39,22 +40,6 @@ Obj = dict[str, Any]
 COMPONENT = "job-controller"
 
 
-def controller_of(obj: Obj, kind: str = "Job", api_version: str = "batch/v1"
-                  ) -> Obj | None:
-    """metav1.GetControllerOf, when the controller is of ``kind``."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == kind and (
-                ref.get("apiVersion") == api_version):
-            return dict(ref)
-    return None
-
-
-def owner_ref(job: Obj) -> Obj:
-    meta = job.get("metadata") or {}
-    return {"apiVersion": "batch/v1", "kind": "Job", "name": meta.get("name", ""),
-            "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
-
-
 def pod_from_template(job: Obj, index: int | None) -> Obj:
     """The pod a job creates: its template with the job as controller, the tracking
     finalizer, and for an Indexed job the index (annotation, label, hostname, env)."""
@@ -66,7 +51,7 @@ def pod_from_template(job: Obj, index: int | None) -> Obj:
     pod_meta: Obj = {
         "generateName": f"{name}-" if index is None else f"{name}-{index}-",
         "labels": dict(tmeta.get("labels") or {}),
-        "ownerReferences": [owner_ref(job)],
+        "ownerReferences": [new_controller_ref(job, "batch/v1", "Job")],
         "finalizers": [JOB_TRACKING_FINALIZER],
     }
     annotations = dict(tmeta.get("annotations") or {})
@@ -103,7 +88,7 @@ class JobController(InformerController):
                 # most pods have no Job for a controller: not parsed at all
                 if entry is None or b'"kind":"Job"' not in entry.data:
                     continue
-                ref = controller_of(entry.obj())
+                ref = controller_of(entry.obj(), "Job", "batch/v1")
                 if ref is not None:
                     self.queue.add(f"{entry.attrs.namespace}/{ref.get('name', '')}")
 
@@ -116,7 +101,7 @@ class JobController(InformerController):
         owned: list[Obj] = []
         for p in self.pods.select(ns, None):
             pod = p.obj()
-            ref = controller_of(pod)
+            ref = controller_of(pod, "Job", "batch/v1")
             if ref is None or ref.get("name") != name:
                 continue
             if ref.get("uid") == uid:

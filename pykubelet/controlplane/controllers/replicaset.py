@@ -28,7 +28,6 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.api.machinery.timeutil import rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import (
-    controller_ref,
     is_active,
     is_available,
     is_ready,
@@ -36,6 +35,12 @@ from pykubelet.controlplane.controllers.activepods import (
     meta,
     pods_to_delete,
     ready_since,
+)
+from pykubelet.controlplane.controllers.controller_ref import (
+    adopt,
+    controller_ref,
+    new_controller_ref,
+    release,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import (
@@ -66,13 +71,6 @@ REPLICA_FAILURE = "ReplicaFailure"
 # ---------------------------------------------------------------------------- decisions
 
 
-def owner_reference(rs: Obj, kind: str = "ReplicaSet") -> Obj:
-    """metav1.NewControllerRef: controller and blockOwnerDeletion set."""
-    m = meta(rs)
-    return {"apiVersion": "apps/v1", "kind": kind, "name": m.get("name", ""),
-            "uid": m.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
-
-
 def pod_from_template(rs: Obj) -> Obj:
     """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
     spec, named ``<rs>-<random>``, owned by the ReplicaSet."""
@@ -80,7 +78,7 @@ def pod_from_template(rs: Obj) -> Obj:
     tmeta = template.get("metadata") or {}
     pod_meta: Obj = {"generateName": f"{meta(rs).get('name', '')}-",
                      "namespace": meta(rs).get("namespace", ""),
-                     "ownerReferences": [owner_reference(rs)]}
+                     "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
     for k in ("labels", "annotations", "finalizers"):
         if tmeta.get(k):
             pod_meta[k] = copy.deepcopy(tmeta[k])
@@ -359,11 +357,12 @@ class ReplicaSetController(InformerController):
                     fresh.obj()).get("deletionTimestamp"):
                 owned = [p for p in owned if p not in claim.adopt]
                 claim.adopt = []
+        ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
         for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: _adopt(p, rs)):
+            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
                 owned.remove(pod)
         for pod in claim.release:
-            await self._patch_pod(pod, lambda p: _release(p, uid))
+            await self._patch_pod(pod, lambda p: release(p, uid))
         return owned
 
     async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
@@ -452,26 +451,6 @@ class ReplicaSetController(InformerController):
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
-
-
-def _adopt(pod: Obj, rs: Obj) -> Obj | None:
-    if controller_ref(pod) is not None or meta(pod).get("deletionTimestamp"):
-        return None
-    pod.setdefault("metadata", {}).setdefault("ownerReferences", []).append(
-        owner_reference(rs))
-    return pod
-
-
-def _release(pod: Obj, uid: Any) -> Obj | None:
-    refs = meta(pod).get("ownerReferences") or []
-    kept = [r for r in refs if r.get("uid") != uid]
-    if len(kept) == len(refs):
-        return None
-    if kept:
-        pod["metadata"]["ownerReferences"] = kept
-    else:
-        pod["metadata"].pop("ownerReferences", None)
-    return pod
 
 
 async def run_replicaset_controller(cp: ControlPlane) -> None:
