@@ -102,17 +102,7 @@ class DeploymentController(InformerController):
     # -- the worker
     async def run(self) -> None:
         with self.informing():
-            while True:
-                key = await self.queue.get()
-                try:
-                    await self.sync(key)
-                    self.queue.forget(key)
-                except Exception as exc:  # one object's failure never stops the loop
-                    text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
-                    log.warning("deployment %s: sync failed, retrying: %s", key, text)
-                    self.queue.add_rate_limited(key)
-                finally:
-                    self.queue.done(key)
+            await self.queue.work(self.sync, log, "deployment")
 
     async def sync(self, key: str) -> None:
         """syncDeployment."""

@@ -20,7 +20,7 @@ import asyncio
 import copy
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -248,6 +248,24 @@ class WorkQueue:
             self._dirty.discard(key)
             self.add(key)
 
+    async def work(self, sync: Callable[[str], Awaitable[None]], logger: logging.Logger,
+                   what: str) -> None:
+        """A worker (processNextWorkItem, forever): a key's sync that fails is logged as
+        ``what`` and the key retried after its back-off; one object never stops the loop."""
+        while True:
+            key = await self.get()
+            try:
+                await sync(key)
+                self.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one object's failure never stops the loop
+                text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
+                logger.warning("%s %s: sync failed, retrying: %s", what, key, text)
+                self.add_rate_limited(key)
+            finally:
+                self.done(key)
+
 
 class ReplicaSetController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
@@ -307,19 +325,7 @@ class ReplicaSetController(InformerController):
     # -- the workers
     async def run(self) -> None:
         with self.informing():
-            while True:
-                key = await self.queue.get()
-                try:
-                    await self.sync(key)
-                    self.queue.forget(key)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # one object's failure never stops the loop
-                    text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
-                    log.warning("replicaset %s: sync failed, retrying: %s", key, text)
-                    self.queue.add_rate_limited(key)
-                finally:
-                    self.queue.done(key)
+            await self.queue.work(self.sync, log, "replicaset")
 
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
