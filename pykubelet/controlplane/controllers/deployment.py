@@ -34,11 +34,7 @@ from pykubelet.controlplane.controllers.controller_ref import (
     new_controller_ref,
     release,
 )
-from pykubelet.controlplane.controllers.informer import (
-    InformerController,
-    entry_key,
-    object_key,
-)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     WorkQueue,

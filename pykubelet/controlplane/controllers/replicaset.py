@@ -43,11 +43,7 @@ from pykubelet.controlplane.controllers.controller_ref import (
     release,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
-from pykubelet.controlplane.controllers.informer import (
-    InformerController,
-    entry_key,
-    object_key,
-)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
