@@ -59,14 +59,6 @@ def is_available(pod: Obj, min_ready_seconds: int, now: dt.datetime) -> bool:
     return since is not None and since + dt.timedelta(seconds=min_ready_seconds) < now
 
 
-def controller_ref(obj: Obj) -> Obj | None:
-    """metav1.GetControllerOf: the owner reference with controller=true."""
-    for ref in meta(obj).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref  # type: ignore[no-any-return]
-    return None
-
-
 def _deletion_cost(pod: Obj) -> int:
     text = (meta(pod).get("annotations") or {}).get(POD_DELETION_COST)
     try:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.timeutil import now as wall_now
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.controller_ref import controller_of
 from pykubelet.controlplane.controllers.cronjob_decisions import CronActions, decide, job_ref
-from pykubelet.controlplane.controllers.job import controller_of
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CRONJOBS, JOBS
@@ -32,30 +33,21 @@ Obj = dict[str, Any]
 COMPONENT = "cronjob-controller"
 
 
-class CronJobController:
+class CronJobController(InformerController):
     def __init__(self, registry: Registry,
                  clock: Callable[[], dt.datetime] = wall_now) -> None:
         self.registry = registry
         self.clock = clock
-        self.cronjobs = registry.store(CRONJOBS)
+        self.cronjobs = self.primary = registry.store(CRONJOBS)
         self.jobs = registry.store(JOBS)
         self.recorder = EventRecorder(registry, COMPONENT)
-        self.queue = WorkQueue("cronjob-controller", self.sync)
-
-    def start(self) -> None:
-        for entry in self.cronjobs.select(None, None):
-            self.queue.add(f"{entry.attrs.namespace}/{entry.attrs.name}")
-        self.registry.cacher.listeners.append(self._on_event)
-
-    def stop(self) -> None:
-        if self._on_event in self.registry.cacher.listeners:
-            self.registry.cacher.listeners.remove(self._on_event)
+        self.queue: WorkQueue = WorkQueue("cronjob-controller", self.sync)
 
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == CRONJOBS.storage_prefix:
-            self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
+            self.queue.add(entry_key(ev.entry))
         elif cache.prefix == JOBS.storage_prefix and b'"kind":"CronJob"' in ev.entry.data:
-            ref = controller_of(ev.entry.obj(), "CronJob")
+            ref = controller_of(ev.entry.obj(), "CronJob", "batch/v1")
             if ref is not None:
                 self.queue.add(f"{ev.entry.attrs.namespace}/{ref.get('name', '')}")
 
@@ -69,7 +61,7 @@ class CronJobController:
         jobs = []
         for j in self.jobs.select(ns, None):
             job = j.obj()
-            ref = controller_of(job, "CronJob")
+            ref = controller_of(job, "CronJob", "batch/v1")
             if ref is not None and ref.get("uid") == uid:
                 jobs.append(job)
         acts = decide(cj, jobs, self.clock())
@@ -124,8 +116,5 @@ class CronJobController:
 
 async def run_cronjob_controller(cp: ControlPlane) -> None:
     controller = CronJobController(cp.registry)
-    controller.start()
-    try:
+    with controller.informing():
         await controller.queue.run()
-    finally:
-        controller.stop()

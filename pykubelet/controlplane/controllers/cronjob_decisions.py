@@ -22,6 +22,7 @@ from pykubelet.api.batch import (
     REPLACE_CONCURRENT,
 )
 from pykubelet.api.machinery.timeutil import parse_time_or_none, rfc3339
+from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
 
 Obj = dict[str, Any]
 MAX_MISSED = 100
@@ -73,9 +74,7 @@ def job_from_template(cj: Obj, scheduled: dt.datetime, tz: dt.tzinfo) -> Obj:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
         "name": job_name(cj, scheduled), "namespace": meta.get("namespace", ""),
         "labels": dict(tmeta.get("labels") or {}), "annotations": annotations,
-        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
-                             "name": meta.get("name", ""), "uid": meta.get("uid", ""),
-                             "controller": True, "blockOwnerDeletion": True}]},
+        "ownerReferences": [new_controller_ref(cj, "batch/v1", "CronJob")]},
         "spec": dict(tmpl.get("spec") or {})}
 
 

@@ -27,12 +27,18 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import deploymentutil as du
-from pykubelet.controlplane.controllers.activepods import controller_ref, labels_match
+from pykubelet.controlplane.controllers.activepods import labels_match
+from pykubelet.controlplane.controllers.controller_ref import (
+    adopt,
+    controller_ref,
+    new_controller_ref,
+    release,
+)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     WorkQueue,
     claim_pods,
-    owner_reference,
 )
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
@@ -48,20 +54,21 @@ Obj = dict[str, Any]
 meta, spec, status = du.meta, du.spec, du.status
 
 
-class DeploymentController:
+class DeploymentController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.registry = cp.registry
         self.deployments: GenericStore = self.registry.store(DEPLOYMENTS)
+        self.primary = self.deployments
         self.rss: GenericStore = self.registry.store(REPLICA_SETS)
         self.pods: GenericStore = self.registry.store(PODS)
         self.recorder = EventRecorder(self.registry, "deployment-controller")
-        self.queue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue()
         self.clock = clock
 
     # -- event handlers: enqueue only
-    def on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == DEPLOYMENTS.storage_prefix:
-            self.queue.add(ev.entry.key[len(cache.prefix):])
+            self.queue.add(entry_key(ev.entry))
         elif cache.prefix == REPLICA_SETS.storage_prefix:
             for obj in (ev.prev, ev.entry):
                 if obj is not None:
@@ -90,25 +97,8 @@ class DeploymentController:
 
     # -- the worker
     async def run(self) -> None:
-        cacher = self.registry.cacher
-        cacher.listeners.append(self.on_event)
-        try:
-            for entry in self.deployments.select(None, None):
-                self.queue.add(entry.key[len(DEPLOYMENTS.storage_prefix):])
-            while True:
-                key = await self.queue.get()
-                try:
-                    await self.sync(key)
-                    self.queue.forget(key)
-                except Exception as exc:  # one object's failure never stops the loop
-                    text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
-                    log.warning("deployment %s: sync failed, retrying: %s", key, text)
-                    self.queue.add_rate_limited(key)
-                finally:
-                    self.queue.done(key)
-        finally:
-            if self.on_event in cacher.listeners:
-                cacher.listeners.remove(self.on_event)
+        with self.informing():
+            await self.queue.work(self.sync, log, "deployment")
 
     async def sync(self, key: str) -> None:
         """syncDeployment."""
@@ -137,13 +127,13 @@ class DeploymentController:
         ns = meta(d).get("namespace", "")
         claim = claim_pods(d, [e.obj() for e in self.rss.select(ns, None)])
         owned = list(claim.owned)
-        ref = owner_reference(d, "Deployment")
+        ref = new_controller_ref(d, "apps/v1", "Deployment")
         for rs in claim.adopt:
-            if not await self._update_rs(rs, lambda o: _adopt(o, ref)):
+            if not await self._update_rs(rs, lambda o: adopt(o, ref)):
                 owned.remove(rs)
         uid = meta(d).get("uid")
         for rs in claim.release:
-            await self._update_rs(rs, lambda o: _release(o, uid))
+            await self._update_rs(rs, lambda o: release(o, uid))
         return owned
 
     def _find_new(self, d: Obj, rss: list[Obj]) -> Obj | None:
@@ -188,7 +178,7 @@ class DeploymentController:
         ns = meta(d).get("namespace", "")
         collisions = status(d).get("collisionCount")
         h = du.template_hash(spec(d).get("template") or {}, collisions)
-        body = du.new_rs_body(d, old, h, 0, owner_reference(d, "Deployment"))
+        body = du.new_rs_body(d, old, h, 0, new_controller_ref(d, "apps/v1", "Deployment"))
         body["spec"]["replicas"] = du.new_rs_new_replicas(d, rss, body)
         try:
             result = await self.rss.create(Context(), ns, body)
@@ -335,7 +325,7 @@ class DeploymentController:
             since = parse_time_or_none(cond.get("lastUpdateTime"))
             if since is not None:
                 wait = (since + dt.timedelta(seconds=deadline) - now).total_seconds()
-                self.queue.add_after(key_of(d), max(wait, 0.0) + 1.0)
+                self.queue.add_after(object_key(d), max(wait, 0.0) + 1.0)
 
     async def _sync_status(self, d: Obj, rss: list[Obj], new: Obj | None) -> None:
         st = du.calculate_status(self._current_rss(d), new, self._fresh(d), self.clock())
@@ -379,29 +369,6 @@ class DeploymentController:
                 return None
             raise
         return result.obj() if isinstance(result, Entry) else result
-
-
-def key_of(obj: Obj) -> str:
-    return f"{meta(obj).get('namespace', '')}/{meta(obj).get('name', '')}"
-
-
-def _adopt(rs: Obj, ref: Obj) -> Obj | None:
-    if controller_ref(rs) is not None or meta(rs).get("deletionTimestamp"):
-        return None
-    rs.setdefault("metadata", {}).setdefault("ownerReferences", []).append(ref)
-    return rs
-
-
-def _release(rs: Obj, uid: Any) -> Obj | None:
-    refs = meta(rs).get("ownerReferences") or []
-    kept = [r for r in refs if r.get("uid") != uid]
-    if len(kept) == len(refs):
-        return None
-    if kept:
-        rs["metadata"]["ownerReferences"] = kept
-    else:
-        rs["metadata"].pop("ownerReferences", None)
-    return rs
 
 
 async def run_deployment_controller(cp: ControlPlane) -> None:

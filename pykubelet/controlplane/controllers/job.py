@@ -21,6 +21,8 @@ from pykubelet.api.batch import (
 )
 from pykubelet.api.machinery.timeutil import now
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.controller_ref import controller_of, new_controller_ref
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.job_decisions import Actions, BackoffRecord, decide
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
@@ -38,22 +40,6 @@ Obj = dict[str, Any]
 COMPONENT = "job-controller"
 
 
-def controller_of(obj: Obj, kind: str = "Job", api_version: str = "batch/v1"
-                  ) -> Obj | None:
-    """metav1.GetControllerOf, when the controller is of ``kind``."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == kind and (
-                ref.get("apiVersion") == api_version):
-            return dict(ref)
-    return None
-
-
-def owner_ref(job: Obj) -> Obj:
-    meta = job.get("metadata") or {}
-    return {"apiVersion": "batch/v1", "kind": "Job", "name": meta.get("name", ""),
-            "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
-
-
 def pod_from_template(job: Obj, index: int | None) -> Obj:
     """The pod a job creates: its template with the job as controller, the tracking
     finalizer, and for an Indexed job the index (annotation, label, hostname, env)."""
@@ -65,7 +51,7 @@ def pod_from_template(job: Obj, index: int | None) -> Obj:
     pod_meta: Obj = {
         "generateName": f"{name}-" if index is None else f"{name}-{index}-",
         "labels": dict(tmeta.get("labels") or {}),
-        "ownerReferences": [owner_ref(job)],
+        "ownerReferences": [new_controller_ref(job, "batch/v1", "Job")],
         "finalizers": [JOB_TRACKING_FINALIZER],
     }
     annotations = dict(tmeta.get("annotations") or {})
@@ -84,34 +70,25 @@ def pod_from_template(job: Obj, index: int | None) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
 
-class JobController:
+class JobController(InformerController):
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.jobs = registry.store(JOBS)
+        self.jobs = self.primary = registry.store(JOBS)
         self.pods = registry.store(PODS)
         self.recorder = EventRecorder(registry, COMPONENT)
-        self.queue = WorkQueue("job-controller", self.sync)
+        self.queue: WorkQueue = WorkQueue("job-controller", self.sync)
         self.backoff: dict[str, BackoffRecord] = {}
 
     # ------------------------------------------------------------------ informers
-    def start(self) -> None:
-        for entry in self.jobs.select(None, None):
-            self.queue.add(f"{entry.attrs.namespace}/{entry.attrs.name}")
-        self.registry.cacher.listeners.append(self._on_event)
-
-    def stop(self) -> None:
-        if self._on_event in self.registry.cacher.listeners:
-            self.registry.cacher.listeners.remove(self._on_event)
-
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == JOBS.storage_prefix:
-            self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
+            self.queue.add(entry_key(ev.entry))
         elif cache.prefix == PODS.storage_prefix:
             for entry in (ev.entry, ev.prev):
                 # most pods have no Job for a controller: not parsed at all
                 if entry is None or b'"kind":"Job"' not in entry.data:
                     continue
-                ref = controller_of(entry.obj())
+                ref = controller_of(entry.obj(), "Job", "batch/v1")
                 if ref is not None:
                     self.queue.add(f"{entry.attrs.namespace}/{ref.get('name', '')}")
 
@@ -124,7 +101,7 @@ class JobController:
         owned: list[Obj] = []
         for p in self.pods.select(ns, None):
             pod = p.obj()
-            ref = controller_of(pod)
+            ref = controller_of(pod, "Job", "batch/v1")
             if ref is None or ref.get("name") != name:
                 continue
             if ref.get("uid") == uid:
@@ -208,10 +185,7 @@ def _name_of(created: Any) -> str:
 
 async def run_job_controller(cp: ControlPlane) -> None:
     controller = JobController(cp.registry)
-    controller.start()
-    try:
+    with controller.informing():
         await controller.queue.run()
-    finally:
-        controller.stop()
 
 

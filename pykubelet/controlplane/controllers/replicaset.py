@@ -20,7 +20,7 @@ import asyncio
 import copy
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,6 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.api.machinery.timeutil import rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import (
-    controller_ref,
     is_active,
     is_available,
     is_ready,
@@ -37,7 +36,14 @@ from pykubelet.controlplane.controllers.activepods import (
     pods_to_delete,
     ready_since,
 )
+from pykubelet.controlplane.controllers.controller_ref import (
+    adopt,
+    controller_ref,
+    new_controller_ref,
+    release,
+)
 from pykubelet.controlplane.controllers.expectations import Expectations
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
@@ -61,18 +67,6 @@ REPLICA_FAILURE = "ReplicaFailure"
 # ---------------------------------------------------------------------------- decisions
 
 
-def key_of(obj: Obj) -> str:
-    m = meta(obj)
-    return f"{m.get('namespace', '')}/{m.get('name', '')}"
-
-
-def owner_reference(rs: Obj, kind: str = "ReplicaSet") -> Obj:
-    """metav1.NewControllerRef: controller and blockOwnerDeletion set."""
-    m = meta(rs)
-    return {"apiVersion": "apps/v1", "kind": kind, "name": m.get("name", ""),
-            "uid": m.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
-
-
 def pod_from_template(rs: Obj) -> Obj:
     """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
     spec, named ``<rs>-<random>``, owned by the ReplicaSet."""
@@ -80,7 +74,7 @@ def pod_from_template(rs: Obj) -> Obj:
     tmeta = template.get("metadata") or {}
     pod_meta: Obj = {"generateName": f"{meta(rs).get('name', '')}-",
                      "namespace": meta(rs).get("namespace", ""),
-                     "ownerReferences": [owner_reference(rs)]}
+                     "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
     for k in ("labels", "annotations", "finalizers"):
         if tmeta.get(k):
             pod_meta[k] = copy.deepcopy(tmeta[k])
@@ -250,21 +244,40 @@ class WorkQueue:
             self._dirty.discard(key)
             self.add(key)
 
+    async def work(self, sync: Callable[[str], Awaitable[None]], logger: logging.Logger,
+                   what: str) -> None:
+        """A worker (processNextWorkItem, forever): a key's sync that fails is logged as
+        ``what`` and the key retried after its back-off; one object never stops the loop."""
+        while True:
+            key = await self.get()
+            try:
+                await sync(key)
+                self.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one object's failure never stops the loop
+                text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
+                logger.warning("%s %s: sync failed, retrying: %s", what, key, text)
+                self.add_rate_limited(key)
+            finally:
+                self.done(key)
 
-class ReplicaSetController:
+
+class ReplicaSetController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.registry = cp.registry
         self.rs_store: GenericStore = self.registry.store(REPLICA_SETS)
+        self.primary = self.rs_store
         self.pods: GenericStore = self.registry.store(PODS)
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
         self.expectations = Expectations()
-        self.queue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue()
         self.clock = clock
 
     # -- event handlers: enqueue only
-    def on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == REPLICA_SETS.storage_prefix:
-            key = ev.entry.key[len(cache.prefix):]
+            key = entry_key(ev.entry)
             if ev.type == DELETED:
                 self.expectations.forget(key)
             self.queue.add(key)
@@ -307,27 +320,8 @@ class ReplicaSetController:
 
     # -- the workers
     async def run(self) -> None:
-        cacher = self.registry.cacher
-        cacher.listeners.append(self.on_event)
-        try:
-            for entry in self.rs_store.select(None, None):
-                self.queue.add(entry.key[len(REPLICA_SETS.storage_prefix):])
-            while True:
-                key = await self.queue.get()
-                try:
-                    await self.sync(key)
-                    self.queue.forget(key)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # one object's failure never stops the loop
-                    text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
-                    log.warning("replicaset %s: sync failed, retrying: %s", key, text)
-                    self.queue.add_rate_limited(key)
-                finally:
-                    self.queue.done(key)
-        finally:
-            if self.on_event in cacher.listeners:
-                cacher.listeners.remove(self.on_event)
+        with self.informing():
+            await self.queue.work(self.sync, log, "replicaset")
 
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
@@ -365,11 +359,12 @@ class ReplicaSetController:
                     fresh.obj()).get("deletionTimestamp"):
                 owned = [p for p in owned if p not in claim.adopt]
                 claim.adopt = []
+        ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
         for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: _adopt(p, rs)):
+            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
                 owned.remove(pod)
         for pod in claim.release:
-            await self._patch_pod(pod, lambda p: _release(p, uid))
+            await self._patch_pod(pod, lambda p: release(p, uid))
         return owned
 
     async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
@@ -385,7 +380,7 @@ class ReplicaSetController:
 
     async def _manage(self, rs: Obj, owned: list[Obj], related: list[Obj]) -> str | None:
         """manageReplicas: create or delete, returning the first error's message."""
-        key = key_of(rs)
+        key = object_key(rs)
         actions = compute_actions(rs, owned, related, self.clock())
         if actions.create:
             self.expectations.expect_creations(key, actions.create)
@@ -402,12 +397,12 @@ class ReplicaSetController:
                 self.expectations.lower_creations(key, skipped)
             return error
         if actions.delete:
-            pod_keys = [key_of(p) for p in actions.delete]
+            pod_keys = [object_key(p) for p in actions.delete]
             self.expectations.expect_deletions(key, pod_keys)
             results = await asyncio.gather(*(self._delete_pod(rs, p) for p in actions.delete))
             for pod, result in zip(actions.delete, results, strict=True):
                 if result is not None:
-                    self.expectations.deletion_observed(key, key_of(pod))
+                    self.expectations.deletion_observed(key, object_key(pod))
             failed = [r for r in results if r is not None]
             return failed[0] if failed else None
         return None
@@ -458,26 +453,6 @@ class ReplicaSetController:
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
-
-
-def _adopt(pod: Obj, rs: Obj) -> Obj | None:
-    if controller_ref(pod) is not None or meta(pod).get("deletionTimestamp"):
-        return None
-    pod.setdefault("metadata", {}).setdefault("ownerReferences", []).append(
-        owner_reference(rs))
-    return pod
-
-
-def _release(pod: Obj, uid: Any) -> Obj | None:
-    refs = meta(pod).get("ownerReferences") or []
-    kept = [r for r in refs if r.get("uid") != uid]
-    if len(kept) == len(refs):
-        return None
-    if kept:
-        pod["metadata"]["ownerReferences"] = kept
-    else:
-        pod["metadata"].pop("ownerReferences", None)
-    return pod
 
 
 async def run_replicaset_controller(cp: ControlPlane) -> None:

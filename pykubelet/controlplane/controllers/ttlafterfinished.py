@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.batch import JOB_COMPLETE, JOB_FAILED
 from pykubelet.api.machinery.timeutil import now, parse_time_or_none
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import JOBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
@@ -45,24 +46,15 @@ def time_left(job: Obj, at: dt.datetime) -> float | None:
     return (done + dt.timedelta(seconds=ttl) - at).total_seconds()
 
 
-class TTLAfterFinished:
+class TTLAfterFinished(InformerController):
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.jobs = registry.store(JOBS)
-        self.queue = WorkQueue("ttl-after-finished-controller", self.sync)
-
-    def start(self) -> None:
-        for entry in self.jobs.select(None, None):
-            self.queue.add(f"{entry.attrs.namespace}/{entry.attrs.name}")
-        self.registry.cacher.listeners.append(self._on_event)
-
-    def stop(self) -> None:
-        if self._on_event in self.registry.cacher.listeners:
-            self.registry.cacher.listeners.remove(self._on_event)
+        self.jobs = self.primary = registry.store(JOBS)
+        self.queue: WorkQueue = WorkQueue("ttl-after-finished-controller", self.sync)
 
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == JOBS.storage_prefix and ev.type != "DELETED":
-            self.queue.add(f"{ev.entry.attrs.namespace}/{ev.entry.attrs.name}")
+            self.queue.add(entry_key(ev.entry))
 
     async def sync(self, key: str) -> None:
         ns, _, name = key.partition("/")
@@ -88,8 +80,5 @@ class TTLAfterFinished:
 
 async def run_ttl_after_finished(cp: ControlPlane) -> None:
     controller = TTLAfterFinished(cp.registry)
-    controller.start()
-    try:
+    with controller.informing():
         await controller.queue.run()
-    finally:
-        controller.stop()

@@ -18,18 +18,11 @@ from pykubelet.controlplane.registry.strategy import Obj, Strategy
 class JobStrategy(Strategy):
     info = JOBS
     has_status = True
+    tracks_generation = True
     garbage_collection_policy = ORPHAN_DEPENDENTS
 
     def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
         super().prepare_for_create(obj, typed)
-        obj.setdefault("metadata", {})["generation"] = 1
         job = self.typed(obj)
         generate_selector(job)
         obj["spec"] = self.kind.encode(job)["spec"]
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-        gen = (old.get("metadata") or {}).get("generation", 1)
-        if new.get("spec") != old.get("spec"):
-            gen += 1
-        new.setdefault("metadata", {})["generation"] = gen

@@ -4,26 +4,14 @@ and ``scale`` reads and writes spec.replicas as an autoscaling/v1 Scale."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, REPLICA_SETS
-from pykubelet.controlplane.registry.strategy import Obj, Strategy
+from pykubelet.controlplane.registry.strategy import Strategy
 
 
 class ReplicaSetStrategy(Strategy):
     info = REPLICA_SETS
     has_status = True
-
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
-        super().prepare_for_create(obj, typed)
-        obj.setdefault("metadata", {})["generation"] = 1
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-        gen = (old.get("metadata") or {}).get("generation", 1)
-        if new.get("spec") != old.get("spec"):
-            gen += 1
-        new.setdefault("metadata", {})["generation"] = gen
+    tracks_generation = True
 
 
 class DeploymentStrategy(ReplicaSetStrategy):

@@ -54,6 +54,9 @@ class Strategy:
     allow_unconditional_update = True
     return_deleted_object = False
     has_status = False
+    # metadata.generation: 1 on create, +1 on each update that changes the spec (the
+    # PrepareForCreate/PrepareForUpdate of every resource with a spec a controller observes)
+    tracks_generation = False
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
     # what a delete without a propagation policy does to dependents
@@ -114,6 +117,8 @@ class Strategy:
         as decoded (the store decodes a body once), for rules that read the typed object."""
         if self.has_status:
             obj.pop("status", None)
+        if self.tracks_generation:
+            obj.setdefault("metadata", {})["generation"] = 1
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         if self.has_status:
@@ -121,6 +126,11 @@ class Strategy:
                 new["status"] = copy.deepcopy(old["status"])
             else:
                 new.pop("status", None)
+        if self.tracks_generation:
+            gen = (old.get("metadata") or {}).get("generation", 1)
+            if new.get("spec") != old.get("spec"):
+                gen += 1
+            new.setdefault("metadata", {})["generation"] = gen
 
     def validate(self, obj: Obj) -> list[Any]:
         return list(self.kind.validate(self.typed(obj)))

@@ -1,0 +1,69 @@
+"""The informer wiring the watch-driven controllers share: client-go's shared informer
+plus work queue pattern (a controller lists its primary resource once, queues every
+object's ``namespace/name`` key, then hears each change from the watch cache and queues
+the keys it concerns; workers sync one key at a time). Here the informer is the
+registry's watch cache (``registry.cacher``), whose listeners each controller joins.
+
+:class:`InformerController` does the list, the listening and the unlistening; each
+controller keeps its own ``_on_event`` (which keys an event concerns) and its own queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.registry.store import Entry, GenericStore, Registry
+
+Obj = dict[str, Any]
+
+
+class KeyQueue(Protocol):
+    def add(self, key: str) -> None: ...
+
+
+def entry_key(entry: Entry) -> str:
+    """cache.MetaNamespaceKeyFunc of a stored object: ``namespace/name``."""
+    return f"{entry.attrs.namespace}/{entry.attrs.name}"
+
+
+def object_key(obj: Obj) -> str:
+    """cache.MetaNamespaceKeyFunc of a decoded object: ``namespace/name``."""
+    m = obj.get("metadata") or {}
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+
+
+class InformerController:
+    """A controller fed by the watch cache: ``primary`` is the resource whose keys it
+    queues; subclasses set ``registry``, ``primary`` and ``queue`` and decide in
+    ``_on_event``."""
+
+    registry: Registry
+    primary: GenericStore
+    queue: KeyQueue
+
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """The initial list (every primary object's key queued), then the events."""
+        for entry in self.primary.select(None, None):
+            self.queue.add(entry_key(entry))
+        self.registry.cacher.listeners.append(self._on_event)
+
+    def stop(self) -> None:
+        if self._on_event in self.registry.cacher.listeners:
+            self.registry.cacher.listeners.remove(self._on_event)
+
+    @contextmanager
+    def informing(self) -> Iterator[None]:
+        """Started for the ``with`` block, stopped when it ends however it ends."""
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()
