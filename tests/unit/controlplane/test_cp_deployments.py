@@ -5,12 +5,12 @@ Ready through pods/status (no node runs them)."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from conftest import Cluster
+from cp_wait import wait_for
 
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane.controllers.deployment import DeploymentController
@@ -32,18 +32,6 @@ def deploy_body(name: str, replicas: int = 3, image: str = "busybox:1",
     return body
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 15.0, tick: Callable[[], Any] | None
-             = None) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        if tick is not None:
-            tick()
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import Cluster
+from cp_wait import wait_for
 
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane.controllers.replicaset import ReplicaSetController
@@ -29,15 +30,6 @@ def rs_body(name: str, replicas: int = 2, labels: dict[str, str] | None = None,
                                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
