@@ -578,6 +578,10 @@ class ContainerManager:
             raise FailedPrecondition(f"container {rec.id[:12]} is not running")
         return rec
 
+    def bundle_dir(self, cid: str) -> Path:
+        """The OCI bundle of container ``cid`` (config.json, rootfs)."""
+        return self._paths(cid).bundle
+
     def attach_paths(self, rec: ContainerRecord) -> tuple[Path, Path]:
         """(conmon's attach socket, its control fifo) for ``rec``."""
         return self.socket_dir / rec.id[:16] / "attach", self._paths(rec.id).bundle / "ctl"

@@ -5,6 +5,13 @@ port-forward into a pod's network namespace. Each takes a ``CommandIO`` (or a po
 - exec: ``runc exec`` with pipes; with a TTY, runc gets a pty of ours as its stdio and makes
   the container's own (it copies between them and resizes on SIGWINCH, so a resize sets
   our pty's size and signals runc). The exit code is runc's, which is the process's.
+  runc copies our pty's size to the container's only after the process started, so a
+  command typed ahead (``stty size`` before the prompt) saw a 0x0 terminal: the exec waits
+  briefly for the client's first size (kubectl and crictl send it at once) and gives it to
+  runc as the process's ``consoleSize``, which runc sets on the pty before the process runs.
+  That needs a process.json: the container's own process from its config.json with the
+  command, ``terminal`` and the size replaced, as runc builds one from its flags and as
+  containerd builds an exec's process from the container's spec.
 - attach: conmon's attach socket (SOCK_SEQPACKET): each message from it is one byte naming
   the pipe (2 stdout, 3 stderr) then data; what we write goes to the container's stdin;
   shutting our write side down ends the attach's stdin (conmon closes the container's stdin
@@ -41,6 +48,8 @@ _ATTACH_BUF = 8192 + 1
 _EOT = b"\x04"
 CONMON_CONTROL_PACE_S = 0.02  # how often to look whether conmon read its control fifo
 CONMON_CONTROL_POLLS = 100  # ... for at most 2 s
+FIRST_RESIZE_WAIT_S = 1.0  # how long a TTY exec waits for the client's terminal size
+DEFAULT_TERMINAL = (80, 24)  # width, height when a client sends none
 
 
 def _set_winsize(fd: int, width: int, height: int) -> None:
@@ -68,14 +77,47 @@ def _runc_failure(log_path: Path) -> str:
     return ""
 
 
-async def exec_in_container(runc: Runc, cid: str, cmd: list[str], io: CommandIO) -> int:
-    """Run ``cmd`` in container ``cid`` wired to ``io``; returns its exit code."""
+async def first_terminal_size(io: CommandIO) -> tuple[int, int]:
+    """(width, height): the client's first resize, or 80x24 when none comes in time (an
+    end of the resizes stays queued for the copier)."""
+    try:
+        size = await asyncio.wait_for(io.resizes.get(), FIRST_RESIZE_WAIT_S)
+    except TimeoutError:
+        return DEFAULT_TERMINAL
+    if size is None or not (size.width and size.height):
+        if size is None:
+            io.resizes.put_nowait(None)
+        return DEFAULT_TERMINAL
+    return size.width, size.height
+
+
+def exec_process(config_json: Path, cmd: list[str], width: int, height: int
+                 ) -> dict[str, Any]:
+    """The process.json of a TTY exec: the container's process (user, env, cwd,
+    capabilities, rlimits...) running ``cmd`` on a terminal of that size."""
+    process = dict(json.loads(config_json.read_text())["process"])
+    process.update(args=cmd, terminal=True, consoleSize={"height": height, "width": width})
+    return process
+
+
+async def exec_in_container(runc: Runc, cid: str, cmd: list[str], io: CommandIO,
+                            config_json: Path | None = None) -> int:
+    """Run ``cmd`` in container ``cid`` wired to ``io``; returns its exit code.
+    ``config_json``: the container's OCI config, whose process a TTY exec starts from."""
     with tempfile.TemporaryDirectory(prefix="pyk-exec-") as tmp:
         log_path = Path(tmp) / "runc.log"
         base = [runc.binary, "--root", str(runc.root), "--log", str(log_path),
                 "--log-format", "json", "exec"]
         if io.opts.tty:
-            code = await _exec_tty(base, cid, cmd, io)
+            width, height = await first_terminal_size(io)
+            if config_json is not None:
+                process_json = Path(tmp) / "process.json"
+                process_json.write_text(json.dumps(exec_process(config_json, cmd, width,
+                                                                height)))
+                launch = ["--process", str(process_json), cid]
+            else:
+                launch = ["--tty", cid, *cmd]
+            code = await _exec_tty(base, launch, io, width, height)
         else:
             code = await _exec_pipes(base, cid, cmd, io)
         if code != 0:
@@ -125,13 +167,14 @@ async def _exec_pipes(base: list[str], cid: str, cmd: list[str], io: CommandIO) 
         await asyncio.gather(*tasks, *outputs, return_exceptions=True)
 
 
-async def _exec_tty(base: list[str], cid: str, cmd: list[str], io: CommandIO) -> int:
+async def _exec_tty(base: list[str], launch: list[str], io: CommandIO, width: int,
+                    height: int) -> int:
     loop = asyncio.get_running_loop()
     master, slave = pty.openpty()
-    _set_winsize(master, 80, 24)
+    _set_winsize(master, width, height)  # runc copies it to the container's on SIGWINCH
     try:
         proc = await asyncio.create_subprocess_exec(
-            *base, "--tty", cid, *cmd, stdin=slave, stdout=slave, stderr=slave,
+            *base, *launch, stdin=slave, stdout=slave, stderr=slave,
             start_new_session=True)
     finally:
         os.close(slave)

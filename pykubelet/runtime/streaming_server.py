@@ -183,7 +183,9 @@ class StreamingServer:
         runc = self.containers.runc
 
         async def run(io: CommandIO) -> int:
-            return await stream_io.exec_in_container(runc, ex.container_id, ex.cmd, io)
+            return await stream_io.exec_in_container(
+                runc, ex.container_id, ex.cmd, io,
+                config_json=self.containers.bundle_dir(ex.container_id) / "config.json")
 
         return await serve_remote_command(request, ex.opts, run)
 

@@ -89,6 +89,39 @@ def test_exec_tty_with_resize(cri, pod, transport) -> None:  # type: ignore[no-u
     asyncio.run(go())
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_exec_tty_starts_at_the_clients_size(cri, pod, transport) -> None:  # type: ignore[no-untyped-def]
+    """Keys typed ahead, before the first resize even: the command they start sees the
+    client's size, not the 0x0 terminal runc's late resize left it on (busybox's stty then
+    fails with "stty: standard input"). A client that sends no size gets 80x24."""
+    _, _, cid = pod
+
+    async def session(resize: tuple[int, int] | None) -> bytes:
+        opts = p.StreamOptions(stdin=True, stdout=True, tty=True)
+        cmd = await open_remote_command(exec_url(cri, cid, ["sh"], stdin=True, tty=True), opts,
+                                        transport=transport)
+        await cmd.write_stdin(b"stty size; exit 7\n")
+        if resize is not None:
+            await cmd.resize(*resize)
+        out = b""
+
+        async def collect() -> None:
+            nonlocal out
+            async for _, data in cmd.output():
+                out += data
+
+        await asyncio.wait_for(collect(), 20)
+        assert await cmd.wait() == 7
+        await cmd.close()
+        return out
+
+    async def go() -> None:
+        assert b"\n33 101" in await session((101, 33))
+        assert b"\n24 80" in await session(None)
+
+    asyncio.run(go())
+
+
 def test_urls_are_single_use(cri, pod) -> None:  # type: ignore[no-untyped-def]
     _, _, cid = pod
     url = exec_url(cri, cid, ["true"])
