@@ -40,15 +40,17 @@ IMAGE = "localhost/busybox:latest"
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 60, what: str = "") -> Any:
     end = time.monotonic() + timeout
+    last: Exception | None = None
     while True:
         try:
             got = predicate()
-        except (ClientError, OSError, ValueError):
-            got = None
+        except (ClientError, OSError, ValueError) as exc:
+            got, last = None, exc
         if got:
             return got
         if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            said = f" (last error: {last})" if last is not None else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}{said}")
         time.sleep(0.2)
 
 
