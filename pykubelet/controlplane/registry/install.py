@@ -18,6 +18,7 @@ from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
+from pykubelet.controlplane.registry.statefulsets import StatefulSetStrategy
 from pykubelet.controlplane.registry.store import Registry
 from pykubelet.controlplane.registry.strategy import Strategy
 from pykubelet.controlplane.storage import Storage
@@ -27,6 +28,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
+    StatefulSetStrategy,
 )
 
 
