@@ -1,0 +1,515 @@
+"""The StatefulSet controller's decisions (pkg/controller/statefulset: stateful_set_utils.go
+and stateful_set_control.go's updateStatefulSet), pure functions of the objects, so each
+is tested as a table without a server.
+
+Pods have stable names ``NAME-<ordinal>`` (from ``spec.ordinals.start``), the pod-name and
+pod-index labels, hostname = the pod's name and subdomain = ``spec.serviceName``. Which pod
+is created, deleted or updated next is :func:`plan`: with OrderedReady ("monotonic") one
+step at a time, in ordinal order up and reverse order down, halting while a pod is not
+Running and Ready (and available after minReadySeconds); with Parallel every missing pod
+and every condemned one at once. A rolling update then deletes the highest ordinal not at
+the update revision, down to the partition, one at a time; OnDelete leaves updates to the
+user. Revisions are ControllerRevisions whose data is ``{"spec": {"template": ...}}``.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pykubelet.api.apps_statefulset import (
+    ON_DELETE,
+    PARALLEL,
+    POD_INDEX_LABEL,
+    POD_NAME_LABEL,
+    REVISION_LABEL,
+    ROLLING_UPDATE,
+)
+from pykubelet.controlplane.controllers.activepods import is_available, is_ready, meta
+from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+
+Obj = dict[str, Any]
+
+KIND = "StatefulSet"
+API_VERSION = "apps/v1"
+_POD_NAME_RE = re.compile(r"^(.*)-([0-9]+)$")
+_INT32_MAX = 2**31 - 1
+
+# the verbs of a planned action (and of its event: SuccessfulCreate, FailedDelete, ...)
+CREATE = "create"
+DELETE = "delete"
+UPDATE = "update"
+
+
+def spec(obj: Obj) -> Obj:
+    return obj.get("spec") or {}
+
+
+def status(obj: Obj) -> Obj:
+    return obj.get("status") or {}
+
+
+# ---------------------------------------------------------------------------- identity
+
+
+def parent_and_ordinal(pod: Obj) -> tuple[str, int]:
+    """getParentNameAndOrdinal: ``web-3`` is (web, 3); a name without one is ("", -1)."""
+    m = _POD_NAME_RE.match(meta(pod).get("name", ""))
+    if m is None:
+        return "", -1
+    n = int(m.group(2))
+    return m.group(1), n if n <= _INT32_MAX else -1
+
+
+def ordinal_of(pod: Obj) -> int:
+    return parent_and_ordinal(pod)[1]
+
+
+def pod_name(sts: Obj, ordinal: int) -> str:
+    return f"{meta(sts).get('name', '')}-{ordinal}"
+
+
+def start_ordinal(sts: Obj) -> int:
+    """getStartOrdinal: spec.ordinals.start, else 0."""
+    return int((spec(sts).get("ordinals") or {}).get("start", 0))
+
+
+def end_ordinal(sts: Obj) -> int:
+    return start_ordinal(sts) + int(spec(sts).get("replicas", 1)) - 1
+
+
+def in_ordinal_range(pod: Obj, sts: Obj) -> bool:
+    return start_ordinal(sts) <= ordinal_of(pod) <= end_ordinal(sts)
+
+
+def is_member_of(sts: Obj, pod: Obj) -> bool:
+    """isMemberOf: the pod's name says it is one of the set's."""
+    parent, _ = parent_and_ordinal(pod)
+    return parent == meta(sts).get("name")
+
+
+def identity_matches(sts: Obj, pod: Obj) -> bool:
+    """identityMatches: the right name, namespace, pod-name and pod-index labels."""
+    parent, ordinal = parent_and_ordinal(pod)
+    labels = meta(pod).get("labels") or {}
+    return (ordinal >= 0 and parent == meta(sts).get("name")
+            and meta(pod).get("name") == pod_name(sts, ordinal)
+            and meta(pod).get("namespace") == meta(sts).get("namespace")
+            and labels.get(POD_NAME_LABEL) == meta(pod).get("name")
+            and labels.get(POD_INDEX_LABEL) == str(ordinal))
+
+
+def update_identity(sts: Obj, pod: Obj) -> Obj:
+    """updateIdentity: name, namespace and the pod-name and pod-index labels (in place)."""
+    ordinal = ordinal_of(pod)
+    m = pod.setdefault("metadata", {})
+    m["name"] = pod_name(sts, ordinal)
+    m["namespace"] = meta(sts).get("namespace", "")
+    labels = m.setdefault("labels", {})
+    labels[POD_NAME_LABEL] = m["name"]
+    labels[POD_INDEX_LABEL] = str(ordinal)
+    return pod
+
+
+def pod_revision(pod: Obj) -> str:
+    return str((meta(pod).get("labels") or {}).get(REVISION_LABEL, ""))
+
+
+def new_pod(sts: Obj, ordinal: int, revision: str) -> Obj:
+    """newStatefulSetPod + setPodRevision: the template's labels, annotations, finalizers
+    and spec (controller.GetPodFromTemplate), owned by the set, named NAME-ORDINAL, with
+    hostname and subdomain set once (initIdentity) and the revision label."""
+    template = spec(sts).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    pod_meta: Obj = {"name": pod_name(sts, ordinal),
+                     "namespace": meta(sts).get("namespace", ""),
+                     "ownerReferences": [new_controller_ref(sts, API_VERSION, KIND)]}
+    for k in ("labels", "annotations", "finalizers"):
+        if tmeta.get(k):
+            pod_meta[k] = copy.deepcopy(tmeta[k])
+    pod_spec = copy.deepcopy(template.get("spec") or {})
+    pod_spec["hostname"] = pod_meta["name"]
+    if spec(sts).get("serviceName"):
+        pod_spec["subdomain"] = spec(sts)["serviceName"]
+    pod = update_identity(sts, {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
+                                "spec": pod_spec})
+    pod["metadata"]["labels"][REVISION_LABEL] = revision
+    return pod
+
+
+def new_versioned_pod(current_set: Obj, update_set: Obj, current_revision: str,
+                      update_revision: str, ordinal: int) -> Obj:
+    """newVersionedStatefulSetPod: below the partition (or, without rollingUpdate, below
+    status.currentReplicas) a new pod is made at the current revision, else at the update
+    revision. (Upstream's condition, precedence and all.)"""
+    strategy = spec(current_set).get("updateStrategy") or {}
+    rolling = strategy.get("rollingUpdate")
+    if (strategy.get("type") == ROLLING_UPDATE and rolling is None
+            and ordinal < status(current_set).get("currentReplicas", 0)) or (
+                rolling is not None and ordinal < rolling.get("partition", 0)):
+        return new_pod(current_set, ordinal, current_revision)
+    return new_pod(update_set, ordinal, update_revision)
+
+
+# ---------------------------------------------------------------------------- health
+
+
+def phase(pod: Obj) -> str:
+    return str(status(pod).get("phase") or "")
+
+
+def is_created(pod: Obj) -> bool:
+    """isCreated: the API server gave it a phase (a planned pod has none)."""
+    return phase(pod) != ""
+
+
+def is_terminating(pod: Obj) -> bool:
+    return bool(meta(pod).get("deletionTimestamp"))
+
+
+def running_and_ready(pod: Obj) -> bool:
+    return phase(pod) == "Running" and is_ready(pod)
+
+
+def running_and_available(pod: Obj, min_ready: int, now: dt.datetime) -> bool:
+    return running_and_ready(pod) and is_available(pod, min_ready, now)
+
+
+def is_healthy(pod: Obj) -> bool:
+    return running_and_ready(pod) and not is_terminating(pod)
+
+
+def is_unavailable(pod: Obj, min_ready: int, now: dt.datetime) -> bool:
+    return not is_healthy(pod) or not is_available(pod, min_ready, now)
+
+
+# ---------------------------------------------------------------------------- revisions
+
+_SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def fnv32(data: bytes) -> int:
+    """hash/fnv New32 (FNV-1, as history.HashControllerRevision uses)."""
+    h = 0x811C9DC5
+    for b in data:
+        h = (h * 0x01000193) & 0xFFFFFFFF
+        h ^= b
+    return h
+
+
+def safe_encode(text: str) -> str:
+    """rand.SafeEncodeString: each character mapped into an alphabet without vowels."""
+    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in text)
+
+
+def raw(data: Any) -> bytes:
+    """A RawExtension's bytes as Go's json.Marshal of a map writes them (sorted, compact)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+
+def hash_revision(data: Any, probe: int | None) -> str:
+    """history.HashControllerRevision: FNV-32 of the data and the collision count."""
+    text = raw(data)
+    if probe is not None:
+        text += str(probe).encode()
+    return safe_encode(str(fnv32(text)))
+
+
+def revision_name(prefix: str, hash_: str) -> str:
+    """history.ControllerRevisionName (a prefix longer than 223 is cut)."""
+    return f"{prefix[:223]}-{hash_}"
+
+
+def revision_patch(sts: Obj) -> Obj:
+    """getPatch: the part of a set a revision keeps, its template, as a replacing patch."""
+    template = copy.deepcopy(spec(sts).get("template") or {})
+    template["$patch"] = "replace"
+    return {"spec": {"template": template}}
+
+
+def apply_revision(sts: Obj, revision: Obj) -> Obj:
+    """ApplyRevision: the set with the revision's template (the patch replaces it)."""
+    out = copy.deepcopy(sts)
+    template = copy.deepcopy(((revision.get("data") or {}).get("spec") or {}).get("template")
+                             or {})
+    template.pop("$patch", None)
+    out.setdefault("spec", {})["template"] = template
+    return out
+
+
+def new_revision(sts: Obj, number: int, collision_count: int) -> Obj:
+    """newRevision (history.NewControllerRevision): labelled as the template plus the hash,
+    owned by the set, with the set's annotations, named NAME-HASH."""
+    data = revision_patch(sts)
+    hash_ = hash_revision(data, collision_count)
+    labels = dict(((spec(sts).get("template") or {}).get("metadata") or {}).get("labels") or {})
+    labels["controller-revision-hash"] = hash_
+    m: Obj = {"name": revision_name(meta(sts).get("name", ""), hash_),
+              "namespace": meta(sts).get("namespace", ""), "labels": labels,
+              "ownerReferences": [new_controller_ref(sts, API_VERSION, KIND)]}
+    annotations = meta(sts).get("annotations")
+    if annotations:
+        m["annotations"] = dict(annotations)
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": m,
+            "data": data, "revision": number}
+
+
+def sort_revisions(revisions: list[Obj]) -> list[Obj]:
+    """history.SortControllerRevisions: by revision, then creation, then name."""
+    return sorted(revisions, key=lambda r: (r.get("revision", 0),
+                                            meta(r).get("creationTimestamp", ""),
+                                            meta(r).get("name", "")))
+
+
+def equal_revision(a: Obj, b: Obj) -> bool:
+    """history.EqualRevision: the same hash label (when both have one) and the same data."""
+    ha = (meta(a).get("labels") or {}).get("controller-revision-hash")
+    hb = (meta(b).get("labels") or {}).get("controller-revision-hash")
+    if ha and hb and ha != hb:
+        return False
+    return raw(a.get("data")) == raw(b.get("data"))
+
+
+def next_revision(revisions: list[Obj]) -> int:
+    """nextRevision over sorted revisions: one past the last."""
+    return int(revisions[-1].get("revision", 0)) + 1 if revisions else 1
+
+
+@dataclass
+class Revisions:
+    """getStatefulSetRevisions' outcome: the update revision is ``update`` (``create``: it
+    must be created first; ``renumber``: an older equal one becomes the newest, a rollback),
+    the current one ``current`` (None: the update one)."""
+
+    update: Obj
+    current: Obj | None
+    create: bool = False
+    renumber: int | None = None
+
+
+def choose_revisions(sts: Obj, revisions: list[Obj]) -> Revisions:
+    """getStatefulSetRevisions without its writes: the set's own template as a revision,
+    reused if the newest is equal to it, renumbered if an older one is, else new."""
+    revisions = sort_revisions(revisions)
+    collision = status(sts).get("collisionCount") or 0
+    candidate = new_revision(sts, next_revision(revisions), collision)
+    equal = [r for r in revisions if equal_revision(r, candidate)]
+    if equal and equal_revision(revisions[-1], equal[-1]):
+        update, create, renumber = revisions[-1], False, None
+    elif equal:
+        update, create, renumber = equal[-1], False, candidate["revision"]
+    else:
+        update, create, renumber = candidate, True, None
+    current_name = status(sts).get("currentRevision")
+    current = next((r for r in revisions if meta(r).get("name") == current_name), None)
+    return Revisions(update=update, current=current, create=create, renumber=renumber)
+
+
+def history_to_delete(sts: Obj, pods: list[Obj], revisions: list[Obj], current: str,
+                      update: str) -> list[Obj]:
+    """truncateHistory: the oldest revisions no pod, nor status, uses, beyond
+    revisionHistoryLimit."""
+    live = {current, update, *(pod_revision(p) for p in pods)}
+    old = [r for r in sort_revisions(revisions) if meta(r).get("name") not in live]
+    limit = spec(sts).get("revisionHistoryLimit", 10)
+    if limit < 0 or len(old) <= limit:
+        return []
+    return old[:len(old) - limit]
+
+
+# ---------------------------------------------------------------------------- claiming
+
+
+@dataclass
+class Claim:
+    """ClaimPods (with isMemberOf as filter): the set's pods after adopting and releasing."""
+
+    owned: list[Obj] = field(default_factory=list)
+    adopt: list[Obj] = field(default_factory=list)
+    release: list[Obj] = field(default_factory=list)
+
+
+def claim_pods(sts: Obj, pods: list[Obj], labels_match: Any) -> Claim:
+    out = Claim()
+    uid = meta(sts).get("uid")
+    deleting = bool(meta(sts).get("deletionTimestamp"))
+    for pod in pods:
+        matches = labels_match(spec(sts).get("selector"), meta(pod).get("labels") or {}) and (
+            is_member_of(sts, pod))
+        ref = controller_ref(pod)
+        if ref is not None:
+            if ref.get("uid") != uid:
+                continue
+            if matches:
+                out.owned.append(pod)
+            elif not deleting:
+                out.release.append(pod)
+            continue
+        if deleting or not matches or is_terminating(pod):
+            continue
+        out.adopt.append(pod)
+        out.owned.append(pod)
+    return out
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+@dataclass
+class Action:
+    """One write: create ``pod``, delete it (``why``: failed, scale down, update), or
+    update its identity labels."""
+
+    verb: str
+    pod: Obj
+    why: str = ""
+
+    @property
+    def name(self) -> str:
+        return str(meta(self.pod).get("name", ""))
+
+
+@dataclass
+class Plan:
+    """What one sync does: ``actions`` (one after another when ``monotonic``, else in
+    slow-start batches) and the status to write."""
+
+    actions: list[Action]
+    status: Obj
+    monotonic: bool
+
+
+def _count(status_: Obj, pods: list[Obj], min_ready: int, current: str, update: str,
+           now: dt.datetime) -> None:
+    """updateStatus/computeReplicaStatus over ``pods``."""
+    counts = dict.fromkeys(("replicas", "readyReplicas", "availableReplicas",
+                            "currentReplicas", "updatedReplicas"), 0)
+    for pod in pods:
+        if is_created(pod):
+            counts["replicas"] += 1
+        if running_and_ready(pod):
+            counts["readyReplicas"] += 1
+            if running_and_available(pod, min_ready, now):
+                counts["availableReplicas"] += 1
+        if is_created(pod) and not is_terminating(pod):
+            rev = pod_revision(pod)
+            if rev == current:
+                counts["currentReplicas"] += 1
+            if rev == update:
+                counts["updatedReplicas"] += 1
+    status_.update(counts)
+
+
+def plan(sts: Obj, pods: list[Obj], current_set: Obj, update_set: Obj, current: str,
+         update: str, collision_count: int, now: dt.datetime) -> Plan:
+    """updateStatefulSet's decisions over the set's pods: ``current_set``/``update_set`` are
+    the set at its current and update revisions (named ``current``/``update``)."""
+    min_ready = int(spec(sts).get("minReadySeconds", 0))
+    st: Obj = {"observedGeneration": meta(sts).get("generation", 0),
+               "currentRevision": current, "updateRevision": update,
+               "collisionCount": collision_count}
+    _count(st, pods, min_ready, current, update, now)
+    start, end = start_ordinal(sts), end_ordinal(sts)
+    replicas: list[Obj | None] = [None] * max(0, end - start + 1)
+    condemned: list[Obj] = []
+    for pod in pods:
+        o = ordinal_of(pod)
+        if start <= o <= end:
+            replicas[o - start] = pod
+        elif o >= 0:
+            condemned.append(pod)
+    slots: list[Obj] = [
+        p if p is not None else new_versioned_pod(current_set, update_set, current, update,
+                                                  start + i)
+        for i, p in enumerate(replicas)]
+    condemned.sort(key=ordinal_of, reverse=True)
+    first_unavailable = next((p for p in slots if is_unavailable(p, min_ready, now)), None)
+    if first_unavailable is None:
+        first_unavailable = next((p for p in reversed(condemned)
+                                  if is_unavailable(p, min_ready, now)), None)
+    monotonic = spec(sts).get("podManagementPolicy") != PARALLEL
+    actions: list[Action] = []
+    out = Plan(actions, st, monotonic)
+    if meta(sts).get("deletionTimestamp"):
+        return out
+
+    def recount() -> Plan:
+        _count(st, slots + condemned, min_ready, current, update, now)
+        return out
+
+    for pod in slots:  # processReplica
+        if phase(pod) in ("Failed", "Succeeded"):
+            if not is_terminating(pod):
+                actions.append(Action(DELETE, pod, "failed"))
+            if monotonic:
+                return recount()
+            continue
+        if not is_created(pod):
+            actions.append(Action(CREATE, pod))
+            if monotonic:
+                return recount()
+        if monotonic and (is_terminating(pod) or not running_and_ready(pod)
+                          or not running_and_available(pod, min_ready, now)):
+            return recount()
+        if is_created(pod) and not identity_matches(update_set, pod):
+            actions.append(Action(UPDATE, update_identity(update_set, copy.deepcopy(pod))))
+    for pod in condemned:  # processCondemned
+        if is_terminating(pod):
+            if monotonic:
+                return recount()
+            continue
+        if monotonic and pod is not first_unavailable and (
+                not running_and_available(pod, min_ready, now)):
+            return recount()
+        actions.append(Action(DELETE, pod, "scale down"))
+        if monotonic:
+            return recount()
+    recount()
+    strategy = spec(sts).get("updateStrategy") or {}
+    if strategy.get("type") == ON_DELETE:
+        return out
+    partition = int((strategy.get("rollingUpdate") or {}).get("partition", 0))
+    for pod in reversed(slots[partition:]):
+        if pod_revision(pod) != update and not is_terminating(pod):
+            actions.append(Action(DELETE, pod, "update"))
+            st["currentReplicas"] -= 1
+            return out
+        if is_unavailable(pod, min_ready, now):
+            return out
+    return out
+
+
+def complete_rolling_update(sts: Obj, st: Obj) -> None:
+    """completeRollingUpdate: all pods updated and ready, the update revision is current."""
+    if ((spec(sts).get("updateStrategy") or {}).get("type") == ROLLING_UPDATE
+            and st.get("updatedReplicas") == st.get("replicas")
+            and st.get("readyReplicas") == st.get("replicas")):
+        st["currentReplicas"] = st.get("updatedReplicas", 0)
+        st["currentRevision"] = st.get("updateRevision", "")
+
+
+def status_body(sts: Obj, st: Obj) -> Obj:
+    """The status as the API encodes it (omitempty but replicas and availableReplicas),
+    keeping the conditions the set had."""
+    out: Obj = {}
+    for k in ("observedGeneration", "replicas", "readyReplicas", "currentReplicas",
+              "updatedReplicas", "currentRevision", "updateRevision", "collisionCount",
+              "availableReplicas"):
+        v = st.get(k)
+        if v or k in ("replicas", "availableReplicas", "collisionCount"):
+            out[k] = v if v is not None else 0
+    if status(sts).get("conditions"):
+        out["conditions"] = status(sts)["conditions"]
+    return out
+
+
+def requeue_after(sts: Obj, st: Obj) -> float | None:
+    """minReadySeconds: sync again once ready pods may have become available."""
+    min_ready = int(spec(sts).get("minReadySeconds", 0))
+    if min_ready > 0 and st.get("readyReplicas") != st.get("availableReplicas"):
+        return float(min_ready)
+    return None
