@@ -16,6 +16,7 @@ from typing import Any
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
+from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -451,6 +452,7 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "Deployment": deployment_printer(col, NAME, AGE, age),
     "Job": (JOB_COLUMNS, job_cells),
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
+    "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -55,6 +55,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "cronjobs": {"spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {
         "spec": {"containers": [{"name": "c", "image": "busybox"}],
                  "restartPolicy": "Never"}}}}}},
+    "controllerrevisions": {"data": {"spec": {"template": {"$patch": "replace"}}},
+                            "revision": 1},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
