@@ -29,6 +29,7 @@ from pykubelet.api import (
     apps_validation,
     batch,
     batch_validation,
+    controllerrevision,
     defaults,
     meta_validation,
     object_validation,
@@ -270,11 +271,19 @@ CRON_JOB: Kind[batch.CronJob] = Kind(
     validate=batch_validation.cron_job_errors,
     validate_update=batch_validation.cron_job_update_errors,
 )
+CONTROLLER_REVISION: Kind[controllerrevision.ControllerRevision] = Kind(
+    "apps", "v1", "ControllerRevision", "controllerrevisions", True,
+    controllerrevision.ControllerRevision,
+    set_defaults=controllerrevision.set_defaults_controller_revision,
+    validate=controllerrevision.controller_revision_errors,
+    validate_update=controllerrevision.controller_revision_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
     STATEFUL_SET,
+    CONTROLLER_REVISION,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
 from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
 from pykubelet.controlplane.registry.jobs import JobStrategy
@@ -29,6 +30,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
     StatefulSetStrategy,
+    ControllerRevisionStrategy,
 )
 
 

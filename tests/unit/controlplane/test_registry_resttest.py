@@ -59,6 +59,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
                               "template": {"metadata": {"labels": {"app": "x"}},
                                            "spec": {"containers": [{"name": "c",
                                                                     "image": "busybox"}]}}}},
+    "controllerrevisions": {"data": {"spec": {"template": {"$patch": "replace"}}},
+                            "revision": 1},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
