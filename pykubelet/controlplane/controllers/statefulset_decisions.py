@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from pykubelet.api.apps_statefulset import (
     REVISION_LABEL,
     ROLLING_UPDATE,
 )
+from pykubelet.controlplane.controllers import history
 from pykubelet.controlplane.controllers.activepods import is_available, is_ready, meta
 from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
 
@@ -189,41 +189,6 @@ def is_unavailable(pod: Obj, min_ready: int, now: dt.datetime) -> bool:
 
 # ---------------------------------------------------------------------------- revisions
 
-_SAFE = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def fnv32(data: bytes) -> int:
-    """hash/fnv New32 (FNV-1, as history.HashControllerRevision uses)."""
-    h = 0x811C9DC5
-    for b in data:
-        h = (h * 0x01000193) & 0xFFFFFFFF
-        h ^= b
-    return h
-
-
-def safe_encode(text: str) -> str:
-    """rand.SafeEncodeString: each character mapped into an alphabet without vowels."""
-    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in text)
-
-
-def raw(data: Any) -> bytes:
-    """A RawExtension's bytes as Go's json.Marshal of a map writes them (sorted, compact)."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-
-
-def hash_revision(data: Any, probe: int | None) -> str:
-    """history.HashControllerRevision: FNV-32 of the data and the collision count."""
-    text = raw(data)
-    if probe is not None:
-        text += str(probe).encode()
-    return safe_encode(str(fnv32(text)))
-
-
-def revision_name(prefix: str, hash_: str) -> str:
-    """history.ControllerRevisionName (a prefix longer than 223 is cut)."""
-    return f"{prefix[:223]}-{hash_}"
-
-
 def revision_patch(sts: Obj) -> Obj:
     """getPatch: the part of a set a revision keeps, its template, as a replacing patch."""
     template = copy.deepcopy(spec(sts).get("template") or {})
@@ -242,36 +207,15 @@ def apply_revision(sts: Obj, revision: Obj) -> Obj:
 
 
 def new_revision(sts: Obj, number: int, collision_count: int) -> Obj:
-    """newRevision (history.NewControllerRevision): labelled as the template plus the hash,
-    owned by the set, with the set's annotations, named NAME-HASH."""
-    data = revision_patch(sts)
-    hash_ = hash_revision(data, collision_count)
-    labels = dict(((spec(sts).get("template") or {}).get("metadata") or {}).get("labels") or {})
-    labels["controller-revision-hash"] = hash_
-    m: Obj = {"name": revision_name(meta(sts).get("name", ""), hash_),
-              "namespace": meta(sts).get("namespace", ""), "labels": labels,
-              "ownerReferences": [new_controller_ref(sts, API_VERSION, KIND)]}
+    """newRevision: history.NewControllerRevision of the set's patch (labelled as its
+    template, owned by it, named NAME-HASH) with the set's annotations."""
+    labels = ((spec(sts).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    cr = history.new_controller_revision(sts, API_VERSION, KIND, labels, revision_patch(sts),
+                                         number, collision_count)
     annotations = meta(sts).get("annotations")
     if annotations:
-        m["annotations"] = dict(annotations)
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": m,
-            "data": data, "revision": number}
-
-
-def sort_revisions(revisions: list[Obj]) -> list[Obj]:
-    """history.SortControllerRevisions: by revision, then creation, then name."""
-    return sorted(revisions, key=lambda r: (r.get("revision", 0),
-                                            meta(r).get("creationTimestamp", ""),
-                                            meta(r).get("name", "")))
-
-
-def equal_revision(a: Obj, b: Obj) -> bool:
-    """history.EqualRevision: the same hash label (when both have one) and the same data."""
-    ha = (meta(a).get("labels") or {}).get("controller-revision-hash")
-    hb = (meta(b).get("labels") or {}).get("controller-revision-hash")
-    if ha and hb and ha != hb:
-        return False
-    return raw(a.get("data")) == raw(b.get("data"))
+        cr["metadata"]["annotations"] = dict(annotations)
+    return cr
 
 
 def next_revision(revisions: list[Obj]) -> int:
@@ -294,11 +238,11 @@ class Revisions:
 def choose_revisions(sts: Obj, revisions: list[Obj]) -> Revisions:
     """getStatefulSetRevisions without its writes: the set's own template as a revision,
     reused if the newest is equal to it, renumbered if an older one is, else new."""
-    revisions = sort_revisions(revisions)
+    revisions = history.sort_controller_revisions(revisions)
     collision = status(sts).get("collisionCount") or 0
     candidate = new_revision(sts, next_revision(revisions), collision)
-    equal = [r for r in revisions if equal_revision(r, candidate)]
-    if equal and equal_revision(revisions[-1], equal[-1]):
+    equal = history.find_equal_revisions(revisions, candidate)
+    if equal and history.equal_revision(revisions[-1], equal[-1]):
         update, create, renumber = revisions[-1], False, None
     elif equal:
         update, create, renumber = equal[-1], False, candidate["revision"]
@@ -314,7 +258,8 @@ def history_to_delete(sts: Obj, pods: list[Obj], revisions: list[Obj], current: 
     """truncateHistory: the oldest revisions no pod, nor status, uses, beyond
     revisionHistoryLimit."""
     live = {current, update, *(pod_revision(p) for p in pods)}
-    old = [r for r in sort_revisions(revisions) if meta(r).get("name") not in live]
+    old = [r for r in history.sort_controller_revisions(revisions)
+           if meta(r).get("name") not in live]
     limit = spec(sts).get("revisionHistoryLimit", 10)
     if limit < 0 or len(old) <= limit:
         return []

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pykubelet.api.apps_statefulset import POD_INDEX_LABEL, POD_NAME_LABEL, REVISION_LABEL
 from pykubelet.controlplane.controllers import statefulset_decisions as sd
 
 NOW = dt.datetime(2026, 12, 3, 12, 0, 0, tzinfo=dt.UTC)
@@ -42,8 +43,8 @@ def pod(ordinal: int, state: str = "ready", rev: str = "A", ready_for: int = 60)
              "terminating": "Running", "unready": "Running"}[state]
     cond = "True" if state in ("ready", "terminating") else "False"
     m: Obj = {"name": f"web-{ordinal}", "namespace": "ns",
-              "labels": {"app": "web", sd.POD_NAME_LABEL: f"web-{ordinal}",
-                         sd.POD_INDEX_LABEL: str(ordinal), sd.REVISION_LABEL: rev}}
+              "labels": {"app": "web", POD_NAME_LABEL: f"web-{ordinal}",
+                         POD_INDEX_LABEL: str(ordinal), REVISION_LABEL: rev}}
     if state == "terminating":
         m["deletionTimestamp"] = since
     return {"metadata": m, "status": {"phase": phase, "conditions": [
@@ -136,8 +137,8 @@ def test_new_pod_identity_and_revision() -> None:
     p = decide(sset(), []).actions[0].pod
     assert p["metadata"]["name"] == "web-0"
     assert p["metadata"]["namespace"] == "ns"
-    assert p["metadata"]["labels"] == {"app": "web", sd.POD_NAME_LABEL: "web-0",
-                                       sd.POD_INDEX_LABEL: "0", sd.REVISION_LABEL: "A"}
+    assert p["metadata"]["labels"] == {"app": "web", POD_NAME_LABEL: "web-0",
+                                       POD_INDEX_LABEL: "0", REVISION_LABEL: "A"}
     assert p["spec"]["hostname"] == "web-0"
     assert p["spec"]["subdomain"] == "svc"
     ref = p["metadata"]["ownerReferences"][0]
@@ -152,7 +153,7 @@ def test_new_pods_below_the_partition_are_at_the_current_revision(
         partition: int, ordinal: int, want: str) -> None:
     current, update = sset(partition=partition), sset(partition=partition, image="busybox:2")
     p = sd.new_versioned_pod(current, update, "A", "B", ordinal)
-    assert p["metadata"]["labels"][sd.REVISION_LABEL] == want
+    assert p["metadata"]["labels"][REVISION_LABEL] == want
     image = p["spec"]["containers"][0]["image"]
     assert image == ("busybox" if want == "A" else "busybox:2")
 
@@ -189,6 +190,8 @@ def test_revisions_chosen_reused_renumbered() -> None:
     assert chosen.update["metadata"]["name"].startswith("web-")
     assert chosen.update["data"]["spec"]["template"]["$patch"] == "replace"
     assert chosen.update["metadata"]["labels"]["app"] == "web"
+    hash_ = chosen.update["metadata"]["labels"]["controller.kubernetes.io/hash"]
+    assert chosen.update["metadata"]["name"] == f"web-{hash_}"
     r1, r2 = rev(a, 1), rev(b, 2)
     chosen = sd.choose_revisions(b, [r1, r2])  # unchanged: the newest is reused
     assert (chosen.create, chosen.renumber, chosen.update is r2) == (False, None, True)
