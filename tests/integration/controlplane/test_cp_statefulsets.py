@@ -143,6 +143,10 @@ def test_ordered_start_failed_pod_and_reverse_scale_down(cp: ControlPlaneProcess
     assert table[0].split() == ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"]
     cells = table[1].split()
     assert (cells[0], cells[1], cells[3:]) == ("web", "3/3", ["c", "busybox"])
+    described = cp.kubectl("describe", "sts", "web", "-n", ns).stdout
+    assert "Pods Status:        3 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
+    assert "SuccessfulCreate  " in described
+    assert "create Pod web-2 in StatefulSet web successful" in described, described
     # a failed pod is deleted and made again under the same name
     uid = web1.metadata.uid
     set_phase(api, ns, "web-1", phase="Failed", ready=False)
@@ -171,6 +175,10 @@ def test_parallel_creates_all_at_once(cp: ControlPlaneProcess, ns: str) -> None:
     wait_for(lambda: set(pods(api, ns)) == {"db-0", "db-1", "db-2"}, what="3 pods, none ready")
     cp.kubectl("scale", "sts", "db", "--replicas=1", "-n", ns)
     wait_for(lambda: set(pods(api, ns)) == {"db-0"}, what="scaled to 1 though none is ready")
+    # deleting the set takes its pods and revisions with it (the garbage collector)
+    cp.kubectl("delete", "sts", "db", "-n", ns)
+    wait_for(lambda: cp.kubectl("get", "pods,controllerrevisions", "-n", ns, "-o",
+                                "name").stdout == "", what="pods and revisions collected")
 
 
 def test_rolling_update_with_partition_history_and_undo(cp: ControlPlaneProcess,
