@@ -126,7 +126,7 @@ class StatefulSetController(InformerController):
 
     async def _claim_pods(self, sts: Obj) -> list[Obj]:
         pods = [e.obj() for e in self.pods.select(meta(sts).get("namespace", ""), None)]
-        claim = sd.claim_pods(sts, pods, labels_match)
+        claim = sd.claim_pods(sts, pods)
         owned = list(claim.owned)
         if claim.adopt and not self._can_adopt(sts):
             owned = [p for p in owned if p not in claim.adopt]

@@ -29,7 +29,12 @@ from pykubelet.api.apps_statefulset import (
     ROLLING_UPDATE,
 )
 from pykubelet.controlplane.controllers import history
-from pykubelet.controlplane.controllers.activepods import is_available, is_ready, meta
+from pykubelet.controlplane.controllers.activepods import (
+    is_available,
+    is_ready,
+    labels_match,
+    meta,
+)
 from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
 
 Obj = dict[str, Any]
@@ -278,7 +283,9 @@ class Claim:
     release: list[Obj] = field(default_factory=list)
 
 
-def claim_pods(sts: Obj, pods: list[Obj], labels_match: Any) -> Claim:
+def claim_pods(sts: Obj, pods: list[Obj]) -> Claim:
+    """Keep the set's pods its selector and name pick, adopt such orphans (not while
+    either is being deleted), release the ones it controls that no longer match."""
     out = Claim()
     uid = meta(sts).get("uid")
     deleting = bool(meta(sts).get("deletionTimestamp"))

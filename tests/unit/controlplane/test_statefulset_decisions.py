@@ -219,3 +219,26 @@ def test_history_beyond_the_limit_is_deleted_oldest_first_never_live() -> None:
 ])
 def test_parent_and_ordinal(name: str, want: tuple[str, int]) -> None:
     assert sd.parent_and_ordinal({"metadata": {"name": name}}) == want
+
+
+def test_claim_adopts_member_orphans_and_releases_non_matching() -> None:
+    s = sset()
+
+    def owned_by(p: Obj, uid: str) -> Obj:
+        p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                             "name": "web", "uid": uid, "controller": True}]
+        return p
+
+    orphan, mine, theirs = pod(0), owned_by(pod(1), "u1"), owned_by(pod(2), "u2")
+    relabelled = owned_by(pod(3), "u1")
+    relabelled["metadata"]["labels"]["app"] = "other"
+    stranger = pod(4)
+    stranger["metadata"]["name"] = "db-4"  # the selector picks it, the name does not
+    claim = sd.claim_pods(s, [orphan, mine, theirs, relabelled, stranger])
+    assert [p["metadata"]["name"] for p in claim.owned] == ["web-0", "web-1"]
+    assert [p["metadata"]["name"] for p in claim.adopt] == ["web-0"]
+    assert [p["metadata"]["name"] for p in claim.release] == ["web-3"]
+    deleting = sset()
+    deleting["metadata"]["deletionTimestamp"] = "2026-12-03T12:00:00Z"
+    claim = sd.claim_pods(deleting, [pod(0), owned_by(pod(1), "u1")])
+    assert (claim.adopt, [p["metadata"]["name"] for p in claim.owned]) == ([], ["web-1"])
