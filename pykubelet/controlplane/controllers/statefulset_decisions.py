@@ -36,6 +36,7 @@ from pykubelet.controlplane.controllers.activepods import (
     meta,
 )
 from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+from pykubelet.controlplane.controllers.deploymentutil import scaled_value
 
 Obj = dict[str, Any]
 
@@ -424,7 +425,11 @@ def plan(sts: Obj, pods: list[Obj], current_set: Obj, update_set: Obj, current: 
     strategy = spec(sts).get("updateStrategy") or {}
     if strategy.get("type") == ON_DELETE:
         return out
-    partition = int((strategy.get("rollingUpdate") or {}).get("partition", 0))
+    rolling = strategy.get("rollingUpdate") or {}
+    partition = int(rolling.get("partition", 0))
+    if rolling.get("maxUnavailable") is not None:
+        return _update_max_unavailable(out, slots, partition, max_unavailable(sts), update,
+                                       min_ready, now)
     for pod in reversed(slots[partition:]):
         if pod_revision(pod) != update and not is_terminating(pod):
             actions.append(Action(DELETE, pod, "update"))
@@ -432,6 +437,33 @@ def plan(sts: Obj, pods: list[Obj], current_set: Obj, update_set: Obj, current: 
             return out
         if is_unavailable(pod, min_ready, now):
             return out
+    return out
+
+
+def max_unavailable(sts: Obj) -> int:
+    """getStatefulSetMaxUnavailable: rollingUpdate.maxUnavailable of the replicas (a
+    percentage rounded up), at least 1."""
+    value = ((spec(sts).get("updateStrategy") or {}).get("rollingUpdate") or {}).get(
+        "maxUnavailable")
+    return max(1, scaled_value(value, int(spec(sts).get("replicas", 1)), True))
+
+
+def _update_max_unavailable(out: Plan, slots: list[Obj], partition: int, most: int,
+                            update: str, min_ready: int, now: dt.datetime) -> Plan:
+    """updateStatefulSetAfterInvariantEstablished (MaxUnavailableStatefulSet, on by default
+    since 1.35; used here when maxUnavailable is set): while no more than ``most`` pods are
+    unavailable, delete up to the difference of outdated pods, highest ordinal first."""
+    unavailable = sum(1 for p in slots if is_unavailable(p, min_ready, now))
+    if unavailable > most:
+        return out
+    budget = most - unavailable
+    for pod in reversed(slots[partition:]):
+        if budget <= 0:
+            break
+        if pod_revision(pod) != update and not is_terminating(pod):
+            out.actions.append(Action(DELETE, pod, "update"))
+            out.status["currentReplicas"] -= 1
+            budget -= 1
     return out
 
 

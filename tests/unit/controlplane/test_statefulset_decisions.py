@@ -242,3 +242,27 @@ def test_claim_adopts_member_orphans_and_releases_non_matching() -> None:
     deleting["metadata"]["deletionTimestamp"] = "2026-12-03T12:00:00Z"
     claim = sd.claim_pods(deleting, [pod(0), owned_by(pod(1), "u1")])
     assert (claim.adopt, [p["metadata"]["name"] for p in claim.owned]) == ([], ["web-1"])
+
+
+def with_max_unavailable(value: int | str, partition: int = 0) -> Obj:
+    s = sset(replicas=4, partition=partition)
+    s["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = value
+    return s
+
+
+@pytest.mark.parametrize(("s", "pods", "want"), [
+    (with_max_unavailable(2), [pod(0), pod(1), pod(2), pod(3)],
+     ["delete web-3 (update)", "delete web-2 (update)"]),
+    (with_max_unavailable("50%"), [pod(0), pod(1), pod(2), pod(3)],
+     ["delete web-3 (update)", "delete web-2 (update)"]),
+    (with_max_unavailable("10%"), [pod(0), pod(1), pod(2), pod(3)],
+     ["delete web-3 (update)"]),  # rounded up, at least one
+    (with_max_unavailable(2), [pod(0), pod(1), pod(2), pod(3, "unready", rev="B")],
+     ["delete web-2 (update)"]),
+    (with_max_unavailable(2, partition=3), [pod(0), pod(1), pod(2), pod(3)],
+     ["delete web-3 (update)"]),
+])
+def test_rolling_update_with_max_unavailable(s: Obj, pods: list[Obj], want: list[str]) -> None:
+    # Parallel, so the unready pod does not halt the pass over the replicas first
+    s["spec"]["podManagementPolicy"] = "Parallel"
+    assert summary(decide(s, pods, update="B")) == want
