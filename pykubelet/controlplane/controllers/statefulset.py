@@ -172,7 +172,7 @@ class StatefulSetController(InformerController):
         st = decided.status
         sd.complete_rolling_update(sts, st)
         await self._write_status(sts, sd.status_body(sts, st))
-        wait = sd.requeue_after(sts, st)
+        wait = sd.requeue_after(sts, pods, now)
         if wait is not None:
             self.queue.add_after(f"{meta(sts).get('namespace')}/{meta(sts).get('name')}", wait)
         all_revisions = revisions if not chosen.create else [*revisions, update]

@@ -34,6 +34,7 @@ from pykubelet.controlplane.controllers.activepods import (
     is_ready,
     labels_match,
     meta,
+    ready_since,
 )
 from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
 from pykubelet.controlplane.controllers.deploymentutil import scaled_value
@@ -491,9 +492,17 @@ def status_body(sts: Obj, st: Obj) -> Obj:
     return out
 
 
-def requeue_after(sts: Obj, st: Obj) -> float | None:
-    """minReadySeconds: sync again once ready pods may have become available."""
+def requeue_after(sts: Obj, pods: list[Obj], now: dt.datetime) -> float | None:
+    """Seconds until the first Running and Ready pod not yet available becomes so
+    (minReadySeconds after it turned Ready), to sync again then (upstream schedules the
+    same availability check); None when no pod is waiting."""
     min_ready = int(spec(sts).get("minReadySeconds", 0))
-    if min_ready > 0 and st.get("readyReplicas") != st.get("availableReplicas"):
-        return float(min_ready)
-    return None
+    if min_ready <= 0:
+        return None
+    waits = []
+    for pod in pods:
+        since = ready_since(pod)
+        if since is not None and running_and_ready(pod) and not is_available(
+                pod, min_ready, now):
+            waits.append((since + dt.timedelta(seconds=min_ready) - now).total_seconds())
+    return max(0.0, min(waits)) + 0.05 if waits else None

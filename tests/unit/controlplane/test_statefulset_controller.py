@@ -157,7 +157,7 @@ def test_min_ready_seconds_holds_back_the_next_ordinal(
     assert st["availableReplicas"] == 0
     assert still(lambda: set(pods(cluster, ns)) == {"web-0"}, 1.0)
     wait_for(lambda: "web-1" in pods(cluster, ns), timeout=5)
-    assert status(cluster, ns, "web")["availableReplicas"] == 1
+    wait_for(lambda: status(cluster, ns, "web")["availableReplicas"] == 1)
 
 
 def test_history_is_trimmed_to_the_limit(cluster: Cluster,

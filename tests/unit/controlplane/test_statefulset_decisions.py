@@ -266,3 +266,13 @@ def test_rolling_update_with_max_unavailable(s: Obj, pods: list[Obj], want: list
     # Parallel, so the unready pod does not halt the pass over the replicas first
     s["spec"]["podManagementPolicy"] = "Parallel"
     assert summary(decide(s, pods, update="B")) == want
+
+
+def test_requeue_when_a_ready_pod_turns_available() -> None:
+    assert sd.requeue_after(sset(), [pod(0, ready_for=1)], NOW) is None
+    s = sset(min_ready=10)
+    assert sd.requeue_after(s, [pod(0, ready_for=30)], NOW) is None
+    assert sd.requeue_after(s, [pod(0, "pending")], NOW) is None
+    wait = sd.requeue_after(s, [pod(0, ready_for=30), pod(1, ready_for=4),
+                                pod(2, ready_for=7)], NOW)
+    assert wait == pytest.approx(3.05)
