@@ -9,6 +9,7 @@ spec.volumeClaimTemplates and nothing written."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -218,6 +219,8 @@ def test_rolling_update_with_partition_history_and_undo(cp: ControlPlaneProcess,
     history = cp.kubectl("rollout", "history", "sts/web", "-n", ns).stdout.split()
     assert history == ["statefulset.apps/web", "REVISION", "CHANGE-CAUSE", "1", "<none>",
                        "2", "<none>"], history
+    shown = cp.kubectl("rollout", "history", "sts/web", "-n", ns, "--revision=1").stdout
+    assert re.search(r"Image:\s+busybox\n", shown), shown  # revision 1's template
     out = cp.kubectl("rollout", "undo", "sts/web", "-n", ns).stdout
     assert out.strip() == "statefulset.apps/web rolled back"
     rollout(cp, api, ns, "web")
