@@ -24,9 +24,12 @@ from typing import Any, Generic, TypeVar
 
 from pykubelet.api import (
     apps,
+    apps_statefulset,
+    apps_statefulset_validation,
     apps_validation,
     batch,
     batch_validation,
+    controllerrevision,
     defaults,
     meta_validation,
     object_validation,
@@ -249,6 +252,13 @@ DEPLOYMENT: Kind[apps.Deployment] = Kind(
     validate_update=apps_validation.deployment_update_errors,
     validate_status_update=apps_validation.deployment_status_update_errors,
 )
+STATEFUL_SET: Kind[apps_statefulset.StatefulSet] = Kind(
+    "apps", "v1", "StatefulSet", "statefulsets", True, apps_statefulset.StatefulSet,
+    set_defaults=apps_statefulset_validation.set_defaults_stateful_set,
+    validate=apps_statefulset_validation.stateful_set_errors,
+    validate_update=apps_statefulset_validation.stateful_set_update_errors,
+    validate_status_update=apps_statefulset_validation.stateful_set_status_update_errors,
+)
 JOB: Kind[batch.Job] = Kind(
     "batch", "v1", "Job", "jobs", True, batch.Job,
     set_defaults=batch_validation.set_defaults_job,
@@ -261,10 +271,19 @@ CRON_JOB: Kind[batch.CronJob] = Kind(
     validate=batch_validation.cron_job_errors,
     validate_update=batch_validation.cron_job_update_errors,
 )
+CONTROLLER_REVISION: Kind[controllerrevision.ControllerRevision] = Kind(
+    "apps", "v1", "ControllerRevision", "controllerrevisions", True,
+    controllerrevision.ControllerRevision,
+    set_defaults=controllerrevision.set_defaults_controller_revision,
+    validate=controllerrevision.controller_revision_errors,
+    validate_update=controllerrevision.controller_revision_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
+    STATEFUL_SET,
+    CONTROLLER_REVISION,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

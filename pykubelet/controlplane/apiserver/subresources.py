@@ -269,6 +269,7 @@ async def scale(server: APIServer, request: web.Request, info: RequestInfo,
 SUBRESOURCES = {
     ("replicasets", "scale"): scale,
     ("deployments", "scale"): scale,
+    ("statefulsets", "scale"): scale,
     ("pods", "exec"): pod_exec,
     ("pods", "attach"): pod_attach,
     ("pods", "portforward"): pod_port_forward,

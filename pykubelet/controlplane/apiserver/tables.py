@@ -15,7 +15,12 @@ from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
+from pykubelet.controlplane.apiserver.tables_apps import (
+    deployment_printer,
+    replica_set_printer,
+    stateful_set_printer,
+)
+from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -449,8 +454,10 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
                    (o.get("status") or {}).get("disruptionsAllowed", 0)]),
     "ReplicaSet": replica_set_printer(col, NAME, AGE, age),
     "Deployment": deployment_printer(col, NAME, AGE, age),
+    "StatefulSet": stateful_set_printer(col, NAME, AGE, age),
     "Job": (JOB_COLUMNS, job_cells),
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
+    "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -84,3 +84,26 @@ def deployment_printer(col: Callable[..., Obj], name: Obj, age: Obj,
                 *template_cells(obj)]
 
     return columns, cells
+
+
+def stateful_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
+                         age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
+    """statefulSetColumnDefinitions and printStatefulSet: READY is ready/desired; wide adds
+    the template's CONTAINERS and IMAGES (no SELECTOR)."""
+    columns = [
+        name,
+        col("Ready", desc="Number of the pod with ready state"),
+        age,
+        col("Containers", desc="Names of each container in the template.", priority=1),
+        col("Images", desc="Images referenced by each container in the template.",
+            priority=1),
+    ]
+
+    def cells(obj: Obj, now: dt.datetime) -> list[Any]:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        status = obj.get("status") or {}
+        ready = f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"
+        return [meta.get("name", ""), ready, age_of(meta.get("creationTimestamp"), now),
+                *template_cells(obj)[:2]]
+
+    return columns, cells

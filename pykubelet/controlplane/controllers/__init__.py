@@ -1,6 +1,6 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
-Deployments, Jobs and their TTL after finishing, CronJobs, event expiry and store
+Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, event expiry and store
 compaction. Each is a coroutine over the control plane, run (and restarted if it fails) by
 the server."""
 
@@ -37,13 +37,15 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
     from pykubelet.controlplane.controllers.replicaset import run_replicaset_controller
+    from pykubelet.controlplane.controllers.statefulset import run_statefulset_controller
     from pykubelet.controlplane.controllers.ttlafterfinished import run_ttl_after_finished
 
     managed: list[Controller] = [run_node_lifecycle, run_pod_gc, run_namespace_controller,
                                  run_disruption_controller, run_garbage_collector,
                                  run_event_expiry, run_replicaset_controller,
                                  run_deployment_controller, run_job_controller,
-                                 run_cronjob_controller, run_ttl_after_finished]
+                                 run_cronjob_controller, run_ttl_after_finished,
+                                 run_statefulset_controller]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler

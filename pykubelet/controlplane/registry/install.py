@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
+from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
 from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
 from pykubelet.controlplane.registry.jobs import JobStrategy
@@ -18,6 +19,7 @@ from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
+from pykubelet.controlplane.registry.statefulsets import StatefulSetStrategy
 from pykubelet.controlplane.registry.store import Registry
 from pykubelet.controlplane.registry.strategy import Strategy
 from pykubelet.controlplane.storage import Storage
@@ -27,6 +29,8 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
+    StatefulSetStrategy,
+    ControllerRevisionStrategy,
 )
 
 

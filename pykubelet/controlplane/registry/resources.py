@@ -138,10 +138,20 @@ DEPLOYMENTS = ResourceInfo(
     kinds.DEPLOYMENT, "deployment", "/registry/deployments/", ("deploy",), ("all",),
     subresources=(_scale(), _status("Deployment", "apps")),
 )
+STATEFUL_SETS = ResourceInfo(
+    kinds.STATEFUL_SET, "statefulset", "/registry/statefulsets/", ("sts",), ("all",),
+    subresources=(_scale(), _status("StatefulSet", "apps")),
+)
+# apps/v1 ControllerRevisions: the DaemonSet and StatefulSet controllers' history
+CONTROLLER_REVISIONS = ResourceInfo(
+    kinds.CONTROLLER_REVISION, "controllerrevision", "/registry/controllerrevisions/",
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
+    STATEFUL_SETS,
+    CONTROLLER_REVISIONS,
 )
 
 

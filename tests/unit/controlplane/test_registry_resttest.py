@@ -55,6 +55,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "cronjobs": {"spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {
         "spec": {"containers": [{"name": "c", "image": "busybox"}],
                  "restartPolicy": "Never"}}}}}},
+    "statefulsets": {"spec": {"selector": {"matchLabels": {"app": "x"}},
+                              "template": {"metadata": {"labels": {"app": "x"}},
+                                           "spec": {"containers": [{"name": "c",
+                                                                    "image": "busybox"}]}}}},
+    "controllerrevisions": {"data": {"spec": {"template": {"$patch": "replace"}}},
+                            "revision": 1},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
