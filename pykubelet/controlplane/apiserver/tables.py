@@ -16,6 +16,7 @@ from typing import Any
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
+from pykubelet.controlplane.apiserver.tables_daemonsets import daemon_set_printer
 from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.registry.store import Entry
 
@@ -453,6 +454,7 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "Job": (JOB_COLUMNS, job_cells),
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
     "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
+    "DaemonSet": daemon_set_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

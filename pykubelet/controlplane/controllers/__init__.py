@@ -1,6 +1,6 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
-Deployments, Jobs and their TTL after finishing, CronJobs, event expiry and store
+Deployments, Jobs and their TTL after finishing, CronJobs, DaemonSets, event expiry and store
 compaction. Each is a coroutine over the control plane, run (and restarted if it fails) by
 the server."""
 
@@ -21,6 +21,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
     from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
+    from pykubelet.controlplane.controllers.daemonset import run_daemonset_controller
     from pykubelet.controlplane.controllers.deployment import run_deployment_controller
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
     from pykubelet.controlplane.controllers.garbagecollector.collector import (
@@ -43,7 +44,8 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_disruption_controller, run_garbage_collector,
                                  run_event_expiry, run_replicaset_controller,
                                  run_deployment_controller, run_job_controller,
-                                 run_cronjob_controller, run_ttl_after_finished]
+                                 run_cronjob_controller, run_ttl_after_finished,
+                                 run_daemonset_controller]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
