@@ -182,6 +182,16 @@ def test_daemon_set_with_kubectl(cp: ControlPlaneProcess, ns: str,
     history = cp.kubectl("rollout", "history", "ds/agent", "-n", ns).stdout.split()
     assert history[3:] == ["2", "<none>", "3", "<none>"]
 
+    # deleted: the garbage collector takes its pods and its revisions
+    cp.kubectl("delete", "ds", "agent", "-n", ns, "--wait=false")
+
+    def collected() -> bool:
+        _kubelet_pass(cp, ns)
+        return cp.kubectl("get", "pods,controllerrevisions", "-n", ns, "-o",
+                          "name").stdout == ""
+
+    wait_for(collected, timeout=30, interval=0.3, what="pods and revisions collected")
+
 
 def test_bad_daemon_set_is_refused(cp: ControlPlaneProcess, ns: str) -> None:
     res = cp.kubectl("apply", "-n", ns, "-f", "-", check=False,

@@ -293,3 +293,67 @@ def ctl(api: Any) -> Iterator[DaemonSetController]:
         yield made
     finally:
         made.stop()
+
+
+def _hashes(api: Any, app: str) -> dict[str, list[str]]:
+    return {n: sorted(p["metadata"]["labels"]["controller-revision-hash"] for p in ps)
+            for n, ps in pods_by_node(api, app).items()}
+
+
+def _current_hash(api: Any, ds_name: str) -> str:
+    revs = [r for r in api.call("GET", CRS).json()["items"]
+            if r["metadata"]["ownerReferences"][0]["name"] == ds_name]
+    newest = max(revs, key=lambda r: r["revision"])
+    return str(newest["metadata"]["labels"]["controller-revision-hash"])
+
+
+def test_controller_surges_before_deleting(api: Any, clean: list[str],
+                                           ctl: DaemonSetController) -> None:
+    clean.append("surge")
+    add_node(api, "s1")
+    add_node(api, "s2")
+    api.call("POST", DSS, daemonset("surge", updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}))
+    key = f"{NS}/surge"
+    api._run(ctl.sync(key))
+    make_ready(api, "surge")
+    api._run(ctl.sync(key))
+    old = _current_hash(api, "surge")
+    api.call("PATCH", f"{DSS}/surge", {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox:2"}]}}}}, content_type=MERGE)
+    api._run(ctl.sync(key))
+    new = _current_hash(api, "surge")
+    # one node has a new pod beside its old one; nothing was deleted
+    assert sorted(_hashes(api, "surge").values()) == [sorted([new, old]), [old]]
+    make_ready(api, "surge")
+    api._run(ctl.sync(key))  # the new pod is available: its old one goes, the next surges
+    finish_deletes(api, "surge")
+    assert sorted(_hashes(api, "surge").values()) == [[new], sorted([new, old])]
+    make_ready(api, "surge")
+    api._run(ctl.sync(key))
+    finish_deletes(api, "surge")
+    api._run(ctl.sync(key))
+    assert _hashes(api, "surge") == {"s1": [new], "s2": [new]}
+
+
+def test_controller_on_delete_waits_for_the_user(api: Any, clean: list[str],
+                                                 ctl: DaemonSetController) -> None:
+    clean.append("ondel")
+    add_node(api, "o1")
+    add_node(api, "o2")
+    api.call("POST", DSS, daemonset("ondel", updateStrategy={"type": "OnDelete"}))
+    key = f"{NS}/ondel"
+    api._run(ctl.sync(key))
+    make_ready(api, "ondel")
+    old = _current_hash(api, "ondel")
+    api.call("PATCH", f"{DSS}/ondel", {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox:2"}]}}}}, content_type=MERGE)
+    api._run(ctl.sync(key))
+    new = _current_hash(api, "ondel")
+    assert _hashes(api, "ondel") == {"o1": [old], "o2": [old]}
+    status = api.call("GET", f"{DSS}/ondel").json()["status"]
+    assert (status["updatedNumberScheduled"], status["observedGeneration"]) == (0, 2)
+    victim = pods_by_node(api, "ondel")["o2"][0]["metadata"]["name"]
+    api.call("DELETE", f"{PODS}/{victim}", {"gracePeriodSeconds": 0})
+    api._run(ctl.sync(key))
+    assert _hashes(api, "ondel") == {"o1": [old], "o2": [new]}
