@@ -128,6 +128,15 @@ def test_daemon_set_with_kubectl(cp: ControlPlaneProcess, ns: str,
     cells = wide[1].split()
     assert cells[:7] == ["agent", "3", "3", "3", "3", "3", "<none>"]
     assert cells[8:] == ["c", "busybox:1", "app=agent"]
+    described = cp.kubectl("describe", "ds", "agent", "-n", ns).stdout
+    for line in ("Desired Number of Nodes Scheduled: 3",
+                 "Number of Nodes Scheduled with Up-to-date Pods: 3",
+                 "Number of Nodes Scheduled with Available Pods: 3",
+                 "Number of Nodes Misscheduled: 0",
+                 "Pods Status:  3 Running / 0 Waiting / 0 Succeeded / 0 Failed"):
+        assert line in described, described
+    assert "SuccessfulCreate" in described, described
+    assert "Created pod: agent-" in described, described
     revs = cp.kubectl("get", "controllerrevisions", "-n", ns).stdout.splitlines()
     assert revs[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
     assert revs[1].split()[1:3] == ["daemonset.apps/agent", "1"]
