@@ -223,3 +223,24 @@ def test_explain_daemonset_spec(cp: ControlPlaneProcess) -> None:
     assert "FIELD: updateStrategy <DaemonSetUpdateStrategy>" in out, out
     assert "rollingUpdate" in out
     assert "ds" in cp.kubectl("api-resources", "--api-group=apps").stdout.split()
+
+
+def test_no_execute_taint_evicts_unless_tolerated(cp: ControlPlaneProcess, ns: str,
+                                                  nodes: list[FakeNode]) -> None:
+    tolerant = "tolerations: [{key: dedicated, operator: Exists, effect: NoExecute}]"
+    cp.kubectl("apply", "-n", ns, "-f", "-",
+               input=DS.format(name="plain", labels="plain", extra=""))
+    cp.kubectl("apply", "-n", ns, "-f", "-",
+               input=DS.format(name="tolerant", labels="tolerant", extra=tolerant))
+    everywhere = {f"ds-node-{i}": "busybox:1" for i in (1, 2, 3)}
+    _settle(cp, ns, "plain", everywhere)
+    _settle(cp, ns, "tolerant", everywhere)
+    try:
+        cp.kubectl("taint", "node", "ds-node-1", "dedicated=x:NoExecute")
+        _settle(cp, ns, "plain", {f"ds-node-{i}": "busybox:1" for i in (2, 3)})
+        time.sleep(1)
+        assert _placement(cp, ns, "tolerant") == everywhere
+        cp.kubectl("taint", "node", "ds-node-1", "dedicated-")
+        _settle(cp, ns, "plain", everywhere)
+    finally:
+        cp.kubectl("taint", "node", "ds-node-1", "dedicated-", check=False)
