@@ -153,10 +153,26 @@ def pod_for_node(ds: Obj, template: Obj, node_name: str) -> Obj:
 def get_patch(ds: Obj) -> Obj:
     """getPatch: what a ControllerRevision of a DaemonSet holds, a strategic merge patch
     that puts its pod template back (``$patch: replace``); kubectl rollout undo applies
-    it as is."""
+    it as is. Written as Go's json.Marshal writes the decoded DaemonSet: the template's
+    ``creationTimestamp: null`` (a metav1.Time is never omitted) and every object's keys
+    sorted, so the bytes kubectl reads back are the ones it computes for the same
+    template (daemonSetMatch: an undo to the current template is skipped)."""
     template = copy.deepcopy(spec(ds).get("template") or {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    pod_spec = template.get("spec") or {}
+    for group in ("initContainers", "containers"):
+        for c in pod_spec.get(group) or []:
+            c.setdefault("resources", {})  # a struct: Go writes it even when empty
     template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    return _sorted({"spec": {"template": template}})
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------------------- nodes

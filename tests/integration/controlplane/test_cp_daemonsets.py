@@ -190,6 +190,10 @@ def test_daemon_set_with_kubectl(cp: ControlPlaneProcess, ns: str,
     _settle(cp, ns, "agent", all_v1)
     history = cp.kubectl("rollout", "history", "ds/agent", "-n", ns).stdout.split()
     assert history[3:] == ["2", "<none>", "3", "<none>"]
+    # kubectl compares the revision's bytes with the template's: nothing to undo
+    out = cp.kubectl("rollout", "undo", "ds/agent", "-n", ns, "--to-revision=3").stdout
+    assert out.strip() == ("daemonset.apps/agent skipped rollback (current template "
+                           "already matches revision 3)"), out
 
     # deleted: the garbage collector takes its pods and its revisions
     cp.kubectl("delete", "ds", "agent", "-n", ns, "--wait=false")

@@ -157,7 +157,13 @@ def test_pod_for_node_is_placed_through_the_scheduler() -> None:
 def test_get_patch_replaces_the_template() -> None:
     d = ds()
     patch = dd.get_patch(d)
-    assert patch == {"spec": {"template": {**d["spec"]["template"], "$patch": "replace"}}}
+    template = d["spec"]["template"]
+    assert patch == {"spec": {"template": {
+        "$patch": "replace", "metadata": {**template["metadata"], "creationTimestamp": None},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {}}]}}}}
+    # keys in Go's order (sorted), as json.Marshal of a decoded map writes them
+    assert list(patch["spec"]["template"]) == ["$patch", "metadata", "spec"]
+    assert list(patch["spec"]["template"]["metadata"]) == ["creationTimestamp", "labels"]
     assert dd.revision_matches(d, {"data": patch})
     d2 = ds(hostNetwork=True)
     assert not dd.revision_matches(d2, {"data": patch})
