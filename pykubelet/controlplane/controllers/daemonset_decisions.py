@@ -164,7 +164,8 @@ def get_patch(ds: Obj) -> Obj:
         for c in pod_spec.get(group) or []:
             c.setdefault("resources", {})  # a struct: Go writes it even when empty
     template["$patch"] = "replace"
-    return _sorted({"spec": {"template": template}})
+    patch: Obj = _sorted({"spec": {"template": template}})
+    return patch
 
 
 def _sorted(value: Any) -> Any:
