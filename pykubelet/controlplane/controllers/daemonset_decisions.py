@@ -308,13 +308,11 @@ def sort_by_creation_and_phase(pods: list[Obj]) -> list[Obj]:
     return sorted(pods, key=_creation_and_phase_key)
 
 
-def is_pod_updated(pod: Obj, hash_: str, generation: int | None) -> bool:
-    """util.IsPodUpdated: the pod's controller-revision-hash is the current hash, or its
-    pod-template-generation the current generation."""
-    labels = _labels(pod)
-    template_matches = generation is not None and labels.get(
-        TEMPLATE_GENERATION_LABEL) == str(generation)
-    return template_matches or (bool(hash_) and labels.get(CONTROLLER_REVISION_HASH) == hash_)
+def is_pod_updated(pod: Obj, hash_: str) -> bool:
+    """util.IsPodUpdated as it behaves: the pod's controller-revision-hash is the current
+    one. (Upstream also compares pod-template-generation with fmt.Sprint of a *int64,
+    which prints the pointer and so never matches: only the hash decides.)"""
+    return bool(hash_) and _labels(pod).get(CONTROLLER_REVISION_HASH) == hash_
 
 
 # ---------------------------------------------------------------------------- strategy
@@ -432,7 +430,7 @@ def manage_plan(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[Obj]], h
 # ---------------------------------------------------------------------------- rollingUpdate
 
 
-def find_updated_pods_on_node(pods: list[Obj], hash_: str, generation: int | None
+def find_updated_pods_on_node(pods: list[Obj], hash_: str
                               ) -> tuple[Obj | None, Obj | None, bool]:
     """findUpdatedPodsOnNode: (the new pod, the old pod, ok); not ok when a node has two
     of either (the manage loop cleans that up first)."""
@@ -441,7 +439,7 @@ def find_updated_pods_on_node(pods: list[Obj], hash_: str, generation: int | Non
     for pod in pods:
         if meta(pod).get("deletionTimestamp"):
             continue
-        if is_pod_updated(pod, hash_, generation):
+        if is_pod_updated(pod, hash_):
             if new_pod is not None:
                 return None, None, False
             new_pod = pod
@@ -484,7 +482,6 @@ def rolling_update_plan(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[
     (beside every unavailable one) and delete an old pod once its new one is available."""
     node_to_pods = {k: list(v) for k, v in node_to_pods.items()}
     max_surge, max_unavailable, desired = updated_desired_node_counts(ds, nodes, node_to_pods)
-    generation = template_generation(ds)
     min_ready = int(spec(ds).get("minReadySeconds") or 0)
     by_name = {meta(n).get("name", ""): n for n in nodes}
     plan = RollingPlan()
@@ -493,7 +490,7 @@ def rolling_update_plan(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[
         replacements: list[Obj] = []
         candidates: list[Obj] = []
         for _node, pods in sorted(node_to_pods.items()):
-            new_pod, old_pod, ok = find_updated_pods_on_node(pods, hash_, generation)
+            new_pod, old_pod, ok = find_updated_pods_on_node(pods, hash_)
             if not ok:
                 num_unavailable += 1
                 continue
@@ -516,7 +513,7 @@ def rolling_update_plan(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[
     allowed_new: list[str] = []
     candidate_new: list[str] = []
     for node_name, pods in sorted(node_to_pods.items()):
-        new_pod, old_pod, ok = find_updated_pods_on_node(pods, hash_, generation)
+        new_pod, old_pod, ok = find_updated_pods_on_node(pods, hash_)
         if not ok:
             num_surge += 1
             continue
@@ -562,7 +559,6 @@ def calculate_status(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[Obj
     pod on a node that should not run one is misscheduled."""
     desired = current = misscheduled = ready = updated = available = 0
     min_ready = int(spec(ds).get("minReadySeconds") or 0)
-    generation = template_generation(ds)
     for node in nodes:
         should_run = node_should_run_daemon_pod(node, ds)[0]
         pods = node_to_pods.get(meta(node).get("name", "")) or []
@@ -579,7 +575,7 @@ def calculate_status(ds: Obj, nodes: list[Obj], node_to_pods: dict[str, list[Obj
             ready += 1
             if is_available(pod, min_ready, now):
                 available += 1
-        if is_pod_updated(pod, hash_, generation):
+        if is_pod_updated(pod, hash_):
             updated += 1
     return {"desiredNumberScheduled": desired, "currentNumberScheduled": current,
             "numberMisscheduled": misscheduled, "numberReady": ready,

@@ -302,3 +302,16 @@ def test_failed_pods_backoff_doubles() -> None:
     for _ in range(5):
         b.next("k", NOW + dt.timedelta(seconds=2))
     assert b.get("k") == 4.0
+
+
+@pytest.mark.parametrize(("labels", "want"), [
+    ({dd.CONTROLLER_REVISION_HASH: HASH}, True),
+    ({dd.CONTROLLER_REVISION_HASH: "old"}, False),
+    # the template generation alone never makes a pod current (upstream compares it with
+    # a printed pointer)
+    ({dd.CONTROLLER_REVISION_HASH: "old", dd.TEMPLATE_GENERATION_LABEL: "2"}, False),
+    ({}, False),
+])
+def test_is_pod_updated_by_hash(labels: dict[str, str], want: bool) -> None:
+    assert dd.is_pod_updated({"metadata": {"labels": labels}}, HASH) is want
+    assert dd.is_pod_updated({"metadata": {"labels": labels}}, "") is False
