@@ -228,9 +228,10 @@ class DaemonSetController(InformerController):
                 f"on node {node_name}, will try to kill it")
             plan.delete.append(pod)
         error = await self._sync_nodes(ds, plan.delete, plan.create_on, hash_)
+        if error is not None:
+            return error
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
-        if error is None and self.expectations.satisfied(key) and (
-                strategy.get("type") == "RollingUpdate"):
+        if self.expectations.satisfied(key) and strategy.get("type") == "RollingUpdate":
             node_to_pods = dd.nodes_to_daemon_pods(await self._daemon_pods(ds))
             rolling = dd.rolling_update_plan(ds, nodes, node_to_pods, hash_, self.clock())
             error = await self._sync_nodes(ds, rolling.delete, rolling.create_on, hash_)
