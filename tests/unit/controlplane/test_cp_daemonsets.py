@@ -357,3 +357,34 @@ def test_controller_on_delete_waits_for_the_user(api: Any, clean: list[str],
     api.call("DELETE", f"{PODS}/{victim}", {"gracePeriodSeconds": 0})
     api._run(ctl.sync(key))
     assert _hashes(api, "ondel") == {"o1": [old], "o2": [new]}
+
+
+def test_a_failed_create_ends_the_sync(api: Any, clean: list[str],
+                                      ctl: DaemonSetController) -> None:
+    """updateDaemonSet returns on manage's error: no history cleanup on top of it."""
+    clean.append("stop")
+    add_node(api, "e1")
+    api.call("POST", DSS, daemonset("stop"))
+    key = f"{NS}/stop"
+    api._run(ctl.sync(key))
+    make_ready(api, "stop")
+    api.call("PATCH", f"{DSS}/stop", {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox:2"}]}}}}, content_type=MERGE)
+    api._run(ctl.sync(key))  # the old pod goes
+    api._run(ctl.sync(key))  # the new one comes
+    make_ready(api, "stop")
+    assert len(api.call("GET", CRS).json()["items"]) == 2  # revision 1 kept (limit 10)
+    api.call("PATCH", f"{DSS}/stop", {"spec": {"revisionHistoryLimit": 0}},
+             content_type=MERGE)
+    add_node(api, "e2")
+
+    async def refused(ds: Any, template: Any, node: str) -> str:
+        return "pods is forbidden: exceeded quota"
+
+    ctl._create_pod = refused  # type: ignore[method-assign]
+    with pytest.raises(Exception, match="exceeded quota"):
+        api._run(ctl.sync(key))
+    assert len(api.call("GET", CRS).json()["items"]) == 2
+    del ctl._create_pod  # type: ignore[method-assign]
+    api._run(ctl.sync(key))  # creates succeed: now the history is cleaned
+    assert [r["revision"] for r in api.call("GET", CRS).json()["items"]] == [2]
