@@ -30,6 +30,8 @@ from pykubelet.api import (
     batch,
     batch_validation,
     controllerrevision,
+    daemonset,
+    daemonset_validation,
     defaults,
     meta_validation,
     object_validation,
@@ -278,12 +280,18 @@ CONTROLLER_REVISION: Kind[controllerrevision.ControllerRevision] = Kind(
     validate=controllerrevision.controller_revision_errors,
     validate_update=controllerrevision.controller_revision_update_errors,
 )
+DAEMON_SET: Kind[daemonset.DaemonSet] = Kind(
+    "apps", "v1", "DaemonSet", "daemonsets", True, daemonset.DaemonSet,
+    set_defaults=daemonset_validation.set_defaults_daemon_set,
+    validate=daemonset_validation.daemon_set_errors,
+    validate_update=daemonset_validation.daemon_set_update_errors,
+    validate_status_update=daemonset_validation.daemon_set_status_update_errors,
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
-    STATEFUL_SET,
-    CONTROLLER_REVISION,
+    STATEFUL_SET, CONTROLLER_REVISION, DAEMON_SET,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -20,6 +20,7 @@ from pykubelet.controlplane.apiserver.tables_apps import (
     replica_set_printer,
     stateful_set_printer,
 )
+from pykubelet.controlplane.apiserver.tables_daemonsets import daemon_set_printer
 from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.registry.store import Entry
 
@@ -458,6 +459,7 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "Job": (JOB_COLUMNS, job_cells),
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
     "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
+    "DaemonSet": daemon_set_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -41,6 +41,11 @@ class Expectations:
         self._by_key[key] = _Expectation(delete=len(pod_keys), deleting=set(pod_keys),
                                          at=self.clock())
 
+    def expect(self, key: str, creations: int, deletion_keys: list[str]) -> None:
+        """SetExpectations: creates and deletes asked for in one sync (the DaemonSet's)."""
+        self._by_key[key] = _Expectation(add=creations, delete=len(deletion_keys),
+                                         deleting=set(deletion_keys), at=self.clock())
+
     def creation_observed(self, key: str) -> None:
         exp = self._by_key.get(key)
         if exp is not None:

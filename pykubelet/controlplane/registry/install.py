@@ -10,6 +10,7 @@ from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
 from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
+from pykubelet.controlplane.registry.daemonsets import DaemonSetStrategy
 from pykubelet.controlplane.registry.events import EventStrategy
 from pykubelet.controlplane.registry.jobs import JobStrategy
 from pykubelet.controlplane.registry.leases import LeaseStrategy
@@ -29,8 +30,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
-    StatefulSetStrategy,
-    ControllerRevisionStrategy,
+    StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
 )
 
 

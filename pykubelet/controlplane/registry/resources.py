@@ -146,12 +146,15 @@ STATEFUL_SETS = ResourceInfo(
 CONTROLLER_REVISIONS = ResourceInfo(
     kinds.CONTROLLER_REVISION, "controllerrevision", "/registry/controllerrevisions/",
 )
+DAEMON_SETS = ResourceInfo(
+    kinds.DAEMON_SET, "daemonset", "/registry/daemonsets/", ("ds",), ("all",),
+    subresources=(_status("DaemonSet", "apps"),),
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
-    STATEFUL_SETS,
-    CONTROLLER_REVISIONS,
+    STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
 )
 
 

@@ -61,6 +61,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
                                                                     "image": "busybox"}]}}}},
     "controllerrevisions": {"data": {"spec": {"template": {"$patch": "replace"}}},
                             "revision": 1},
+    "daemonsets": {"spec": {"selector": {"matchLabels": {"app": "x"}},
+                            "template": {"metadata": {"labels": {"app": "x"}},
+                                         "spec": {"containers": [{"name": "c",
+                                                                  "image": "busybox"}]}}}},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]

@@ -1,0 +1,60 @@
+"""Table columns of apps/v1 DaemonSets, as printers.go's daemonSetColumnDefinitions and
+printDaemonSet: NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE, and
+with ``-o wide`` the template's CONTAINERS and IMAGES and the SELECTOR."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from pykubelet.api.machinery.codec import definitions
+from pykubelet.controlplane.apiserver.tables_apps import template_cells
+
+Obj = dict[str, Any]
+Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
+
+
+def format_labels(labels: dict[str, str] | None) -> str:
+    """labels.FormatLabels: ``k=v`` sorted by key and joined by commas, ``<none>`` if none."""
+    if not labels:
+        return "<none>"
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def daemon_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
+                       age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
+    schemas = definitions()
+    status_doc = schemas["io.k8s.api.apps.v1.DaemonSetStatus"]["properties"]
+    spec_doc = schemas["io.k8s.api.apps.v1.DaemonSetSpec"]["properties"]
+    pod_doc = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]
+
+    def doc(props: Obj, prop: str) -> str:
+        return str(props[prop].get("description", ""))
+
+    columns = [
+        name,
+        col("Desired", "integer", doc(status_doc, "desiredNumberScheduled")),
+        col("Current", "integer", doc(status_doc, "currentNumberScheduled")),
+        col("Ready", "integer", doc(status_doc, "numberReady")),
+        col("Up-to-date", "integer", doc(status_doc, "updatedNumberScheduled")),
+        col("Available", "integer", doc(status_doc, "numberAvailable")),
+        col("Node Selector", desc=doc(pod_doc, "nodeSelector")),
+        age,
+        col("Containers", desc="Names of each container in the template.", priority=1),
+        col("Images", desc="Images referenced by each container in the template.",
+            priority=1),
+        col("Selector", desc=doc(spec_doc, "selector"), priority=1),
+    ]
+
+    def cells(obj: Obj, now: dt.datetime) -> list[Any]:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        status = obj.get("status") or {}
+        pod_spec = (spec.get("template") or {}).get("spec") or {}
+        return [meta.get("name", ""), status.get("desiredNumberScheduled", 0),
+                status.get("currentNumberScheduled", 0), status.get("numberReady", 0),
+                status.get("updatedNumberScheduled", 0), status.get("numberAvailable", 0),
+                format_labels(pod_spec.get("nodeSelector")),
+                age_of(meta.get("creationTimestamp"), now), *template_cells(obj)]
+
+    return columns, cells
