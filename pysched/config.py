@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -156,6 +156,9 @@ class SchedulerConfiguration:
 
 # ---------------------------------------------------------------- strict decoding helpers
 
+D = TypeVar("D")
+V = TypeVar("V")
+
 
 def _obj(v: Any, path: str, known: set[str]) -> dict[str, Any]:
     if v is None:
@@ -169,38 +172,30 @@ def _obj(v: Any, path: str, known: set[str]) -> dict[str, Any]:
 
 
 def _int(d: Mapping[str, Any], key: str, path: str, default: int | None = None) -> int | None:
-    v = d.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigError(f"{_p(path, key)}: expected an integer, got {type(v).__name__}")
-    return v
+    return _typed(d, key, path, default, int, "an integer")
 
 
 def _str(d: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, str):
-        raise ConfigError(f"{_p(path, key)}: expected a string, got {type(v).__name__}")
-    return v
+    return _typed(d, key, path, default, str, "a string")
 
 
 def _bool(d: Mapping[str, Any], key: str, path: str, default: bool = False) -> bool:
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, bool):
-        raise ConfigError(f"{_p(path, key)}: expected a boolean, got {type(v).__name__}")
-    return v
+    return _typed(d, key, path, default, bool, "a boolean")
 
 
 def _list(d: Mapping[str, Any], key: str, path: str) -> list[Any]:
+    return _typed(d, key, path, [], list, "a list")
+
+
+def _typed(d: Mapping[str, Any], key: str, path: str, default: D, want: type[V],
+           word: str) -> V | D:
+    """A field of one JSON type: absent or null is ``default``, another type an error that
+    names the field (a boolean is not an integer, as in Go's decoding)."""
     v = d.get(key)
     if v is None:
-        return []
-    if not isinstance(v, list):
-        raise ConfigError(f"{_p(path, key)}: expected a list, got {type(v).__name__}")
+        return default
+    if not isinstance(v, want) or (want is int and isinstance(v, bool)):
+        raise ConfigError(f"{_p(path, key)}: expected {word}, got {type(v).__name__}")
     return v
 
 
