@@ -15,11 +15,8 @@ from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.controlplane.apiserver.tables_apps import (
-    deployment_printer,
-    replica_set_printer,
-    template_columns,
-)
+from pykubelet.controlplane.apiserver import tables_apps
+from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -318,7 +315,7 @@ JOB_COLUMNS = [
         "scale down of elastic indexed jobs."),
     col("Duration", desc="Time required to complete the job."),
     AGE,
-    *template_columns(col, JOB_SELECTOR_DESC),
+    *tables_apps.template_columns(col, JOB_SELECTOR_DESC),
 ]
 
 
@@ -392,7 +389,7 @@ CRONJOB_COLUMNS = [
     col("Last Schedule", desc="Information when was the last time the job was successfully "
         "scheduled."),
     AGE,
-    *template_columns(col, JOB_SELECTOR_DESC),
+    *tables_apps.template_columns(col, JOB_SELECTOR_DESC),
 ]
 
 

@@ -437,12 +437,17 @@ class GenericStore:
         meta.creation_timestamp = rfc3339(now())
         meta.deletion_timestamp = meta.deletion_grace_period_seconds = None
         meta.self_link, meta.managed_fields = "", []
+        return await self._create_prepared(ctx, namespace, typed, strat)
+
+    async def _create_prepared(self, ctx: Context, namespace: str, typed: Any,
+                               strat: Strategy) -> Entry | Obj:
+        """PrepareForCreate, admission, validation and the write, of the one typed object
+        (a strategy that still prepares the dict gets its encoding, decoded once more)."""
         strat.prepare_typed_for_create(typed)
         if type(strat).prepare_for_create is not Strategy.prepare_for_create:
-            prepared = strat.encoded(typed)  # a strategy that still prepares the dict
+            prepared = strat.encoded(typed)
             strat.prepare_for_create(prepared, typed)
             typed = strat.typed(prepared)
-            meta = typed.metadata
         obj = await self._admit_create(typed, strat, ctx)
         obj["kind"], obj["apiVersion"] = self.info.kind, self.info.group_version
         errs = strat.validate_typed(typed)
@@ -450,12 +455,12 @@ class GenericStore:
             raise self._invalid(obj, errs)
         if ctx.dry_run:
             return obj
-        key = self.info.key(namespace, meta.name)
+        name = typed.metadata.name
+        key = self.info.key(namespace, name)
         try:
             kv = await self.registry.storage.create(key, encode(obj))
         except KeyExistsError:
-            raise errors.already_exists(self.info.resource, self.info.group,
-                                        meta.name) from None
+            raise errors.already_exists(self.info.resource, self.info.group, name) from None
         except StorageError as exc:
             raise storage_error(exc) from None
         return await self._committed(kv.mod_revision, key)
