@@ -38,3 +38,7 @@ def test_stop_terms_then_kills(tmp_path: Path) -> None:
                 with contextlib.suppress(OSError):
                     os.kill(ref.pid, signal.SIGKILL)
             processes.exited(ref)
+        # the module keeps its detached children's Popen objects; these two are reaped
+        for proc in [p for p in processes._children if p.pid in (polite.pid, stubborn.pid)]:
+            proc.wait(timeout=5)
+            processes._children.remove(proc)
