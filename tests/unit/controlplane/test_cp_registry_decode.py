@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from cp_live import LiveAPI
 from registry_fixture import memory_registry
 
 from pykubelet.api.machinery import codec
@@ -78,6 +79,24 @@ def test_a_deployment_create_decodes_the_body_once() -> None:
     assert calls == ["decode"]
     assert dep["metadata"]["generation"] == 1
     assert "status" not in dep or not dep["status"]
+
+
+def test_a_post_decodes_once_through_the_http_layer(api: LiveAPI) -> None:
+    """The whole POST (create.py: the body read in its media type, then the registry's
+    create) walks the object model once, for a Deployment and a Pod alike."""
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    body = {**DEPLOYMENT, "metadata": {"name": "d-http"}}
+    calls, p1, p2 = _count_decodes()
+    try:
+        with p1, p2:
+            reply = api.call("POST", path, body)
+            pod_reply = api.call("POST", "/api/v1/namespaces/default/pods",
+                                 {**POD, "metadata": {"name": "p-http"}})
+        assert (reply.status, pod_reply.status) == (201, 201), (reply.body, pod_reply.body)
+        assert calls == ["decode", "decode"]  # one each
+    finally:
+        api.call("DELETE", f"{path}/d-http")
+        api.call("DELETE", "/api/v1/namespaces/default/pods/p-http?gracePeriodSeconds=0")
 
 
 class DictPreparedConfigMaps(ConfigMapStrategy):
