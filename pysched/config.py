@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from pysched.configfields import field_path, known_object, typed
 from pysched.extender import (
     ExtenderConfig,
     ExtenderConfigError,
@@ -158,54 +159,23 @@ class SchedulerConfiguration:
 
 
 def _obj(v: Any, path: str, known: set[str]) -> dict[str, Any]:
-    if v is None:
-        return {}
-    if not isinstance(v, dict):
-        raise ConfigError(f"{path}: expected an object, got {type(v).__name__}")
-    for k in v:
-        if k not in known:
-            raise ConfigError(f"{path}.{k}: unknown field" if path else f"{k}: unknown field")
-    return v
+    return {} if v is None else known_object(v, path, known, ConfigError)
 
 
 def _int(d: Mapping[str, Any], key: str, path: str, default: int | None = None) -> int | None:
-    v = d.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigError(f"{_p(path, key)}: expected an integer, got {type(v).__name__}")
-    return v
+    return typed(d, key, path, default, int, ConfigError)
 
 
 def _str(d: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, str):
-        raise ConfigError(f"{_p(path, key)}: expected a string, got {type(v).__name__}")
-    return v
+    return typed(d, key, path, default, str, ConfigError)
 
 
 def _bool(d: Mapping[str, Any], key: str, path: str, default: bool = False) -> bool:
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, bool):
-        raise ConfigError(f"{_p(path, key)}: expected a boolean, got {type(v).__name__}")
-    return v
+    return typed(d, key, path, default, bool, ConfigError)
 
 
 def _list(d: Mapping[str, Any], key: str, path: str) -> list[Any]:
-    v = d.get(key)
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        raise ConfigError(f"{_p(path, key)}: expected a list, got {type(v).__name__}")
-    return v
-
-
-def _p(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    return typed(d, key, path, [], list, ConfigError)
 
 
 # ---------------------------------------------------------------- plugin args
@@ -245,7 +215,7 @@ def _decode_fit_args(d: dict[str, Any], path: str) -> NodeResourcesFitArgs:
                 f"{path}.ignoredResourceGroups[{i}]: Invalid value: {g!r}: "
                 "resource group name can't contain '/'"
             )
-    sp = _p(path, "scoringStrategy")
+    sp = field_path(path, "scoringStrategy")
     if d.get("scoringStrategy") is not None:
         sd = _obj(d["scoringStrategy"], sp, {"type", "resources", "requestedToCapacityRatio"})
         typ = _str(sd, "type", sp) or "LeastAllocated"
@@ -291,7 +261,7 @@ def _decode_fit_args(d: dict[str, Any], path: str) -> NodeResourcesFitArgs:
 
 def _decode_balanced_args(d: dict[str, Any], path: str) -> NodeResourcesBalancedAllocationArgs:
     _obj(d, path, {"apiVersion", "kind", "resources"})
-    res = _resources(_list(d, "resources", path), _p(path, "resources"))
+    res = _resources(_list(d, "resources", path), field_path(path, "resources"))
     for i, r in enumerate(res):
         if r.weight != 1:
             raise ConfigError(f"{path}.resources[{i}].weight: Invalid value: {r.weight}: must be 1")
@@ -316,7 +286,7 @@ def _decode_ipa_args(d: dict[str, Any], path: str) -> InterPodAffinityArgs:
 def _decode_node_affinity_args(d: dict[str, Any], path: str) -> NodeAffinityArgs:
     _obj(d, path, {"apiVersion", "kind", "addedAffinity"})
     args = NodeAffinityArgs()
-    ap = _p(path, "addedAffinity")
+    ap = field_path(path, "addedAffinity")
     if d.get("addedAffinity") is not None:
         ad = _obj(
             d["addedAffinity"],
@@ -527,13 +497,13 @@ def _decode_profile(v: Any, path: str, known: set[str], single: bool) -> Profile
             f"{path}.percentageOfNodesToScore: Invalid value: {pct}: not in valid range [0, 100]"
         )
     plugins = default_plugins()
-    pp = _p(path, "plugins")
+    pp = field_path(path, "plugins")
     pd = _obj(d.get("plugins"), pp, set(PLUGIN_SET_KEYS))
     for key in PLUGIN_SET_KEYS:
         custom = _decode_plugin_set(pd.get(key), f"{pp}.{key}", known)
         plugins[key] = merge_plugin_set(plugins.get(key, PluginSet()), custom)
     prof = Profile(name, pct, plugins, {})
-    cp = _p(path, "pluginConfig")
+    cp = field_path(path, "pluginConfig")
     for i, c in enumerate(_list(d, "pluginConfig", path)):
         ip = f"{cp}[{i}]"
         cd = _obj(c, ip, {"name", "args"})

@@ -36,6 +36,7 @@ from typing import Any
 
 from pykubelet.api.machinery.codec import encode
 from pykubelet.api.machinery.duration import parse_duration
+from pysched.configfields import known_object, typed
 from pysched.objects import Node, Pod
 
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
@@ -95,24 +96,11 @@ class ExtenderConfig:
 
 
 def _check(d: Any, path: str, known: set[str]) -> dict[str, Any]:
-    if not isinstance(d, dict):
-        raise ExtenderConfigError(f"{path}: expected an object, got {type(d).__name__}")
-    for k in d:
-        if k not in known:
-            raise ExtenderConfigError(f"{path}.{k}: unknown field")
-    return d
+    return known_object(d, path, known, ExtenderConfigError)
 
 
 def _typed(d: Mapping[str, Any], key: str, path: str, typ: type, default: Any) -> Any:
-    v = d.get(key)
-    if v is None:
-        return default
-    if (typ is int and isinstance(v, bool)) or not isinstance(v, typ):
-        raise ExtenderConfigError(
-            f"{path}.{key}: expected {'an integer' if typ is int else 'a ' + typ.__name__}, "
-            f"got {type(v).__name__}"
-        )
-    return v
+    return typed(d, key, path, default, typ, ExtenderConfigError)
 
 
 def _is_extended_resource_name(name: str) -> bool:

@@ -9,6 +9,7 @@ the runtime's container monitors survive it).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -44,12 +45,7 @@ class _AdoptedRuntime:
         self.pid = pid  # 0: unknown, nothing is signalled
 
     def terminate(self) -> None:
-        if self.pid <= 0:
-            return
-        try:
-            os.kill(self.pid, signal.SIGTERM)
-        except OSError:
-            pass
+        self._signal(signal.SIGTERM)
 
     def wait(self, timeout: float) -> None:
         end = time.monotonic() + timeout
@@ -62,12 +58,13 @@ class _AdoptedRuntime:
         raise subprocess.TimeoutExpired("pykubelet runtime", timeout)
 
     def kill(self) -> None:
-        if self.pid <= 0:
-            return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        """``sig`` to the runtime, if its pid is known (one gone already is no error)."""
+        if self.pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, sig)
 
 
 def _answers(sock: Path) -> bool:

@@ -1,6 +1,8 @@
 """The control plane: the Kubernetes API on a durable store and the control loops beside
-it (the scheduler, node lifecycle, pod GC, namespace deletion, disruption budgets, event
-expiry and store compaction, with leader election among several) (DESIGN.md "Cluster").
+it, with leader election among several (DESIGN.md "Cluster"): the scheduler and
+kube-controller-manager's controllers as ``controllers/__init__`` lists them (node
+lifecycle, pod GC, namespace deletion, disruption budgets, the garbage collector, the
+workload controllers), event expiry and store compaction.
 
 Floors, bottom up, as k8s.io/apiserver's layers (tests/unit/test_layering.py holds them):
 ``storage/`` (the seam: a revisioned key-value log, SQLite by default, and ``cacher``, the

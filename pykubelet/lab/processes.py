@@ -64,28 +64,27 @@ def exited(ref: ProcessRef) -> bool:
 
 def stop(refs: list[ProcessRef], timeout: float = 15.0) -> None:
     """SIGTERM, wait up to ``timeout``, then SIGKILL whatever still runs."""
-    live = [r for r in refs if r.alive()]
-    for r in live:
-        with contextlib.suppress(OSError):
-            os.kill(r.pid, signal.SIGTERM)
-    end = time.monotonic() + timeout
-    while live and time.monotonic() < end:
-        live = [r for r in live if not exited(r)]
-        if live:
-            time.sleep(0.1)
-    kill(live)
+    kill(_signal_and_wait(refs, signal.SIGTERM, timeout, 0.1))
 
 
 def kill(refs: list[ProcessRef], timeout: float = 5.0) -> None:
+    _signal_and_wait(refs, signal.SIGKILL, timeout, 0.05)
+
+
+def _signal_and_wait(refs: list[ProcessRef], sig: signal.Signals, timeout: float,
+                     poll: float) -> list[ProcessRef]:
+    """``sig`` to every live process, then up to ``timeout`` for them to exit (reaped if
+    ours); the ones still running."""
     live = [r for r in refs if r.alive()]
     for r in live:
         with contextlib.suppress(OSError):
-            os.kill(r.pid, signal.SIGKILL)
+            os.kill(r.pid, sig)
     end = time.monotonic() + timeout
     while live and time.monotonic() < end:
         live = [r for r in live if not exited(r)]
         if live:
-            time.sleep(0.05)
+            time.sleep(poll)
+    return live
 
 
 def pids_in_netns(inodes: set[int]) -> list[int]:

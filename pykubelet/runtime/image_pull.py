@@ -46,7 +46,7 @@ from pykubelet.runtime.errors import (
     PermissionDenied,
     Unavailable,
 )
-from pykubelet.runtime.images import Image, ImageStore
+from pykubelet.runtime.images import Image, ImageStore, LayerProgress
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -83,17 +83,6 @@ class PullOptions:
     max_concurrent_downloads: int = 3  # containerd's max_concurrent_downloads default
     os: str = "linux"
     architecture: str = field(default_factory=lambda: node_architecture())
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One layer's download: ``done`` of ``total`` bytes (``skipped``: already unpacked)."""
-
-    digest: str
-    done: int
-    total: int
-    skipped: bool = False
-    finished: bool = False
 
 
 def node_architecture() -> str:
@@ -347,7 +336,7 @@ def choose_platform(index: dict[str, Any], options: PullOptions, what: str) -> d
 
 async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | None = None,
                            options: PullOptions | None = None,
-                           progress: Callable[[Progress], None] | None = None) -> Image:
+                           progress: Callable[[LayerProgress], None] | None = None) -> Image:
     options = options or PullOptions()
     creds = creds or Credentials()
     r = Reference.parse(ref)
@@ -381,8 +370,8 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
             total = int(desc.get("size", 0))
             if store.has_layer(diff_id):
                 if progress:
-                    progress(Progress(desc["digest"], total, total, skipped=True,
-                                      finished=True))
+                    progress(LayerProgress(desc["digest"], total, total, skipped=True,
+                                           finished=True))
                 return None
             done = 0
 
@@ -390,7 +379,7 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
                 nonlocal done
                 done += n
                 if progress:
-                    progress(Progress(desc["digest"], done, total))
+                    progress(LayerProgress(desc["digest"], done, total))
 
             # the layer is unpacked as it streams in (gunzip, untar and the diff_id
             # check in a thread, the network and the blob digest here): the two cores
@@ -410,7 +399,7 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
                         await unpack
                     raise
             if progress:
-                progress(Progress(desc["digest"], done, total, finished=True))
+                progress(LayerProgress(desc["digest"], done, total, finished=True))
             return None
 
         blobs = await asyncio.gather(*(fetch(i) for i in range(len(layers))))
@@ -423,7 +412,7 @@ async def pull_image_async(store: ImageStore, ref: str, creds: Credentials | Non
 
 def pull_image(store: ImageStore, ref: str, creds: Credentials | None = None,
                options: PullOptions | None = None,
-               progress: Callable[[Progress], None] | None = None) -> Image:
+               progress: Callable[[LayerProgress], None] | None = None) -> Image:
     """Blocking pull (a CRI worker thread, the CLI): runs its own event loop."""
     try:
         return asyncio.run(pull_image_async(store, ref, creds, options, progress))

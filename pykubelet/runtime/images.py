@@ -568,7 +568,8 @@ class ImageStore:
 
 @dataclass(frozen=True)
 class LayerProgress:
-    """One layer being read: ``done`` of ``total`` bytes (``skipped``: already unpacked)."""
+    """One layer being read from an archive or downloaded from a registry: ``done`` of
+    ``total`` bytes (``skipped``: already unpacked)."""
 
     digest: str
     done: int

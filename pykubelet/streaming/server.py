@@ -261,18 +261,29 @@ async def serve_remote_command(request: web.Request, opts: p.StreamOptions,
                                creation_timeout: float = STREAM_CREATION_TIMEOUT
                                ) -> web.StreamResponse:
     """Exec or attach: the whole life of one client connection."""
+    return await _serve_upgraded(
+        request, lambda: _serve_ws_command(request, opts, run), p.SPDY_REMOTECOMMAND_PROTOCOLS,
+        lambda session, proto: _serve_spdy_command(session, proto, opts, run, creation_timeout))
+
+
+async def _serve_upgraded(
+    request: web.Request, serve_ws: Callable[[], Awaitable[web.StreamResponse]],
+    spdy_protocols: tuple[str, ...],
+    serve_spdy: Callable[[SpdySession, str], Awaitable[None]],
+) -> web.StreamResponse:
+    """One streaming connection, websocket or SPDY (as kubelet's server accepts both): a
+    websocket serves itself; SPDY is upgraded, served to its end and closed."""
     if is_websocket(request):
-        return await _serve_ws_command(request, opts, run)
+        return await serve_ws()
     try:
-        session, proto = await upgrade_spdy(request, p.SPDY_REMOTECOMMAND_PROTOCOLS)
+        session, proto = await upgrade_spdy(request, spdy_protocols)
     except UpgradeFailed as exc:
         return exc.response
-    resp = web.StreamResponse(status=101)  # already sent; aiohttp needs a return value
     try:
-        await _serve_spdy_command(session, proto, opts, run, creation_timeout)
+        await serve_spdy(session, proto)
     finally:
         await session.close()
-    return resp
+    return web.StreamResponse(status=101)  # already sent; aiohttp needs a return value
 
 
 async def _serve_ws_command(request: web.Request, opts: p.StreamOptions,
@@ -428,17 +439,10 @@ def query_ports(request: web.Request) -> list[int]:
 async def serve_port_forward(request: web.Request, ports: list[int], dial: Dialer, *,
                              creation_timeout: float = STREAM_CREATION_TIMEOUT
                              ) -> web.StreamResponse:
-    if is_websocket(request):
-        return await _serve_ws_port_forward(request, ports, dial)
-    try:
-        session, _ = await upgrade_spdy(request, p.SPDY_PORT_FORWARD_PROTOCOLS)
-    except UpgradeFailed as exc:
-        return exc.response
-    try:
-        await _serve_spdy_port_forward(session, dial, creation_timeout)
-    finally:
-        await session.close()
-    return web.StreamResponse(status=101)
+    return await _serve_upgraded(
+        request, lambda: _serve_ws_port_forward(request, ports, dial),
+        p.SPDY_PORT_FORWARD_PROTOCOLS,
+        lambda session, _proto: _serve_spdy_port_forward(session, dial, creation_timeout))
 
 
 async def _serve_spdy_port_forward(session: SpdySession, dial: Dialer,

@@ -115,8 +115,8 @@ def test_api_types_do_no_io() -> None:
     assert offenders == {}
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(REPO).with_suffix("")
+def _module_name(path: Path, root: Path = REPO) -> str:
+    rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -131,22 +131,34 @@ def _import_graph() -> dict[str, set[str]]:
 
 @cache
 def _built_import_graph() -> dict[str, set[str]]:
-    paths = [p for package in ("pycni", "pysched", "pykubelet") for p in modules_of(package)]
-    names = {_module_name(p) for p in paths}
-    graph: dict[str, set[str]] = {}
-    for p in paths:
-        tree = parsed(p)
-        edges: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                edges.update(a.name for a in node.names if a.name in names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    sub = f"{node.module}.{alias.name}"
-                    edges.add(sub if sub in names else node.module)
-        me = _module_name(p)
-        graph[me] = {e for e in edges if e in names and e != me}
-    return graph
+    return _graph_of(REPO, ("pycni", "pysched", "pykubelet"))
+
+
+def _graph_of(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    paths = [p for package in packages
+             for p in sorted(q for q in (root / package).rglob("*.py") if "_pb2" not in q.name)]
+    names = {_module_name(p, root) for p in paths}
+    return {_module_name(p, root): _edges(p, _module_name(p, root), names) for p in paths}
+
+
+def _edges(path: Path, me: str, names: set[str]) -> set[str]:
+    """The project modules one module imports: every import statement in it, a function's
+    or an ``if TYPE_CHECKING:`` block's too, relative ones resolved as Python does."""
+    edges: set[str] = set()
+    for node in ast.walk(parsed(path)):
+        if isinstance(node, ast.Import):
+            edges.update(a.name for a in node.names if a.name in names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                # a package's __init__ is its own package; another module's is its parent
+                parts = me.split(".")
+                keep = len(parts) - node.level + (path.name == "__init__.py")
+                base = ".".join(parts[:keep] + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                edges.add(sub if sub in names else base)
+    return {e for e in edges if e in names and e != me}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -187,6 +199,21 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_circles() -> None:
     """No two modules import each other, even through a function-level import."""
     assert _cycles(_import_graph()) == []
+
+
+def test_a_circle_through_function_level_and_relative_imports_is_found(tmp_path: Path) -> None:
+    """The check's own check, over files: ``q.a`` imports ``q.b`` inside a function, and
+    ``q.b`` imports ``a`` relatively: one circle; without the function's import, none."""
+    pkg = tmp_path / "q"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f() -> None:\n    from q import b\n    b.g()\n")
+    (pkg / "b.py").write_text("from . import a\n\ndef g() -> None:\n    a.f()\n")
+    assert _graph_of(tmp_path, ("q",)) == {"q": set(), "q.a": {"q.b"}, "q.b": {"q.a"}}
+    assert _cycles(_graph_of(tmp_path, ("q",))) == [["q.a", "q.b"]]
+    (pkg / "a.py").write_text("def f() -> None:\n    pass\n")
+    parsed.cache_clear()
+    assert _cycles(_graph_of(tmp_path, ("q",))) == []
 
 
 def _with_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:

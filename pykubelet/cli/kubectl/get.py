@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, enhance_list_error, status_text
@@ -100,14 +101,7 @@ def _print_tables(session: Session, args: argparse.Namespace, tgts: list[Target]
     written = 0
     printer: TablePrinter | None = None
     last = None
-    for t in tgts:
-        try:
-            table = _fetch(session, args, t, TABLE_ACCEPT)
-        except StatusError as exc:
-            if exc.not_found and args.ignore_not_found:
-                continue
-            _add(errors, status_text(exc))
-            continue
+    for t, table in _fetch_each(session, args, tgts, TABLE_ACCEPT, errors):
         if not isinstance(table, dict) or table.get("kind") != "Table":
             table = _fallback_table(table, t)
         if printer is None or last != t.mapping:
@@ -131,6 +125,23 @@ def _print_tables(session: Session, args: argparse.Namespace, tgts: list[Target]
         else:
             print("No resources found", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _fetch_each(session: Session, args: argparse.Namespace, tgts: list[Target], accept: str,
+                errors: list[str], single: bool = False) -> Iterator[tuple[Target, Any]]:
+    """Each target's answer, as kubectl get visits them: a missing one skipped under
+    --ignore-not-found, any other error kept in ``errors`` (raised for one named object)."""
+    for t in tgts:
+        try:
+            doc = _fetch(session, args, t, accept)
+        except StatusError as exc:
+            if exc.not_found and args.ignore_not_found:
+                continue
+            if single:
+                raise
+            _add(errors, status_text(exc))
+            continue
+        yield t, doc
 
 
 def _add(errors: list[str], line: str) -> None:
@@ -159,16 +170,7 @@ def _print_objects(session: Session, args: argparse.Namespace, tgts: list[Target
     single = len(tgts) == 1 and bool(tgts[0].name)
     items: list[tuple[Target, dict[str, Any]]] = []
     errors: list[str] = []
-    for t in tgts:
-        try:
-            doc = _fetch(session, args, t, JSON)
-        except StatusError as exc:
-            if exc.not_found and args.ignore_not_found:
-                continue
-            if single:
-                raise
-            _add(errors, status_text(exc))
-            continue
+    for t, doc in _fetch_each(session, args, tgts, JSON, errors, single=single):
         if t.name:
             items.append((t, doc))
         else:

@@ -143,16 +143,10 @@ def wait_until(session: Session, t: Target, obj: Obj, met: Callable[[Obj], bool]
         return False
 
     def check() -> tuple[bool, str]:
-        try:
-            now = session.client.request("GET", t.path)
-        except StatusError as exc:
-            if exc.not_found:
-                return False, ""
-            raise
-        return met(now), str((now.get("metadata") or {}).get("resourceVersion") or "")
+        now = _get_or_none(session, t)
+        return (False, "") if now is None else (met(now), _resource_version(now))
 
-    rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-    return _watch_by_name(session, t, rv, deadline,
+    return _watch_by_name(session, t, _resource_version(obj), deadline,
                           lambda ev: ev.get("type") in ("ADDED", "MODIFIED")
                           and met(ev.get("object") or {}), check)
 
@@ -162,20 +156,31 @@ def wait_deleted(session: Session, t: Target, uid: str, deadline: float,
     """Until the object is gone (or replaced by one with another UID)."""
 
     def check() -> tuple[bool, str]:
-        try:
-            obj = session.client.request("GET", t.path)
-        except StatusError as exc:
-            if exc.not_found:
-                return True, ""
-            raise
-        meta = obj.get("metadata") or {}
-        return bool(uid and meta.get("uid") != uid), str(meta.get("resourceVersion") or "")
+        obj = _get_or_none(session, t)
+        if obj is None:
+            return True, ""
+        return bool(uid and (obj.get("metadata") or {}).get("uid") != uid), _resource_version(obj)
 
     gone, rv = check()
     if gone or once:
         return gone
     return _watch_by_name(session, t, rv, deadline, lambda ev: ev.get("type") == "DELETED",
                           check)
+
+
+def _get_or_none(session: Session, t: Target) -> Obj | None:
+    """The object ``t`` names as it is now, None once it is gone (404)."""
+    try:
+        obj: Obj = session.client.request("GET", t.path)
+    except StatusError as exc:
+        if exc.not_found:
+            return None
+        raise
+    return obj
+
+
+def _resource_version(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _watch_by_name(session: Session, t: Target, rv: str, deadline: float,
@@ -192,7 +197,7 @@ def _watch_by_name(session: Session, t: Target, rv: str, deadline: float,
                     timeout_seconds=max(1, int(left + 0.999)),
                     params={"fieldSelector": f"metadata.name={t.name}"}):
                 obj = ev.get("object") or {}
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                rv = _resource_version(obj) or rv
                 if done(ev):
                     return True
                 if time.monotonic() >= deadline:

@@ -210,19 +210,24 @@ async def pod_exec(server: APIServer, request: web.Request, info: RequestInfo,
     """pods/exec: the pod, container and options checked here (ExecLocation), then the
     client's upgrade (WebSocket or SPDY) proxied to the node, which has the runtime run
     the command."""
-    _, container, node = _stream_target(info, store, request)
-    params = _stream_params(request, command=True)
-    return await _proxy_to_node(server, request, node,
-                                f"/exec/{info.namespace}/{info.name}/{container}", params)
+    return await _proxy_stream(server, request, info, store, "exec", command=True)
 
 
 async def pod_attach(server: APIServer, request: web.Request, info: RequestInfo,
                      store: GenericStore, ctx: Context) -> web.StreamResponse:
     """pods/attach: as exec, to the container's own process (AttachLocation)."""
+    return await _proxy_stream(server, request, info, store, "attach", command=False)
+
+
+async def _proxy_stream(server: APIServer, request: web.Request, info: RequestInfo,
+                        store: GenericStore, verb: str, *, command: bool
+                        ) -> web.StreamResponse:
+    """streamLocation, which exec and attach share: the pod's container on its node, the
+    stream options (and for exec the command) passed on to the node's ``/VERB/``."""
     _, container, node = _stream_target(info, store, request)
-    params = _stream_params(request, command=False)
+    params = _stream_params(request, command=command)
     return await _proxy_to_node(server, request, node,
-                                f"/attach/{info.namespace}/{info.name}/{container}", params)
+                                f"/{verb}/{info.namespace}/{info.name}/{container}", params)
 
 
 async def pod_port_forward(server: APIServer, request: web.Request, info: RequestInfo,

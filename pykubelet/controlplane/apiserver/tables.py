@@ -15,6 +15,7 @@ from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
+from pykubelet.controlplane.apiserver import tables_apps
 from pykubelet.controlplane.apiserver.tables_apps import (
     deployment_printer,
     replica_set_printer,
@@ -306,6 +307,12 @@ def _pdb_value(spec: Obj, key: str) -> str:
 
 # ---------------------------------------------------------------------------- jobs
 
+# batch/v1 JobSpec's selector, as the Job's and the CronJob's SELECTOR column describe it
+JOB_SELECTOR_DESC = (
+    "A label query over pods that should match the pod count. Normally, the system sets this "
+    "field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-"
+    "objects/labels/#label-selectors")
+
 JOB_COLUMNS = [
     NAME,
     col("Status", desc="Status of the job."),
@@ -314,11 +321,7 @@ JOB_COLUMNS = [
         "scale down of elastic indexed jobs."),
     col("Duration", desc="Time required to complete the job."),
     AGE,
-    col("Containers", desc="Names of each container in the template.", priority=1),
-    col("Images", desc="Images referenced by each container in the template.", priority=1),
-    col("Selector", desc="A label query over pods that should match the pod count. Normally, "
-        "the system sets this field for you. More info: https://kubernetes.io/docs/concepts/"
-        "overview/working-with-objects/labels/#label-selectors", priority=1),
+    *tables_apps.template_columns(col, JOB_SELECTOR_DESC),
 ]
 
 
@@ -392,11 +395,7 @@ CRONJOB_COLUMNS = [
     col("Last Schedule", desc="Information when was the last time the job was successfully "
         "scheduled."),
     AGE,
-    col("Containers", desc="Names of each container in the template.", priority=1),
-    col("Images", desc="Images referenced by each container in the template.", priority=1),
-    col("Selector", desc="A label query over pods that should match the pod count. Normally, "
-        "the system sets this field for you. More info: https://kubernetes.io/docs/concepts/"
-        "overview/working-with-objects/labels/#label-selectors", priority=1),
+    *tables_apps.template_columns(col, JOB_SELECTOR_DESC),
 ]
 
 

@@ -36,6 +36,15 @@ def template_cells(obj: Obj) -> list[str]:
             format_selector(spec.get("selector"))]
 
 
+def template_columns(col: Callable[..., Obj], selector_desc: str) -> list[Obj]:
+    """The ``-o wide`` columns of a workload with a pod template, for template_cells:
+    CONTAINERS, IMAGES and the SELECTOR (described as the kind's spec.selector)."""
+    return [col("Containers", desc="Names of each container in the template.", priority=1),
+            col("Images", desc="Images referenced by each container in the template.",
+                priority=1),
+            col("Selector", desc=selector_desc, priority=1)]
+
+
 def replica_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
                         age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
     columns = [
@@ -44,10 +53,7 @@ def replica_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
         col("Current", "integer", _doc("ReplicaSetStatus", "replicas")),
         col("Ready", "integer", _doc("ReplicaSetStatus", "readyReplicas")),
         age,
-        col("Containers", desc="Names of each container in the template.", priority=1),
-        col("Images", desc="Images referenced by each container in the template.",
-            priority=1),
-        col("Selector", desc=_doc("ReplicaSetSpec", "selector"), priority=1),
+        *template_columns(col, _doc("ReplicaSetSpec", "selector")),
     ]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:
@@ -69,10 +75,7 @@ def deployment_printer(col: Callable[..., Obj], name: Obj, age: Obj,
         col("Up-to-date", desc=_doc("DeploymentStatus", "updatedReplicas")),
         col("Available", desc=_doc("DeploymentStatus", "availableReplicas")),
         age,
-        col("Containers", desc="Names of each container in the template.", priority=1),
-        col("Images", desc="Images referenced by each container in the template.",
-            priority=1),
-        col("Selector", desc=_doc("DeploymentSpec", "selector"), priority=1),
+        *template_columns(col, _doc("DeploymentSpec", "selector")),
     ]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:

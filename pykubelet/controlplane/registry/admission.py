@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from pykubelet.api import node_labels
+from pykubelet.api.types import Toleration
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry import podrefs
 from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
@@ -28,7 +29,12 @@ from pykubelet.controlplane.registry.resources import (
     PODS,
     PRIORITY_CLASSES,
 )
-from pykubelet.controlplane.registry.store import Context, GenericStore, Obj
+from pykubelet.controlplane.registry.store import (
+    Context,
+    GenericStore,
+    MutatingAdmission,
+    Obj,
+)
 
 DEFAULT_TOLERATION_SECONDS = 300
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -70,35 +76,32 @@ async def namespace_lifecycle(
                          "field": "metadata.namespace"}]})
 
 
-async def default_toleration_seconds(
-    op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context
-) -> None:
-    if op != "CREATE" or store.info is not PODS:
+async def default_toleration_seconds(store: GenericStore, pod: Any, ctx: Context) -> None:
+    if store.info is not PODS:
         return
-    spec = obj.setdefault("spec", {})
-    tolerations: list[dict[str, Any]] = spec.setdefault("tolerations", [])
+    tolerations: list[Toleration] = pod.spec.tolerations
 
     def tolerated(key: str) -> bool:
         return any(
-            (t.get("key") == key or (not t.get("key") and t.get("operator") == "Exists"))
-            and t.get("effect", "") in ("", "NoExecute")
+            (t.key == key or (not t.key and t.operator == "Exists"))
+            and t.effect in ("", "NoExecute")
             for t in tolerations
         )
 
     for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
         if not tolerated(key):
-            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+            tolerations.append(Toleration(key=key, operator="Exists", effect="NoExecute",
+                                          toleration_seconds=DEFAULT_TOLERATION_SECONDS))
 
 
-async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx: Context) -> None:
-    if op != "CREATE" or store.info is not PODS:
+async def priority(store: GenericStore, pod: Any, ctx: Context) -> None:
+    if store.info is not PODS:
         return
-    spec = obj.setdefault("spec", {})
-    name = spec.get("priorityClassName") or ""
+    spec = pod.spec
+    name = spec.priority_class_name
     pcs = store.registry.store(PRIORITY_CLASSES)
     value, policy = 0, "PreemptLowerPriority"
-    pod_name = _meta(obj).get("name", "")
+    pod_name = pod.metadata.name
     if name:
         entry = pcs.lookup("", name)
         if entry is None:
@@ -113,17 +116,17 @@ async def priority(op: str, store: GenericStore, obj: Obj, old: Obj | None, ctx:
             if pc.get("globalDefault"):
                 name = entry.attrs.name
                 value, policy = int(pc.get("value", 0)), pc.get("preemptionPolicy", policy)
-                spec["priorityClassName"] = name
+                spec.priority_class_name = name
                 break
-    given = spec.get("priority")
+    given = spec.priority
     if given is not None and given != value:
         raise errors.StatusError(
             403, errors.FORBIDDEN,
             f'pods "{pod_name}" is forbidden: the integer value of priority ({given}) must not be '
             f"provided in pod spec; priority admission controller computed {value} from the "
             "given PriorityClass name", {"name": pod_name, "kind": "pods"})
-    spec["priority"] = value
-    spec["preemptionPolicy"] = spec.get("preemptionPolicy") or policy
+    spec.priority = value
+    spec.preemption_policy = spec.preemption_policy or policy
 
 
 async def node_restriction(
@@ -239,4 +242,5 @@ def _mirror_pod_refusal(store: GenericStore, node: str, pod: Obj) -> str:
     return ""
 
 
-DEFAULT_PLUGINS = (namespace_lifecycle, default_toleration_seconds, priority, node_restriction)
+DEFAULT_PLUGINS = (namespace_lifecycle, MutatingAdmission(default_toleration_seconds),
+                   MutatingAdmission(priority), node_restriction)

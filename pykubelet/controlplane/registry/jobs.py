@@ -12,7 +12,7 @@ from typing import Any
 from pykubelet.api.batch_validation import generate_selector
 from pykubelet.controlplane.registry.gcpolicy import ORPHAN_DEPENDENTS
 from pykubelet.controlplane.registry.resources import JOBS
-from pykubelet.controlplane.registry.strategy import Obj, Strategy
+from pykubelet.controlplane.registry.strategy import Strategy
 
 
 class JobStrategy(Strategy):
@@ -21,8 +21,6 @@ class JobStrategy(Strategy):
     tracks_generation = True
     garbage_collection_policy = ORPHAN_DEPENDENTS
 
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
-        super().prepare_for_create(obj, typed)
-        job = self.typed(obj)
-        generate_selector(job)
-        obj["spec"] = self.kind.encode(job)["spec"]
+    def prepare_typed_for_create(self, typed: Any) -> None:
+        super().prepare_typed_for_create(typed)
+        generate_selector(typed)

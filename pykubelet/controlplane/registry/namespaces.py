@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.objects import NamespaceSpec, NamespaceStatus
 from pykubelet.controlplane.registry.resources import NAMESPACES
 from pykubelet.controlplane.registry.strategy import Obj, Strategy
 
@@ -20,10 +21,10 @@ class NamespaceStrategy(Strategy):
     has_status = True
     selectable_fields = ("status.phase",)
 
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
-        obj["spec"] = {"finalizers": [FINALIZER_KUBERNETES]}
-        obj["status"] = {"phase": "Active"}
-        _name_label(obj)
+    def prepare_typed_for_create(self, typed: Any) -> None:
+        typed.spec = NamespaceSpec(finalizers=[FINALIZER_KUBERNETES])
+        typed.status = NamespaceStatus(phase="Active")
+        typed.metadata.labels[NAME_LABEL] = typed.metadata.name
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)

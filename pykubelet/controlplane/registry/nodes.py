@@ -14,7 +14,7 @@ class NodeStrategy(Strategy):
     has_status = True
     selectable_fields = ("spec.unschedulable",)
 
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+    def prepare_typed_for_create(self, typed: Any) -> None:
         """A node registers itself with its status (kubelet's registerWithAPIServer)."""
 
     def fields(self, obj: Obj) -> dict[str, str]:

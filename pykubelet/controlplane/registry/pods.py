@@ -10,6 +10,7 @@ from typing import Any
 
 from pykubelet.api import validation
 from pykubelet.api.qos import qos_class
+from pykubelet.api.types import PodStatus
 from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.strategy import Obj, StatusStrategy, Strategy
 
@@ -36,9 +37,8 @@ class PodStrategy(Strategy):
     )
     indexed_fields = ("spec.nodeName",)
 
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
-        pod = typed if typed is not None else self.typed(obj)
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
+    def prepare_typed_for_create(self, typed: Any) -> None:
+        typed.status = PodStatus(phase="Pending", qos_class=qos_class(typed))
 
     def fields(self, obj: Obj) -> dict[str, str]:
         spec = obj.get("spec") or {}

@@ -8,7 +8,8 @@ without a resourceVersion retries on a conflict, one with a stale resourceVersio
 
 Create: decode (strict, or dropping unknown fields with a warning), namespace from the
 URL, ``generateName``, the system fields (uid, creationTimestamp), the strategy's
-PrepareForCreate, admission, validation, then the store. Update and patch: the same over
+PrepareForCreate, admission, validation, then the store, all on the one object the body
+decoded into (stored as its encoding). Update and patch: the same over
 the current object, keeping what a client may not change. Delete: the strategy's grace
 period; a graceful delete or pending finalizers only stamp ``deletionTimestamp``, the
 object goes when the grace ends (a node confirms) or the last finalizer is removed.
@@ -166,7 +167,19 @@ class ListResult:
 __all__ = ["Attrs", "Context", "DeleteOptions", "Entry", "GenericStore", "ListResult", "Obj",
            "Registry", "User", "Watcher", "encode"]
 
+# An admission plugin (op, store, new, old, ctx): on CREATE it reads the new object, which
+# is an encoding of the one decoded view; a plugin that changes a new object is a
+# MutatingAdmission, and edits that view
 AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class MutatingAdmission:
+    """An admission plugin that changes a new object (kube-apiserver's MutationInterface,
+    on CREATE): it edits the object model's view the store decoded once, so validation
+    reads what it wrote without decoding the object again."""
+
+    admit: Callable[[GenericStore, Any, Context], Awaitable[None]]
 
 
 def encode(obj: Obj) -> bytes:
@@ -204,7 +217,7 @@ class Registry:
         self.storage = storage
         self.cacher = cacher
         self.stores: dict[tuple[str, str], GenericStore] = {}
-        self.admission: list[AdmitFn] = []
+        self.admission: list[AdmitFn | MutatingAdmission] = []
 
     def add(self, strategy: Strategy, ring_size: int | None = None) -> GenericStore:
         cache = self.cacher.register(strategy.info.storage_prefix, strategy.attrs,
@@ -280,7 +293,23 @@ class GenericStore:
 
     async def _admit(self, op: str, obj: Obj, old: Obj | None, ctx: Context) -> None:
         for plugin in self.registry.admission:
-            await plugin(op, self, obj, old, ctx)
+            if not isinstance(plugin, MutatingAdmission):
+                await plugin(op, self, obj, old, ctx)
+
+    async def _admit_create(self, typed: Any, strat: Strategy, ctx: Context) -> Obj:
+        """The admission chain over a new object, in order: mutating plugins edit the
+        decoded view, the others read its encoding. Returns the canonical object as the
+        chain left it."""
+        obj: Obj | None = None
+        for plugin in self.registry.admission:
+            if isinstance(plugin, MutatingAdmission):
+                await plugin.admit(self, typed, ctx)
+                obj = None
+                continue
+            if obj is None:
+                obj = strat.encoded(typed)
+            await plugin("CREATE", self, obj, None, ctx)
+        return obj if obj is not None else strat.encoded(typed)
 
     async def _committed(self, rev: int, key: str, fallback: bytes | None = None) -> Entry:
         await self.registry.cacher.wait_for(rev)
@@ -388,46 +417,53 @@ class GenericStore:
     ) -> Entry | Obj:
         strat = strategy or self.strategy
         self._check_namespace(body, namespace)
-        obj, typed = self._decode_typed(body, ctx, strat)
-        return await self._create_decoded(ctx, namespace, obj, strat, typed)
+        _obj, typed = self._decode_typed(body, ctx, strat)
+        return await self._create_decoded(ctx, namespace, typed, strat)
 
-    async def _create_decoded(self, ctx: Context, namespace: str, obj: Obj, strat: Strategy,
-                              typed: Any = None) -> Entry | Obj:
-        """A create of an object already decoded (a create-on-update passes its object
-        on, never its body again)."""
-        meta = _meta(obj)
+    async def _create_decoded(self, ctx: Context, namespace: str, typed: Any,
+                              strat: Strategy) -> Entry | Obj:
+        """A create of an object decoded once (kube-apiserver's create: the system fields,
+        PrepareForCreate, admission and validation on that one object, then its encoding
+        stored); a create-on-update passes its object on, never its body again."""
+        meta = typed.metadata
         if self.info.namespaced:
-            meta["namespace"] = namespace
-        if meta.get("resourceVersion"):
+            meta.namespace = namespace
+        if meta.resource_version:
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(
+        if not meta.name and meta.generate_name:
+            meta.name = meta.generate_name + "".join(
                 random.choice(_NAME_CHARS) for _ in range(5))
-        self._set_system_fields(meta)
-        strat.prepare_for_create(obj, typed)
-        await self._admit("CREATE", obj, None, ctx)
-        errs = strat.validate(obj)
+        meta.uid = new_uid()
+        meta.creation_timestamp = rfc3339(now())
+        meta.deletion_timestamp = meta.deletion_grace_period_seconds = None
+        meta.self_link, meta.managed_fields = "", []
+        return await self._create_prepared(ctx, namespace, typed, strat)
+
+    async def _create_prepared(self, ctx: Context, namespace: str, typed: Any,
+                               strat: Strategy) -> Entry | Obj:
+        """PrepareForCreate, admission, validation and the write, of the one typed object
+        (a strategy that still prepares the dict gets its encoding, decoded once more)."""
+        strat.prepare_typed_for_create(typed)
+        if type(strat).prepare_for_create is not Strategy.prepare_for_create:
+            prepared = strat.encoded(typed)
+            strat.prepare_for_create(prepared, typed)
+            typed = strat.typed(prepared)
+        obj = await self._admit_create(typed, strat, ctx)
+        obj["kind"], obj["apiVersion"] = self.info.kind, self.info.group_version
+        errs = strat.validate_typed(typed)
         if errs:
             raise self._invalid(obj, errs)
         if ctx.dry_run:
             return obj
-        key = self.info.key(namespace, meta["name"])
+        name = typed.metadata.name
+        key = self.info.key(namespace, name)
         try:
             kv = await self.registry.storage.create(key, encode(obj))
         except KeyExistsError:
-            raise errors.already_exists(self.info.resource, self.info.group,
-                                        meta["name"]) from None
+            raise errors.already_exists(self.info.resource, self.info.group, name) from None
         except StorageError as exc:
             raise storage_error(exc) from None
         return await self._committed(kv.mod_revision, key)
-
-    @staticmethod
-    def _set_system_fields(meta: Obj) -> None:
-        meta["uid"] = new_uid()
-        meta["creationTimestamp"] = rfc3339(now())
-        for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
-                  "managedFields"):
-            meta.pop(f, None)
 
     # ------------------------------------------------------------------ update / patch
     async def update(
@@ -436,7 +472,7 @@ class GenericStore:
     ) -> Entry | Obj:
         strat = strategy or self.strategy
         self._check_namespace(body, namespace)
-        obj = self._decode(body, ctx, strat)
+        obj, typed = self._decode_typed(body, ctx, strat)
         meta = _meta(obj)
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match "
@@ -445,9 +481,8 @@ class GenericStore:
         key = self.info.key(namespace, name)
         if self.cache.entries.get(key) is None:
             if self.strategy.allow_create_on_update and strategy is None:
-                meta.pop("resourceVersion", None)
-                meta["name"] = name
-                return await self._create_decoded(ctx, namespace, obj, self.strategy)
+                typed.metadata.resource_version, typed.metadata.name = "", name
+                return await self._create_decoded(ctx, namespace, typed, self.strategy)
             raise self._not_found(name)
         return await self._guaranteed_update(
             ctx, namespace, name, lambda _old: copy.deepcopy(obj), strat, precondition=rv)

@@ -111,14 +111,27 @@ class Strategy:
         """The object model's view of a canonical object (for the kind's rules)."""
         return self.kind.decode(obj, unknown=[])
 
+    def encoded(self, typed: Any) -> Obj:
+        """The canonical object of the object model's view (an encode, never a decode)."""
+        obj = self.kind.encode(typed)
+        self.canonicalize(obj)
+        return obj
+
     # -- create / update
-    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
-        """Clear what a create may not set. ``typed``: the object model's view of the body
-        as decoded (the store decodes a body once), for rules that read the typed object."""
+    def prepare_typed_for_create(self, typed: Any) -> None:
+        """Upstream's PrepareForCreate, on the object model's view the store decoded once
+        (admission and validation then read that same object): clear what a create may
+        not set: no status (None, which the encoding leaves out: a new object has none
+        until its controller writes one) and generation 1 where it is tracked."""
         if self.has_status:
-            obj.pop("status", None)
+            typed.status = None
         if self.tracks_generation:
-            obj.setdefault("metadata", {})["generation"] = 1
+            typed.metadata.generation = 1
+
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        """PrepareForCreate on the canonical dict, for a strategy that has not moved to
+        prepare_typed_for_create: the store then decodes the prepared object once more
+        for validation. ``typed``: the view the dict was encoded from."""
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         if self.has_status:
@@ -133,7 +146,11 @@ class Strategy:
             new.setdefault("metadata", {})["generation"] = gen
 
     def validate(self, obj: Obj) -> list[Any]:
-        return list(self.kind.validate(self.typed(obj)))
+        return self.validate_typed(self.typed(obj))
+
+    def validate_typed(self, typed: Any) -> list[Any]:
+        """Validation of the object model's view (a create validates what it decoded)."""
+        return list(self.kind.validate(typed))
 
     def validate_update(self, new: Obj, old: Obj) -> list[Any]:
         return list(self.kind.validate_update(self.typed(new), self.typed(old)))

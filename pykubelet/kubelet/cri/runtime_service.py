@@ -15,9 +15,9 @@ name, so callers decide on NOT_FOUND without importing grpc.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 
@@ -34,6 +34,30 @@ class CRICallError(Exception):
     @property
     def not_found(self) -> bool:
         return self.code == "NOT_FOUND"
+
+
+class _Listed(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+ListedT = TypeVar("ListedT", bound=_Listed)
+StatusT = TypeVar("StatusT")
+
+
+def with_statuses(listed: Iterable[ListedT], status: Callable[[str], StatusT]
+                  ) -> Iterator[tuple[ListedT, StatusT]]:
+    """Each listed sandbox or container with its status, skipping one the runtime removed
+    between the List and its Status call (NotFound), as kubelet's getPodContainerStatuses
+    and sandbox listing do."""
+    for item in listed:
+        try:
+            st = status(item.id)
+        except CRICallError as exc:
+            if exc.not_found:
+                continue
+            raise
+        yield item, st
 
 
 @dataclass(frozen=True)

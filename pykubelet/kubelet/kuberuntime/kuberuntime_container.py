@@ -24,7 +24,7 @@ from pykubelet.kubelet.container.runtime_state import (
     PodRuntimeStatus,
     secs,
 )
-from pykubelet.kubelet.cri.runtime_service import CRICallError, RuntimeService
+from pykubelet.kubelet.cri.runtime_service import CRICallError, RuntimeService, with_statuses
 from pykubelet.kubelet.events import reasons
 from pykubelet.kubelet.events.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.kubelet.images.image_manager import ImageManager
@@ -113,13 +113,8 @@ class ContainerRuntime:
         """getPodContainerStatuses: the pod's containers, from kubelet's labels."""
         sel = {POD_UID_LABEL: uid}
         containers: list[ContainerRuntimeStatus] = []
-        for c in self.cri.list_containers(label_selector=sel):
-            try:
-                st = self.cri.container_status(c.id)
-            except CRICallError as exc:
-                if exc.not_found:
-                    continue
-                raise
+        for c, st in with_statuses(self.cri.list_containers(label_selector=sel),
+                                   self.cri.container_status):
             info = parse_container_labels(st.labels or c.labels, st.annotations or c.annotations)
             if info.termination_grace_period is not None:
                 self._annotated_grace[st.id] = info.termination_grace_period

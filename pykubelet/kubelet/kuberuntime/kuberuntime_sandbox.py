@@ -13,7 +13,7 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Pod
 from pykubelet.kubelet.cm.pod_container_manager import PodCgroups
 from pykubelet.kubelet.container.runtime_state import SandboxRuntimeStatus, SandboxState, secs
-from pykubelet.kubelet.cri.runtime_service import CRICallError, RuntimeService
+from pykubelet.kubelet.cri.runtime_service import RuntimeService, with_statuses
 from pykubelet.kubelet.kuberuntime.labels import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -42,13 +42,8 @@ class SandboxRuntime:
         """The pod's sandboxes, newest first, and its name and namespace (as given, else
         from the sandboxes' labels: an orphan's spec is gone)."""
         sandboxes: list[SandboxRuntimeStatus] = []
-        for s in self.cri.list_pod_sandbox({POD_UID_LABEL: uid}):
-            try:
-                sandbox_st = self.cri.pod_sandbox_status(s.id)
-            except CRICallError as exc:
-                if exc.not_found:
-                    continue
-                raise
+        for s, sandbox_st in with_statuses(self.cri.list_pod_sandbox({POD_UID_LABEL: uid}),
+                                           self.cri.pod_sandbox_status):
             sb = SandboxRuntimeStatus(
                 id=sandbox_st.id,
                 state=(SandboxState.READY if sandbox_st.state == pb.SANDBOX_READY

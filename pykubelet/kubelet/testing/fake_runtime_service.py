@@ -141,6 +141,17 @@ class FakeRuntimeService:
             raise CRICallError(method, "NOT_FOUND", f"container {container_id!r} not found")
         return c
 
+    def _container_in(self, method: str, container_id: str, state: int, word: str
+                      ) -> FakeContainer:
+        """The call ``method`` recorded on a container that must be in ``state``: the
+        container, else FAILED_PRECONDITION "container ID is not WORD" (NOT_FOUND if gone)."""
+        self._enter(method, container_id)
+        c = self._container(method, container_id)
+        if c.state != state:
+            raise CRICallError(method, "FAILED_PRECONDITION",
+                               f"container {container_id} is not {word}")
+        return c
+
     def close(self) -> None:
         self.closed = True
 
@@ -244,11 +255,8 @@ class FakeRuntimeService:
 
     def start_container(self, container_id: str) -> None:
         with self._lock:
-            self._enter("StartContainer", container_id)
-            c = self._container("StartContainer", container_id)
-            if c.state != pb.CONTAINER_CREATED:
-                raise CRICallError("StartContainer", "FAILED_PRECONDITION",
-                                   f"container {container_id} is not created")
+            c = self._container_in("StartContainer", container_id, pb.CONTAINER_CREATED,
+                                   "created")
             c.state = pb.CONTAINER_RUNNING
             c.started_at = self._now_ns()
 
@@ -303,21 +311,14 @@ class FakeRuntimeService:
 
     def reopen_container_log(self, container_id: str) -> None:
         with self._lock:
-            self._enter("ReopenContainerLog", container_id)
-            c = self._container("ReopenContainerLog", container_id)
-            if c.state != pb.CONTAINER_RUNNING:
-                raise CRICallError("ReopenContainerLog", "FAILED_PRECONDITION",
-                                   f"container {container_id} is not running")
+            self._container_in("ReopenContainerLog", container_id, pb.CONTAINER_RUNNING,
+                               "running")
 
     def exec_sync(
         self, container_id: str, cmd: list[str], timeout_s: float
     ) -> pb.ExecSyncResponse:
         with self._lock:
-            self._enter("ExecSync", container_id)
-            c = self._container("ExecSync", container_id)
-            if c.state != pb.CONTAINER_RUNNING:
-                raise CRICallError("ExecSync", "FAILED_PRECONDITION",
-                                   f"container {container_id} is not running")
+            self._container_in("ExecSync", container_id, pb.CONTAINER_RUNNING, "running")
             handler = self.exec_handler
         return handler(container_id, cmd) if handler is not None else pb.ExecSyncResponse()
 
@@ -337,11 +338,7 @@ class FakeRuntimeService:
 
     def _running(self, method: str, container_id: str) -> None:
         with self._lock:
-            self._enter(method, container_id)
-            c = self._container(method, container_id)
-            if c.state != pb.CONTAINER_RUNNING:
-                raise CRICallError(method, "FAILED_PRECONDITION",
-                                   f"container {container_id} is not running")
+            self._container_in(method, container_id, pb.CONTAINER_RUNNING, "running")
 
     # ------------------------------------------------------------------ images
     def image_status(self, image: str) -> pb.Image | None:

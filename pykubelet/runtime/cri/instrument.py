@@ -90,20 +90,26 @@ def _code_name(context: grpc.ServicerContext, exc: BaseException | None) -> str:
 
 
 class _Measure:
-    """One RPC's started/handled counts and duration (nothing without metrics)."""
+    """One RPC's started/handled counts and duration (nothing without metrics), around
+    its handler: ``with _Measure(...)``, the status read from the context at the end."""
 
-    def __init__(self, metrics: RuntimeMetrics | None, kind: str, full: str) -> None:
+    def __init__(self, metrics: RuntimeMetrics | None, kind: str, full: str,
+                 context: grpc.ServicerContext) -> None:
         self.metrics = metrics
         self.kind = kind
+        self.context = context
         self.service, _, self.method = full.lstrip("/").rpartition("/")
-        self.t0 = time.perf_counter()
-        if metrics is not None:
-            metrics.observe_start(kind, self.service, self.method)
+        self.t0 = 0.0
 
-    def done(self, context: grpc.ServicerContext, failure: BaseException | None) -> None:
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+        if self.metrics is not None:
+            self.metrics.observe_start(self.kind, self.service, self.method)
+
+    def __exit__(self, _type: object, failure: BaseException | None, _tb: object) -> None:
         if self.metrics is not None:
             self.metrics.observe_done(self.kind, self.service, self.method,
-                                      _code_name(context, failure),
+                                      _code_name(self.context, failure),
                                       time.perf_counter() - self.t0)
 
 
@@ -125,15 +131,8 @@ class ErrorInterceptor(grpc.ServerInterceptor):
             inner = handler.unary_unary
 
             def unary(request: Any, context: grpc.ServicerContext) -> Any:
-                measure = _Measure(metrics, "unary", full)
-                failure: BaseException | None = None
-                try:
+                with _Measure(metrics, "unary", full, context):
                     return _run(method, inner, request, context)
-                except BaseException as exc:
-                    failure = exc
-                    raise
-                finally:
-                    measure.done(context, failure)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary,
@@ -144,15 +143,8 @@ class ErrorInterceptor(grpc.ServerInterceptor):
             inner_stream = handler.unary_stream
 
             def stream(request: Any, context: grpc.ServicerContext) -> Any:
-                measure = _Measure(metrics, "server_stream", full)
-                failure: BaseException | None = None
-                try:
+                with _Measure(metrics, "server_stream", full, context):
                     yield from _run(method, inner_stream, request, context)
-                except BaseException as exc:
-                    failure = exc
-                    raise
-                finally:
-                    measure.done(context, failure)
 
             return grpc.unary_stream_rpc_method_handler(
                 stream,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime import netns
@@ -23,6 +23,8 @@ from pykubelet.runtime.sandbox import (
     SandboxManager,
     SandboxSpec,
 )
+
+M = TypeVar("M")  # a CRI message built from a sandbox
 
 _PROTOCOLS = {pb.TCP: "tcp", pb.UDP: "udp", pb.SCTP: "sctp"}
 _STATES = {READY: pb.SANDBOX_READY, NOTREADY: pb.SANDBOX_NOTREADY}
@@ -224,21 +226,20 @@ class SandboxRPC:
         return (info.state, info.ip, tuple(info.additional_ips), info.created_at)
 
     def _summary_pb(self, info: SandboxInfo) -> pb.PodSandbox:
-        key = self._mutable(info)
-        hit = self._summaries.get(info.id)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        msg = _summary(info)
-        self._summaries[info.id] = (key, msg)
-        return msg
+        return self._memo(self._summaries, info, _summary)
 
     def _status_pb(self, info: SandboxInfo) -> pb.PodSandboxStatus:
+        return self._memo(self._statuses, info, status_message)
+
+    def _memo(self, cache: dict[str, tuple[tuple[Any, ...], M]], info: SandboxInfo,
+              build: Callable[[SandboxInfo], M]) -> M:
+        """The message built for ``info``, built again only once its mutable fields moved."""
         key = self._mutable(info)
-        hit = self._statuses.get(info.id)
+        hit = cache.get(info.id)
         if hit is not None and hit[0] == key:
             return hit[1]
-        msg = status_message(info)
-        self._statuses[info.id] = (key, msg)
+        msg = build(info)
+        cache[info.id] = (key, msg)
         return msg
 
     def _stats(self, info: SandboxInfo) -> pb.PodSandboxStats:

@@ -24,8 +24,8 @@ from registry_support import Registry
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.runtime.errors import NotFound, PermissionDenied, Unavailable
 from pykubelet.runtime.image_build import build_busybox_image
-from pykubelet.runtime.image_pull import Credentials, Progress, PullOptions, pull_image
-from pykubelet.runtime.images import ImageStore
+from pykubelet.runtime.image_pull import Credentials, PullOptions, pull_image
+from pykubelet.runtime.images import ImageStore, LayerProgress
 
 pytestmark = pytest.mark.root  # the store unpacks as root (owners, device nodes)
 REPO = Path(__file__).resolve().parents[3]
@@ -126,7 +126,7 @@ def test_anonymous_pull_by_tag_and_digest_layers_once(registry: Registry, busybo
     registry.push(busybox, "team/bb:1")
     registry.push(busybox, "team/bb:2", fmt="docker-v2s2")  # Docker schema 2 manifest
     store = ImageStore(tmp_path / "images")
-    events: list[Progress] = []
+    events: list[LayerProgress] = []
     img = pull_image(store, f"{registry.host}/team/bb:1", progress=events.append)
     assert img.repo_tags == [f"{registry.host}/team/bb:1"]
     [digest_ref] = img.repo_digests

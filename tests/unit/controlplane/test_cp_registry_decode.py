@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from cp_live import LiveAPI
 from registry_fixture import memory_registry
 
 from pykubelet.api.machinery import codec
 from pykubelet.controlplane.registry import store as store_module
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy
-from pykubelet.controlplane.registry.resources import CONFIGMAPS, NAMESPACES, PODS
+from pykubelet.controlplane.registry.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 from pykubelet.controlplane.registry.strategy import Obj
 
@@ -38,21 +39,89 @@ def _count_decodes() -> tuple[list[str], Any, Any]:
             mock.patch.object(codec, "unknown_fields", unknown))
 
 
-def test_a_create_decodes_the_body_once() -> None:
-    """A pod's create walks its body once (unknown fields found in the same pass, the QoS
-    class read from the decoded object) and decodes the object it will store once more,
-    for validation after admission changed it: two decodes, where there were four (an
-    unknown-field walk, the decode, one for the QoS class, one for validation)."""
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+              "spec": {"selector": {"matchLabels": {"app": "d"}},
+                       "template": {"metadata": {"labels": {"app": "d"}},
+                                    "spec": {"containers": [{"name": "c",
+                                                             "image": "busybox"}]}}}}
 
-    async def run() -> list[str]:
+
+def _create_counting(resource: Any, body: Obj) -> tuple[list[str], Obj]:
+    async def run() -> tuple[list[str], Obj]:
         calls, p1, p2 = _count_decodes()
         async with memory_registry(("default",)) as reg:
             with p1, p2:
-                entry = await reg.store(PODS).create(Context(), "default", dict(POD))
-        assert entry.obj()["status"]["qosClass"] == "BestEffort"  # type: ignore[union-attr]
-        return calls
+                entry = await reg.store(resource).create(Context(), "default", dict(body))
+        return calls, entry.obj()  # type: ignore[union-attr]
 
-    assert asyncio.run(run()) == ["decode", "decode"]
+    return asyncio.run(run())
+
+
+def test_a_create_decodes_the_body_once() -> None:
+    """A pod's create walks its body once: unknown fields found in the same pass, and
+    PrepareForCreate (the QoS class), admission (tolerations, priority) and validation all
+    work on that one decoded object, as kube-apiserver's create does; the stored object is
+    its encoding. There were four decodes, then two (validation decoded the object again
+    after admission changed it)."""
+    calls, pod = _create_counting(PODS, POD)
+    assert calls == ["decode"]
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert pod["spec"]["priority"] == 0
+    assert [t["key"] for t in pod["spec"]["tolerations"]] == [
+        "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+    assert pod["metadata"]["uid"]
+    assert pod["metadata"]["creationTimestamp"]
+
+
+def test_a_deployment_create_decodes_the_body_once() -> None:
+    """The same for an apps/v1 Deployment: one decode, generation 1, no status."""
+    calls, dep = _create_counting(DEPLOYMENTS, DEPLOYMENT)
+    assert calls == ["decode"]
+    assert dep["metadata"]["generation"] == 1
+    assert "status" not in dep or not dep["status"]
+
+
+def test_a_post_decodes_once_through_the_http_layer(api: LiveAPI) -> None:
+    """The whole POST (create.py: the body read in its media type, then the registry's
+    create) walks the object model once, for a Deployment and a Pod alike."""
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    body = {**DEPLOYMENT, "metadata": {"name": "d-http"}}
+    calls, p1, p2 = _count_decodes()
+    try:
+        with p1, p2:
+            reply = api.call("POST", path, body)
+            pod_reply = api.call("POST", "/api/v1/namespaces/default/pods",
+                                 {**POD, "metadata": {"name": "p-http"}})
+        assert (reply.status, pod_reply.status) == (201, 201), (reply.body, pod_reply.body)
+        assert calls == ["decode", "decode"]  # one each
+    finally:
+        api.call("DELETE", f"{path}/d-http")
+        api.call("DELETE", "/api/v1/namespaces/default/pods/p-http?gracePeriodSeconds=0")
+
+
+class DictPreparedConfigMaps(ConfigMapStrategy):
+    """A strategy still written against the canonical dict (PrepareForCreate on ``obj``)."""
+
+    def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
+        super().prepare_for_create(obj, typed)
+        obj.setdefault("data", {})["prepared"] = "yes"
+
+
+def test_a_strategy_preparing_the_dict_still_works() -> None:
+    """What such a strategy writes is stored and validated: the prepared dict is decoded
+    once more for validation (its cost, until it prepares the typed object)."""
+
+    async def run() -> tuple[list[str], Obj]:
+        async with memory_registry(("default",)) as reg:
+            store = GenericStore(reg, DictPreparedConfigMaps(), reg.store(CONFIGMAPS).cache)
+            calls, p1, p2 = _count_decodes()
+            with p1, p2:
+                entry = await store.create(Context(), "default", {"metadata": {"name": "c"}})
+            return calls, entry.obj()  # type: ignore[union-attr]
+
+    calls, cm = asyncio.run(run())
+    assert cm["data"] == {"prepared": "yes"}
+    assert calls == ["decode", "decode"]
 
 
 def test_strict_decoding_still_names_unknown_fields_before_type_errors() -> None:

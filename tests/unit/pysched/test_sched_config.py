@@ -386,6 +386,23 @@ def test_invalid_configs_name_the_field(doc: Any, match: str) -> None:
         load_config(doc)
 
 
+@pytest.mark.parametrize(
+    ("doc", "match"),
+    [
+        (cfg(percentageOfNodesToScore=True),
+         r"^percentageOfNodesToScore: expected an integer, got bool$"),
+        (cfg(profiles=[{"schedulerName": 3}]),
+         r"^profiles\[0\]\.schedulerName: expected a string, got int$"),
+        (cfg(profiles="nope"), r"^profiles: expected a list, got str$"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named_with_the_type_expected(doc: Any, match: str) -> None:
+    """The typed field readers: a boolean is not an integer (as Go decodes), and the error
+    names the field, the type wanted and the type given."""
+    with pytest.raises(ConfigError, match=match):
+        load_config(doc)
+
+
 def test_framework_build_errors() -> None:
     c = load_config(
         cfg(
