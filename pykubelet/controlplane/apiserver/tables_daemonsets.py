@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykubelet.api.machinery.codec import definitions
-from pykubelet.controlplane.apiserver.tables_apps import template_cells
+from pykubelet.controlplane.apiserver.tables_apps import template_cells, template_columns
 
 Obj = dict[str, Any]
 Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
@@ -41,10 +41,7 @@ def daemon_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
         col("Available", "integer", doc(status_doc, "numberAvailable")),
         col("Node Selector", desc=doc(pod_doc, "nodeSelector")),
         age,
-        col("Containers", desc="Names of each container in the template.", priority=1),
-        col("Images", desc="Images referenced by each container in the template.",
-            priority=1),
-        col("Selector", desc=doc(spec_doc, "selector"), priority=1),
+        *template_columns(col, doc(spec_doc, "selector")),
     ]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:
