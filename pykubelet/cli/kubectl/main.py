@@ -20,7 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("get", "Display one or many resources"),
     "describe": ("describe", "Show details of a pod or a node, with its events"),
     "apply": ("apply", "Apply a configuration to resources from files or stdin"),
-    "create": ("apply", "Create resources from files or stdin"),
+    "create": ("create", "Create resources from files or stdin, or a deployment, job or "
+               "cronjob from flags"),
     "run": ("run", "Run a particular image in a pod"),
     "delete": ("delete", "Delete resources by name, or those in files"),
     "logs": ("logs", "Print the logs of a container in a pod"),

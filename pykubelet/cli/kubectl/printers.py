@@ -136,9 +136,11 @@ def _label_header(key: str) -> str:
 # ---------------------------------------------------------------------------- -o json/yaml
 
 
-def to_json(obj: Any, indent: int = 4) -> str:
-    """Go's json.MarshalIndent(obj, "", "    ") plus the newline kubectl adds."""
-    text = json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False)
+def to_json(obj: Any, indent: int = 4, *, sort_keys: bool = True) -> str:
+    """Go's json.MarshalIndent(obj, "", "    ") plus the newline kubectl adds; keys sorted
+    as for a decoded map, or (``sort_keys=False``) as given, for a typed object whose
+    fields print in struct order."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
     return _go_escape(text) + "\n"
 
 

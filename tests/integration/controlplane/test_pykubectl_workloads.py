@@ -1,0 +1,149 @@
+"""pykubectl's workload commands (issue 19 item 4) next to the real kubectl on one control
+plane process: ``create deployment|job|cronjob``, ``scale``, ``rollout`` and ``describe``
+of the workload kinds print what kubectl prints and make the objects kubectl makes. No
+node runs pods here: where a rollout must finish, pods are made Ready through pods/status
+(as test_cp_apps does). Nothing needs root; no request leaves loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cp_process import ControlPlaneProcess
+from test_pykubectl import pk, same_as_kubectl
+
+CP_BACKENDS = ("sqlite",)  # a client face: the store is not the point
+
+
+def _first_error(stderr: str) -> str:
+    """kubectl's error line: cobra's required-flag errors come through klog
+    (``E1203 ... "command failed" err="required flag(s) \\"image\\" not set"``)."""
+    for line in stderr.splitlines():
+        m = re.search(r'"command failed" err="(.*)"$', line)
+        if m:
+            return "error: " + m.group(1).replace('\\"', '"')
+        if line.startswith(("error:", "Error from server")):
+            return line
+    return stderr
+
+
+# ---------------------------------------------------------------------------- create
+
+
+def test_create_dry_run_prints_kubectls_objects(cp: ControlPlaneProcess, ns: str) -> None:
+    cp.kubectl("create", "cronjob", "nightly", "-n", ns, "--image=busybox",
+               "--schedule=0 3 * * *", "--", "date")
+    for args in (
+        ["deployment", "web", "--image=busybox:1.36", "--image=nginx", "--port=80", "-r",
+         "3", "-o", "yaml"],
+        ["deploy", "web", "--image=reg.local:5000/lib/busybox@sha256:abc", "-o", "json",
+         "--", "sleep", "3600"],
+        ["deployment", "web", "--image=busybox", "--replicas=2", "-n", ns, "-o", "json"],
+        ["deployment", "web", "--image=busybox"],
+        ["job", "once", "--image=busybox", "-o", "yaml", "--", "sh", "-c", "echo hi"],
+        ["job", "once", "--image=busybox", "-o", "json", "-n", ns],
+        ["job", "once", "--image=busybox", "-o", "name"],
+        ["cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *", "-o", "yaml",
+         "--", "date"],
+        ["cj", "tick", "--image=busybox", "--schedule=@hourly", "--restart=Never", "-o",
+         "json"],
+        ["job", "manual", "--from=cronjob/nightly", "-n", ns, "-o", "json"],
+        ["job", "manual", "--from=cronjob/nightly", "-n", ns, "-o", "yaml"],
+    ):
+        same_as_kubectl(cp, "create", *args, "--dry-run=client")
+    # a name with dots or underscores gets a random suffix: only its shape can be compared
+    obj = json.loads(pk(cp, "create", "deployment", "x", "--image=reg/my_img.v2:1",
+                        "--dry-run=client", "-o", "json").stdout)
+    assert re.fullmatch(r"my-img-v2-[a-z0-9]{5}",
+                        obj["spec"]["template"]["spec"]["containers"][0]["name"])
+
+
+def _comparable(obj: dict, old: str, new: str) -> dict:  # type: ignore[type-arg]
+    """An object with what differs between any two creations cleared, and one name
+    replaced by another."""
+    meta = obj["metadata"]
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+        meta.pop(key, None)
+    obj.pop("status", None)
+    return json.loads(json.dumps(obj).replace(f'"{old}"', f'"{new}"')
+                      .replace(f'"{old}-', f'"{new}-'))
+
+
+def test_create_makes_kubectls_objects(cp: ControlPlaneProcess, ns: str) -> None:
+    for kind, resource, flags in (
+        ("deployment", "deployments", ["--image=busybox", "-r", "2", "--port=8080",
+                                       "--", "sleep", "3600"]),
+        ("job", "jobs", ["--image=busybox", "--", "echo", "hi"]),
+        ("cronjob", "cronjobs", ["--image=busybox", "--schedule=*/5 * * * *",
+                                 "--restart=Never"]),
+    ):
+        group = "apps" if kind == "deployment" else "batch"
+        mine = pk(cp, "create", kind, f"p-{kind}", "-n", ns, *flags)
+        assert mine.stdout == f"{kind}.{group}/p-{kind} created\n"
+        cp.kubectl("create", kind, f"k-{kind}", "-n", ns, *flags)
+        got = json.loads(cp.kubectl("get", resource, f"p-{kind}", "-n", ns, "-o",
+                                    "json").stdout)
+        want = json.loads(cp.kubectl("get", resource, f"k-{kind}", "-n", ns, "-o",
+                                     "json").stdout)
+        if kind == "job":  # the generated selector and its labels hold the Job's uid
+            for o in (got, want):
+                o["spec"].pop("selector")
+                o["spec"]["template"]["metadata"].pop("labels")
+                o["metadata"].pop("labels", None)
+        assert _comparable(got, f"p-{kind}", "x") == _comparable(want, f"k-{kind}", "x")
+    # from a CronJob: its template, the manual annotation, the CronJob as controller
+    pk(cp, "create", "job", "p-manual", "--from=cronjob/p-cronjob", "-n", ns)
+    job = json.loads(cp.kubectl("get", "job", "p-manual", "-n", ns, "-o", "json").stdout)
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    owner = job["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("CronJob", "p-cronjob",
+                                                                   True)
+    assert "blockOwnerDeletion" not in owner
+    # server dry run: validated and defaulted, nothing written
+    out = pk(cp, "create", "deployment", "dry", "--image=busybox", "-n", ns,
+             "--dry-run=server", "-o", "yaml").stdout
+    assert "progressDeadlineSeconds: 600" in out
+    assert pk(cp, "create", "deployment", "dry", "--image=busybox", "-n", ns,
+              "--dry-run=server").stdout == "deployment.apps/dry created (server dry run)\n"
+    assert cp.kubectl("get", "deploy", "dry", "-n", ns, check=False).returncode == 1
+
+
+CREATE_ERRORS = (
+    ["deployment", "x"],
+    ["deploy"],
+    ["deployment", "--image=busybox"],
+    ["deployment", "a", "b", "--image=busybox"],
+    ["deployment", "x", "--image=a", "--image=b", "--", "sleep", "1"],
+    ["deployment", "x", "--image=busybox", "-r", "-1"],
+    ["deployment", "x", "--image=busybox", "--port=70000"],
+    ["job", "x"],
+    ["job", "--image=busybox"],
+    ["job", "x", "--image=busybox", "--from=cronjob/nope"],
+    ["job", "x", "--from=cronjob/nope"],
+    ["job", "x", "--from=nope/x"],
+    ["job", "x", "--from=cronjob"],
+    ["cronjob", "x", "--image=busybox"],
+    ["cronjob", "x", "--schedule=* * * * *"],
+    ["cronjob", "x", "--image=busybox", "--schedule=*", "--restart=Always"],
+    ["deployment", "x", "--image=busybox", "-o", "wide"],
+    [],
+)
+
+
+def test_create_errors_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    for args in CREATE_ERRORS:
+        mine = pk(cp, "create", *args, "-n", ns, check=False)
+        theirs = cp.kubectl("create", *args, "-n", ns, check=False)
+        assert mine.returncode == theirs.returncode == 1, args
+        assert mine.stdout == theirs.stdout == "", args
+        if "E1" in theirs.stderr or "wide" in args:  # klog noise; kubectl's longer list
+            want = _first_error(theirs.stderr).split(", allowed")[0]
+            assert mine.stderr.strip().startswith(want), args
+        else:
+            assert mine.stderr.replace("pykubectl", "kubectl") == theirs.stderr, args
+    assert cp.kubectl("get", "deploy,job,cronjob", "-n", ns, "-o", "name").stdout == ""
+
+
+def test_create_existing_is_refused_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    cp.kubectl("create", "deployment", "web", "--image=busybox", "-n", ns)
+    same_as_kubectl(cp, "create", "deployment", "web", "--image=busybox", "-n", ns)
