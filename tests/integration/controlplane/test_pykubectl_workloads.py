@@ -147,3 +147,56 @@ def test_create_errors_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
 def test_create_existing_is_refused_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
     cp.kubectl("create", "deployment", "web", "--image=busybox", "-n", ns)
     same_as_kubectl(cp, "create", "deployment", "web", "--image=busybox", "-n", ns)
+
+
+# ---------------------------------------------------------------------------- scale
+
+
+def _scale_of(cp: ControlPlaneProcess, ns: str, name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(cp.kubectl("get", "--raw", f"/apis/apps/v1/namespaces/{ns}/deployments/"
+                                 f"{name}/scale").stdout)
+
+
+def test_scale_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    for name in ("web", "db"):
+        cp.kubectl("create", "deployment", name, "--image=busybox", "-n", ns)
+    cp.kubectl("create", "job", "once", "--image=busybox", "-n", ns)
+    cp.kubectl("create", "configmap", "cfg", "-n", ns)
+    # each is idempotent, so the second program sees what the first left
+    for args in (
+        ["deploy/web", "--replicas=2"],
+        ["deploy", "web", "--replicas=2", "--current-replicas=2"],
+        ["deploy/web", "--replicas=3", "--current-replicas=5"],
+        ["deploy/web", "--replicas=3", "--resource-version=1"],
+        ["deploy/web", "--replicas=-1"],
+        ["deploy/web", "--replicas=1", "--current-replicas=-2"],
+        ["deploy/nope", "--replicas=1"],
+        ["deploy/web", "deploy/nope", "deploy/db", "--replicas=2"],
+        ["deploy", "web", "db", "--replicas=2", "--resource-version=5"],
+        ["job/once", "--replicas=2"],
+        ["cm/cfg", "--replicas=1"],
+        ["deploy", "--replicas=2"],
+        ["--replicas=2"],
+        ["deploy", "--all", "--replicas=2"],
+        ["deploy", "-l", "app=db", "--replicas=3"],
+        ["deploy", "-l", "app=none", "--replicas=3"],
+        ["deploy/web", "--replicas=4", "-o", "name"],
+        ["deploy/web", "--replicas=5", "--dry-run=server"],
+        ["deploy/web", "--replicas=5", "--dry-run=client"],
+    ):
+        same_as_kubectl(cp, "scale", *args, "-n", ns)
+    assert [_scale_of(cp, ns, n)["spec"]["replicas"] for n in ("web", "db")] == [4, 3]
+    # the object printed is the one read, with the new size
+    out = pk(cp, "scale", "deploy/web", "--replicas=5", "--dry-run=client", "-o", "yaml",
+             "-n", ns).stdout
+    assert "\n  replicas: 5\n" in out
+    assert _scale_of(cp, ns, "web")["spec"]["replicas"] == 4
+    # --timeout waits until the Scale's status shows the size
+    assert pk(cp, "scale", "deploy/db", "--replicas=1", "--timeout=30s", "-n",
+              ns).stdout == "deployment.apps/db scaled\n"
+    assert _scale_of(cp, ns, "db")["status"]["replicas"] == 1
+    missing = pk(cp, "scale", "deploy/web", "-n", ns, check=False)
+    assert (missing.returncode, missing.stderr) == (1, 'error: required flag(s) "replicas" '
+                                                       "not set\n")
+    assert _first_error(cp.kubectl("scale", "deploy/web", "-n", ns,
+                                   check=False).stderr) == missing.stderr.strip()
