@@ -64,6 +64,26 @@ class Writer:
         return self.buf.getvalue()
 
 
+class RawWriter(Writer):
+    """kubectl's PrefixWriter straight onto a buffer, without the tabwriter (what
+    ``rollout history --revision`` and ``undo --dry-run`` print: tabs stay tabs)."""
+
+    def __init__(self) -> None:
+        self.buf = io.StringIO()
+        self.tw = _Passthrough(self.buf)
+
+
+class _Passthrough(TabWriter):
+    def __init__(self, out: io.StringIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> None:
+        self.out.write(text)
+
+    def flush(self) -> None:
+        pass
+
+
 def rfc1123z(ts: Any) -> str:
     """Go's time.RFC1123Z in the local zone (metav1.Time decodes to local time); the zero
     time for a missing one, as Go prints it."""
@@ -301,12 +321,14 @@ def _env_field(pod: Obj, path: str) -> str:
 
 
 def describe_containers(w: Writer, label: str, containers: list[Obj], statuses: list[Obj],
-                        pod: Obj) -> None:
+                        pod: Obj, space: str = "") -> None:
+    """describeContainers; ``space`` indents the block (a pod template's is two spaces,
+    its container names one more)."""
     by_name = {s.get("name"): s for s in statuses or []}
-    w.write(0, f"{label}:{' <none>' if not containers else ''}\n")
+    w.write(0, f"{space}{label}:{' <none>' if not containers else ''}\n")
     for c in containers:
         status = by_name.get(c.get("name"))
-        w.write(1, f"{c.get('name', '')}:\n")
+        w.write(1, f"{' ' if space else ''}{c.get('name', '')}:\n")
         if status is not None:
             w.write(2, f"Container ID:\t{status.get('containerID', '')}\n")
         w.write(2, f"Image:\t{c.get('image', '')}\n")
@@ -376,13 +398,13 @@ def describe_containers(w: Writer, label: str, containers: list[Obj], statuses: 
             w.write(3, f"{m.get('mountPath', '')} from {m.get('name', '')} ({','.join(flags)})\n")
 
 
-def describe_volumes(w: Writer, volumes: list[Obj]) -> None:
+def describe_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
     if not volumes:
-        w.write(0, "Volumes:\t<none>\n")
+        w.write(0, f"{space}Volumes:\t<none>\n")
         return
-    w.write(0, "Volumes:\n")
+    w.write(0, f"{space}Volumes:\n")
     for v in volumes:
-        w.write(1, f"{v.get('name', '')}:\n")
+        w.write(1, f"{' ' if space else ''}{v.get('name', '')}:\n")
         if v.get("hostPath") is not None:
             h = v["hostPath"]
             w.write(2, "Type:\tHostPath (bare host directory volume)\n"
@@ -547,6 +569,60 @@ def describe_pod(pod: Obj, events: list[Obj] | None) -> str:
     if events is not None:
         describe_events(w, events)
     return w.text()
+
+
+def describe_pod_template(w: Writer, template: Obj | None) -> None:
+    """DescribePodTemplate: a workload's pod template, indented under its title."""
+    w.write(0, "Pod Template:\n")
+    if template is None:
+        w.write(1, "<unset>")
+        return
+    meta = template.get("metadata") or {}
+    spec = template.get("spec") or {}
+    print_labels(w, "  Labels", meta.get("labels"))
+    if meta.get("annotations"):
+        print_annotations(w, "  Annotations", meta["annotations"])
+    if spec.get("serviceAccountName"):
+        w.write(1, f"Service Account:\t{spec['serviceAccountName']}\n")
+    if spec.get("initContainers"):
+        describe_containers(w, "Init Containers", spec["initContainers"], [], {}, "  ")
+    describe_containers(w, "Containers", spec.get("containers") or [], [], {}, "  ")
+    describe_volumes(w, spec.get("volumes") or [], "  ")
+    describe_topology_spread(w, spec.get("topologySpreadConstraints") or [], "  ")
+    if spec.get("priorityClassName"):
+        w.write(1, f"Priority Class Name:\t{spec['priorityClassName']}\n")
+    print_labels(w, "  Node-Selectors", spec.get("nodeSelector"))
+    print_tolerations(w, "  Tolerations", spec.get("tolerations"))
+
+
+def describe_topology_spread(w: Writer, constraints: list[Obj], space: str) -> None:
+    """describeTopologySpreadConstraints (sorted by topology key)."""
+    for i, c in enumerate(sorted(constraints, key=lambda c: c.get("topologyKey", ""))):
+        if i == 0:
+            w.write(0, f"{space}Topology Spread Constraints:\t")
+        else:
+            w.write(0, f"{space}\t")
+        text = (f"{c.get('topologyKey', '')}:{c.get('whenUnsatisfiable', '')} when max skew "
+                f"{c.get('maxSkew', 0)} is exceeded")
+        if c.get("labelSelector") is not None:
+            text += f" for selector {format_label_selector(c['labelSelector'])}"
+        w.write(0, text + "\n")
+
+
+def selector_string(sel: Obj | None) -> str:
+    """metav1.LabelSelectorAsSelector(sel).String(): requirements sorted by key, values of
+    a set sorted; an empty selector is "" (everything), a missing one "<none>"."""
+    if sel is None:
+        return "<none>"
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in
+                                   (sel.get("matchLabels") or {}).items()]
+    for e in sel.get("matchExpressions") or []:
+        key, op = e.get("key", ""), e.get("operator", "")
+        values = ",".join(sorted(e.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                "Exists": key, "DoesNotExist": f"!{key}"}.get(op, "")
+        reqs.append((key, text))
+    return ",".join(t for _, t in sorted(reqs, key=lambda r: r[0]))
 
 
 def format_label_selector(sel: Obj) -> str:

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Run a particular image in a pod"),
     "delete": ("delete", "Delete resources by name, or those in files"),
     "scale": ("scale", "Set a new size for a deployment, replica set or stateful set"),
+    "rollout": ("rollout", "Manage the rollout of a deployment, daemon set or stateful set"),
     "logs": ("logs", "Print the logs of a container in a pod"),
     "exec": ("streams", "Execute a command in a container"),
     "attach": ("streams", "Attach to a running container"),

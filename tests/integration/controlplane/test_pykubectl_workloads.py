@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import time
 
-from cp_process import ControlPlaneProcess
-from test_pykubectl import pk, same_as_kubectl
+from cp_process import ControlPlaneProcess, wait_for
+from test_cp_apps import _ready_pods
+from test_pykubectl import PYKUBECTL, env_for, pk, same_as_kubectl
 
 CP_BACKENDS = ("sqlite",)  # a client face: the store is not the point
 
@@ -200,3 +203,111 @@ def test_scale_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
                                                        "not set\n")
     assert _first_error(cp.kubectl("scale", "deploy/web", "-n", ns,
                                    check=False).stderr) == missing.stderr.strip()
+
+
+# ---------------------------------------------------------------------------- rollout
+
+
+def _twin(cp: ControlPlaneProcess, ns: str, *args: str) -> str:
+    """``rollout ARGS deploy/p`` by pykubectl and ``deploy/k`` by kubectl, on two
+    Deployments that went through the same steps: the same output, names aside."""
+    mine = pk(cp, "rollout", *args, "deploy/p", "-n", ns, check=False)
+    theirs = cp.kubectl("rollout", *args, "deploy/k", "-n", ns, check=False)
+
+    def norm(text: str) -> str:
+        text = text.replace("pykubectl", "kubectl").replace('"p"', '"k"').replace(
+            "/p ", "/k ").replace("/p\n", "/k\n").replace("app=p\n", "app=k\n")
+        text = re.sub(r"pod-template-hash=\w+", "pod-template-hash=HASH", text)
+        return re.sub(r"replicaset\.apps/[pk]-\w+", "replicaset.apps/RS", text)
+    assert (norm(mine.stdout), norm(mine.stderr), mine.returncode) == (
+        norm(theirs.stdout), norm(theirs.stderr), theirs.returncode), args
+    return mine.stdout
+
+
+def _template(cp: ControlPlaneProcess, ns: str, name: str) -> dict:  # type: ignore[type-arg]
+    d = json.loads(cp.kubectl("get", "deploy", name, "-n", ns, "-o", "json").stdout)
+    return {"template": d["spec"]["template"]["spec"]["containers"][0]["image"],
+            "paused": d["spec"].get("paused", False),
+            "restarted": RESTARTED in (d["spec"]["template"]["metadata"].get("annotations")
+                                       or {}),
+            "revision": d["metadata"]["annotations"]["deployment.kubernetes.io/revision"]}
+
+
+RESTARTED = "kubectl.kubernetes.io/restartedAt"
+
+
+def test_rollout_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    for name in ("p", "k"):
+        cp.kubectl("create", "deployment", name, "--image=busybox:1", "-n", ns)
+    wait_for(lambda: all(_template(cp, ns, n)["revision"] == "1" for n in ("p", "k")),
+             what="revision 1")
+    assert _twin(cp, ns, "history") == ("deployment.apps/p \nREVISION  CHANGE-CAUSE\n"
+                                        "1         <none>\n\n")
+    _twin(cp, ns, "undo")  # no history to go back to
+    for name in ("p", "k"):
+        cp.kubectl("set", "image", f"deploy/{name}", "busybox=busybox:2", "-n", ns)
+    wait_for(lambda: all(_template(cp, ns, n)["revision"] == "2" for n in ("p", "k")),
+             what="revision 2")
+    _twin(cp, ns, "history")
+    out = _twin(cp, ns, "history", "--revision=1")
+    assert out.startswith("deployment.apps/p with revision #1\nPod Template:\n  Labels:\tapp=p\n")
+    assert "    Image:\tbusybox:1\n" in out
+    for args in (["history", "--revision=7"], ["history", "--revision=-1"],
+                 ["status", "--watch=false"], ["status", "--revision=1", "--watch=false"],
+                 ["undo", "--dry-run=client"], ["undo", "--to-revision=9"],
+                 ["undo", "--to-revision=2"], ["history", "-o", "name"],
+                 ["pause"], ["pause"], ["restart"], ["undo"], ["resume"], ["resume"]):
+        _twin(cp, ns, *args)
+    assert _template(cp, ns, "p") == _template(cp, ns, "k") == {
+        "template": "busybox:2", "paused": False, "restarted": False, "revision": "2"}
+    assert _twin(cp, ns, "undo") == "deployment.apps/p rolled back\n"
+    wait_for(lambda: _template(cp, ns, "p")["revision"] == "3", what="revision 3")
+    assert _template(cp, ns, "p")["template"] == "busybox:1"
+    assert _twin(cp, ns, "restart") == "deployment.apps/p restarted\n"
+    assert _template(cp, ns, "p")["restarted"]
+    assert _template(cp, ns, "k")["restarted"]
+    _twin(cp, ns, "undo", "--to-revision=2", "--dry-run=server")
+    assert _template(cp, ns, "p")["template"] == "busybox:1"
+    _twin(cp, ns, "pause", "-o", "name")
+    # what kubectl refuses, and what it cannot find, in its words
+    cp.kubectl("create", "job", "once", "--image=busybox", "-n", ns)
+    for args in (["rollout", "history"], ["rollout", "status", "deploy/nope"],
+                 ["rollout", "status", "rs", "--watch=false"],
+                 ["rollout", "history", "deploy/nope", "deploy/p"],
+                 ["rollout", "pause", "job/once", "deploy/nope"],
+                 ["rollout", "restart", "job/once"], ["rollout", "undo", "job/once"],
+                 ["rollout", "restart", "deploy", "-l", "app=none"],
+                 ["rollout", "status", "deploy", "--watch=false"],
+                 ["rollout", "history", "deploy"]):
+        same_as_kubectl(cp, *args, "-n", ns)
+
+
+def test_rollout_status_follows_the_rollout(cp: ControlPlaneProcess, ns: str) -> None:
+    cp.kubectl("create", "deployment", "web", "--image=busybox", "--replicas=3", "-n", ns)
+    # nothing is Ready: kubectl's timeout, word for word
+    same_as_kubectl(cp, "rollout", "status", "deploy/web", "-n", ns, "--timeout=1s")
+    proc = subprocess.Popen([PYKUBECTL, "rollout", "status", "deployment/web", "-n", ns,
+                             "--timeout=60s"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_for(cp))
+    try:
+        deadline = time.monotonic() + 60
+        time.sleep(0.5)
+        while proc.poll() is None and time.monotonic() < deadline:
+            _ready_pods(cp, ns)
+            time.sleep(0.3)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err) == (0, ""), out + err
+    lines = out.splitlines()
+    assert lines[-1] == 'deployment "web" successfully rolled out'
+    assert lines[0].startswith('Waiting for deployment "web" rollout to finish: ')
+    waiting = re.compile(r'Waiting for deployment "web" rollout to finish: (\d+ out of 3 new '
+                         r"replicas have been updated|\d+ of 3 updated replicas are available|"
+                         r"\d+ old replicas are pending termination)\.\.\.$")
+    assert all(waiting.match(line) or line == "Waiting for deployment spec update to be "
+               "observed..." for line in lines[:-1]), lines
+    # once done, both print the one line
+    same_as_kubectl(cp, "rollout", "status", "deploy/web", "-n", ns)
