@@ -5,20 +5,16 @@ section queried as kubectl queries it: events whose ``involvedObject`` names the
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import io
-import sys
-from collections.abc import Callable
 from typing import Any
 
 from pykubelet.api import qos, resourcehelper
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import escape_terminal
-from pykubelet.cli.kubectl.resources import Target, targets
+from pykubelet.cli.kubectl.resources import Target
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.cli.kubectl.tabwriter import TabWriter
 from pykubelet.client.rest import EVENTS, LEASES, PODS, StatusError
@@ -29,14 +25,6 @@ MIRROR = "kubernetes.io/config.mirror"
 MAX_ANNOTATION_LEN = 140
 ROLE_PREFIX = "node-role.kubernetes.io/"
 STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage"}
-
-
-def register(name: str, p: argparse.ArgumentParser) -> None:
-    p.description = "Show details of a pod or a node, with its events."
-    p.add_argument("words", nargs="*", metavar="(pod|node)[/NAME] [NAME...]")
-    p.add_argument("-l", "--selector", default="", help="label selector")
-    p.add_argument("-A", "--all-namespaces", action="store_true", help="across namespaces")
-    p.add_argument("--show-events", default="true", help="true|false")
 
 
 # ---------------------------------------------------------------------------- text helpers
@@ -808,7 +796,7 @@ def describe_node(node: Obj, pods: list[Obj] | None, events: list[Obj] | None,
 # ---------------------------------------------------------------------------- command
 
 
-def _describe_pod(session: Session, t: Target, show_events: bool) -> str:
+def describe_pod_of(session: Session, t: Target, show_events: bool) -> str:
     pod = session.client.request("GET", t.path)
     events = None
     if show_events:
@@ -819,7 +807,7 @@ def _describe_pod(session: Session, t: Target, show_events: bool) -> str:
     return describe_pod(pod, events)
 
 
-def _describe_node(session: Session, t: Target, show_events: bool) -> str:
+def describe_node_of(session: Session, t: Target, show_events: bool) -> str:
     client = session.client
     node = client.request("GET", t.path)
     name = node["metadata"]["name"]
@@ -850,53 +838,3 @@ def _describe_node(session: Session, t: Target, show_events: bool) -> str:
     except StatusError as exc:
         lease_error = exc.message
     return describe_node(node, pods, events, lease, lease_error)
-
-
-DESCRIBERS: dict[tuple[str, str], Callable[[Session, Target, bool], str]] = {
-    ("", "Pod"): _describe_pod,
-    ("", "Node"): _describe_node,
-}
-
-
-def run(name: str, args: argparse.Namespace, session: Session) -> int:
-    show_events = args.show_events.lower() in ("1", "t", "true")
-    words: list[str] = args.words
-    tgts: list[Target] = []
-    for t in targets(session, words, all_namespaces=args.all_namespaces, verb="describe"):
-        if t.name:
-            tgts.append(t)
-            continue
-        params = {"labelSelector": args.selector or None}
-        items = (session.client.request("GET", t.path, params=params) or {}).get("items") or []
-        for item in items:
-            meta = item.get("metadata") or {}
-            tgts.append(Target(t.mapping, meta.get("name", ""),
-                               meta.get("namespace", "") if t.mapping.namespaced else ""))
-    errors: list[str] = []
-    first = True
-    for t in tgts:
-        describer = DESCRIBERS.get((t.mapping.group, t.mapping.kind))
-        if describer is None:
-            line = (f"error: describe is not implemented for {t.mapping.kind_string} here "
-                    "(pods and nodes are)")
-            if line not in errors:
-                errors.append(line)
-            continue
-        try:
-            text = describer(session, t, show_events)
-        except StatusError as exc:
-            line = status_text(exc)
-            if line not in errors:
-                errors.append(line)
-            continue
-        sys.stdout.write(text if first else "\n\n" + text)
-        sys.stdout.flush()
-        first = False
-    if not tgts and not errors:
-        if args.all_namespaces:
-            print("No resources found", file=sys.stderr)
-        else:
-            print(f"No resources found in {session.namespace} namespace.", file=sys.stderr)
-    if errors:
-        raise CommandError("\n".join(errors))
-    return 0

@@ -18,7 +18,7 @@ from typing import NoReturn
 # command -> module under pykubelet.cli.kubectl
 COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("get", "Display one or many resources"),
-    "describe": ("describe", "Show details of a pod or a node, with its events"),
+    "describe": ("describing", "Show details of a pod, node or workload, with its events"),
     "apply": ("apply", "Apply a configuration to resources from files or stdin"),
     "create": ("create", "Create resources from files or stdin, or a deployment, job or "
                "cronjob from flags"),

@@ -311,3 +311,76 @@ def test_rollout_status_follows_the_rollout(cp: ControlPlaneProcess, ns: str) ->
                "observed..." for line in lines[:-1]), lines
     # once done, both print the one line
     same_as_kubectl(cp, "rollout", "status", "deploy/web", "-n", ns)
+
+
+# ---------------------------------------------------------------------------- describe
+
+JOBS = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: indexed, labels: {team: a}, annotations: {note: x}}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  ttlSecondsAfterFinished: 100
+  activeDeadlineSeconds: 50
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, env: [{name: A, value: "1"}],
+                    ports: [{containerPort: 80}, {containerPort: 81}]}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 3 * * *"
+  timeZone: Europe/Paris
+  suspend: true
+  startingDeadlineSeconds: 30
+  jobTemplate:
+    spec:
+      parallelism: 2
+      completions: 4
+      activeDeadlineSeconds: 100
+      template:
+        metadata: {annotations: {a: b}}
+        spec:
+          restartPolicy: Never
+          nodeSelector: {zone: a}
+          tolerations: [{key: k, operator: Exists, effect: NoSchedule}]
+          volumes: [{name: scratch, emptyDir: {}}]
+          containers: [{name: c, image: busybox, command: [sleep, "5"],
+                        volumeMounts: [{name: scratch, mountPath: /tmp}]}]
+"""
+
+
+def test_describe_workloads_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    cp.kubectl("create", "deployment", "web", "--image=busybox:1", "--replicas=2", "-n", ns)
+    proc = cp.kubectl_bg("rollout", "status", "deploy/web", "-n", ns, "--timeout=60s")
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            _ready_pods(cp, ns)
+            time.sleep(0.3)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)  # closes its pipes
+    assert proc.returncode == 0
+    cp.kubectl("set", "image", "deploy/web", "busybox=busybox:2", "-n", ns)
+    wait_for(lambda: len(json.loads(cp.kubectl("get", "rs", "-n", ns, "-o", "json").stdout)[
+        "items"]) == 2, what="a second ReplicaSet")
+    cp.kubectl("apply", "-n", ns, "-f", "-", input=JOBS)
+    cp.kubectl("create", "job", "plain", "--image=busybox", "-n", ns)
+    for args in (["deploy/web"], ["deployments"], ["rs"], ["replicaset", "-l", "app=web"],
+                 ["job/indexed"], ["jobs"], ["cronjob", "nightly"],
+                 ["deploy/web", "--show-events=false"], ["cj/nope"]):
+        same_as_kubectl(cp, "describe", *args, "-n", ns)
+    text = pk(cp, "describe", "deploy/web", "-n", ns).stdout
+    assert re.search(r"\nReplicas: +2 desired \| \d updated \| \d total \| \d available \| "
+                     r"\d unavailable\n", text)
+    assert "RollingUpdateStrategy:  25% max unavailable, 25% max surge\n" in text
+    assert "ScalingReplicaSet" in text
