@@ -26,6 +26,7 @@ from pykubelet.cli.kubectl.describe import (
     selector_string,
 )
 from pykubelet.cli.kubectl.resources import Target
+from pykubelet.cli.kubectl.revisions import deployment_replicasets
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import PODS
 
@@ -231,8 +232,6 @@ def _events(session: Session, obj: Obj, kind: str, show: bool) -> list[Obj] | No
 
 
 def describe_deployment_of(session: Session, t: Target, show_events: bool) -> str:
-    from pykubelet.cli.kubectl.rollout import deployment_replicasets
-
     d: Obj = session.client.request("GET", t.path)
     events = _events(session, d, "Deployment", show_events)
     old, new = deployment_replicasets(session, d)

@@ -11,14 +11,12 @@ import pytest
 from pykubelet.cli.kubectl.describe import selector_string
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.resources import Target
-from pykubelet.cli.kubectl.rollout import (
+from pykubelet.cli.kubectl.revisions import equal_ignore_hash, replicaset_for_revision
+from pykubelet.cli.kubectl.rollout import failure_text, patch_for
+from pykubelet.cli.kubectl.rollout_status import (
     RolloutError,
     daemonset_status,
     deployment_status,
-    equal_ignore_hash,
-    failure_text,
-    patch_for,
-    replicaset_for_revision,
     statefulset_status,
 )
 from pykubelet.client.rest import StatusError
