@@ -85,7 +85,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
     if not words:
         raise CommandError("error: a subcommand is needed: " + "|".join(SUBCOMMANDS))
     if words[0] not in SUBCOMMANDS:
-        raise CommandError(f'error: unknown command "{words[0]}" for "pykubectl rollout"')
+        raise CommandError(f'error: unknown command "{" ".join(words)}"\n'
+                           "See 'pykubectl rollout -h' for help and examples")
     sub, resources = words[0], words[1:]
     if args.output not in ("", "name", "json", "yaml"):
         raise CommandError(f'error: unable to match a printer suitable for the output format '
