@@ -278,7 +278,7 @@ def test_rollout_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
                  ["rollout", "restart", "job/once"], ["rollout", "undo", "job/once"],
                  ["rollout", "restart", "deploy", "-l", "app=none"],
                  ["rollout", "status", "deploy", "--watch=false"],
-                 ["rollout", "history", "deploy"]):
+                 ["rollout", "history", "deploy"], ["rollout", "foo", "deploy/p"]):
         same_as_kubectl(cp, *args, "-n", ns)
 
 
