@@ -1,7 +1,9 @@
 """``pykubectl describe pod|node`` in kubectl's layout (pkg/describe: the same sections,
 labels, tab stops and column blocks, for the fields this cluster has), with the Events
 section queried as kubectl queries it: events whose ``involvedObject`` names the object
-(for a node, by its UID and again by its name, across namespaces)."""
+(for a node, by its UID and again by its name, across namespaces). The writers and section
+printers here (labels, containers, volumes, pod templates, events) are shared with the
+workload describers (describe_workloads.py); the command is describing.py."""
 
 from __future__ import annotations
 
