@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import to_json, to_yaml
+from pykubelet.cli.kubectl.printers import dry_run_suffix, require_output, to_json, to_yaml
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import Resource, StatusError
 
@@ -37,7 +37,6 @@ SPECS: dict[str, tuple[Resource, str, tuple[str, ...]]] = {
     "job": (JOBS, "job.batch", ()),
     "cronjob": (CRONJOBS, "cronjob.batch", ("image", "schedule")),
 }
-OUTPUTS = ("", "name", "json", "yaml")
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's: no vowels, no 0, 1, 3
 
 
@@ -83,9 +82,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
     if len(names) != 1:
         raise CommandError(f"error: exactly one NAME is required, got {len(names)}\n"
                            f"See 'pykubectl create {words[0]} -h' for help and examples")
-    if args.output not in OUTPUTS:
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,name,yaml')
+    require_output(args.output)
     ns = session.namespace
     explicit = ns if session.explicit_namespace else ""
     command: list[str] = args.after_dash
@@ -127,7 +124,7 @@ def _print(args: argparse.Namespace, kind_string: str, obj: Obj) -> None:
     elif args.output == "name":
         print(f"{kind_string}/{name}")
     else:
-        dry = {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+        dry = dry_run_suffix(args.dry_run)
         print(f"{kind_string}/{name} created{dry}")
 
 

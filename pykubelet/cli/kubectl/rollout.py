@@ -30,8 +30,8 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import print_objects
-from pykubelet.cli.kubectl.resources import Target, targets
+from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.resources import Target, read_objects
 from pykubelet.cli.kubectl.revisions import (
     LAST_APPLIED,
     history_objects,
@@ -88,9 +88,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         raise CommandError(f'error: unknown command "{" ".join(words)}"\n'
                            "See 'pykubectl rollout -h' for help and examples")
     sub, resources = words[0], words[1:]
-    if args.output not in ("", "name", "json", "yaml"):
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,name,yaml')
+    require_output(args.output)
     if not resources and not args.filename:
         raise CommandError("error: required resource not specified")
     if sub in ("status", "history") and args.revision < 0:
@@ -100,7 +98,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         from pykubelet.cli.kubectl.timeouts import parse_duration
 
         timeout = parse_duration(args.timeout, "--timeout")
-    entries = _entries(session, args, resources)
+    entries: list[tuple[Target, Obj] | Failure] = list(read_objects(
+        session, resources, selector=args.selector, filenames=args.filename))
     failures: list[Failure] = []
     if sub in ("pause", "resume", "restart"):
         # set.CalculatePatches over r.Infos(): what could not be read is reported first
@@ -145,40 +144,6 @@ def failure_text(failures: list[Failure]) -> str:
     return "\n".join(lines)
 
 
-def _entries(session: Session, args: argparse.Namespace,
-             resources: list[str]) -> list[tuple[Target, Obj] | Failure]:
-    """The objects named, read now (the builder's Latest()), in order; a failed read in
-    their place."""
-    out: list[tuple[Target, Obj] | Failure] = []
-    if args.filename:
-        from pykubelet.cli.kubectl.manifests import read_all
-
-        for m in read_all(args.filename):
-            mapping = session.discovery.for_kind(m.api_version, m.kind)
-            ns = (m.namespace or session.namespace) if mapping.namespaced else ""
-            t = Target(mapping, m.name, ns)
-            try:
-                out.append((t, session.client.request("GET", t.path)))
-            except StatusError as exc:
-                out.append(exc)
-        return out
-    for t in targets(session, resources, verb="get"):
-        try:
-            if t.name:
-                out.append((t, session.client.request("GET", t.path)))
-                continue
-            doc = session.client.request("GET", t.path,
-                                         params={"labelSelector": args.selector or None})
-        except StatusError as exc:
-            out.append(exc)
-            continue
-        for item in (doc or {}).get("items") or []:
-            meta = item.get("metadata") or {}
-            out.append((Target(t.mapping, meta.get("name", ""), meta.get("namespace", "")),
-                        item))
-    return out
-
-
 def _print(args: argparse.Namespace, t: Target, obj: Obj, operation: str) -> None:
     """The name printer with an operation (cli-runtime's, dry runs marked)."""
     if args.output in ("json", "yaml"):
@@ -186,7 +151,7 @@ def _print(args: argparse.Namespace, t: Target, obj: Obj, operation: str) -> Non
     elif args.output == "name":
         print(f"{t.mapping.kind_string}/{t.name}")
     else:
-        dry = {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+        dry = dry_run_suffix(args.dry_run)
         print(f"{t.mapping.kind_string}/{t.name} {operation}{dry}")
     sys.stdout.flush()
 

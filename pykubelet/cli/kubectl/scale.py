@@ -19,8 +19,8 @@ from typing import Any
 
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import print_objects
-from pykubelet.cli.kubectl.resources import targets
+from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.resources import read_objects
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import MERGE_PATCH, StatusError
 
@@ -75,9 +75,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
 
     if args.replicas is None:
         raise CommandError('error: required flag(s) "replicas" not set')
-    if args.output not in ("", "name", "json", "yaml"):
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,name,yaml')
+    require_output(args.output)
     if args.replicas < 0:
         raise CommandError("error: The --replicas=COUNT flag is required, and COUNT must be "
                            "greater than or equal to 0")
@@ -90,7 +88,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         raise CommandError("error: cannot use --resource-version with multiple resources")
     if not infos:
         if errors:
-            raise CommandError("error: no objects passed to scale " + errors[0][1])
+            raise CommandError("error: no objects passed to scale " + errors[0].message)
         raise CommandError("error: no objects passed to scale")
     precondition = args.current_replicas != -1 or bool(args.resource_version)
     for info in infos:
@@ -105,7 +103,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
             info.obj.setdefault("spec", {})["replicas"] = size
         _print(args, info)
     if errors:
-        raise CommandError("\n".join(text for text, _ in errors))
+        raise CommandError("\n".join(status_text(e) for e in errors))
     return 0
 
 
@@ -115,45 +113,22 @@ def _print(args: argparse.Namespace, info: Info) -> None:
     elif args.output == "name":
         print(f"{info.mapping.kind_string}/{info.name}")
     else:
-        dry = {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+        dry = dry_run_suffix(args.dry_run)
         print(f"{info.mapping.kind_string}/{info.name} scaled{dry}")
     sys.stdout.flush()
 
 
-def _infos(session: Session, args: argparse.Namespace) -> tuple[list[Info], list[tuple[str,
-                                                                                        str]]]:
-    """The objects named, each read once (what could not be read: kubectl's line and the
-    bare message, kept for the end)."""
-    infos: list[Info] = []
-    errors: list[tuple[str, str]] = []
-    if args.filename:
-        from pykubelet.cli.kubectl.manifests import read_all
-
-        for m in read_all(args.filename):
-            mapping = session.discovery.for_kind(m.api_version, m.kind)
-            ns = (m.namespace or session.namespace) if mapping.namespaced else ""
-            infos.append(Info(mapping, ns, m.name, m.obj))
-        return infos, errors
-    if not args.words:
+def _infos(session: Session, args: argparse.Namespace) -> tuple[list[Info], list[StatusError]]:
+    """The objects named, each read once (the file's own object with -f, as scale's builder
+    has no Latest()), and the reads that failed, kept for the end."""
+    if not args.words and not args.filename:
         raise CommandError(NO_RESOURCES)
-    collections = args.all or bool(args.selector)
-    for t in targets(session, args.words, need_names=not collections, verb="scale"):
-        try:
-            if t.name:
-                obj = session.client.request("GET", t.path)
-                infos.append(Info(t.mapping, t.namespace, t.name, obj))
-                continue
-            doc = session.client.request("GET", t.path,
-                                         params={"labelSelector": args.selector or None})
-        except StatusError as exc:
-            errors.append((status_text(exc), exc.message))
-            continue
-        kind = {"kind": t.mapping.kind, "apiVersion": t.mapping.group_version}
-        for item in (doc or {}).get("items") or []:
-            meta = item.get("metadata") or {}
-            infos.append(Info(t.mapping, meta.get("namespace", t.namespace),
-                              meta.get("name", ""), {**kind, **item}))
-    return infos, errors
+    entries = read_objects(session, args.words, selector=args.selector,
+                           filenames=args.filename, latest=False, verb="scale",
+                           need_names=not (args.all or args.selector))
+    infos = [Info(t.mapping, t.namespace, t.name, obj) for t, obj in
+             (e for e in entries if isinstance(e, tuple))]
+    return infos, [e for e in entries if isinstance(e, StatusError)]
 
 
 def scale(session: Session, info: Info, replicas: int, current: int | None,
