@@ -19,7 +19,12 @@ from typing import Any
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.errors import CommandError, status_text, with_source
 from pykubelet.cli.kubectl.manifests import Manifest, read_all
-from pykubelet.cli.kubectl.printers import compact_json, print_objects
+from pykubelet.cli.kubectl.printers import (
+    compact_json,
+    dry_run_suffix,
+    print_objects,
+    require_output,
+)
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import STRATEGIC_MERGE_PATCH, StatusError
 
@@ -53,9 +58,7 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
 
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
-    if args.output not in ("", "name", "json", "yaml"):
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,name,yaml')
+    require_output(args.output)
     manifests = read_all(args.filename, args.recursive)
     if not manifests:
         raise CommandError(f"error: no objects passed to {name}")
@@ -86,7 +89,7 @@ def _report(line: str) -> None:
 
 
 def _print(args: argparse.Namespace, mapping: Mapping, obj: dict[str, Any], verb: str) -> None:
-    dry = {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+    dry = dry_run_suffix(args.dry_run)
     if args.output in ("json", "yaml"):
         print_objects(sys.stdout, args.output, obj)
     elif args.output == "name":

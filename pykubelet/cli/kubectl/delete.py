@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
+from pykubelet.cli.kubectl.printers import dry_run_suffix
 from pykubelet.cli.kubectl.resources import Target, targets
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.cli.kubectl.timeouts import parse_duration
@@ -142,7 +143,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         body["gracePeriodSeconds"] = grace
     params = {"dryRun": "All"} if args.dry_run == "server" else None
     operation = "force deleted" if grace == 0 else "deleted"
-    operation += {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+    operation += dry_run_suffix(args.dry_run)
     deleted: list[tuple[Target, str]] = []
     errors: list[str] = []
     for t in tgts:

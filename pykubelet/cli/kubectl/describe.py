@@ -1,24 +1,22 @@
 """``pykubectl describe pod|node`` in kubectl's layout (pkg/describe: the same sections,
 labels, tab stops and column blocks, for the fields this cluster has), with the Events
 section queried as kubectl queries it: events whose ``involvedObject`` names the object
-(for a node, by its UID and again by its name, across namespaces)."""
+(for a node, by its UID and again by its name, across namespaces). The writers and section
+printers here (labels, containers, volumes, pod templates, events) are shared with the
+workload describers (describe_workloads.py); the command is describing.py."""
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import io
-import sys
-from collections.abc import Callable
 from typing import Any
 
 from pykubelet.api import qos, resourcehelper
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.quantity import ZERO, Quantity
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import escape_terminal
-from pykubelet.cli.kubectl.resources import Target, targets
+from pykubelet.cli.kubectl.resources import Target
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.cli.kubectl.tabwriter import TabWriter
 from pykubelet.client.rest import EVENTS, LEASES, PODS, StatusError
@@ -29,14 +27,6 @@ MIRROR = "kubernetes.io/config.mirror"
 MAX_ANNOTATION_LEN = 140
 ROLE_PREFIX = "node-role.kubernetes.io/"
 STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage"}
-
-
-def register(name: str, p: argparse.ArgumentParser) -> None:
-    p.description = "Show details of a pod or a node, with its events."
-    p.add_argument("words", nargs="*", metavar="(pod|node)[/NAME] [NAME...]")
-    p.add_argument("-l", "--selector", default="", help="label selector")
-    p.add_argument("-A", "--all-namespaces", action="store_true", help="across namespaces")
-    p.add_argument("--show-events", default="true", help="true|false")
 
 
 # ---------------------------------------------------------------------------- text helpers
@@ -62,6 +52,26 @@ class Writer:
     def text(self) -> str:
         self.tw.flush()
         return self.buf.getvalue()
+
+
+class RawWriter(Writer):
+    """kubectl's PrefixWriter straight onto a buffer, without the tabwriter (what
+    ``rollout history --revision`` and ``undo --dry-run`` print: tabs stay tabs)."""
+
+    def __init__(self) -> None:
+        self.buf = io.StringIO()
+        self.tw = _Passthrough(self.buf)
+
+
+class _Passthrough(TabWriter):
+    def __init__(self, out: io.StringIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> None:
+        self.out.write(text)
+
+    def flush(self) -> None:
+        pass
 
 
 def rfc1123z(ts: Any) -> str:
@@ -301,12 +311,14 @@ def _env_field(pod: Obj, path: str) -> str:
 
 
 def describe_containers(w: Writer, label: str, containers: list[Obj], statuses: list[Obj],
-                        pod: Obj) -> None:
+                        pod: Obj, space: str = "") -> None:
+    """describeContainers; ``space`` indents the block (a pod template's is two spaces,
+    its container names one more)."""
     by_name = {s.get("name"): s for s in statuses or []}
-    w.write(0, f"{label}:{' <none>' if not containers else ''}\n")
+    w.write(0, f"{space}{label}:{' <none>' if not containers else ''}\n")
     for c in containers:
         status = by_name.get(c.get("name"))
-        w.write(1, f"{c.get('name', '')}:\n")
+        w.write(1, f"{' ' if space else ''}{c.get('name', '')}:\n")
         if status is not None:
             w.write(2, f"Container ID:\t{status.get('containerID', '')}\n")
         w.write(2, f"Image:\t{c.get('image', '')}\n")
@@ -376,13 +388,13 @@ def describe_containers(w: Writer, label: str, containers: list[Obj], statuses: 
             w.write(3, f"{m.get('mountPath', '')} from {m.get('name', '')} ({','.join(flags)})\n")
 
 
-def describe_volumes(w: Writer, volumes: list[Obj]) -> None:
+def describe_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
     if not volumes:
-        w.write(0, "Volumes:\t<none>\n")
+        w.write(0, f"{space}Volumes:\t<none>\n")
         return
-    w.write(0, "Volumes:\n")
+    w.write(0, f"{space}Volumes:\n")
     for v in volumes:
-        w.write(1, f"{v.get('name', '')}:\n")
+        w.write(1, f"{' ' if space else ''}{v.get('name', '')}:\n")
         if v.get("hostPath") is not None:
             h = v["hostPath"]
             w.write(2, "Type:\tHostPath (bare host directory volume)\n"
@@ -547,6 +559,60 @@ def describe_pod(pod: Obj, events: list[Obj] | None) -> str:
     if events is not None:
         describe_events(w, events)
     return w.text()
+
+
+def describe_pod_template(w: Writer, template: Obj | None) -> None:
+    """DescribePodTemplate: a workload's pod template, indented under its title."""
+    w.write(0, "Pod Template:\n")
+    if template is None:
+        w.write(1, "<unset>")
+        return
+    meta = template.get("metadata") or {}
+    spec = template.get("spec") or {}
+    print_labels(w, "  Labels", meta.get("labels"))
+    if meta.get("annotations"):
+        print_annotations(w, "  Annotations", meta["annotations"])
+    if spec.get("serviceAccountName"):
+        w.write(1, f"Service Account:\t{spec['serviceAccountName']}\n")
+    if spec.get("initContainers"):
+        describe_containers(w, "Init Containers", spec["initContainers"], [], {}, "  ")
+    describe_containers(w, "Containers", spec.get("containers") or [], [], {}, "  ")
+    describe_volumes(w, spec.get("volumes") or [], "  ")
+    describe_topology_spread(w, spec.get("topologySpreadConstraints") or [], "  ")
+    if spec.get("priorityClassName"):
+        w.write(1, f"Priority Class Name:\t{spec['priorityClassName']}\n")
+    print_labels(w, "  Node-Selectors", spec.get("nodeSelector"))
+    print_tolerations(w, "  Tolerations", spec.get("tolerations"))
+
+
+def describe_topology_spread(w: Writer, constraints: list[Obj], space: str) -> None:
+    """describeTopologySpreadConstraints (sorted by topology key)."""
+    for i, c in enumerate(sorted(constraints, key=lambda c: c.get("topologyKey", ""))):
+        if i == 0:
+            w.write(0, f"{space}Topology Spread Constraints:\t")
+        else:
+            w.write(0, f"{space}\t")
+        text = (f"{c.get('topologyKey', '')}:{c.get('whenUnsatisfiable', '')} when max skew "
+                f"{c.get('maxSkew', 0)} is exceeded")
+        if c.get("labelSelector") is not None:
+            text += f" for selector {format_label_selector(c['labelSelector'])}"
+        w.write(0, text + "\n")
+
+
+def selector_string(sel: Obj | None) -> str:
+    """metav1.LabelSelectorAsSelector(sel).String(): requirements sorted by key, values of
+    a set sorted; an empty selector is "" (everything), a missing one "<none>"."""
+    if sel is None:
+        return "<none>"
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in
+                                   (sel.get("matchLabels") or {}).items()]
+    for e in sel.get("matchExpressions") or []:
+        key, op = e.get("key", ""), e.get("operator", "")
+        values = ",".join(sorted(e.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                "Exists": key, "DoesNotExist": f"!{key}"}.get(op, "")
+        reqs.append((key, text))
+    return ",".join(t for _, t in sorted(reqs, key=lambda r: r[0]))
 
 
 def format_label_selector(sel: Obj) -> str:
@@ -732,7 +798,7 @@ def describe_node(node: Obj, pods: list[Obj] | None, events: list[Obj] | None,
 # ---------------------------------------------------------------------------- command
 
 
-def _describe_pod(session: Session, t: Target, show_events: bool) -> str:
+def describe_pod_of(session: Session, t: Target, show_events: bool) -> str:
     pod = session.client.request("GET", t.path)
     events = None
     if show_events:
@@ -743,7 +809,7 @@ def _describe_pod(session: Session, t: Target, show_events: bool) -> str:
     return describe_pod(pod, events)
 
 
-def _describe_node(session: Session, t: Target, show_events: bool) -> str:
+def describe_node_of(session: Session, t: Target, show_events: bool) -> str:
     client = session.client
     node = client.request("GET", t.path)
     name = node["metadata"]["name"]
@@ -774,53 +840,3 @@ def _describe_node(session: Session, t: Target, show_events: bool) -> str:
     except StatusError as exc:
         lease_error = exc.message
     return describe_node(node, pods, events, lease, lease_error)
-
-
-DESCRIBERS: dict[tuple[str, str], Callable[[Session, Target, bool], str]] = {
-    ("", "Pod"): _describe_pod,
-    ("", "Node"): _describe_node,
-}
-
-
-def run(name: str, args: argparse.Namespace, session: Session) -> int:
-    show_events = args.show_events.lower() in ("1", "t", "true")
-    words: list[str] = args.words
-    tgts: list[Target] = []
-    for t in targets(session, words, all_namespaces=args.all_namespaces, verb="describe"):
-        if t.name:
-            tgts.append(t)
-            continue
-        params = {"labelSelector": args.selector or None}
-        items = (session.client.request("GET", t.path, params=params) or {}).get("items") or []
-        for item in items:
-            meta = item.get("metadata") or {}
-            tgts.append(Target(t.mapping, meta.get("name", ""),
-                               meta.get("namespace", "") if t.mapping.namespaced else ""))
-    errors: list[str] = []
-    first = True
-    for t in tgts:
-        describer = DESCRIBERS.get((t.mapping.group, t.mapping.kind))
-        if describer is None:
-            line = (f"error: describe is not implemented for {t.mapping.kind_string} here "
-                    "(pods and nodes are)")
-            if line not in errors:
-                errors.append(line)
-            continue
-        try:
-            text = describer(session, t, show_events)
-        except StatusError as exc:
-            line = status_text(exc)
-            if line not in errors:
-                errors.append(line)
-            continue
-        sys.stdout.write(text if first else "\n\n" + text)
-        sys.stdout.flush()
-        first = False
-    if not tgts and not errors:
-        if args.all_namespaces:
-            print("No resources found", file=sys.stderr)
-        else:
-            print(f"No resources found in {session.namespace} namespace.", file=sys.stderr)
-    if errors:
-        raise CommandError("\n".join(errors))
-    return 0

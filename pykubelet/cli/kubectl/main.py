@@ -18,11 +18,14 @@ from typing import NoReturn
 # command -> module under pykubelet.cli.kubectl
 COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("get", "Display one or many resources"),
-    "describe": ("describe", "Show details of a pod or a node, with its events"),
+    "describe": ("describing", "Show details of a pod, node or workload, with its events"),
     "apply": ("apply", "Apply a configuration to resources from files or stdin"),
-    "create": ("apply", "Create resources from files or stdin"),
+    "create": ("create", "Create resources from files or stdin, or a deployment, job or "
+               "cronjob from flags"),
     "run": ("run", "Run a particular image in a pod"),
     "delete": ("delete", "Delete resources by name, or those in files"),
+    "scale": ("scale", "Set a new size for a deployment, replica set or stateful set"),
+    "rollout": ("rollout", "Manage the rollout of a deployment, daemon set or stateful set"),
     "logs": ("logs", "Print the logs of a container in a pod"),
     "exec": ("streams", "Execute a command in a container"),
     "attach": ("streams", "Attach to a running container"),

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
+from pykubelet.cli.kubectl.errors import CommandError
 from pykubelet.cli.kubectl.tabwriter import TabWriter
 
 Obj = dict[str, Any]
@@ -136,9 +137,11 @@ def _label_header(key: str) -> str:
 # ---------------------------------------------------------------------------- -o json/yaml
 
 
-def to_json(obj: Any, indent: int = 4) -> str:
-    """Go's json.MarshalIndent(obj, "", "    ") plus the newline kubectl adds."""
-    text = json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False)
+def to_json(obj: Any, indent: int = 4, *, sort_keys: bool = True) -> str:
+    """Go's json.MarshalIndent(obj, "", "    ") plus the newline kubectl adds; keys sorted
+    as for a decoded map, or (``sort_keys=False``) as given, for a typed object whose
+    fields print in struct order."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
     return _go_escape(text) + "\n"
 
 
@@ -185,6 +188,18 @@ def _literal_ok(data: str) -> bool:
     characters YAML cannot show raw."""
     return all(ch == "\n" or ch == "\t" or ch.isprintable() for ch in data) and not any(
         line.endswith(" ") for line in data.split("\n"))
+
+
+def require_output(fmt: str, allowed: tuple[str, ...] = ("json", "name", "yaml")) -> None:
+    """kubectl's refusal of an output format its printer flags do not know."""
+    if fmt and fmt not in allowed:
+        raise CommandError(f'error: unable to match a printer suitable for the output format '
+                           f'"{fmt}", allowed formats are: {",".join(allowed)}')
+
+
+def dry_run_suffix(dry_run: str) -> str:
+    """What the name printer adds to the operation in a dry run."""
+    return {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
 
 
 def name_line(group: str, kind: str, name: str, operation: str = "") -> str:

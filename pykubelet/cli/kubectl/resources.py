@@ -5,10 +5,12 @@ pykubectl uses): ``pods``, ``pods,nodes``, ``pod web db``, ``pod/web node/n1``, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.errors import CommandError
 from pykubelet.cli.kubectl.session import Session
+from pykubelet.client.rest import StatusError
 
 TYPE_NAME_HINT = (
     "there is no need to specify a resource type as a separate argument when passing "
@@ -65,4 +67,43 @@ def targets(session: Session, words: list[str], *, all_namespaces: bool = False,
             out += [Target(m, n, where) for n in names]
         else:
             out.append(Target(m, "", where))
+    return out
+
+
+def read_objects(session: Session, words: list[str], *, selector: str = "",
+                 filenames: list[str] | None = None, need_names: bool = False,
+                 latest: bool = True, verb: str = "get"
+                 ) -> list[tuple[Target, dict[str, Any]] | StatusError]:
+    """The builder's infos, in order: each named object read, each collection listed
+    (with ``selector``), or the objects of manifest files (read again from the server when
+    ``latest``, as Latest() does); a read that failed stands in its object's place, so a
+    command reports it after acting on the others (ContinueOnError)."""
+    out: list[tuple[Target, dict[str, Any]] | StatusError] = []
+    if filenames:
+        from pykubelet.cli.kubectl.manifests import read_all
+
+        for m in read_all(filenames):
+            mapping = session.discovery.for_kind(m.api_version, m.kind)
+            t = Target(mapping, m.name,
+                       (m.namespace or session.namespace) if mapping.namespaced else "")
+            try:
+                out.append((t, session.client.request("GET", t.path) if latest else m.obj))
+            except StatusError as exc:
+                out.append(exc)
+        return out
+    for t in targets(session, words, need_names=need_names, verb=verb):
+        try:
+            if t.name:
+                out.append((t, session.client.request("GET", t.path)))
+                continue
+            doc = session.client.request("GET", t.path,
+                                         params={"labelSelector": selector or None})
+        except StatusError as exc:
+            out.append(exc)
+            continue
+        kind = {"kind": t.mapping.kind, "apiVersion": t.mapping.group_version}
+        for item in (doc or {}).get("items") or []:
+            meta = item.get("metadata") or {}
+            out.append((Target(t.mapping, meta.get("name", ""), meta.get("namespace", "")),
+                        {**kind, **item}))
     return out

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError
-from pykubelet.cli.kubectl.printers import print_objects
+from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import PODS
 
@@ -80,9 +80,7 @@ def _pairs(items: list[str], what: str, problem: str) -> dict[str, str]:
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
     pod = pod_for(args.name, args)
-    if args.output not in ("", "name", "json", "yaml"):
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,name,yaml')
+    require_output(args.output)
     obj = pod
     if args.dry_run != "client":
         params: dict[str, Any] = {"fieldManager": "kubectl-run"}
@@ -95,6 +93,6 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
     elif args.output == "name":
         print(f"pod/{args.name}")
     else:
-        dry = {"client": " (dry run)", "server": " (server dry run)"}.get(args.dry_run, "")
+        dry = dry_run_suffix(args.dry_run)
         print(f"pod/{args.name} created{dry}")
     return 0

@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError
-from pykubelet.cli.kubectl.printers import print_objects
+from pykubelet.cli.kubectl.printers import print_objects, require_output
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.cli.kubectl.tabwriter import TabWriter
 from pykubelet.client.rest import NODES, PODS, TABLE_ACCEPT, StatusError
@@ -44,9 +44,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
     kind, slash, pod_name = args.pod.rpartition("/")
     if slash and session.discovery.resolve_one(kind).resource != "pods":
         raise CommandError(f"error: why explains pods, not {kind}")
-    if args.output not in ("", "json", "yaml"):
-        raise CommandError(f'error: unable to match a printer suitable for the output format '
-                           f'"{args.output}", allowed formats are: json,yaml')
+    require_output(args.output, ("json", "yaml"))
     client = session.client
     ns = session.namespace
     pod = client.request("GET", PODS.path(ns, pod_name))
