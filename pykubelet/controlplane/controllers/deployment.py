@@ -157,10 +157,13 @@ class DeploymentController(InformerController):
         old = [rs for rs in rss if rs is not new]
         next_rev = str(du.max_revision(old) + 1)
         if new is not None:
+            # SetNewReplicaSetAnnotations: the Deployment's annotations copied on every
+            # sync (a change-cause set after the rollout), the revision raised if behind
             annotations = meta(new).get("annotations") or {}
-            want = {**du.copied_annotations(d), du.REVISION: next_rev} if (
-                annotations.get(du.REVISION) != next_rev and du.revision(new) <
-                du.max_revision(old)) else {}
+            want = {k: v for k, v in du.copied_annotations(d).items()
+                    if annotations.get(k) != v}
+            if du.revision(new) < int(next_rev):
+                want[du.REVISION] = next_rev
             if spec(new).get("minReadySeconds", 0) != spec(d).get("minReadySeconds", 0) or want:
                 def update(o: Obj) -> Obj:
                     o.setdefault("metadata", {}).setdefault("annotations", {}).update(want)

@@ -172,6 +172,30 @@ def test_rollout_update_undo_and_history(cluster: Cluster, controllers: None) ->
     assert any(m.startswith(f"Scaled down replica set web-{h} from 3 to ") for m in msgs)
 
 
+def test_annotations_reach_the_current_replica_set(cluster: Cluster, controllers: None) -> None:
+    """copyDeploymentAnnotationsToReplicaSet runs on every sync: a change-cause annotated
+    after the rollout reaches the current ReplicaSet (what `rollout history` prints),
+    without the annotations a Deployment never copies."""
+    ns = cluster.namespace("deploy-annot")
+    code, d = cluster.admin("POST", DEPLOY.format(ns=ns), deploy_body("web", 1))
+    assert code == 201, d
+    wait_for(lambda: rolled_out(cluster, ns, "web"), tick=lambda: ready_all(cluster, ns))
+    code, got = cluster.admin("PATCH", DEPLOY.format(ns=ns) + "/web", {"metadata": {
+        "annotations": {"kubernetes.io/change-cause": "kubectl set image web c=busybox:1",
+                        "kubectl.kubernetes.io/last-applied-configuration": "{}"}}}, MERGE)
+    assert code == 200, got
+
+    def annotated() -> dict[str, str] | None:
+        (rs,) = rss_of(cluster, ns)
+        got = rs["metadata"].get("annotations") or {}
+        return got if "kubernetes.io/change-cause" in got else None
+
+    annotations = wait_for(annotated)
+    assert annotations["kubernetes.io/change-cause"] == "kubectl set image web c=busybox:1"
+    assert "kubectl.kubernetes.io/last-applied-configuration" not in annotations
+    assert annotations["deployment.kubernetes.io/revision"] == "1"
+
+
 def test_scale_pause_and_recreate(cluster: Cluster, controllers: None) -> None:
     ns = cluster.namespace("deploy-scale")
     code, d = cluster.admin("POST", DEPLOY.format(ns=ns),

@@ -45,7 +45,15 @@ def test_defaults_and_generated_selector(api: Any, clean: list[str]) -> None:
         "batch.kubernetes.io/controller-uid": uid, "controller-uid": uid,
         "batch.kubernetes.io/job-name": "defaults", "job-name": "defaults"}
     assert spec["template"]["spec"]["dnsPolicy"] == "ClusterFirst"
+    # SetDefaults_Job: a Job without labels takes its template's (upstream defaults them
+    # again on every read from storage, where the generated ones are on the template)
+    assert got["metadata"]["labels"] == spec["template"]["metadata"]["labels"]
     assert got["metadata"]["generation"] == 1
+    clean.append("labelled")
+    r = api.call("POST", JOBS, job("labelled") | {"metadata": {"name": "labelled",
+                                                               "labels": {"team": "a"}}})
+    assert r.status == 201, r.body
+    assert r.json()["metadata"]["labels"] == {"team": "a"}
     assert "status" not in got or got["status"] == {}
 
 
