@@ -2,7 +2,7 @@
 rolled out over the nodes, scaled up and down, updated to the lab registry's image (a new
 ReplicaSet, the old one at 0) and undone; orphan and foreground deletes; a Job of four
 completions two at a time; a Job whose pod fails ending BackoffLimitExceeded; a CronJob
-firing every minute.
+firing every minute (and a Job made from it by hand, which is not one of its runs).
 
 One lab for the module. The CronJob is created as soon as the lab is up, so its first run
 (at the next minute) happens while the other tests run and the last test only waits for
@@ -285,4 +285,17 @@ def test_cronjob_fires_within_its_minute(lab: Lab) -> None:
     assert status["lastSuccessfulTime"] >= scheduled
     name = first["metadata"]["name"]
     assert lab.kubectl("logs", f"job/{name}").stdout.strip() == "tick"
+
+    # a Job made from it by hand runs, and is no run of the CronJob's own: an UnexpectedJob
+    # warning, never in its active list, so no SawCompletedJob either
+    lab.kubectl("create", "job", "by-hand", "--from=cronjob/tick")
+    lab.kubectl("wait", "--for=condition=Complete", "job/by-hand", "--timeout=60s",
+                timeout=70)
+    events = lab.kubectl("get", "events", "--field-selector", "involvedObject.name=tick",
+                         "-o", "json").stdout
+    said = [(e["reason"], e["message"]) for e in json.loads(events)["items"]]
+    assert ("UnexpectedJob",
+            "Saw a job that the controller did not create or forgot: by-hand") in said, said
+    assert not [m for r, m in said if r == "SawCompletedJob" and "by-hand" in m], said
     lab.kubectl("delete", "cronjob", "tick")
+    lab.kubectl("delete", "job", "by-hand", "--ignore-not-found")
