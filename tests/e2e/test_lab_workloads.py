@@ -1,8 +1,9 @@
 """Applications on a 3-node lab through the real kubectl (issue 19 item 5): a Deployment
 rolled out over the nodes, scaled up and down, updated to the lab registry's image (a new
-ReplicaSet, the old one at 0) and undone; orphan and foreground deletes; a Job of four
-completions two at a time; a Job whose pod fails ending BackoffLimitExceeded; a CronJob
-firing every minute (and a Job made from it by hand, which is not one of its runs).
+ReplicaSet, the old one at 0) and undone; orphan and foreground deletes (an orphaned Job's
+pod too); a Job of four completions two at a time; a Job whose pod fails ending
+BackoffLimitExceeded; a CronJob firing every minute (and a Job made from it by hand, which
+is not one of its runs).
 
 One lab for the module. The CronJob is created as soon as the lab is up, so its first run
 (at the next minute) happens while the other tests run and the last test only waits for
@@ -219,6 +220,22 @@ def test_orphan_delete_keeps_replicaset_and_pods_foreground_removes_all(lab: Lab
         lab.kubectl("delete", "deployment", "keep", "gone", "--ignore-not-found",
                     check=False)
         lab.kubectl("delete", "rs", "-l", "app in (keep,gone)", check=False)
+
+
+def test_job_deleted_with_orphan_cascade_leaves_pods_that_can_be_deleted(lab: Lab) -> None:
+    """The orphaned pod loses its owner reference and the Job's tracking finalizer (the Job
+    controller's orphan-pod sync), so deleting it later does not hang."""
+    lab.apply(job("long", SLEEPER))
+    try:
+        wait_for(lambda: lab.live_pods("job-name=long"), 60, "the Job's pod")
+        lab.kubectl("delete", "job", "long", "--cascade=orphan")
+        wait_for(lambda: (p := lab.live_pods("job-name=long")) and not p[0]["metadata"].get(
+            "ownerReferences") and not p[0]["metadata"].get("finalizers"), 30,
+            "the pod orphaned, without the tracking finalizer")
+        lab.kubectl("delete", "pods", "-l", "job-name=long", "--wait=true", timeout=60)
+        assert not lab.items("pods", "-l", "job-name=long")
+    finally:
+        lab.kubectl("delete", "job", "long", "--ignore-not-found", check=False)
 
 
 def test_job_of_four_completions_two_at_a_time_completes(lab: Lab) -> None:

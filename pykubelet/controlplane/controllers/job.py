@@ -11,10 +11,16 @@ The pods a sync works on are claimed as getPodsForJob does (ClaimPods with the t
 finalizer): an orphan the job's selector picks is adopted, the job as its controller and
 the finalizer added, so it is counted like a pod the job made; a pod the job controls whose
 labels no longer match is released, its reference and the finalizer dropped. A pod with no
-controller queues the jobs that select it when it appears or its labels change."""
+controller queues the jobs that select it when it appears or its labels change.
+
+A pod left with the tracking finalizer and no job to count it (its job deleted with
+``--cascade=orphan``, or gone or finished while the pod is being deleted) goes to a second
+queue of pod keys whose sync removes the finalizer (syncOrphanPod), or deleting the pod
+would hang on it."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from collections.abc import Callable
@@ -97,6 +103,7 @@ class JobController(InformerController):
         self.pods = registry.store(PODS)
         self.recorder = EventRecorder(registry, COMPONENT)
         self.queue: WorkQueue = WorkQueue("job-controller", self.sync)
+        self.orphans: WorkQueue = WorkQueue("job-orphan-pods", self.sync_orphan_pod)
         self.backoff: dict[str, BackoffRecord] = {}
 
     # ------------------------------------------------------------------ informers
@@ -112,6 +119,49 @@ class JobController(InformerController):
                 if ref is not None:
                     self.queue.add(f"{entry.attrs.namespace}/{ref.get('name', '')}")
             self._on_orphan(ev)
+            self._on_tracked(ev)
+
+    def _on_tracked(self, ev: CachedEvent) -> None:
+        """addPod/updatePod/deletePod's enqueueOrphanPod: a pod still carrying the tracking
+        finalizer with no controller, or being deleted with no unfinished job of its own."""
+        pod = ev.entry
+        if ev.type == DELETED or JOB_TRACKING_FINALIZER.encode() not in pod.data:
+            return
+        obj = pod.obj()
+        ref = controller_ref(obj)
+        if ref is None:
+            self.orphans.add(entry_key(pod))
+        elif (obj.get("metadata") or {}).get("deletionTimestamp"):
+            job = self._resolve(pod.attrs.namespace, ref)
+            if job is None or is_finished(job):
+                self.orphans.add(entry_key(pod))
+
+    def _resolve(self, ns: str, ref: Obj) -> Obj | None:
+        """resolveControllerRef: the Job the reference names, if it is that one (uid)."""
+        if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+            return None
+        entry = self.jobs.lookup(ns, ref.get("name", ""))
+        job = entry.obj() if entry is not None else None
+        if job is None or (job.get("metadata") or {}).get("uid") != ref.get("uid"):
+            return None
+        return job
+
+    async def sync_orphan_pod(self, key: str) -> None:
+        """syncOrphanPod: the tracking finalizer off a pod no unfinished Job controls (one
+        with another kind of controller keeps it)."""
+        ns, _, name = key.partition("/")
+        entry = self.pods.lookup(ns, name)
+        if entry is None:
+            return
+        pod = entry.obj()
+        ref = controller_ref(pod)
+        if ref is not None:
+            if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+                return
+            job = self._resolve(ns, ref)
+            if job is not None and not is_finished(job):
+                return  # adopted: the job counts it
+        await self._strip_finalizer(pod)
 
     def _on_orphan(self, ev: CachedEvent) -> None:
         """addPod/updatePod for a pod with no controller: when it appears, its labels
@@ -296,6 +346,6 @@ def _name_of(created: Any) -> str:
 async def run_job_controller(cp: ControlPlane) -> None:
     controller = JobController(cp.registry)
     with controller.informing():
-        await controller.queue.run()
+        await asyncio.gather(controller.queue.run(), controller.orphans.run())
 
 

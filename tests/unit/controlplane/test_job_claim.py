@@ -141,3 +141,38 @@ async def _start(ctl: JobController) -> None:
 
 async def _stop(ctl: JobController) -> None:
     ctl.stop()
+
+
+def test_orphan_pod_with_the_tracking_finalizer_has_it_removed(api: Any,
+                                                              ctl: JobController) -> None:
+    """syncOrphanPod: a pod left with the job-tracking finalizer and no Job to count it
+    (its Job deleted with --cascade=orphan: the collector dropped the reference) has the
+    finalizer removed, or its deletion would hang; one a live Job controls, or another
+    kind of controller owns, keeps it. Its appearance queues it for that."""
+    r = api.call("POST", JOBS, manual_job("live"))
+    assert r.status == 201, r.body
+    live = r.json()
+    live_ref = [{"apiVersion": "batch/v1", "kind": "Job", "name": "live",
+                 "uid": live["metadata"]["uid"], "controller": True}]
+    rs_ref = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+               "uid": "0b5e7a4e-0000-4000-8000-000000000002", "controller": True}]
+    fin = [JOB_TRACKING_FINALIZER]
+    keys = Keys()
+    ctl.orphans = keys  # type: ignore[assignment]
+    api._run(_start(ctl))
+    try:
+        for body in (pod("left", {"app": "x"}, finalizers=fin),
+                     pod("owned", LABELS, finalizers=fin, ownerReferences=live_ref),
+                     pod("other", {"app": "x"}, finalizers=fin, ownerReferences=rs_ref)):
+            r = api.call("POST", PODS, body)
+            assert r.status == 201, r.body
+        wait_for(lambda: f"{NS}/left" in keys.added)
+    finally:
+        api._run(_stop(ctl))
+    for name in ("left", "owned", "other"):
+        api._run(ctl.sync_orphan_pod(f"{NS}/{name}"))
+    pods = pods_by_name(api)
+    assert not pods["left"]["metadata"].get("finalizers")
+    assert pods["owned"]["metadata"]["finalizers"] == fin
+    assert pods["other"]["metadata"]["finalizers"] == fin
+    api._run(ctl.sync_orphan_pod(f"{NS}/gone"))  # a pod already gone: nothing to do
