@@ -2,8 +2,8 @@
 rolled out over the nodes, scaled up and down, updated to the lab registry's image (a new
 ReplicaSet, the old one at 0) and undone; orphan and foreground deletes (an orphaned Job's
 pod too); a Job of four completions two at a time; a Job whose pod fails ending
-BackoffLimitExceeded; a CronJob firing every minute (and a Job made from it by hand, which
-is not one of its runs).
+BackoffLimitExceeded, and one a podFailurePolicy FailJob rule ends; a CronJob firing every
+minute (and a Job made from it by hand, which is not one of its runs).
 
 One lab for the module. The CronJob is created as soon as the lab is up, so its first run
 (at the next minute) happens while the other tests run and the last test only waits for
@@ -278,6 +278,27 @@ def test_job_whose_pod_fails_ends_backoff_limit_exceeded(lab: Lab) -> None:
         assert "Job has reached the specified backoff limit" in events
     finally:
         lab.kubectl("delete", "job", "fails", "--cascade=background", check=False)
+
+
+def test_job_pod_failure_policy_fail_job_ends_it_at_the_first_match(lab: Lab) -> None:
+    """A FailJob rule on exit code 42: the first such pod fails the Job at once (reason
+    PodFailurePolicy), however many retries backoffLimit would allow."""
+    body = job("policy", ["sh", "-c", "exit 42"], backoffLimit=6)
+    body["spec"]["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
+        "containerName": "c", "operator": "In", "values": [42]}}]}
+    lab.apply(body)
+    try:
+        lab.kubectl("wait", "--for=condition=Failed", "job/policy", "--timeout=60s",
+                    timeout=70)
+        status = lab.get("job", "policy")["status"]
+        failed = next(c for c in status["conditions"] if c["type"] == "Failed")
+        [pod] = lab.items("pods", "-l", "job-name=policy")
+        assert (failed["reason"], failed["message"]) == (
+            "PodFailurePolicy", f"Container c for pod default/{pod['metadata']['name']} "
+            "failed with exit code 42 matching FailJob rule at index 0")
+        assert status["failed"] == 1
+    finally:
+        lab.kubectl("delete", "job", "policy", "--cascade=background", check=False)
 
 
 def test_cronjob_fires_within_its_minute(lab: Lab) -> None:
