@@ -37,6 +37,7 @@ from pykubelet.api.meta_validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from pykubelet.api.pod_failure_policy_validation import pod_failure_policy_errors
 from pykubelet.api.types import RESTART_NEVER, RESTART_ON_FAILURE, LabelSelector, Pod
 
 _NON_NEGATIVE = "must be greater than or equal to 0"
@@ -61,6 +62,9 @@ def set_defaults_job(job: Job) -> Job:
     if spec.pod_replacement_policy is None:
         spec.pod_replacement_policy = (FAILED if "podFailurePolicy" in spec.unmodelled
                                        else TERMINATING_OR_FAILED)
+    for rule in (spec.unmodelled.get("podFailurePolicy") or {}).get("rules") or []:
+        for pattern in rule.get("onPodConditions") or []:
+            pattern.setdefault("status", "True")  # a pattern's status defaults to True
     if job.metadata.namespace == "":
         job.metadata.namespace = core_defaults.DEFAULT_NAMESPACE
     template_pod = Pod(metadata=copy.copy(spec.template.metadata), spec=spec.template.spec)
@@ -134,6 +138,13 @@ def _spec_errors(job: Job) -> list[FieldError]:
             errs.append(invalid("spec.template.metadata.labels", labels,
                                 "`selector` does not match template `labels`"))
     errs += _template_errors(job)
+    policy = spec.unmodelled.get("podFailurePolicy")
+    if policy is not None:
+        tmpl = spec.template.spec
+        errs += pod_failure_policy_errors(
+            policy, {c.name for c in (*tmpl.containers, *tmpl.init_containers)},
+            tmpl.restart_policy, spec.pod_replacement_policy,
+            spec.unmodelled.get("backoffLimitPerIndex"))
     return errs
 
 

@@ -7,7 +7,8 @@ loopback) the bound is 3x today's ratio to it; otherwise 3x today's absolute fig
 these sizes. "Today" is this 2-core machine on 2026-12-03, measured at the sizes below
 while other test suites ran. A script that no longer runs fails too, which is the other
 accident these catch. The full benches, their sizes and their reports stay in bench/.
-The cluster bench (a multi-node lab, minutes) has no short run here.
+The cluster bench (a multi-node lab, minutes) has no short run here; the workload bench
+has one (a 3-node lab, half a minute).
 """
 
 from __future__ import annotations
@@ -100,3 +101,20 @@ def test_image_pull_against_containerd() -> None:
     doc = json.loads(out[out.index("{"):])
     today_ratio = 0.83  # ours / containerd, median pull time
     assert doc["ratio_ours_over_containerd"] <= REGRESSION * today_ratio
+
+
+@pytest.mark.root
+@pytest.mark.runc
+@pytest.mark.slow
+def test_workloads_on_a_lab() -> None:
+    """A 3-node lab (half a minute): a small Deployment's rollout and rolling update, and
+    the control plane's idle CPU with 20 Deployments (5 s)."""
+    out = run_bench("workload_bench.py", "--replicas", "6", "--deployments", "20", "--idle",
+                    "5", timeout=240)
+    today_rollout_s, today_update_s, today_idle_pct = 0.9, 1.1, 1.0
+    assert figure(r"rollout status done, 6 replicas\s+([\d.]+) s", out) \
+        <= REGRESSION * today_rollout_s
+    assert figure(r"rolling update \(maxSurge 25%\), 6 replicas\s+([\d.]+) s", out) \
+        <= REGRESSION * today_update_s
+    assert figure(r"20 Deployments: node1 \(control plane \+ agent\)\s+([\d.]+)%", out) \
+        <= REGRESSION * today_idle_pct

@@ -92,17 +92,20 @@ def decide(cj: Obj, jobs: list[Obj], now: dt.datetime) -> CronActions:
     for ref in old.get("active") or []:
         job = by_name.get(ref.get("name"))
         if job is None or _meta(job).get("uid") != ref.get("uid"):
-            continue  # gone: no longer active
+            acts.events.append(("Normal", "MissingJob",
+                                f"Active job went missing: {ref.get('name')}"))
+            continue
         cond = finished_condition(job)
         if cond is None:
             active.append(ref)
             continue
         acts.events.append(("Normal", "SawCompletedJob",
                             f"Saw completed job: {ref.get('name')}, condition: {cond}"))
-    names = {r.get("name") for r in active}
-    for job in jobs:  # running children not listed yet (a status write lost)
-        if finished_condition(job) is None and _meta(job).get("name") not in names:
-            active.append(job_ref(job))
+    listed = {r.get("uid") for r in old.get("active") or []}
+    for job in jobs:  # a running child it did not create (or forgot): warned, not taken
+        if finished_condition(job) is None and _meta(job).get("uid") not in listed:
+            acts.events.append(("Warning", "UnexpectedJob", "Saw a job that the controller "
+                                f"did not create or forgot: {_meta(job).get('name')}"))
     for job in jobs:
         if finished_condition(job) == JOB_COMPLETE:
             done = parse_time_or_none((job.get("status") or {}).get("completionTime"))

@@ -174,18 +174,16 @@ def _created_key(rs: Obj) -> tuple[str, str]:
 
 
 def template_hash(template: Obj, collision_count: int | None) -> str:
-    """ComputeHash: a stable hash of the template (and the collision count), in
-    SafeEncodeString's alphabet. (Upstream hashes Go's printed struct; ours hashes the
-    canonical JSON, so the values differ from a real cluster's, the shape does not.)"""
+    """ComputeHash: a stable 32-bit hash of the template (and the collision count) as
+    rand.SafeEncodeString(fmt.Sprint(hash)) writes it: each decimal digit's byte mapped
+    into the alphabet, so 1 to 10 of 4-9, b, c, d, f, as a real cluster's look. (Upstream
+    hashes Go's printed struct; ours hashes the canonical JSON, so the values differ from a
+    real cluster's, the shape does not.)"""
     text = json.dumps(template, sort_keys=True, separators=(",", ":"))
     if collision_count is not None:
         text += f"/{collision_count}"
     value = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
-    out = []
-    for _ in range(10):
-        out.append(_SAFE[value % len(_SAFE)])
-        value //= len(_SAFE)
-    return "".join(out)
+    return "".join(_SAFE[ord(ch) % len(_SAFE)] for ch in str(value))
 
 
 def _without_hash(template: Obj) -> Obj:

@@ -5,12 +5,25 @@ order: the status with newly finished pods' uids in ``uncountedTerminatedPods`` 
 then their ``batch.kubernetes.io/job-tracking`` finalizers removed (the next sync moves
 them to the counters), then pods created or deleted, then the events. Pods get the job as
 their controlling owner (``controller`` and ``blockOwnerDeletion`` true); deleting a
-job's pods when the job goes is the garbage collector's job."""
+job's pods when the job goes is the garbage collector's job.
+
+The pods a sync works on are claimed as getPodsForJob does (ClaimPods with the tracking
+finalizer): an orphan the job's selector picks is adopted, the job as its controller and
+the finalizer added, so it is counted like a pod the job made; a pod the job controls whose
+labels no longer match is released, its reference and the finalizer dropped. A pod with no
+controller queues the jobs that select it when it appears or its labels change.
+
+A pod left with the tracking finalizer and no job to count it (its job deleted with
+``--cascade=orphan``, or gone or finished while the pod is being deleted) goes to a second
+queue of pod keys whose sync removes the finalizer (syncOrphanPod), or deleting the pod
+would hang on it."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.batch import (
@@ -21,15 +34,28 @@ from pykubelet.api.batch import (
 )
 from pykubelet.api.machinery.timeutil import now
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.controller_ref import controller_of, new_controller_ref
+from pykubelet.controlplane.controllers.activepods import labels_match
+from pykubelet.controlplane.controllers.controller_ref import (
+    adopt,
+    controller_of,
+    controller_ref,
+    new_controller_ref,
+    release,
+)
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
-from pykubelet.controlplane.controllers.job_decisions import Actions, BackoffRecord, decide
+from pykubelet.controlplane.controllers.job_decisions import (
+    Actions,
+    BackoffRecord,
+    decide,
+    is_finished,
+)
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.replicaset import Claim, claim_pods
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import JOBS, PODS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
+from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, Registry
 from pykubelet.controlplane.registry.strategy import StatusStrategy
-from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
+from pykubelet.controlplane.storage.cacher import ADDED, DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane
@@ -77,6 +103,7 @@ class JobController(InformerController):
         self.pods = registry.store(PODS)
         self.recorder = EventRecorder(registry, COMPONENT)
         self.queue: WorkQueue = WorkQueue("job-controller", self.sync)
+        self.orphans: WorkQueue = WorkQueue("job-orphan-pods", self.sync_orphan_pod)
         self.backoff: dict[str, BackoffRecord] = {}
 
     # ------------------------------------------------------------------ informers
@@ -91,6 +118,65 @@ class JobController(InformerController):
                 ref = controller_of(entry.obj(), "Job", "batch/v1")
                 if ref is not None:
                     self.queue.add(f"{entry.attrs.namespace}/{ref.get('name', '')}")
+            self._on_orphan(ev)
+            self._on_tracked(ev)
+
+    def _on_tracked(self, ev: CachedEvent) -> None:
+        """addPod/updatePod/deletePod's enqueueOrphanPod: a pod still carrying the tracking
+        finalizer with no controller, or being deleted with no unfinished job of its own."""
+        pod = ev.entry
+        if ev.type == DELETED or JOB_TRACKING_FINALIZER.encode() not in pod.data:
+            return
+        obj = pod.obj()
+        ref = controller_ref(obj)
+        if ref is None:
+            self.orphans.add(entry_key(pod))
+        elif (obj.get("metadata") or {}).get("deletionTimestamp"):
+            job = self._resolve(pod.attrs.namespace, ref)
+            if job is None or is_finished(job):
+                self.orphans.add(entry_key(pod))
+
+    def _resolve(self, ns: str, ref: Obj) -> Obj | None:
+        """resolveControllerRef: the Job the reference names, if it is that one (uid)."""
+        if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+            return None
+        entry = self.jobs.lookup(ns, ref.get("name", ""))
+        job = entry.obj() if entry is not None else None
+        if job is None or (job.get("metadata") or {}).get("uid") != ref.get("uid"):
+            return None
+        return job
+
+    async def sync_orphan_pod(self, key: str) -> None:
+        """syncOrphanPod: the tracking finalizer off a pod no unfinished Job controls (one
+        with another kind of controller keeps it)."""
+        ns, _, name = key.partition("/")
+        entry = self.pods.lookup(ns, name)
+        if entry is None:
+            return
+        pod = entry.obj()
+        ref = controller_ref(pod)
+        if ref is not None:
+            if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+                return
+            job = self._resolve(ns, ref)
+            if job is not None and not is_finished(job):
+                return  # adopted: the job counts it
+        await self._strip_finalizer(pod)
+
+    def _on_orphan(self, ev: CachedEvent) -> None:
+        """addPod/updatePod for a pod with no controller: when it appears, its labels
+        change or it lost its controller, every job whose selector picks it is queued."""
+        pod, prev = ev.entry, ev.prev
+        if ev.type == DELETED or _has_controller(pod):
+            return
+        if not (ev.type == ADDED or prev is None or prev.attrs.labels != pod.attrs.labels
+                or _has_controller(prev)):
+            return
+        ns = pod.attrs.namespace
+        for entry in self.jobs.select(ns, None):
+            selector = (entry.obj().get("spec") or {}).get("selector")
+            if labels_match(selector, pod.attrs.labels):
+                self.queue.add(entry_key(entry))
 
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:
@@ -99,8 +185,12 @@ class JobController(InformerController):
         job = entry.obj() if entry is not None else None
         uid = ((job or {}).get("metadata") or {}).get("uid")
         owned: list[Obj] = []
+        orphans: list[Obj] = []
         for p in self.pods.select(ns, None):
             pod = p.obj()
+            if controller_ref(pod) is None:
+                orphans.append(pod)
+                continue
             ref = controller_of(pod, "Job", "batch/v1")
             if ref is None or ref.get("name") != name:
                 continue
@@ -113,11 +203,55 @@ class JobController(InformerController):
             return
         if (job.get("metadata") or {}).get("deletionTimestamp"):
             return
+        if not is_finished(job):  # a finished job takes no more pods (and gives none back)
+            owned = await self._claim(job, claim_pods(job, owned + orphans))
         record = self.backoff.setdefault(f"{key}/{uid}", BackoffRecord())
         acts = decide(job, owned, now(), record)
         await self._apply(job, acts)
         if acts.requeue_after is not None:
             self.queue.add_after(key, max(acts.requeue_after, 0.0))
+
+    async def _claim(self, job: Obj, claim: Claim) -> list[Obj]:
+        """ClaimPods' effects: the adoptions (after canAdopt's fresh read says the job is
+        the same and not being deleted), then the releases; the pods the job owns after
+        them, adopted ones with the finalizer the adoption added."""
+        meta = job.get("metadata") or {}
+        ns, uid = meta.get("namespace", ""), meta.get("uid")
+        owned = [p for p in claim.owned if p not in claim.adopt]
+        if claim.adopt:
+            fresh = self.jobs.lookup(ns, meta.get("name", ""))
+            fresh_meta = (fresh.obj().get("metadata") or {}) if fresh is not None else {}
+            if fresh_meta.get("uid") != uid or fresh_meta.get("deletionTimestamp"):
+                claim.adopt = []
+        ref = new_controller_ref(job, "batch/v1", "Job")
+        for pod in claim.adopt:
+            adopted = await self._patch_pod(pod, lambda p: _with_finalizer(adopt(p, dict(ref))))
+            if adopted is not None:
+                owned.append(adopted)
+        for pod in claim.release:
+            await self._patch_pod(pod, lambda p: _without_finalizer(release(p, uid)))
+        return owned
+
+    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> Obj | None:
+        """The pod as written, or None when it is gone or no longer what was decided on
+        (``mutate`` said so, or the write was refused)."""
+        m = pod.get("metadata") or {}
+        written: list[Obj] = []
+
+        def apply(obj: Obj) -> Obj | None:
+            written.clear()
+            out = mutate(obj)
+            if out is not None:
+                written.append(out)
+            return out
+
+        try:
+            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""), apply)
+        except errors.StatusError as exc:
+            if exc.code in (404, 409, 422):
+                return None
+            raise
+        return written[0] if written else None
 
     async def _apply(self, job: Obj, acts: Actions) -> None:
         meta = job.get("metadata") or {}
@@ -178,6 +312,32 @@ class JobController(InformerController):
                 raise
 
 
+def _has_controller(entry: Entry) -> bool:
+    """Whether a stored pod has a controller (most have none: those are not parsed)."""
+    return b'"controller":true' in entry.data and controller_ref(entry.obj()) is not None
+
+
+def _with_finalizer(pod: Obj | None) -> Obj | None:
+    """The adoption's patch also adds the tracking finalizer (AdoptPod's finalizers)."""
+    if pod is not None:
+        fins = pod["metadata"].setdefault("finalizers", [])
+        if JOB_TRACKING_FINALIZER not in fins:
+            fins.append(JOB_TRACKING_FINALIZER)
+    return pod
+
+
+def _without_finalizer(pod: Obj | None) -> Obj | None:
+    """The release's patch also drops it ($deleteFromPrimitiveList/finalizers)."""
+    if pod is not None:
+        fins = [f for f in pod["metadata"].get("finalizers") or []
+                if f != JOB_TRACKING_FINALIZER]
+        if fins:
+            pod["metadata"]["finalizers"] = fins
+        else:
+            pod["metadata"].pop("finalizers", None)
+    return pod
+
+
 def _name_of(created: Any) -> str:
     obj = created.obj() if hasattr(created, "obj") else created
     return str((obj.get("metadata") or {}).get("name", ""))
@@ -186,6 +346,6 @@ def _name_of(created: Any) -> str:
 async def run_job_controller(cp: ControlPlane) -> None:
     controller = JobController(cp.registry)
     with controller.informing():
-        await controller.queue.run()
+        await asyncio.gather(controller.queue.run(), controller.orphans.run())
 
 

@@ -5,7 +5,9 @@ removed, so no pod is counted twice or lost), how many pods to create (and for a
 job which indexes) or delete, when the next pod may be created after failures (10 s
 doubling, at most 6 minutes, counted from the last failure), and the conditions: the
 ``SuccessCriteriaMet``/``FailureTarget`` intermediate conditions first, the terminal
-``Complete``/``Failed`` once no pod of the job is still terminating, as upstream."""
+``Complete``/``Failed`` once no pod of the job is still terminating, as upstream. A
+``podFailurePolicy`` (podfailurepolicy.py) can end the job at a failed pod (FailJob, reason
+``PodFailurePolicy``) or keep a failure out of the count (Ignore)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ from pykubelet.api.batch import (
     REASON_DEADLINE_EXCEEDED,
 )
 from pykubelet.api.machinery.timeutil import parse_time_or_none, rfc3339
+from pykubelet.controlplane.controllers.podfailurepolicy import (
+    REASON_POD_FAILURE_POLICY,
+    match_pod_failure_policy,
+)
 
 Obj = dict[str, Any]
 
@@ -218,8 +224,10 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
     for pod in new_succ:  # a second success of one index counts once, in completedIndexes
         still_succ.append(str(_meta(pod).get("uid")))
         acts.strip_finalizer.append(pod)
+    policy = spec.get("podFailurePolicy")
     for pod in new_fail:
-        still_fail.append(str(_meta(pod).get("uid")))
+        if match_pod_failure_policy(policy, pod)[1]:  # an Ignore rule: never counted
+            still_fail.append(str(_meta(pod).get("uid")))
         acts.strip_finalizer.append(pod)
     # the counts once the finalizers just scheduled for removal are gone (the decision
     # about the job uses them, as upstream's counts include the uncounted pods)
@@ -260,6 +268,8 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
         finished = (JOB_FAILURE_TARGET, cond.get("reason", ""), cond.get("message", ""))
     elif _has(status, JOB_SUCCESS_CRITERIA_MET):
         finished = (JOB_SUCCESS_CRITERIA_MET, REASON_COMPLETIONS_REACHED, MSG_COMPLETIONS)
+    elif (fail_job := _fail_job_message(policy, pods)) is not None:
+        finished = (JOB_FAILURE_TARGET, REASON_POD_FAILURE_POLICY, fail_job)
     elif fail_total > backoff_limit:
         finished = (JOB_FAILURE_TARGET, REASON_BACKOFF_LIMIT_EXCEEDED, MSG_BACKOFF)
     elif deadline is not None and start is not None and not spec.get("suspend") and (
@@ -333,6 +343,18 @@ def decide(job: Obj, pods: list[Obj], now: dt.datetime, backoff: BackoffRecord) 
     status["ready"] = sum(1 for p in active if _ready(p))
     status["terminating"] = terminating
     return acts
+
+
+def _fail_job_message(policy: Obj | None, pods: list[Obj]) -> str | None:
+    """getFailJobMessage: the message of the first failed pod a FailJob rule matches."""
+    if not policy:
+        return None
+    for pod in pods:
+        if _phase(pod) == "Failed":
+            message = match_pod_failure_policy(policy, pod)[0]
+            if message is not None:
+                return message
+    return None
 
 
 def _suspension(spec: Obj, status: Obj, at: str, acts: Actions) -> None:

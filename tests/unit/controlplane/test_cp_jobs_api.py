@@ -77,6 +77,41 @@ def test_parallelism_alone_leaves_completions_unset(api: Any, clean: list[str]) 
     ("mode", {"completionMode": "Sometimes"}, "spec.completionMode",
      'Unsupported value: "Sometimes": supported values: "NonIndexed", "Indexed"'),
     ("manual", {"manualSelector": True}, "spec.selector", "Required value"),
+    # podFailurePolicy (validatePodFailurePolicy and its rules)
+    ("pfp-restart", {"podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {
+        "operator": "In", "values": [1]}}]}, "template": {"spec": {
+            "containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "OnFailure"}}},
+     "spec.template.spec.restartPolicy",
+     'Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is '
+     "specified"),
+    ("pfp-action", {"podFailurePolicy": {"rules": [{"action": "Retry", "onExitCodes": {
+        "operator": "In", "values": [1]}}]}}, "spec.podFailurePolicy.rules[0].action",
+     'Unsupported value: "Retry": supported values: "Count", "FailIndex", "FailJob", '
+     '"Ignore"'),
+    ("pfp-both", {"podFailurePolicy": {"rules": [{"action": "Ignore"}]}},
+     "spec.podFailurePolicy.rules[0]",
+     "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"),
+    ("pfp-zero", {"podFailurePolicy": {"rules": [{"action": "Ignore", "onExitCodes": {
+        "operator": "In", "values": [0, 2]}}]}},
+     "spec.podFailurePolicy.rules[0].onExitCodes.values[0]",
+     "Invalid value: 0: must not be 0 for the In operator"),
+    ("pfp-order", {"podFailurePolicy": {"rules": [{"action": "Count", "onExitCodes": {
+        "operator": "NotIn", "values": [3, 2]}}]}},
+     "spec.podFailurePolicy.rules[0].onExitCodes.values",
+     "Invalid value: []int32{3, 2}: must be ordered"),
+    ("pfp-name", {"podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {
+        "containerName": "nope", "operator": "In", "values": [1]}}]}},
+     "spec.podFailurePolicy.rules[0].onExitCodes.containerName",
+     'Invalid value: "nope": must be one of the container or initContainer names in the pod '
+     "template"),
+    ("pfp-replace", {"podReplacementPolicy": "TerminatingOrFailed", "podFailurePolicy": {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}},
+     "spec.podReplacementPolicy",
+     'Unsupported value: "TerminatingOrFailed": supported values: "Failed"'),
+    ("pfp-status", {"podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [
+        {"type": "DisruptionTarget", "status": "Maybe"}]}]}},
+     "spec.podFailurePolicy.rules[0].onPodConditions[0].status",
+     'Unsupported value: "Maybe": supported values: "False", "True", "Unknown"'),
 ])
 def test_bad_jobs_are_422_naming_the_field(api: Any, name: str, spec: dict[str, Any],
                                            field: str, message: str) -> None:
@@ -154,3 +189,18 @@ def test_table_columns_as_kubectl_prints_them(api: Any, clean: list[str]) -> Non
     uid = t["rows"][0]["object"]["metadata"]["uid"]
     assert cells[:4] == ["table", "Running", "0/1 of 3", ""]
     assert cells[5:] == ["c", "busybox", f"batch.kubernetes.io/controller-uid={uid}"]
+
+
+def test_pod_failure_policy_defaults(api: Any, clean: list[str]) -> None:
+    """SetDefaults_Job: a pattern's status True, podReplacementPolicy Failed."""
+    clean.append("pfp-defaults")
+    body = job("pfp-defaults", podFailurePolicy={"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+        {"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "In",
+                                              "values": [42]}}]})
+    r = api.call("POST", JOBS, body)
+    assert r.status == 201, r.body
+    spec = r.json()["spec"]
+    assert spec["podFailurePolicy"]["rules"][0]["onPodConditions"] == [
+        {"type": "DisruptionTarget", "status": "True"}]
+    assert spec["podReplacementPolicy"] == "Failed"

@@ -156,6 +156,31 @@ def test_finished_jobs_leave_active_and_set_last_successful_time() -> None:
         acts.events)
 
 
+def test_a_job_it_did_not_create_is_not_taken_as_active() -> None:
+    """syncCronJob: a running child missing from status.active (kubectl create job
+    --from=cronjob/..., or a status write lost) is an UnexpectedJob warning, not added to
+    the active list; once finished it is no SawCompletedJob (it never was active), but a
+    success still moves lastSuccessfulTime."""
+    status = {"active": [ref("a")], "lastScheduleTime": ts(T0)}
+    at = T0 + dt.timedelta(seconds=30)
+    acts = decide(cron(status=status), [job("a"), job("manual")], at)
+    assert [r["name"] for r in acts.status["active"]] == ["a"]
+    assert acts.events == [("Warning", "UnexpectedJob",
+                            "Saw a job that the controller did not create or forgot: manual")]
+    done = T0 + dt.timedelta(seconds=40)
+    acts = decide(cron(status=status), [job("a"), job("manual", "Complete", done=done)], at)
+    assert [r["name"] for r in acts.status["active"]] == ["a"]
+    assert acts.events == []
+    assert acts.status["lastSuccessfulTime"] == ts(done)
+
+
+def test_an_active_job_gone_missing_leaves_the_list_with_an_event() -> None:
+    status = {"active": [ref("gone"), ref("b")], "lastScheduleTime": ts(T0)}
+    acts = decide(cron(status=status), [job("b")], T0 + dt.timedelta(seconds=30))
+    assert [r["name"] for r in acts.status["active"]] == ["b"]
+    assert acts.events == [("Normal", "MissingJob", "Active job went missing: gone")]
+
+
 def test_history_limits_delete_the_oldest_finished_jobs() -> None:
     jobs = [job(f"s{i}", "Complete", start=T0 + dt.timedelta(minutes=i)) for i in range(5)]
     jobs += [job(f"f{i}", "Failed", start=T0 + dt.timedelta(minutes=i)) for i in range(3)]

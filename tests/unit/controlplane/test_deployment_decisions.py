@@ -206,6 +206,22 @@ def test_new_rs_body() -> None:
     assert du.equal_ignore_hash(body["spec"]["template"], d["spec"]["template"])
 
 
+def test_template_hash_has_upstreams_shape() -> None:
+    """ComputeHash is rand.SafeEncodeString(fmt.Sprint(uint32)): the decimal digits of a
+    32-bit hash, each mapped into the alphabet, so 1 to 10 characters of 4-9, b, c, d, f
+    (as nginx-66b6c48dd5); it was a 10-digit base-27 number whose top digits were always 0,
+    so every hash ended in "bb"."""
+    digit = dict(zip("0123456789", "456789bcdf", strict=True))
+    hashes = [du.template_hash({"spec": {"containers": [{"name": "c", "image": f"i{n}"}]}},
+                               None) for n in range(40)]
+    for h in hashes:
+        assert 1 <= len(h) <= 10, h
+        assert set(h) <= set(digit.values()), h
+        number = int("".join(next(d for d, c in digit.items() if c == ch) for ch in h))
+        assert number < 2**32
+    assert len({h[-2:] for h in hashes}) > 5  # no fixed tail
+
+
 def _plan(d: dict[str, Any], new: dict[str, Any] | None, old: list[dict[str, Any]]
           ) -> list[tuple[str, int]]:
     return [(r["metadata"]["name"], n) for r, n in du.scale_plan(d, new, old)]
