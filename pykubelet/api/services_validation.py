@@ -200,7 +200,7 @@ def _client_ip_config_errors(cfg: SessionAffinityConfig | None, path: str) -> li
     return []
 
 
-def _cluster_ips_errors(svc: Service) -> list[FieldError]:
+def cluster_ips_errors(svc: Service) -> list[FieldError]:
     """ValidateServiceClusterIPsRelatedFields (single stack: one address)."""
     spec = svc.spec
     if spec.type == SERVICE_TYPE_EXTERNAL_NAME:
@@ -337,7 +337,7 @@ def service_errors(svc: Service) -> list[FieldError]:
     elif spec.session_affinity == AFFINITY_NONE and spec.session_affinity_config is not None:
         errs.append(forbidden("spec.sessionAffinityConfig",
                               "must not be set when session affinity is None"))
-    errs += _cluster_ips_errors(svc)
+    errs += cluster_ips_errors(svc)
     for i, ip in enumerate(spec.external_ips):
         errs += validate_ip(ip, f"spec.externalIPs[{i}]")
     if not spec.type:
