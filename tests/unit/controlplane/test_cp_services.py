@@ -275,3 +275,37 @@ def test_endpoints_and_slices_written_by_users(cluster: Cluster) -> None:
     assert code == 422, got
     assert causes(got) == {"endpoints[0].addresses[0]":
                            'Invalid value: "10.0.0.1": must be a valid IPv6 address'}
+
+
+def test_type_change_to_external_name_releases_the_address(cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-extname")
+    create(cluster, ns, svc_body("web", clusterIP="10.96.0.30"))
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/web", {
+        "spec": {"type": "ExternalName", "externalName": "web.example.com"}},
+        "application/merge-patch+json")
+    assert code == 200, got
+    for fld in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+        assert fld not in got["spec"], fld
+    create(cluster, ns, svc_body("taker", clusterIP="10.96.0.30"))
+    # and back to ClusterIP: a new address is allocated
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/web", {
+        "spec": {"type": "ClusterIP", "externalName": None}}, "application/merge-patch+json")
+    assert code == 200, got
+    assert got["spec"]["clusterIP"] not in ("", "10.96.0.30")
+    assert got["spec"]["ipFamilies"] == ["IPv4"]
+
+
+def test_dry_run_takes_nothing(cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-dry")
+    code, got = cluster.admin("POST", SVC.format(ns=ns) + "?dryRun=All",
+                              svc_body("web", clusterIP="10.96.0.31", type="NodePort",
+                                       ports=[{"port": 80, "nodePort": 30031}]))
+    assert code == 201, got
+    assert got["spec"]["clusterIP"] == "10.96.0.31"
+    assert cluster.admin("GET", SVC.format(ns=ns) + "/web")[0] == 404
+    create(cluster, ns, svc_body("real", clusterIP="10.96.0.31", type="NodePort",
+                                 ports=[{"port": 80, "nodePort": 30031}]))
+    code, got = cluster.admin("POST", SVC.format(ns=ns) + "?dryRun=All",
+                              svc_body("again", clusterIP="10.96.0.31"))
+    assert code == 422, got
+    assert "provided IP is already allocated" in got["message"]
