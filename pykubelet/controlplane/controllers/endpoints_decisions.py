@@ -282,11 +282,16 @@ def desired_subsets(service: Obj, pods: Iterable[Obj]) -> list[Obj]:
     return subsets
 
 
-def _ip_order(addr: Obj) -> tuple[int, ...]:
+def ip_order(ip: str) -> tuple[int, ...]:
+    """IPv4 addresses in numeric order (others after them)."""
     try:
-        return tuple(int(x) for x in str(addr.get("ip", "")).split("."))
+        return tuple(int(x) for x in ip.split("."))
     except ValueError:
         return (1 << 16,)
+
+
+def _ip_order(addr: Obj) -> tuple[int, ...]:
+    return ip_order(str(addr.get("ip", "")))
 
 
 def desired_endpoints(service: Obj, pods: Iterable[Obj]) -> Obj:

@@ -27,6 +27,7 @@ import orjson
 
 from pykubelet.api.services import LABEL_SERVICE_NAME
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.endpoints_decisions import ip_order
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, SERVICES
 from pykubelet.controlplane.registry.services import ServiceStrategy
 from pykubelet.controlplane.registry.store import Context
@@ -94,14 +95,7 @@ def live_servers(records: list[tuple[str, bytes]], now: float,
             expired.append(key)
         else:
             live.add(ip)
-    return sorted(live, key=_ip_order), expired
-
-
-def _ip_order(ip: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in ip.split("."))
-    except ValueError:
-        return (1 << 16,)
+    return sorted(live, key=ip_order), expired
 
 
 class KubernetesService:

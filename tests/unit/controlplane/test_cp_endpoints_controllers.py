@@ -87,7 +87,8 @@ def endpoints_of(cluster: Cluster, ns: str, service: str) -> dict[str, Any] | No
 
 
 def conditions(cluster: Cluster, ns: str, service: str) -> dict[str, Any]:
-    return {e["targetRef"]["name"]: (e["addresses"][0], e["conditions"])
+    return {(e.get("targetRef") or {}).get("name", "?"): (e["addresses"][0],
+                                                          e.get("conditions"))
             for s in slices(cluster, ns, service) for e in s.get("endpoints") or []}
 
 
