@@ -309,3 +309,24 @@ def test_dry_run_takes_nothing(cluster: Cluster) -> None:
                               svc_body("again", clusterIP="10.96.0.31"))
     assert code == 422, got
     assert "provided IP is already allocated" in got["message"]
+
+
+def test_a_node_reads_services_and_slices_and_writes_neither(cluster: Cluster) -> None:
+    """system:node reads Services (kubelet's service environment variables), and the
+    node's agent runs the service proxy, which system:node-proxier lets read
+    EndpointSlices; neither is a node's to write."""
+    ns = cluster.namespace("svc-node-authz")
+    create(cluster, ns, svc_body("web", selector={"app": "web"}))
+    node = cluster.node("svc-reader")
+    for path in ("/api/v1/services", SVC.format(ns=ns) + "/web",
+                 "/apis/discovery.k8s.io/v1/endpointslices", ES.format(ns=ns)):
+        code, got = node("GET", path)
+        assert code == 200, (path, got)
+    code, got = node("POST", SVC.format(ns=ns), svc_body("mine"))
+    assert code == 403, got
+    code, got = node("DELETE", SVC.format(ns=ns) + "/web")
+    assert code == 403, got
+    code, got = node("POST", ES.format(ns=ns), {
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "x"}, "addressType": "IPv4", "endpoints": []})
+    assert code == 403, got
