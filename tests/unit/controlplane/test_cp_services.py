@@ -330,3 +330,21 @@ def test_a_node_reads_services_and_slices_and_writes_neither(cluster: Cluster) -
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": {"name": "x"}, "addressType": "IPv4", "endpoints": []})
     assert code == 403, got
+
+
+def test_a_service_held_by_a_finalizer_keeps_its_address_until_it_goes(
+        cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-finalizer")
+    body = svc_body("held", clusterIP="10.96.0.40")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    create(cluster, ns, body)
+    code, got = cluster.admin("DELETE", SVC.format(ns=ns) + "/held")
+    assert code == 200, got
+    assert got["metadata"]["deletionTimestamp"]
+    code, got = cluster.admin("POST", SVC.format(ns=ns), svc_body("next", clusterIP="10.96.0.40"))
+    assert code == 422, got  # still the deleting Service's
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/held",
+                              {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+    assert code == 200, got
+    assert cluster.admin("GET", SVC.format(ns=ns) + "/held")[0] == 404
+    create(cluster, ns, svc_body("next", clusterIP="10.96.0.40"))
