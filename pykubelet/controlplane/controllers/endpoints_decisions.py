@@ -8,6 +8,7 @@ Pure functions of the objects, tested as tables; the controllers write what they
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,9 @@ Obj = dict[str, Any]
 CONTROLLER_NAME = "endpointslice-controller.k8s.io"
 MAX_ENDPOINTS_PER_SLICE = 100  # kube-controller-manager's --max-endpoints-per-slice default
 LABEL_HEADLESS = "service.kubernetes.io/headless"
+# the legacy Endpoints hold at most this many addresses (maxCapacity), and say so when cut
+MAX_ENDPOINTS_CAPACITY = 1000
+OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
 # labels of the Service a slice does not copy (they are the controller's)
 _RESERVED = (LABEL_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_HEADLESS)
 
@@ -294,9 +298,34 @@ def _ip_order(addr: Obj) -> tuple[int, ...]:
     return ip_order(str(addr.get("ip", "")))
 
 
+def truncate_subsets(subsets: list[Obj], capacity: int = MAX_ENDPOINTS_CAPACITY) -> bool:
+    """truncateEndpoints: at most ``capacity`` addresses, ready ones first, each subset
+    keeping its share (rounded up); True when something was cut."""
+    ready = sum(len(s.get("addresses") or []) for s in subsets)
+    not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+    if ready + not_ready <= capacity:
+        return False
+    cut_ready = ready > capacity
+    room, total = (capacity, ready) if cut_ready else (capacity - ready, not_ready)
+    left = room
+    for s in subsets:
+        field = "addresses" if cut_ready else "notReadyAddresses"
+        have = s.get(field) or []
+        take = min(math.ceil(len(have) / total * room) if total else 0, left)
+        s[field] = have[:take]
+        if cut_ready:
+            s["notReadyAddresses"] = []
+        left -= len(s[field])
+        for k in ("addresses", "notReadyAddresses"):
+            if not s.get(k):
+                s.pop(k, None)
+    subsets[:] = [s for s in subsets if s.get("addresses") or s.get("notReadyAddresses")]
+    return True
+
+
 def desired_endpoints(service: Obj, pods: Iterable[Obj]) -> Obj:
     """The Endpoints object named as the Service, with its labels (plus the headless
-    label) and the subsets."""
+    label) and the subsets (cut to capacity, annotated when they were)."""
     m = meta(service)
     labels = {k: v for k, v in (m.get("labels") or {}).items() if k != LABEL_HEADLESS}
     if spec(service).get("clusterIP") == "None":
@@ -306,6 +335,8 @@ def desired_endpoints(service: Obj, pods: Iterable[Obj]) -> Obj:
     if labels:
         out["metadata"]["labels"] = labels
     subsets = desired_subsets(service, pods)
+    if truncate_subsets(subsets):
+        out["metadata"]["annotations"] = {OVER_CAPACITY: "truncated"}
     if subsets:
         out["subsets"] = subsets
     return out

@@ -21,6 +21,7 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import meta
 from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
+    OVER_CAPACITY,
     desired_endpoints,
     desired_slices,
     managed,
@@ -165,11 +166,16 @@ class EndpointsController(_ServicePodsController):
             await self.endpoints.create(ctx, ns, wanted)
             return
         have = current.obj()
+        annotations = {k: v for k, v in (meta(have).get("annotations") or {}).items()
+                       if k != OVER_CAPACITY}
+        annotations.update(meta(wanted).get("annotations") or {})
         if (have.get("subsets") or []) == (wanted.get("subsets") or []) and (
-                meta(have).get("labels") or {}) == (meta(wanted).get("labels") or {}):
+                meta(have).get("labels") or {}) == (meta(wanted).get("labels") or {}) and (
+                meta(have).get("annotations") or {}) == annotations:
             return
         wanted["metadata"]["resourceVersion"] = meta(have).get("resourceVersion", "")
-        for fld in ("annotations", "ownerReferences", "finalizers"):
+        wanted["metadata"]["annotations"] = annotations
+        for fld in ("ownerReferences", "finalizers"):
             if meta(have).get(fld):
                 wanted["metadata"][fld] = meta(have)[fld]
         await self.endpoints.update(ctx, ns, name, wanted)

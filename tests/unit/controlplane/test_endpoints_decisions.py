@@ -17,6 +17,7 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     pod_to_endpoint,
     reconcile_slices,
     should_be_in_endpoints,
+    truncate_subsets,
 )
 
 Obj = dict[str, Any]
@@ -148,3 +149,27 @@ def test_headless_without_ports_lists_addresses() -> None:
                                              "targetRef": {"kind": "Pod", "namespace": "ns",
                                                            "name": "a", "uid": "uid-a"}}]}]
     assert ep["metadata"]["labels"]["service.kubernetes.io/headless"] == ""
+
+
+def test_legacy_endpoints_are_cut_at_capacity_ready_first() -> None:
+    def addrs(n: int, base: int) -> list[Obj]:
+        return [{"ip": f"10.0.{base}.{i}"} for i in range(n)]
+
+    subsets = [{"addresses": addrs(3, 1), "notReadyAddresses": addrs(4, 2)},
+               {"addresses": addrs(1, 3), "notReadyAddresses": addrs(2, 4)}]
+    assert truncate_subsets(subsets, capacity=7) is True
+    # 4 ready fit; the 3 places left go to not-ready addresses in proportion (4:2, rounded up)
+    assert [len(s.get("addresses", [])) for s in subsets] == [3, 1]
+    assert [len(s.get("notReadyAddresses", [])) for s in subsets] == [2, 1]
+    many = [{"addresses": addrs(6, 1), "notReadyAddresses": addrs(2, 2)},
+            {"addresses": addrs(2, 3)}]
+    assert truncate_subsets(many, capacity=4) is True
+    assert [len(s.get("addresses", [])) for s in many] == [3, 1]
+    assert all("notReadyAddresses" not in s for s in many)
+    assert truncate_subsets([{"addresses": addrs(2, 1)}], capacity=2) is False
+    svc = service()
+    pods = [pod(f"p{i:04}", ip=f"10.244.{i // 250}.{i % 250 + 1}") for i in range(1001)]
+    ep = desired_endpoints(svc, pods)
+    assert ep["metadata"]["annotations"] == {"endpoints.kubernetes.io/over-capacity":
+                                             "truncated"}
+    assert sum(len(s["addresses"]) for s in ep["subsets"]) == 1000
