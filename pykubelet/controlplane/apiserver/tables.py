@@ -23,6 +23,11 @@ from pykubelet.controlplane.apiserver.tables_apps import (
 )
 from pykubelet.controlplane.apiserver.tables_daemonsets import daemon_set_printer
 from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
+from pykubelet.controlplane.apiserver.tables_services import (
+    endpoint_slice_printer,
+    endpoints_printer,
+    service_printer,
+)
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -459,6 +464,9 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
     "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
     "DaemonSet": daemon_set_printer(col, NAME, AGE, age),
+    "Service": service_printer(col, NAME, AGE, age),
+    "Endpoints": endpoints_printer(col, NAME, AGE, age),
+    "EndpointSlice": endpoint_slice_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -150,11 +150,20 @@ DAEMON_SETS = ResourceInfo(
     kinds.DAEMON_SET, "daemonset", "/registry/daemonsets/", ("ds",), ("all",),
     subresources=(_status("DaemonSet", "apps"),),
 )
+SERVICES = ResourceInfo(
+    kinds.SERVICE, "service", "/registry/services/specs/", ("svc",), ("all",),
+    subresources=(_status("Service"),),
+)
+ENDPOINTS = ResourceInfo(kinds.ENDPOINTS, "endpoints", "/registry/services/endpoints/", ("ep",))
+ENDPOINT_SLICES = ResourceInfo(
+    kinds.ENDPOINT_SLICE, "endpointslice", "/registry/endpointslices/",
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
     STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
+    SERVICES, ENDPOINTS, ENDPOINT_SLICES,
 )
 
 

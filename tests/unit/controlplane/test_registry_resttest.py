@@ -65,6 +65,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
                             "template": {"metadata": {"labels": {"app": "x"}},
                                          "spec": {"containers": [{"name": "c",
                                                                   "image": "busybox"}]}}}},
+    "services": {"spec": {"ports": [{"port": 80}]}},
+    "endpoints": {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
+    "endpointslices": {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
