@@ -1,0 +1,79 @@
+"""Services and EndpointSlices as the API's JSON, for the proxy's tests (makeTestService,
+makeTestEndpointSlice in kube-proxy's proxier_test.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykubelet.proxy.serviceport import (
+    EndpointInfo,
+    ServicePortInfo,
+    ServicePortName,
+    endpoints_map,
+    service_ports,
+)
+
+
+def service(ns: str, name: str, cluster_ip: str, ports: list[dict[str, Any]],
+            **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"namespace": ns, "name": name},
+            "spec": {"clusterIP": cluster_ip, "ports": ports, **spec}}
+
+
+def port(name: str, number: int, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "port": number, "protocol": "TCP", **extra}
+
+
+def endpoint(ip: str, *, ready: bool | None = None, serving: bool | None = None,
+             terminating: bool | None = None, node: str | None = None) -> dict[str, Any]:
+    cond = {k: v for k, v in (("ready", ready), ("serving", serving),
+                              ("terminating", terminating)) if v is not None}
+    ep: dict[str, Any] = {"addresses": [ip], "conditions": cond}
+    if node:
+        ep["nodeName"] = node
+    return ep
+
+
+def endpoint_slice(ns: str, svc: str, endpoints: list[dict[str, Any]],
+                   ports: list[dict[str, Any]], suffix: str = "1") -> dict[str, Any]:
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"namespace": ns, "name": f"{svc}-{suffix}",
+                         "labels": {"kubernetes.io/service-name": svc}},
+            "addressType": "IPv4", "endpoints": endpoints, "ports": ports}
+
+
+def maps(services: list[dict[str, Any]], slices: list[dict[str, Any]], node: str = "node1"
+         ) -> tuple[dict[ServicePortName, ServicePortInfo],
+                    dict[ServicePortName, list[EndpointInfo]]]:
+    ports = {p.name: p for s in services for p in service_ports(s)}
+    return ports, endpoints_map(slices, node)
+
+
+def sort_rules(text: str) -> str:
+    """proxier_test.go's sortIPTablesRules: per table, KUBE-NODEPORTS and KUBE-SERVICES
+    first, then the other chains by name; rules grouped by chain in that order, each chain's
+    rules in their written order (the order that matters to iptables)."""
+    out: list[str] = []
+    table: list[str] = []
+    for line in text.strip().splitlines():
+        if line.startswith("*"):
+            out.append(line)
+            table = []
+        elif line == "COMMIT":
+            chains = [ln for ln in table if ln.startswith(":")]
+
+            def key(ln: str) -> tuple[int, str]:
+                name = ln[1:].split()[0]
+                return ({"KUBE-NODEPORTS": 0, "KUBE-SERVICES": 1}.get(name, 2), name)
+
+            chains.sort(key=key)
+            out += chains
+            for c in chains:
+                name = c[1:].split()[0]
+                out += [ln for ln in table if ln.split()[:2] == ["-A", name]]
+            out += [ln for ln in table if ln.startswith("-X")]
+            out.append("COMMIT")
+        else:
+            table.append(line)
+    return "\n".join(out)
