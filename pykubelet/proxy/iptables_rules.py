@@ -133,12 +133,14 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
           endpoints: Mapping[ServicePortName, list[EndpointInfo]],
           opts: Options = Options(), *,
           changed: set[tuple[str, str]] | None = None,
-          existing_chains: Iterable[str] = ()) -> RuleSet:
+          existing_chains: Iterable[str] = (),
+          jumps: Iterable[JumpRule] = ()) -> RuleSet:
     """The restore input for ``services`` over ``endpoints``.
 
     ``changed``: (namespace, name) of the services whose chains must be rewritten (a partial
     sync); None rewrites all. ``existing_chains``: nat chains present now; those of ours not
-    wanted any more are flushed and deleted.
+    wanted any more are flushed and deleted. ``jumps``: jump rules missing from the built-in
+    chains, inserted at their top in the same restore (EnsureRule Prepend).
     """
     mark = opts.masquerade_mark
     filter_chains = [chain_line(c) for c in FILTER_CHAINS]
@@ -293,12 +295,20 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
                         '"kubernetes forwarding conntrack rule" '
                         "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT")
 
-    text = "\n".join(["*filter", *filter_chains, *filter_rules, "COMMIT",
-                      "*nat", *nat_chains, *nat_rules, "COMMIT", ""])
+    # nat first: iptables-restore commits table by table and stops at the first error, so
+    # a nat table it refuses leaves both tables as they were (upstream writes filter first)
+    nat_rules.extend(_insert_jumps(jumps, "nat"))
+    filter_rules_all = filter_rules + _insert_jumps(jumps, "filter")
+    text = "\n".join(["*nat", *nat_chains, *nat_rules, "COMMIT",
+                      "*filter", *filter_chains, *filter_rules_all, "COMMIT", ""])
     return RuleSet(text=text, active_nat_chains=active, filter_rules=len(filter_rules),
                    nat_rules=len(nat_rules) + len(skipped_rules) - deleted,
                    nat_rules_written=len(nat_rules) - deleted, deleted_chains=deleted,
                    services=len(ordered), endpoints=total_endpoints)
+
+
+def _insert_jumps(jumps: Iterable[JumpRule], table: str) -> list[str]:
+    return [" ".join(["-I", j.src, "1", *j.args()]) for j in jumps if j.table == table]
 
 
 def _service_to_endpoints(out: list[str], spn: str, svc: ServicePortInfo, chain: str,

@@ -54,26 +54,27 @@ def sort_rules(text: str) -> str:
     """proxier_test.go's sortIPTablesRules: per table, KUBE-NODEPORTS and KUBE-SERVICES
     first, then the other chains by name; rules grouped by chain in that order, each chain's
     rules in their written order (the order that matters to iptables)."""
-    out: list[str] = []
+    tables: dict[str, list[str]] = {}
     table: list[str] = []
     for line in text.strip().splitlines():
         if line.startswith("*"):
-            out.append(line)
-            table = []
-        elif line == "COMMIT":
-            chains = [ln for ln in table if ln.startswith(":")]
-
-            def key(ln: str) -> tuple[int, str]:
-                name = ln[1:].split()[0]
-                return ({"KUBE-NODEPORTS": 0, "KUBE-SERVICES": 1}.get(name, 2), name)
-
-            chains.sort(key=key)
-            out += chains
-            for c in chains:
-                name = c[1:].split()[0]
-                out += [ln for ln in table if ln.split()[:2] == ["-A", name]]
-            out += [ln for ln in table if ln.startswith("-X")]
-            out.append("COMMIT")
-        else:
+            table = tables.setdefault(line, [])
+        elif line != "COMMIT":
             table.append(line)
+    out: list[str] = []
+    for name in sorted(tables):  # *filter, then *nat, as upstream's goldens show them
+        lines = tables[name]
+        chains = [ln for ln in lines if ln.startswith(":")]
+
+        def key(ln: str) -> tuple[int, str]:
+            chain = ln[1:].split()[0]
+            return ({"KUBE-NODEPORTS": 0, "KUBE-SERVICES": 1}.get(chain, 2), chain)
+
+        chains.sort(key=key)
+        out += [name, *chains]
+        for c in chains:
+            chain = c[1:].split()[0]
+            out += [ln for ln in lines if ln.split()[:2] == ["-A", chain]]
+        out += [ln for ln in lines if not ln.startswith((":", "-A"))]
+        out.append("COMMIT")
     return "\n".join(out)
