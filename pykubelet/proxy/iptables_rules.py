@@ -153,8 +153,7 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
         f" -j MASQUERADE{' --random-fully' if opts.random_fully else ''}",
         f"-A {KUBE_MARK_MASQ} -j MARK --or-mark {mark}",
     ]
-    skipped_chains: list[str] = []
-    skipped_rules: list[str] = []
+    skipped = 0  # rules of unchanged services, left as they are (partial sync)
     active: set[str] = set()
     nodeport_rules: list[str] = []
     ext_filter_rules: list[str] = []
@@ -220,9 +219,25 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
                     f"--dport {svc.node_port} -j {ext_target}")
 
         # the service's own chains: skipped (but still wanted) when it did not change
-        skip = changed is not None and name.service not in changed
-        chains_out = skipped_chains if skip else nat_chains
-        rules_out = skipped_rules if skip else nat_rules
+        if changed is not None and name.service not in changed:
+            # not written, only accounted for: its chains stay wanted, its rules counted
+            n = 1 if has_internal and (opts.masquerade_all or not_local) else 0
+            if uses_ext_chain:
+                active.add(ext_chain)
+                n += (2 + bool(opts.cluster_cidr)) if svc.external_policy_local else 1
+                n += has_external
+            per_endpoint = 2 if svc.session_affinity_client_ip else 1
+            if uses_cluster_chain:
+                active.add(cluster_chain)
+                n += per_endpoint * len(cat.cluster)
+            if uses_local_chain:
+                active.add(local_chain)
+                n += per_endpoint * len(cat.local)
+            active.update(ep.chain for ep in cat.all_reachable)
+            skipped += n + 2 * len(cat.all_reachable)
+            continue
+        chains_out = nat_chains
+        rules_out = nat_rules
 
         if has_internal:
             if opts.masquerade_all:
@@ -302,7 +317,7 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
     text = "\n".join(["*nat", *nat_chains, *nat_rules, "COMMIT",
                       "*filter", *filter_chains, *filter_rules_all, "COMMIT", ""])
     return RuleSet(text=text, active_nat_chains=active, filter_rules=len(filter_rules),
-                   nat_rules=len(nat_rules) + len(skipped_rules) - deleted,
+                   nat_rules=len(nat_rules) + skipped - deleted,
                    nat_rules_written=len(nat_rules) - deleted, deleted_chains=deleted,
                    services=len(ordered), endpoints=total_endpoints)
 

@@ -27,7 +27,7 @@ def port_proto_hash(service_port_name: str, protocol: str) -> str:
     """proxier.go portProtoHash: base32(sha256(name + protocol))[:16], so a chain name fits
     iptables' 28 characters and stays the same for the same service port."""
     digest = hashlib.sha256((service_port_name + protocol).encode()).digest()
-    return base64.b32encode(digest).decode()[:16]
+    return base64.b32encode(digest[:10]).decode()  # 10 bytes are the first 16 characters
 
 
 @dataclass(frozen=True, order=True)
@@ -65,14 +65,16 @@ class ServicePortInfo:
     internal_policy_local: bool = False
     name_string: str = field(init=False)
     protocol: str = field(init=False)  # lower case, as the rules spell it
+    hash: str = field(init=False)  # computed once, as newServiceInfo stores the chain names
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name_string", str(self.name))
         object.__setattr__(self, "protocol", self.name.protocol.lower())
+        object.__setattr__(self, "hash", port_proto_hash(self.name_string, self.protocol))
 
     def chain(self, prefix: str) -> str:
         """KUBE-SVC-/KUBE-SVL-/KUBE-EXT-/KUBE-FW- + the port's hash."""
-        return prefix + port_proto_hash(self.name_string, self.protocol)
+        return prefix + self.hash
 
     @property
     def externally_accessible(self) -> bool:
@@ -110,7 +112,7 @@ class EndpointInfo:
 def endpoint_chain(name: ServicePortName, endpoint: str) -> str:
     """servicePortEndpointChainName: KUBE-SEP- + base32(sha256(name + protocol + ip:port))."""
     digest = hashlib.sha256((str(name) + name.protocol.lower() + endpoint).encode()).digest()
-    return "KUBE-SEP-" + base64.b32encode(digest).decode()[:16]
+    return "KUBE-SEP-" + base64.b32encode(digest[:10]).decode()
 
 
 def _is_ipv4(ip: str) -> bool:

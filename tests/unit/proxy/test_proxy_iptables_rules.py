@@ -246,6 +246,24 @@ def test_partial_sync_writes_only_changed_services_and_deletes_stale_chains() ->
     assert part.nat_rules_written < full.nat_rules
 
 
+def test_a_partial_sync_counts_the_rules_it_leaves_as_a_full_one_writes_them() -> None:
+    """The nat rule count (kubeproxy_sync_proxy_rules_iptables_total) does not depend on
+    which services were written: NodePort, affinity, Local policy, no endpoints."""
+    svcs = [service("a", "np", "10.96.0.1", [port("", 80, nodePort=30001)], type="NodePort"),
+            service("b", "aff", "10.96.0.2", [port("", 80)], sessionAffinity="ClientIP"),
+            service("c", "loc", "10.96.0.3", [port("", 80, nodePort=30003)],
+                    type="NodePort", externalTrafficPolicy="Local"),
+            service("d", "none", "10.96.0.4", [port("", 80)])]
+    slices = [endpoint_slice(ns, name, [endpoint("10.244.1.2", node="node1"),
+                                        endpoint("10.244.2.2", node="node2")], [port("", 80)])
+              for ns, name in (("a", "np"), ("b", "aff"), ("c", "loc"))]
+    full = build(*maps(svcs, slices), OPTS)
+    nothing = build(*maps(svcs, slices), OPTS, changed=set())
+    assert nothing.nat_rules == full.nat_rules
+    assert nothing.active_nat_chains == full.active_nat_chains
+    assert "KUBE-SEP-" not in nothing.text
+
+
 def test_large_clusters_drop_endpoint_comments() -> None:
     """Past 1000 endpoints, endpoint rules carry no comment (largeClusterMode)."""
     svcs = [service("ns", f"s{i}", f"10.96.1.{i}", [port("", 80)]) for i in range(101)]
