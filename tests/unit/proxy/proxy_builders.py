@@ -3,8 +3,10 @@ makeTestEndpointSlice in kube-proxy's proxier_test.go)."""
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
+from pykubelet.proxy.iptables_restore import RestoreError
 from pykubelet.proxy.serviceport import (
     EndpointInfo,
     ServicePortInfo,
@@ -78,3 +80,32 @@ def sort_rules(text: str) -> str:
         out += [ln for ln in lines if not ln.startswith((":", "-A"))]
         out.append("COMMIT")
     return "\n".join(out)
+
+
+class FakeIptables:
+    """Records restores; ``saved`` is what iptables-save prints; ``fail`` refuses restores."""
+
+    def __init__(self) -> None:
+        self.restores: list[str] = []
+        self.saves = 0
+        self.saved = {"nat": "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n", "filter": ""}
+        self.fail = ""
+        self.commands: list[tuple[str, ...]] = []
+
+    def restore(self, text: str) -> None:
+        if self.fail:
+            raise RestoreError(self.fail, 3)
+        self.restores.append(text)
+
+    def save(self, table: str) -> str:
+        self.saves += 1
+        return self.saved[table]
+
+    def has_random_fully(self) -> bool:
+        return False
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        self.commands.append(args)
+        return subprocess.CompletedProcess(list(args), 1, "",
+                                           "iptables: Bad rule (does a matching rule exist "
+                                           "in that chain?).")

@@ -5,43 +5,15 @@ metrics, and cleanup's input."""
 from __future__ import annotations
 
 import logging
-import subprocess
 
 import pytest
 from prometheus_client import CollectorRegistry
-from proxy_builders import endpoint, endpoint_slice, port, service
+from proxy_builders import FakeIptables, endpoint, endpoint_slice, port, service
 
-from pykubelet.proxy.iptables_restore import RestoreError
 from pykubelet.proxy.iptables_rules import JUMP_RULES, Options
 from pykubelet.proxy.metrics import ProxyMetrics
 from pykubelet.proxy.proxier import Proxier, missing_jumps
 from pykubelet.proxy.serviceport import port_proto_hash
-
-
-class FakeIptables:
-    """Records restores; ``saved`` is what iptables-save prints; ``fail`` refuses restores."""
-
-    def __init__(self) -> None:
-        self.restores: list[str] = []
-        self.saves = 0
-        self.saved = {"nat": "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n", "filter": ""}
-        self.fail = ""
-        self.commands: list[tuple[str, ...]] = []
-
-    def restore(self, text: str) -> None:
-        if self.fail:
-            raise RestoreError(self.fail, 3)
-        self.restores.append(text)
-
-    def save(self, table: str) -> str:
-        self.saves += 1
-        return self.saved[table]
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        self.commands.append(args)
-        return subprocess.CompletedProcess(list(args), 1, "",
-                                           "iptables: Bad rule (does a matching rule exist "
-                                           "in that chain?).")
 
 
 def svc_chain(ns: str, name: str) -> str:
