@@ -92,6 +92,9 @@ class ControlPlaneConfig:
     nodeMonitorGracePeriod: str = "40s"
     # a KubeSchedulerConfiguration file for the embedded scheduler, as --scheduler-config
     schedulerConfig: str = ""
+    # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
+    serviceClusterIPRange: str = "10.96.0.0/12"
+    serviceNodePortRange: str = "30000-32767"
 
     @property
     def node_monitor_grace_seconds(self) -> float:

@@ -51,6 +51,9 @@ ROOTS = (
             "SecretList",
             "Binding",
             "Service",
+            "ServiceList",
+            "Endpoints",
+            "EndpointsList",
             "ReplicationController",
         )
     ),
@@ -71,6 +74,8 @@ ROOTS = (
     "io.k8s.api.batch.v1.JobList",
     "io.k8s.api.batch.v1.CronJob",
     "io.k8s.api.batch.v1.CronJobList",
+    "io.k8s.api.discovery.v1.EndpointSlice",
+    "io.k8s.api.discovery.v1.EndpointSliceList",
     _META + "DeleteOptions",
     _META + "Status",
     _META + "WatchEvent",

@@ -31,6 +31,8 @@ from pykubelet.api import (
     meta_validation,
     object_validation,
     objects,
+    services,
+    services_validation,
     validation,
 )
 from pykubelet.api.errors import DecodeError, FieldError, ValidationError
@@ -262,9 +264,29 @@ CRON_JOB: Kind[batch.CronJob] = Kind(
     validate_update=batch_validation.cron_job_update_errors,
 )
 
+SERVICE: Kind[services.Service] = Kind(
+    "", "v1", "Service", "services", True, services.Service,
+    set_defaults=services_validation.set_defaults_service,
+    validate=services_validation.service_errors,
+    validate_update=services_validation.service_update_errors,
+)
+ENDPOINTS: Kind[services.Endpoints] = Kind(
+    "", "v1", "Endpoints", "endpoints", True, services.Endpoints,
+    set_defaults=services_validation.set_defaults_endpoints,
+    validate=services_validation.endpoints_errors,
+    validate_update=services_validation.endpoints_update_errors,
+)
+ENDPOINT_SLICE: Kind[services.EndpointSlice] = Kind(
+    "discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True, services.EndpointSlice,
+    set_defaults=services_validation.set_defaults_endpoint_slice,
+    validate=services_validation.endpoint_slice_errors,
+    validate_update=services_validation.endpoint_slice_update_errors,
+)
+
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
+    SERVICE, ENDPOINTS, ENDPOINT_SLICE,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

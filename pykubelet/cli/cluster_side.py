@@ -67,7 +67,9 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                           advertise_address=agent.host_ips[0],
                           node_monitor_grace_period=cfg.controlPlane.node_monitor_grace_seconds,
                           scheduler_config=Path(cfg.controlPlane.schedulerConfig)
-                          if cfg.controlPlane.schedulerConfig else None)
+                          if cfg.controlPlane.schedulerConfig else None,
+                          service_cluster_ip_range=cfg.controlPlane.serviceClusterIPRange,
+                          service_node_port_range=cfg.controlPlane.serviceNodePortRange)
         from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
         try:

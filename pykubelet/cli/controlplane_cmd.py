@@ -54,6 +54,11 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
                    "embedded scheduler: profiles, plugin weights, extenders (kube-scheduler's "
                    "--config)")
+@click.option("--service-cluster-ip-range", default="10.96.0.0/12", show_default=True,
+              help="the CIDR Services' ClusterIPs come from (the first is the kubernetes "
+                   "Service's)")
+@click.option("--service-node-port-range", default="30000-32767", show_default=True,
+              help="the ports NodePort Services take")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -63,7 +68,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
-                  scheduler_config: str, verbose: bool) -> None:
+                  scheduler_config: str, service_cluster_ip_range: str,
+                  service_node_port_range: str, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -105,7 +111,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       watch_cache_size=default_watch_cache_size,
                       pod_gc_period=pod_gc_period, etcd=etcd,
                       leader_election=leader_election(cfg.controlPlane, explicit=leader_elect),
-                      scheduler_config=Path(scheduler_config) if scheduler_config else None)
+                      scheduler_config=Path(scheduler_config) if scheduler_config else None,
+                      service_cluster_ip_range=service_cluster_ip_range,
+                      service_node_port_range=service_node_port_range)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

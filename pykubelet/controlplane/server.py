@@ -99,6 +99,9 @@ class Options:
     scheduler_config: Path | None = None
     controllers: bool = True
     extra_sans: list[str] = field(default_factory=list)
+    # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
 
 
 class ControlPlane:
@@ -115,7 +118,9 @@ class ControlPlane:
         self.identity = options.identity or default_identity()
         self.electors: dict[str, Elector] = {}  # lease name -> its elector
         self.cacher = Cacher(self.storage)
-        self.registry = new_registry(self.storage, self.cacher, options.watch_cache_size)
+        self.registry = new_registry(self.storage, self.cacher, options.watch_cache_size,
+                                     service_ranges=(options.service_cluster_ip_range,
+                                                     options.service_node_port_range))
         self.api: APIServer | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []

@@ -160,6 +160,28 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     return is_dns1123_subdomain(mask_trailing_dash(name) if prefix else name)
 
 
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_RE = re.compile(f"^{_DNS1035_LABEL_FMT}$")
+DNS1035_LABEL_ERROR = regex_error(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character",
+    _DNS1035_LABEL_FMT,
+    "my-name",
+    "abc-123",
+)
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """IsDNS1035Label (Service names: they become DNS labels and environment variables)."""
+    return _length_and_form(value, DNS1123_LABEL_MAX_LENGTH, _DNS1035_LABEL_RE,
+                            DNS1035_LABEL_ERROR)
+
+
+def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
+    """ValidateNameFunc for Services (NameIsDNS1035Label)."""
+    return is_dns1035_label(mask_trailing_dash(name) if prefix else name)
+
+
 def name_is_dns_label(name: str, prefix: bool) -> list[str]:
     """ValidateNameFunc for namespaces."""
     return is_dns1123_label(mask_trailing_dash(name) if prefix else name)

@@ -1,7 +1,7 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
 kubectl's typed clients (``kubectl create``
-namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob, ``kubectl drain``'s
+namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob|service, ``kubectl drain``'s
 evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
 ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
@@ -111,6 +111,20 @@ MESSAGES: dict[str, Schema] = {
                   14: ("imagePullPolicy", "string"), 16: ("stdin", "bool"),
                   17: ("stdinOnce", "bool"), 18: ("tty", "bool"),
                   20: ("terminationMessagePolicy", "string")},
+    # kubectl create service clusterip|nodeport|loadbalancer|externalname (core/v1)
+    "Service": {1: ("metadata", "ObjectMeta"), 2: ("spec", "ServiceSpec"),
+                3: ("status", ["skip"])},
+    "ServiceSpec": {1: ("ports", ["ServicePort"]), 2: ("selector", "map<string>"),
+                    3: ("clusterIP", "string"), 18: ("clusterIPs", ["string"]),
+                    4: ("type", "string"), 5: ("externalIPs", ["string"]),
+                    7: ("sessionAffinity", "string"), 10: ("externalName", "string"),
+                    11: ("externalTrafficPolicy", "string"),
+                    13: ("publishNotReadyAddresses", "bool"),
+                    17: ("ipFamilyPolicy", "string"), 19: ("ipFamilies", ["string"]),
+                    22: ("internalTrafficPolicy", "string")},
+    "ServicePort": {1: ("name", "string"), 2: ("protocol", "string"), 3: ("port", "int"),
+                    4: ("targetPort", "IntOrString"), 5: ("nodePort", "int"),
+                    6: ("appProtocol", "string")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }

@@ -16,6 +16,11 @@ from typing import Any
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.apiserver.tables_apps import deployment_printer, replica_set_printer
+from pykubelet.controlplane.apiserver.tables_services import (
+    endpoint_slice_printer,
+    endpoints_printer,
+    service_printer,
+)
 from pykubelet.controlplane.registry.store import Entry
 
 Obj = dict[str, Any]
@@ -451,6 +456,9 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "Deployment": deployment_printer(col, NAME, AGE, age),
     "Job": (JOB_COLUMNS, job_cells),
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
+    "Service": service_printer(col, NAME, AGE, age),
+    "Endpoints": endpoints_printer(col, NAME, AGE, age),
+    "EndpointSlice": endpoint_slice_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -18,6 +18,11 @@ from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
+from pykubelet.controlplane.registry.services import (
+    EndpointSliceStrategy,
+    EndpointsStrategy,
+    ServiceStrategy,
+)
 from pykubelet.controlplane.registry.store import Registry
 from pykubelet.controlplane.registry.strategy import Strategy
 from pykubelet.controlplane.storage import Storage
@@ -27,15 +32,21 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     PodStrategy, NodeStrategy, NamespaceStrategy, EventStrategy, ConfigMapStrategy,
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
+    ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
 )
 
 
-def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAULT_RING
-                 ) -> Registry:
+def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAULT_RING,
+                 service_ranges: tuple[str, str] | None = None) -> Registry:
     """Every served resource's store over ``storage`` and ``cacher`` (start the cacher
-    after this: it loads the resources registered here)."""
+    after this: it loads the resources registered here). ``service_ranges``: the
+    service CIDR and node port range (kube-apiserver's --service-cluster-ip-range and
+    --service-node-port-range), upstream's defaults when None."""
     registry = Registry(storage, cacher)
     for strategy in STRATEGIES:
+        if strategy is ServiceStrategy and service_ranges is not None:
+            registry.add(ServiceStrategy(*service_ranges), watch_cache_size)
+            continue
         registry.add(strategy(), watch_cache_size)
     registry.admission = list(DEFAULT_PLUGINS)
     return registry

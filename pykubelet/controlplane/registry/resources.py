@@ -138,10 +138,19 @@ DEPLOYMENTS = ResourceInfo(
     kinds.DEPLOYMENT, "deployment", "/registry/deployments/", ("deploy",), ("all",),
     subresources=(_scale(), _status("Deployment", "apps")),
 )
+SERVICES = ResourceInfo(
+    kinds.SERVICE, "service", "/registry/services/specs/", ("svc",), ("all",),
+    subresources=(_status("Service"),),
+)
+ENDPOINTS = ResourceInfo(kinds.ENDPOINTS, "endpoints", "/registry/services/endpoints/", ("ep",))
+ENDPOINT_SLICES = ResourceInfo(
+    kinds.ENDPOINT_SLICE, "endpointslice", "/registry/endpointslices/",
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
+    SERVICES, ENDPOINTS, ENDPOINT_SLICES,
 )
 
 

@@ -404,6 +404,20 @@ class GenericStore:
             meta["name"] = meta["generateName"] + "".join(
                 random.choice(_NAME_CHARS) for _ in range(5))
         self._set_system_fields(meta)
+        finish = await strat.begin_create(self.registry.storage, obj, ctx.dry_run)
+        if finish is None:
+            return await self._create_prepared(ctx, namespace, obj, strat, typed)
+        done = False
+        try:
+            result = await self._create_prepared(ctx, namespace, obj, strat, typed)
+            done = not ctx.dry_run
+            return result
+        finally:
+            await finish(done)
+
+    async def _create_prepared(self, ctx: Context, namespace: str, obj: Obj, strat: Strategy,
+                               typed: Any) -> Entry | Obj:
+        meta = _meta(obj)
         strat.prepare_for_create(obj, typed)
         await self._admit("CREATE", obj, None, ctx)
         errs = strat.validate(obj)
@@ -541,35 +555,54 @@ class GenericStore:
             if self.info.namespaced:
                 nm["namespace"] = namespace
             nm.pop("managedFields", None)
-            strat.prepare_for_update(new, old)
-            await self._admit("UPDATE", new, old, ctx)
-            errs = strat.validate_update(new, old)
-            if errs:
-                raise self._invalid(new, errs)
-            if ctx.dry_run:
-                _meta(new)["resourceVersion"] = str(cur.rev)
-                return new
-            data = encode(new)
-            if data == encode(old):
-                return cur
-            finalize = bool(nm.get("deletionTimestamp")) and not nm.get("finalizers") and (
-                not self._pending_finalizers(new))
+            finish = await strat.begin_update(self.registry.storage, new, old, ctx.dry_run)
+            done = False
             try:
-                if finalize and (om.get("finalizers") or self._pending_finalizers(old)):
-                    kv = await self.registry.storage.delete(key, cur.rev)
-                else:
-                    kv = await self.registry.storage.update(key, data, cur.rev)
-            except ConflictError:
-                if precondition:
-                    raise errors.conflict(self.info.resource, self.info.group, name) from None
-                continue
-            except NotFoundError:
-                raise self._not_found(name) from None
-            except StorageError as exc:
-                raise storage_error(exc) from None
-            return await self._committed(kv.mod_revision, key)
+                result = await self._update_prepared(ctx, key, name, new, old, cur, strat,
+                                                     precondition)
+                if result is None:
+                    continue  # a conflict: read again
+                done = not ctx.dry_run
+                return result
+            finally:
+                if finish is not None:
+                    await finish(done)
         raise errors.conflict(self.info.resource, self.info.group, name,
                               "too many concurrent updates; please try again")
+
+    async def _update_prepared(self, ctx: Context, key: str, name: str, new: Obj, old: Obj,
+                               cur: Entry, strat: Strategy, precondition: str
+                               ) -> Entry | Obj | None:
+        """The rest of one update attempt; None: the store's revision moved on."""
+        nm, om = _meta(new), _meta(old)
+        strat.prepare_for_update(new, old)
+        await self._admit("UPDATE", new, old, ctx)
+        errs = strat.validate_update(new, old)
+        if errs:
+            raise self._invalid(new, errs)
+        if ctx.dry_run:
+            _meta(new)["resourceVersion"] = str(cur.rev)
+            return new
+        data = encode(new)
+        if data == encode(old):
+            return cur
+        finalize = bool(nm.get("deletionTimestamp")) and not nm.get("finalizers") and (
+            not self._pending_finalizers(new))
+        try:
+            if finalize and (om.get("finalizers") or self._pending_finalizers(old)):
+                kv = await self.registry.storage.delete(key, cur.rev)
+                await self.strategy.after_delete(self.registry.storage, new)
+            else:
+                kv = await self.registry.storage.update(key, data, cur.rev)
+        except ConflictError:
+            if precondition:
+                raise errors.conflict(self.info.resource, self.info.group, name) from None
+            return None
+        except NotFoundError:
+            raise self._not_found(name) from None
+        except StorageError as exc:
+            raise storage_error(exc) from None
+        return await self._committed(kv.mod_revision, key)
 
     def _pending_finalizers(self, obj: Obj) -> bool:
         return self.strategy.pending_finalizers(obj)
@@ -643,6 +676,7 @@ class GenericStore:
                 raise self._not_found(name) from None
             except StorageError as exc:
                 raise storage_error(exc) from None
+            await self.strategy.after_delete(self.registry.storage, old)
             await self.registry.cacher.wait_for(kv.mod_revision)
             for ev in reversed(self.cache.ring):
                 if ev.rev == kv.mod_revision:

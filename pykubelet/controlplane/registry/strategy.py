@@ -9,6 +9,7 @@ without HTTP or disk. Objects are canonical dicts (what the object model encodes
 from __future__ import annotations
 
 import copy
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pykubelet.api.errors import DecodeError
@@ -18,9 +19,13 @@ from pykubelet.api.machinery.timeutil import micro_time, parse_time, rfc3339
 from pykubelet.controlplane.registry.gcpolicy import DELETE_DEPENDENTS
 from pykubelet.controlplane.registry.model import STRICT, WARN, UnknownFieldsError
 from pykubelet.controlplane.registry.resources import ResourceInfo
+from pykubelet.controlplane.storage import Storage
 from pykubelet.controlplane.storage.cacher import Attrs
 
 Obj = dict[str, Any]
+# what a BeginCreate/BeginUpdate hook returns: called once the write is done (True) or
+# failed or was dropped (False), to keep or undo what the hook took (registry.FinishFunc)
+Finish = Callable[[bool], Awaitable[None]]
 
 # ---------------------------------------------------------------------------- time
 
@@ -140,6 +145,21 @@ class Strategy:
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[Any]:
         return list(self.kind.validate_status_update(self.typed(new), self.typed(old)))
+
+    # -- hooks around the store's writes (genericregistry.Store's BeginCreate, BeginUpdate
+    # and AfterDelete): for resources that take something outside their object, as
+    # Services take ClusterIPs and node ports
+    async def begin_create(self, storage: Storage, obj: Obj, dry_run: bool) -> Finish | None:
+        """Before PrepareForCreate; may change ``obj``; None: nothing to finish."""
+        return None
+
+    async def begin_update(self, storage: Storage, new: Obj, old: Obj,
+                           dry_run: bool) -> Finish | None:
+        """Before PrepareForUpdate; may change ``new``."""
+        return None
+
+    async def after_delete(self, storage: Storage, obj: Obj) -> None:
+        """Once ``obj`` is gone from the store."""
 
     # -- selectors
     def attrs(self, obj: Obj) -> Attrs:

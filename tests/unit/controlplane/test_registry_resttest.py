@@ -55,6 +55,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "cronjobs": {"spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {
         "spec": {"containers": [{"name": "c", "image": "busybox"}],
                  "restartPolicy": "Never"}}}}}},
+    "services": {"spec": {"ports": [{"port": 80}]}},
+    "endpoints": {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
+    "endpointslices": {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
