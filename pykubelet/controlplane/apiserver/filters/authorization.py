@@ -2,8 +2,9 @@
 node authorizer and the ``system:node`` role allow it (read its own Node, the pods bound
 to it (listed or watched with ``fieldSelector=spec.nodeName=<itself>``), namespaces,
 events; write its own Node and Lease, pod status, mirror pods, events; read the secrets
-and configmaps its own pods use, by name). NodeRestriction (admission) then checks that
-the objects it writes are its own."""
+and configmaps its own pods use, by name; read services, endpoints and endpointslices, as
+its service proxy does with system:node-proxier's role). NodeRestriction (admission) then
+checks that the objects it writes are its own."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ NODE_RULES: dict[tuple[str, str, str], frozenset[str]] = {
     ("", "events", ""): READ | {"create", "update", "patch"},
     ("coordination.k8s.io", "leases", ""): READ | {"create", "update", "patch", "delete"},
     ("scheduling.k8s.io", "priorityclasses", ""): READ,
+    # the node's service proxy runs as the node: system:node-proxier's reads
+    ("", "services", ""): READ,
+    ("", "endpoints", ""): READ,
+    ("discovery.k8s.io", "endpointslices", ""): READ,
 }
 # read only by name, and only what a pod bound to the node references
 NODE_REFERENCED = frozenset({"configmaps", "secrets"})
