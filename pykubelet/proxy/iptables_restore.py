@@ -1,15 +1,17 @@
 """iptables-save and iptables-restore for the proxier: one variant, optionally in a netns.
 
 Why a restore and not python-iptables rule by rule: a sync of 1,000 services x 10
-endpoints is ~11,000 chains and ~43,000 rules. One ``iptables-restore --noflush`` writes
+endpoints is ~11,000 chains and ~32,000 rules. One ``iptables-restore --noflush`` writes
 them in one process and (per table) one kernel transaction, so no packet ever sees half a
 rule set; libiptc (python-iptables) would also commit whole tables, but builds every rule
 through ctypes (bench/proxy_bench.py measures it: far slower than the restore) and writes
 only the legacy tables, which an iptables-nft host's ``iptables`` does not show
-(ldx/python-iptables#319). Measured here (bench/proxy_bench.py, iptables 1.8.9, 2 shared
-cores): the full 1,000 x 10 restore takes ~0.3 s with iptables-legacy-restore and ~7 s
-with iptables-nft-restore (its --noflush path is slow with thousands of chains; upstream's
-answer is the nftables proxier), a partial one (KUBE-SERVICES and one service) ~80 ms.
+(ldx/python-iptables#319). Measured (bench/proxy_bench.py, iptables 1.8.9, 2 shared cores,
+1,000 x 10 = 32,000 rules): python-iptables ~0.4-1.2 ms per rule, ~11-35 s for the set;
+iptables-legacy-restore 0.34 s full, 0.16 s for one endpoint change (legacy rewrites the
+whole table blob every time); iptables-nft-restore 0.04 s for one endpoint change but
+~8 s full (its --noflush path is slow with thousands of chains, in user space; upstream's
+answer is the nftables proxier).
 
 The variant is the host's (pycni.masq.select: the ``iptables`` alternative), so the rules
 land where ``iptables -t nat -S`` shows them; legacy tools take the xtables lock (``-w``),

@@ -322,6 +322,47 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
                    services=len(ordered), endpoints=total_endpoints)
 
 
+TopLevel = dict[tuple[str, str], tuple[str, ...]]  # (table, chain) -> its rules
+
+
+def omit_unchanged_top_level(text: str, written: TopLevel) -> tuple[str, TopLevel]:
+    """``text`` without the top-level chains (KUBE-SERVICES, KUBE-NODEPORTS, ...) whose rules
+    are exactly ``written`` (what the last good restores put there), and the top-level
+    chains' rules as ``text`` has them. An endpoint change then restores only the service's
+    own chains: upstream rewrites KUBE-SERVICES (a rule per service port) on every sync,
+    which at 1,000 services was most of a partial sync's restore."""
+    tops = {("nat", c) for c in NAT_CHAINS} | {("filter", c) for c in FILTER_CHAINS}
+    found: dict[tuple[str, str], list[str]] = {}
+    table = ""
+    lines = text.splitlines()
+    for ln in lines:
+        if ln.startswith("*"):
+            table = ln[1:]
+        elif ln.startswith(":"):
+            key = (table, ln[1:].split(" ", 1)[0])
+            if key in tops:
+                found.setdefault(key, [])
+        elif ln.startswith("-A "):
+            key = (table, ln[3:].split(" ", 1)[0])
+            if key in found:
+                found[key].append(ln)
+    now = {k: tuple(v) for k, v in found.items()}
+    same = {k for k, v in now.items() if written.get(k) == v}
+    if not same:
+        return text, now
+    out = []
+    for ln in lines:
+        if ln.startswith("*"):
+            table = ln[1:]
+        elif ln.startswith(":"):
+            if (table, ln[1:].split(" ", 1)[0]) in same:
+                continue
+        elif ln.startswith("-A ") and (table, ln[3:].split(" ", 1)[0]) in same:
+            continue
+        out.append(ln)
+    return "\n".join(out) + "\n", now
+
+
 def _insert_jumps(jumps: Iterable[JumpRule], table: str) -> list[str]:
     return [" ".join(["-I", j.src, "1", *j.args()]) for j in jumps if j.table == table]
 

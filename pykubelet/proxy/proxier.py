@@ -7,7 +7,8 @@ some services changed since the last good sync), and ``cleanup`` (CleanupLeftove
 clean stop, and at start where a previous run left rules behind).
 
 Partial syncs: after a successful sync only the services named by events since then have
-their chains rewritten; the top-level chains always are. Stale chains are known from the
+their chains rewritten, and the top-level chains only when their rules changed (upstream
+rewrites them on every sync). Stale chains are known from the
 last good sync, so a partial sync needs no iptables-save (upstream saves on every sync
 outside large clusters); a full sync (the first, after a failure, on request) does save,
 to find leftovers of earlier runs and the jump rules from the built-in chains.
@@ -34,8 +35,10 @@ from pykubelet.proxy.iptables_rules import (
     JumpRule,
     Options,
     RuleSet,
+    TopLevel,
     chain_line,
     is_service_chain,
+    omit_unchanged_top_level,
 )
 from pykubelet.proxy.metrics import ProxyMetrics
 from pykubelet.proxy.serviceport import (
@@ -89,6 +92,7 @@ class Proxier:
         self._services_synced = False
         self._slices_synced = False
         self._active_chains: set[str] = set()
+        self._top_level: TopLevel = {}  # the top-level chains' rules as last restored
         self._last_error = ""
         self.last_rules: RuleSet | None = None
 
@@ -218,11 +222,13 @@ class Proxier:
             jumps = missing_jumps(saved)
         rules = iptables_rules.build(services, endpoints, self.options, changed=changed,
                                      existing_chains=existing, jumps=jumps)
+        text, top_level = omit_unchanged_top_level(
+            rules.text, self._top_level if changed is not None else {})
         try:
-            self.iptables.restore(rules.text)
+            self.iptables.restore(text)
         except RestoreError as e:
-            where = f"\n{extract_lines(rules.text, e.line)}" if e.line else ""
-            self._log_failure(f"Failed to execute iptables-restore: {e}{where}")
+            where = f"\n{extract_lines(text, e.line)}" if e.line else ""
+            self._log_failure(f"Failed to execute iptables-restore: {e}", where)
             if self.metrics:
                 self.metrics.restore_failures.inc()
                 if changed is not None:
@@ -232,6 +238,7 @@ class Proxier:
         with self._mu:
             self._need_full = False
         self._active_chains = rules.active_nat_chains
+        self._top_level = top_level
         self.last_rules = rules
         if self.metrics:
             m = self.metrics
@@ -242,10 +249,11 @@ class Proxier:
             m.last_sync.set_to_current_time()
         return rules
 
-    def _log_failure(self, message: str) -> None:
-        """Once per distinct failure: a retry failing the same way says nothing new."""
+    def _log_failure(self, message: str, context: str = "") -> None:
+        """Once per distinct failure: a retry failing the same way (even with other input
+        lines around the error) says nothing new."""
         if message != self._last_error:
-            log.error("%s; the last good rules stay in place", message)
+            log.error("%s; the last good rules stay in place%s", message, context)
             self._last_error = message
 
     # -- CleanupLeftovers --
@@ -285,6 +293,7 @@ class Proxier:
                 ok = False
         with self._mu:
             self._active_chains = set()
+            self._top_level = {}
             self._need_full = True
         return ok
 

@@ -66,9 +66,20 @@ def test_an_endpoint_change_is_a_partial_sync_of_that_service() -> None:
     assert ipt.saves == 2  # no iptables-save for a partial sync
     assert svc_chain("b", "two") in text
     assert f":{svc_chain('a', 'one')}" not in text
-    assert f"-j {svc_chain('a', 'one')}" in text  # still reached from KUBE-SERVICES
     assert "-I " not in text
+    # KUBE-SERVICES and the other top-level chains did not change: not written again
+    assert ":KUBE-SERVICES" not in text
+    assert ":KUBE-POSTROUTING" not in text
     assert reg.get_sample_value("kubeproxy_sync_partial_proxy_rules_duration_seconds_count") == 1
+    # the service's endpoints all gone: its cluster IP rule leaves KUBE-SERVICES, a REJECT
+    # enters filter KUBE-SERVICES; both chains are written whole
+    proxier.on_endpoint_slice(endpoint_slice("b", "two", [], []), None)
+    assert proxier.sync()
+    text = ipt.restores[-1]
+    assert f"-j {svc_chain('a', 'one')}" in text
+    assert text.count(":KUBE-SERVICES - [0:0]") == 2
+    assert '"b/two has no endpoints"' in text
+    assert ":KUBE-POSTROUTING" not in text
 
 
 def test_a_refused_restore_is_logged_once_and_the_next_sync_is_full(
