@@ -80,6 +80,10 @@ class Iptables:
         return subprocess.run(self._argv("", *self._wait, *args), capture_output=True,
                               text=True, check=False)
 
+    def chain_exists(self, table: str, chain: str) -> bool:
+        """``iptables -t TABLE -S CHAIN 1``: whether the chain is there (ChainExists)."""
+        return self.run("-t", table, "-S", chain, "1").returncode == 0
+
     def has_random_fully(self) -> bool:
         """MASQUERADE --random-fully exists from iptables 1.6.2 (utiliptables' check)."""
         proc = subprocess.run(self._argv("", "--version"), capture_output=True, text=True,

@@ -38,6 +38,8 @@ KUBE_NODEPORTS = "KUBE-NODEPORTS"
 KUBE_POSTROUTING = "KUBE-POSTROUTING"
 KUBE_MARK_MASQ = "KUBE-MARK-MASQ"
 KUBE_FORWARD = "KUBE-FORWARD"
+#: kube-proxy's canary: gone means someone flushed the tables (ipt.Monitor)
+KUBE_PROXY_CANARY = "KUBE-PROXY-CANARY"
 
 SVC_PREFIX = "KUBE-SVC-"
 SVL_PREFIX = "KUBE-SVL-"
@@ -134,13 +136,14 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
           opts: Options = Options(), *,
           changed: set[tuple[str, str]] | None = None,
           existing_chains: Iterable[str] = (),
-          jumps: Iterable[JumpRule] = ()) -> RuleSet:
+          jumps: Iterable[JumpRule] = (), canary: bool = False) -> RuleSet:
     """The restore input for ``services`` over ``endpoints``.
 
     ``changed``: (namespace, name) of the services whose chains must be rewritten (a partial
     sync); None rewrites all. ``existing_chains``: nat chains present now; those of ours not
     wanted any more are flushed and deleted. ``jumps``: jump rules missing from the built-in
-    chains, inserted at their top in the same restore (EnsureRule Prepend).
+    chains, inserted at their top in the same restore (EnsureRule Prepend). ``canary``:
+    declare the empty KUBE-PROXY-CANARY chain in both tables (a full sync).
     """
     mark = opts.masquerade_mark
     filter_chains = [chain_line(c) for c in FILTER_CHAINS]
@@ -312,6 +315,9 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
 
     # nat first: iptables-restore commits table by table and stops at the first error, so
     # a nat table it refuses leaves both tables as they were (upstream writes filter first)
+    if canary:
+        nat_chains.append(chain_line(KUBE_PROXY_CANARY))
+        filter_chains.append(chain_line(KUBE_PROXY_CANARY))
     nat_rules.extend(_insert_jumps(jumps, "nat"))
     filter_rules_all = filter_rules + _insert_jumps(jumps, "filter")
     text = "\n".join(["*nat", *nat_chains, *nat_rules, "COMMIT",

@@ -15,7 +15,9 @@ to find leftovers of earlier runs and the jump rules from the built-in chains.
 
 A failed restore changes nothing (the nat table goes first and is refused whole), so the
 last good rules keep serving; the failure is logged once per distinct error and the next
-sync is a full one.
+sync is a full one. A run with nothing to write (the runner's periodic one) only looks for
+kube-proxy's canary chain, which every full sync declares: gone, the tables were flushed
+under us (firewalld, an admin's ``iptables -F``), and a full sync puts everything back.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pykubelet.proxy.iptables_restore import Iptables, RestoreError, chains_of, 
 from pykubelet.proxy.iptables_rules import (
     FILTER_CHAINS,
     JUMP_RULES,
+    KUBE_PROXY_CANARY,
     NAT_CHAINS,
     JumpRule,
     Options,
@@ -178,6 +181,15 @@ class Proxier:
         if not self.initialized:
             log.debug("Not syncing iptables until Services and Endpoints have been received")
             return False
+        with self._mu:
+            idle = not self._need_full and not self._changed
+        if idle:  # a periodic run: only the canary says whether the tables were flushed
+            if self.iptables.chain_exists("nat", KUBE_PROXY_CANARY) and \
+                    self.iptables.chain_exists("filter", KUBE_PROXY_CANARY):
+                return True
+            log.info("iptables canary %s is gone (tables flushed?): a full sync",
+                     KUBE_PROXY_CANARY)
+            self.force_full_sync()
         start = time.monotonic()
         with self._mu:
             partial = not self._need_full
@@ -221,7 +233,8 @@ class Proxier:
             existing = existing | chains_of(saved["nat"])
             jumps = missing_jumps(saved)
         rules = iptables_rules.build(services, endpoints, self.options, changed=changed,
-                                     existing_chains=existing, jumps=jumps)
+                                     existing_chains=existing, jumps=jumps,
+                                     canary=changed is None)
         text, top_level = omit_unchanged_top_level(
             rules.text, self._top_level if changed is not None else {})
         try:
@@ -273,9 +286,9 @@ class Proxier:
             return False
         nat = chains_of(saved["nat"])
         filt = chains_of(saved["filter"])
-        nat_del = [c for c in NAT_CHAINS if c in nat] + sorted(c for c in nat
-                                                               if is_service_chain(c))
-        filt_del = [c for c in FILTER_CHAINS if c in filt]
+        ours = (*NAT_CHAINS, KUBE_PROXY_CANARY)
+        nat_del = [c for c in ours if c in nat] + sorted(c for c in nat if is_service_chain(c))
+        filt_del = [c for c in (*FILTER_CHAINS, KUBE_PROXY_CANARY) if c in filt]
         text = ""
         if nat_del:
             text += "\n".join(["*nat", *map(chain_line, nat_del),

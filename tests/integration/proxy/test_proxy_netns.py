@@ -2,8 +2,8 @@
 tables): a "node" namespace with a bridge and two pod namespaces behind veths, each pod
 serving its name on TCP 8080, and a client namespace routed through the node. A ClusterIP
 (10.96.0.0/12) and a NodePort reach both pods; a removed endpoint leaves the rotation; a
-service without endpoints refuses at once; a refused restore keeps the last good rules;
-cleanup leaves no KUBE- chain or jump.
+service without endpoints refuses at once; flushed tables are written again; a refused
+restore keeps the last good rules; cleanup leaves no KUBE- chain or jump.
 """
 
 from __future__ import annotations
@@ -164,6 +164,15 @@ def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(lab: Lab) -
         assert lab.connect(CLUSTER_IP, 80) == {"pod-a": 24}
         assert lab.connect(NODE_IP, NODE_PORT, 6) == {"pod-a": 6}
         print(f"partial sync (one endpoint removed): {partial_s * 1000:.0f} ms")
+
+        # the tables flushed under the proxier: its next (periodic) run sees the canary
+        # gone and writes everything again, jumps included
+        for table in ("nat", "filter"):
+            ipt.run("-t", table, "-F")
+            ipt.run("-t", table, "-X")
+        assert lab.connect(CLUSTER_IP, 80, 1) == {"TimeoutError": 1}  # nothing answers
+        assert proxier.sync()
+        assert lab.connect(CLUSTER_IP, 80, 6) == {"pod-a": 6}
 
         # a restore the kernel refuses leaves the last good rules serving
         proxier.options = Options(cluster_cidr="10.244.0.0/99")  # not a CIDR: refused

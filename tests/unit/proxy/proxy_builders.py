@@ -91,6 +91,7 @@ class FakeIptables:
         self.saved = {"nat": "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n", "filter": ""}
         self.fail = ""
         self.commands: list[tuple[str, ...]] = []
+        self.canary = True
 
     def restore(self, text: str) -> None:
         if self.fail:
@@ -100,6 +101,10 @@ class FakeIptables:
     def save(self, table: str) -> str:
         self.saves += 1
         return self.saved[table]
+
+    def chain_exists(self, table: str, chain: str) -> bool:
+        self.commands.append(("-t", table, "-S", chain, "1"))
+        return self.canary
 
     def has_random_fully(self) -> bool:
         return False

@@ -107,6 +107,22 @@ def test_a_refused_restore_is_logged_once_and_the_next_sync_is_full(
     assert f":{svc_chain('a', 'one')} - [0:0]" in ipt.restores[-1]  # the change not lost
 
 
+def test_a_periodic_run_checks_the_canary_and_resyncs_when_it_is_gone() -> None:
+    proxier, ipt, _ = make()
+    proxier.set_endpoint_slices([])
+    assert proxier.sync()
+    assert ipt.restores[-1].count(":KUBE-PROXY-CANARY - [0:0]") == 2  # nat and filter
+    restores, saves = len(ipt.restores), ipt.saves
+    assert proxier.sync()  # nothing changed, canary there: nothing written
+    assert len(ipt.restores) == restores
+    assert ipt.commands[-1] == ("-t", "filter", "-S", "KUBE-PROXY-CANARY", "1")
+    ipt.canary = False  # someone flushed the tables
+    assert proxier.sync()
+    assert len(ipt.restores) == restores + 1
+    assert ipt.saves == saves + 2  # a full sync
+    assert ":KUBE-SERVICES - [0:0]" in ipt.restores[-1]
+
+
 def test_jump_rules_are_inserted_only_where_missing() -> None:
     present = {"nat": "-A PREROUTING -m comment --comment \"kubernetes service portals\" "
                       "-j KUBE-SERVICES\n", "filter": ""}
