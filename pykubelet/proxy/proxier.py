@@ -319,6 +319,7 @@ class Proxier:
         return False
 
 
-#: what iptables says when the rule or chain to delete is not there (IsNotFoundError)
-_NOT_FOUND = ("does a matching rule exist", "No chain/target/match by that name",
-              "doesn't exist", "does not exist")
+#: utiliptables' iptablesNotFoundStrings: what either variant says when the rule or chain to
+#: delete is not there (legacy: "Couldn't load target" when a jump's target chain is gone)
+_NOT_FOUND = ("No chain/target/match by that name", "Couldn't load target",
+              "does a matching rule exist", "does not exist")

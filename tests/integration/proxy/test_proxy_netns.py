@@ -142,8 +142,11 @@ def kube_lines(ipt: Iptables) -> list[str]:
     return [ln for t in ("nat", "filter") for ln in ipt.save(t).splitlines() if "KUBE-" in ln]
 
 
-def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(lab: Lab) -> None:
-    ipt = Iptables(netns=lab.node)
+@pytest.mark.parametrize("variant", ["nft", "legacy"])
+def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(lab: Lab,
+                                                                     variant: str) -> None:
+    """Both iptables variants: the rules land in the tables that variant's tools show."""
+    ipt = Iptables(variant, netns=lab.node)
     proxier = Proxier(ipt, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"))
     try:
         proxier.set_services([web_service(NODE_PORT)])

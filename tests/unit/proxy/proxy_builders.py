@@ -92,6 +92,8 @@ class FakeIptables:
         self.fail = ""
         self.commands: list[tuple[str, ...]] = []
         self.canary = True
+        # what iptables-nft says deleting a rule that is not there
+        self.run_error = "iptables: Bad rule (does a matching rule exist in that chain?)."
 
     def restore(self, text: str) -> None:
         if self.fail:
@@ -111,6 +113,4 @@ class FakeIptables:
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         self.commands.append(args)
-        return subprocess.CompletedProcess(list(args), 1, "",
-                                           "iptables: Bad rule (does a matching rule exist "
-                                           "in that chain?).")
+        return subprocess.CompletedProcess(list(args), 1, "", self.run_error)

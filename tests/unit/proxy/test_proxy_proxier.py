@@ -131,6 +131,21 @@ def test_jump_rules_are_inserted_only_where_missing() -> None:
     assert not any(j.table == "nat" and j.src == "PREROUTING" for j in missing)
 
 
+@pytest.mark.parametrize(("stderr", "ok"), [
+    ("iptables v1.8.9 (legacy): Couldn't load target `KUBE-SERVICES':No such file or "
+     "directory", True),  # legacy, the jump's target chain already gone
+    ("iptables: No chain/target/match by that name.", True),
+    ("iptables v1.8.9 (nf_tables): Chain 'KUBE-SERVICES' does not exist", True),
+    ("iptables v1.8.9 (legacy): can't initialize iptables table `nat': Permission denied",
+     False),
+])
+def test_cleanup_takes_what_is_already_gone_as_done(stderr: str, ok: bool) -> None:
+    """utiliptables.IsNotFoundError's strings, for both variants."""
+    proxier, ipt, _ = make()
+    ipt.run_error = stderr
+    assert proxier.cleanup() is ok
+
+
 def test_cleanup_deletes_jumps_and_every_chain_of_ours() -> None:
     proxier, ipt, _ = make()
     ipt.saved = {"nat": "*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n"
