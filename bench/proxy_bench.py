@@ -1,6 +1,7 @@
 """The service proxy's rule sync at kube-proxy's scale: 1,000 Services x 10 endpoints.
 
-In a network namespace of its own (never the host's tables), for each iptables variant:
+The rule generation alone, then, in a network namespace of its own (never the host's
+tables), for each iptables variant:
 (a) a full sync: rules built from the Services and EndpointSlices and applied in one
 ``iptables-restore --noflush`` (the proxier's first sync: iptables-save, build, restore);
 (b) one endpoint change: a partial sync (KUBE-SERVICES and the one service's chains);
@@ -20,9 +21,11 @@ import time
 from typing import Any
 
 from pycni import ns
+from pykubelet.proxy import iptables_rules
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
 from pykubelet.proxy.proxier import Proxier
+from pykubelet.proxy.serviceport import endpoints_map, service_ports
 
 NETNS = "spxbench"
 
@@ -46,6 +49,20 @@ def endpoint_slice(i: int, eps: int, skip: int = -1) -> dict[str, Any]:
 def ms(xs: list[float]) -> str:
     return f"median {statistics.median(xs) * 1000:7.1f} ms  (min {min(xs) * 1000:.1f}, " \
            f"max {max(xs) * 1000:.1f})"
+
+
+def bench_generation(n: int, eps: int, rounds: int) -> None:
+    """The pure part: the whole restore text from the per-port views (no I/O)."""
+    ports = {p.name: p for s in services(n) for p in service_ports(s)}
+    endpoints = endpoints_map([endpoint_slice(i, eps) for i in range(n)], "node1")
+    took = []
+    for _ in range(max(rounds, 3)):
+        t0 = time.perf_counter()
+        rules = iptables_rules.build(ports, endpoints, Options(cluster_cidr="10.64.0.0/10"))
+        took.append(time.perf_counter() - t0)
+    print(f"rule generation: {n} services x {eps} endpoints, "
+          f"{len(rules.text) // 1024} KiB of restore input")
+    print(f"  build                {ms(took)}")
 
 
 def bench_variant(variant: str, n: int, eps: int, rounds: int) -> None:
@@ -131,6 +148,7 @@ def main() -> None:
     a = p.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (network namespaces)")
+    bench_generation(a.services, a.endpoints, a.rounds)
     for variant in a.variants.split(","):
         bench_variant(variant, a.services, a.endpoints, a.rounds)
     bench_iptc(a.services, a.endpoints)
