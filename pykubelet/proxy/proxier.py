@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykubelet.proxy import iptables_rules
+from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables, RestoreError, chains_of, extract_lines
 from pykubelet.proxy.iptables_rules import (
     FILTER_CHAINS,
@@ -80,8 +81,10 @@ class Proxier:
     """Keeps this node's KUBE-* rules in step with the Services and EndpointSlices seen."""
 
     def __init__(self, iptables: Iptables, node_name: str = "", options: Options | None = None,
-                 metrics: ProxyMetrics | None = None) -> None:
+                 metrics: ProxyMetrics | None = None,
+                 conntrack: ConntrackCleaner | None = None) -> None:
         self.iptables = iptables
+        self.conntrack = conntrack
         self.node_name = node_name
         self.options = options or Options()
         self.metrics = metrics
@@ -202,6 +205,11 @@ class Proxier:
         try:
             self._write(services, endpoints, changed if partial else None)
             ok = True
+            if self.conntrack is not None:  # finish housekeeping, as upstream after a sync
+                try:
+                    self.conntrack.clean(services, endpoints)
+                except Exception as exc:
+                    log.warning("stale UDP conntrack entries not cleaned: %s", exc)
         except RestoreError:
             pass  # logged (once) by _write; the kernel still has the last good rules
         finally:

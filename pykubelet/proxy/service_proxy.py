@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from pykubelet.client.informer import Informer
 from pykubelet.client.rest import Resource, RESTClient
 from pykubelet.config import ServiceProxyConfig
+from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
 from pykubelet.proxy.metrics import ProxyMetrics
@@ -38,7 +39,8 @@ class ServiceProxy:
         options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
                           random_fully=ipt.has_random_fully())
         self.proxier = Proxier(ipt, node_name, options,
-                               ProxyMetrics(registry) if registry is not None else None)
+                               ProxyMetrics(registry) if registry is not None else None,
+                               ConntrackCleaner(ipt.netns) if iptables is None else None)
         min_period, period = config.sync_periods()
         self.runner = BoundedFrequencyRunner("service-proxy", self.proxier.sync, min_period,
                                              period)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
 from pykubelet.proxy.proxier import Proxier
@@ -28,11 +29,26 @@ CLUSTER_IP = "10.96.7.10"
 NODE_IP = "10.250.0.1"  # the node's address on the client's link
 NODE_PORT = 30080
 SERVER = """
-import socket, sys
+import socket, sys, threading
+def udp():
+    while True:
+        _, peer = u.recvfrom(64); u.sendto(sys.argv[1].encode(), peer)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("0.0.0.0", 5353))
+threading.Thread(target=udp, daemon=True).start()
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 8080)); s.listen(64); print("ready", flush=True)
 while True:
     c, _ = s.accept(); c.sendall(sys.argv[1].encode()); c.close()
+"""
+UDP_CLIENT = """
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(2)
+u.bind(("0.0.0.0", 40053))  # one source port, as a long-lived resolver's socket
+u.sendto(b"?", (sys.argv[1], 53))
+try:
+    print(u.recv(64).decode())
+except OSError as e:
+    print(type(e).__name__)
 """
 CLIENT = """
 import collections, json, socket, sys
@@ -226,3 +242,46 @@ def test_leftovers_of_an_earlier_run_are_removed_at_the_first_sync(lab: Lab) -> 
     finally:
         assert new.cleanup()
     assert kube_lines(ipt) == []
+
+
+DNS_IP = "10.96.7.53"
+
+
+def dns_objects(ips: list[str]) -> tuple[dict[str, object], dict[str, object]]:
+    svc = {"metadata": {"namespace": "kube-system", "name": "dns"},
+           "spec": {"clusterIP": DNS_IP,
+                    "ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}
+    es = {"metadata": {"namespace": "kube-system", "name": "dns-x",
+                       "labels": {"kubernetes.io/service-name": "dns"}},
+          "addressType": "IPv4",
+          "endpoints": [{"addresses": [ip], "conditions": {"ready": True}} for ip in ips],
+          "ports": [{"name": "dns", "port": 5353, "protocol": "UDP"}]}
+    return svc, es
+
+
+def test_a_udp_client_leaves_a_removed_endpoint(lab: Lab) -> None:
+    """A client sending from one UDP port is pinned by conntrack to its first endpoint; when
+    that endpoint leaves, the stale entry is deleted and the next datagram goes to one that
+    is left (not into the void)."""
+    ipt = Iptables(netns=lab.node)
+    proxier = Proxier(ipt, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"),
+                      conntrack=ConntrackCleaner(lab.node))
+
+    def ask() -> str:
+        return sh("ip", "netns", "exec", name(lab.client), sys.executable, "-c",
+                  UDP_CLIENT, DNS_IP).strip()
+
+    try:
+        svc, es = dns_objects(sorted(lab.pods.values()))
+        proxier.set_services([svc])
+        proxier.set_endpoint_slices([es])
+        assert proxier.sync()
+        first = ask()
+        assert first in lab.pods, first
+        assert ask() == first  # pinned by its conntrack entry
+        left = next(p for p in lab.pods if p != first)
+        proxier.on_endpoint_slice(None, dns_objects([lab.pods[left]])[1])
+        assert proxier.sync()
+        assert ask() == left
+    finally:
+        assert proxier.cleanup()
