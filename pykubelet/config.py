@@ -241,6 +241,7 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
     if "leaderElection" in value:
         kwargs["leaderElection"] = _decode_leader_election(value["leaderElection"])
     cp = ControlPlaneConfig(**kwargs)
+    _check_service_ranges(cp)
     try:
         if cp.node_monitor_grace_seconds <= 0:
             raise ValueError("must be positive")
@@ -248,6 +249,22 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         raise KubeletConfigError(f"controlPlane.nodeMonitorGracePeriod: {exc} (a duration such as "
                                  f"\"40s\"), got {cp.nodeMonitorGracePeriod!r}") from None
     return cp
+
+
+def _check_service_ranges(cp: ControlPlaneConfig) -> None:
+    """kube-apiserver's checks of --service-cluster-ip-range (single stack: IPv4 here) and
+    --service-node-port-range."""
+    try:
+        net = ipaddress.ip_network(cp.serviceClusterIPRange, strict=False)
+    except ValueError:
+        net = None
+    if net is None or net.version != 4 or net.num_addresses < 4:
+        raise KubeletConfigError(f"controlPlane.serviceClusterIPRange: expected an IPv4 CIDR "
+                                 f"such as 10.96.0.0/12, got {cp.serviceClusterIPRange!r}")
+    low, _, high = cp.serviceNodePortRange.partition("-")
+    if not (low.isdigit() and high.isdigit() and 0 < int(low) <= int(high) <= 65535):
+        raise KubeletConfigError(f"controlPlane.serviceNodePortRange: expected LOW-HIGH such "
+                                 f"as 30000-32767, got {cp.serviceNodePortRange!r}")
 
 
 def _check_fields(where: str, value: Any, known: set[str]) -> dict[str, Any]:

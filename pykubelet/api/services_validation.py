@@ -64,7 +64,7 @@ from pykubelet.api.services import (
     ServicePort,
     SessionAffinityConfig,
 )
-from pykubelet.api.validation import _port_num_or_name
+from pykubelet.api.validation import validate_port_num_or_name
 
 IP_FAMILIES = (IP_FAMILY_IPV4, IP_FAMILY_IPV6)
 MAX_CLIENT_IP_TIMEOUT_SECONDS = 86400
@@ -180,7 +180,7 @@ def _service_port_errors(sp: ServicePort, require_name: bool, names: set[str],
     elif sp.protocol not in PROTOCOLS:
         errs.append(not_supported(f"{path}.protocol", sp.protocol, PROTOCOLS))
     if sp.target_port is not None:
-        errs += _port_num_or_name(f"{path}.targetPort", sp.target_port)
+        errs += validate_port_num_or_name(sp.target_port, f"{path}.targetPort")
     return errs
 
 

@@ -121,6 +121,11 @@ def _port_num_or_name(path: str, port: IntOrString) -> list[FieldError]:
     return []
 
 
+def validate_port_num_or_name(port: IntOrString, path: str) -> list[FieldError]:
+    """ValidatePortNumOrName, for other kinds' ports (a Service's targetPort)."""
+    return _port_num_or_name(path, port)
+
+
 def validate_pod(pod: Pod) -> None:
     """Raise ValidationError listing every problem with `pod` (after defaulting)."""
     errs = pod_errors(pod)

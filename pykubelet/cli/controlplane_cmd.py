@@ -99,6 +99,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     try:  # the same checks as the node config's controlPlane section
         cfg = decode_config({"apiVersion": API_VERSION, "kind": KIND,
                              "controlPlane": {"leaderElection": elect,
+                                               "serviceClusterIPRange": service_cluster_ip_range,
+                                               "serviceNodePortRange": service_node_port_range,
                                                **({"store": store} if store else {})}})
     except KubeletConfigError as exc:
         raise click.UsageError(str(exc).replace("controlPlane.", "", 1)) from None

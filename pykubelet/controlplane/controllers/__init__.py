@@ -1,8 +1,9 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
-Deployments, Jobs and their TTL after finishing, CronJobs, event expiry and store
-compaction. Each is a coroutine over the control plane, run (and restarted if it fails) by
-the server."""
+Deployments, Jobs and their TTL after finishing, CronJobs, EndpointSlices and Endpoints,
+event expiry and store compaction, and (on every API server) the ``kubernetes`` Service.
+Each is a coroutine over the control plane, run (and restarted if it fails) by the
+server."""
 
 from __future__ import annotations
 
@@ -23,10 +24,15 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
     from pykubelet.controlplane.controllers.deployment import run_deployment_controller
     from pykubelet.controlplane.controllers.disruption import run_disruption_controller
+    from pykubelet.controlplane.controllers.endpointslice import (
+        run_endpoints_controller,
+        run_endpointslice_controller,
+    )
     from pykubelet.controlplane.controllers.garbagecollector.collector import (
         run_garbage_collector,
     )
     from pykubelet.controlplane.controllers.job import run_job_controller
+    from pykubelet.controlplane.controllers.kubernetesservice import run_kubernetes_service
     from pykubelet.controlplane.controllers.leaderelection import (
         CONTROLLERS_LEASE,
         SCHEDULER_LEASE,
@@ -43,8 +49,10 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_disruption_controller, run_garbage_collector,
                                  run_event_expiry, run_replicaset_controller,
                                  run_deployment_controller, run_job_controller,
-                                 run_cronjob_controller, run_ttl_after_finished]
-    out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
+                                 run_cronjob_controller, run_ttl_after_finished,
+                                 run_endpointslice_controller, run_endpoints_controller]
+    out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction,
+                             run_kubernetes_service]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
 

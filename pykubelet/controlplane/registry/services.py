@@ -44,7 +44,7 @@ from pykubelet.controlplane.registry.allocators import (
 )
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, SERVICES
 from pykubelet.controlplane.registry.strategy import Finish, Obj, Strategy
-from pykubelet.controlplane.storage import Storage
+from pykubelet.controlplane.storage import Storage, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -334,9 +334,16 @@ class ServiceStrategy(Strategy):
         return txn.finish
 
     async def after_delete(self, storage: Storage, obj: Obj) -> None:
+        """Release what the deleted Service held; a store failure here leaves the records
+        to the repair pass (the Service is gone already: the delete succeeded)."""
         spec = _spec(obj)
         ips = [ip for ip in [_cluster_ip_of(spec)] if ip]
-        await self.allocator(storage).release_all(ips, _node_ports(spec))
+        try:
+            await self.allocator(storage).release_all(ips, _node_ports(spec))
+        except StorageError as exc:
+            log.warning("service %s/%s deleted; its allocations are left to repair: %s",
+                        (obj.get("metadata") or {}).get("namespace", ""),
+                        (obj.get("metadata") or {}).get("name", ""), exc)
 
     def prepare_for_create(self, obj: Obj, typed: Any = None) -> None:
         super().prepare_for_create(obj, typed)

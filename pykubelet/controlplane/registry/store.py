@@ -588,10 +588,10 @@ class GenericStore:
             return cur
         finalize = bool(nm.get("deletionTimestamp")) and not nm.get("finalizers") and (
             not self._pending_finalizers(new))
+        deleted = finalize and bool(om.get("finalizers") or self._pending_finalizers(old))
         try:
-            if finalize and (om.get("finalizers") or self._pending_finalizers(old)):
+            if deleted:
                 kv = await self.registry.storage.delete(key, cur.rev)
-                await self.strategy.after_delete(self.registry.storage, new)
             else:
                 kv = await self.registry.storage.update(key, data, cur.rev)
         except ConflictError:
@@ -602,6 +602,8 @@ class GenericStore:
             raise self._not_found(name) from None
         except StorageError as exc:
             raise storage_error(exc) from None
+        if deleted:
+            await self.strategy.after_delete(self.registry.storage, new)
         return await self._committed(kv.mod_revision, key)
 
     def _pending_finalizers(self, obj: Obj) -> bool:

@@ -275,3 +275,76 @@ def test_endpoints_and_slices_written_by_users(cluster: Cluster) -> None:
     assert code == 422, got
     assert causes(got) == {"endpoints[0].addresses[0]":
                            'Invalid value: "10.0.0.1": must be a valid IPv6 address'}
+
+
+def test_type_change_to_external_name_releases_the_address(cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-extname")
+    create(cluster, ns, svc_body("web", clusterIP="10.96.0.30"))
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/web", {
+        "spec": {"type": "ExternalName", "externalName": "web.example.com"}},
+        "application/merge-patch+json")
+    assert code == 200, got
+    for fld in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+        assert fld not in got["spec"], fld
+    create(cluster, ns, svc_body("taker", clusterIP="10.96.0.30"))
+    # and back to ClusterIP: a new address is allocated
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/web", {
+        "spec": {"type": "ClusterIP", "externalName": None}}, "application/merge-patch+json")
+    assert code == 200, got
+    assert got["spec"]["clusterIP"] not in ("", "10.96.0.30")
+    assert got["spec"]["ipFamilies"] == ["IPv4"]
+
+
+def test_dry_run_takes_nothing(cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-dry")
+    code, got = cluster.admin("POST", SVC.format(ns=ns) + "?dryRun=All",
+                              svc_body("web", clusterIP="10.96.0.31", type="NodePort",
+                                       ports=[{"port": 80, "nodePort": 30031}]))
+    assert code == 201, got
+    assert got["spec"]["clusterIP"] == "10.96.0.31"
+    assert cluster.admin("GET", SVC.format(ns=ns) + "/web")[0] == 404
+    create(cluster, ns, svc_body("real", clusterIP="10.96.0.31", type="NodePort",
+                                 ports=[{"port": 80, "nodePort": 30031}]))
+    code, got = cluster.admin("POST", SVC.format(ns=ns) + "?dryRun=All",
+                              svc_body("again", clusterIP="10.96.0.31"))
+    assert code == 422, got
+    assert "provided IP is already allocated" in got["message"]
+
+
+def test_a_node_reads_services_and_slices_and_writes_neither(cluster: Cluster) -> None:
+    """system:node reads Services (kubelet's service environment variables), and the
+    node's agent runs the service proxy, which system:node-proxier lets read
+    EndpointSlices; neither is a node's to write."""
+    ns = cluster.namespace("svc-node-authz")
+    create(cluster, ns, svc_body("web", selector={"app": "web"}))
+    node = cluster.node("svc-reader")
+    for path in ("/api/v1/services", SVC.format(ns=ns) + "/web",
+                 "/apis/discovery.k8s.io/v1/endpointslices", ES.format(ns=ns)):
+        code, got = node("GET", path)
+        assert code == 200, (path, got)
+    code, got = node("POST", SVC.format(ns=ns), svc_body("mine"))
+    assert code == 403, got
+    code, got = node("DELETE", SVC.format(ns=ns) + "/web")
+    assert code == 403, got
+    code, got = node("POST", ES.format(ns=ns), {
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "x"}, "addressType": "IPv4", "endpoints": []})
+    assert code == 403, got
+
+
+def test_a_service_held_by_a_finalizer_keeps_its_address_until_it_goes(
+        cluster: Cluster) -> None:
+    ns = cluster.namespace("svc-finalizer")
+    body = svc_body("held", clusterIP="10.96.0.40")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    create(cluster, ns, body)
+    code, got = cluster.admin("DELETE", SVC.format(ns=ns) + "/held")
+    assert code == 200, got
+    assert got["metadata"]["deletionTimestamp"]
+    code, got = cluster.admin("POST", SVC.format(ns=ns), svc_body("next", clusterIP="10.96.0.40"))
+    assert code == 422, got  # still the deleting Service's
+    code, got = cluster.admin("PATCH", SVC.format(ns=ns) + "/held",
+                              {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+    assert code == 200, got
+    assert cluster.admin("GET", SVC.format(ns=ns) + "/held")[0] == 404
+    create(cluster, ns, svc_body("next", clusterIP="10.96.0.40"))

@@ -83,6 +83,14 @@ def test_endpoint_given():
          "registerWithTaints[0].effect: must be"),
         ({"containerRuntimeEndpoint": "tcp://1.2.3.4:1"}, "containerRuntimeEndpoint:"),
         ({"healthzBindAddress": "localhost"}, "healthzBindAddress:"),
+        ({"controlPlane": {"serviceClusterIPRange": "10.96.0.0/33"}},
+         "controlPlane.serviceClusterIPRange: expected an IPv4 CIDR"),
+        ({"controlPlane": {"serviceClusterIPRange": "fd00::/108"}},
+         "controlPlane.serviceClusterIPRange: expected an IPv4 CIDR"),
+        ({"controlPlane": {"serviceNodePortRange": "30000"}},
+         "controlPlane.serviceNodePortRange: expected LOW-HIGH"),
+        ({"controlPlane": {"serviceNodePortRange": "32767-30000"}},
+         "controlPlane.serviceNodePortRange: expected LOW-HIGH"),
     ],
 )
 def test_errors_name_the_field(data, message):

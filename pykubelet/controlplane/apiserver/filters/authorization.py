@@ -1,10 +1,10 @@
 """Authorization: the admin may do anything; a node may do what kubelet needs, as the
 node authorizer and the ``system:node`` role allow it (read its own Node, the pods bound
 to it (listed or watched with ``fieldSelector=spec.nodeName=<itself>``), namespaces,
-events; write its own Node and Lease, pod status, mirror pods, events; read the secrets
-and configmaps its own pods use, by name; read services, endpoints and endpointslices, as
-its service proxy does with system:node-proxier's role). NodeRestriction (admission) then
-checks that the objects it writes are its own."""
+events, Services and, for the service proxy the agent runs, EndpointSlices; write its own
+Node and Lease, pod status, mirror pods, events; read the secrets and configmaps its own
+pods use, by name). NodeRestriction (admission) then checks that the objects it writes
+are its own."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ NODE_RULES: dict[tuple[str, str, str], frozenset[str]] = {
     ("", "events", ""): READ | {"create", "update", "patch"},
     ("coordination.k8s.io", "leases", ""): READ | {"create", "update", "patch", "delete"},
     ("scheduling.k8s.io", "priorityclasses", ""): READ,
-    # the node's service proxy runs as the node: system:node-proxier's reads
+    # system:node reads Services (the service environment variables of pods); the node's
+    # agent runs the service proxy, which system:node-proxier lets read EndpointSlices
     ("", "services", ""): READ,
-    ("", "endpoints", ""): READ,
     ("discovery.k8s.io", "endpointslices", ""): READ,
 }
 # read only by name, and only what a pod bound to the node references

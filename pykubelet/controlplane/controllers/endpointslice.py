@@ -1,0 +1,189 @@
+"""The EndpointSlice controller (pkg/controller/endpointslice) and the legacy Endpoints
+controller (pkg/controller/endpoint): each Service with a selector gets the EndpointSlices
+(at most 100 endpoints each, labelled ``kubernetes.io/service-name`` and managed-by
+``endpointslice-controller.k8s.io``, owned by the Service) and the Endpoints object its
+pods make, kept as pods come, turn ready, terminate and go. A Service without a selector
+is left alone: its endpoints are its user's.
+
+Watch-driven (controllers/informer.py): a Service's event, or a pod's that its selector
+picks (before or after the change), or a change to one of its slices (or Endpoints),
+queues the Service's key; one sync per key reads the watch cache, decides with
+:mod:`.endpoints_decisions`, and writes only what differs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pykubelet.api.services import LABEL_MANAGED_BY, LABEL_SERVICE_NAME
+from pykubelet.controlplane import errors
+from pykubelet.controlplane.controllers.activepods import meta
+from pykubelet.controlplane.controllers.endpoints_decisions import (
+    CONTROLLER_NAME,
+    OVER_CAPACITY,
+    desired_endpoints,
+    desired_slices,
+    managed,
+    reconcile_slices,
+    selects,
+)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
+from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
+from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
+from pykubelet.controlplane.storage.cacher import DELETED, Attrs, CachedEvent, ResourceCache
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.server import ControlPlane
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+
+class _ServicePodsController(InformerController):
+    """Services as the primary resource, pods (by selector) as the secondary one."""
+
+    name = ""
+
+    def __init__(self, cp: ControlPlane) -> None:
+        self.registry = cp.registry
+        self.services: GenericStore = self.registry.store(SERVICES)
+        self.primary = self.services
+        self.pods: GenericStore = self.registry.store(PODS)
+        self.queue: WorkQueue = WorkQueue(self.name, self.sync)
+
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        if cache.prefix == SERVICES.storage_prefix:
+            self.queue.add(entry_key(ev.entry))
+        elif cache.prefix == PODS.storage_prefix:
+            ns = ev.entry.attrs.namespace
+            pods = [e.obj() for e in (ev.entry, ev.prev) if e is not None]
+            for entry in self.services.select(ns, None):
+                service = entry.obj()
+                if any(selects(service, pod) for pod in pods):
+                    self.queue.add(entry_key(entry))
+        else:
+            self._on_owned(cache, ev)
+
+    def _on_owned(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        """An event of what the controller writes."""
+
+    async def run(self) -> None:
+        with self.informing():
+            await self.queue.run()
+
+    async def sync(self, key: str) -> None:
+        raise NotImplementedError
+
+    def selected_pods(self, service: Obj) -> list[Obj]:
+        ns = meta(service).get("namespace", "")
+        return [p for p in (e.obj() for e in self.pods.select(ns, None)) if selects(service, p)]
+
+
+class EndpointSliceController(_ServicePodsController):
+    name = "endpointslice"
+
+    def __init__(self, cp: ControlPlane) -> None:
+        super().__init__(cp)
+        self.slices: GenericStore = self.registry.store(ENDPOINT_SLICES)
+
+    def _on_owned(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        if cache.prefix != ENDPOINT_SLICES.storage_prefix:
+            return
+        labels = ev.entry.attrs.labels
+        if labels.get(LABEL_MANAGED_BY) == CONTROLLER_NAME and labels.get(LABEL_SERVICE_NAME):
+            self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
+
+    def _managed_slices(self, ns: str, service_name: str) -> list[Obj]:
+        def ours(attrs: Attrs) -> bool:
+            return (attrs.labels.get(LABEL_SERVICE_NAME) == service_name
+                    and attrs.labels.get(LABEL_MANAGED_BY) == CONTROLLER_NAME)
+
+        return [e.obj() for e in self.slices.select(ns, ours)]
+
+    async def sync(self, key: str) -> None:
+        """syncService: the Service's slices made to say what its pods say."""
+        ns, name = key.split("/", 1)
+        existing = self._managed_slices(ns, name)
+        entry = self.services.lookup(ns, name)
+        service = entry.obj() if entry is not None else None
+        if service is None or not managed(service) or meta(service).get("deletionTimestamp"):
+            for s in existing:
+                await self._delete(ns, meta(s).get("name", ""))
+            return
+        plan = reconcile_slices(service, existing, desired_slices(service,
+                                                                  self.selected_pods(service)))
+        ctx = Context()
+        for obj in plan.create:
+            await self.slices.create(ctx, ns, obj)
+        for obj in plan.update:
+            await self.slices.update(ctx, ns, meta(obj)["name"], obj)
+        for slice_name in plan.delete:
+            await self._delete(ns, slice_name)
+
+    async def _delete(self, ns: str, name: str) -> None:
+        try:
+            await self.slices.delete(Context(), ns, name, DeleteOptions())
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+
+class EndpointsController(_ServicePodsController):
+    name = "endpoints"
+
+    def __init__(self, cp: ControlPlane) -> None:
+        super().__init__(cp)
+        self.endpoints: GenericStore = self.registry.store(ENDPOINTS)
+
+    def _on_owned(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        # onEndpointsDelete: Endpoints deleted under a Service are made again (a user's
+        # Endpoints of a selector-less Service, or without a Service, are not touched)
+        if cache.prefix == ENDPOINTS.storage_prefix and ev.type == DELETED:
+            self.queue.add(entry_key(ev.entry))
+
+    async def sync(self, key: str) -> None:
+        """syncService: the Endpoints named as the Service, or none once it is gone."""
+        ns, name = key.split("/", 1)
+        entry = self.services.lookup(ns, name)
+        current = self.endpoints.lookup(ns, name)
+        if entry is None:  # the Service is gone: so are its Endpoints
+            if current is not None:
+                try:
+                    await self.endpoints.delete(Context(), ns, name, DeleteOptions())
+                except errors.StatusError as exc:
+                    if exc.code != 404:
+                        raise
+            return
+        service = entry.obj()
+        if not managed(service) or meta(service).get("deletionTimestamp"):
+            return
+        wanted = desired_endpoints(service, self.selected_pods(service))
+        ctx = Context()
+        if current is None:
+            await self.endpoints.create(ctx, ns, wanted)
+            return
+        have = current.obj()
+        annotations = {k: v for k, v in (meta(have).get("annotations") or {}).items()
+                       if k != OVER_CAPACITY}
+        annotations.update(meta(wanted).get("annotations") or {})
+        if (have.get("subsets") or []) == (wanted.get("subsets") or []) and (
+                meta(have).get("labels") or {}) == (meta(wanted).get("labels") or {}) and (
+                meta(have).get("annotations") or {}) == annotations:
+            return
+        wanted["metadata"]["resourceVersion"] = meta(have).get("resourceVersion", "")
+        wanted["metadata"]["annotations"] = annotations
+        for fld in ("ownerReferences", "finalizers"):
+            if meta(have).get(fld):
+                wanted["metadata"][fld] = meta(have)[fld]
+        await self.endpoints.update(ctx, ns, name, wanted)
+
+
+async def run_endpointslice_controller(cp: ControlPlane) -> None:
+    await EndpointSliceController(cp).run()
+
+
+async def run_endpoints_controller(cp: ControlPlane) -> None:
+    await EndpointsController(cp).run()
