@@ -115,6 +115,9 @@ class RuleSet:
     deleted_chains: int = 0
     services: int = 0
     endpoints: int = 0
+    # service ports with a Local policy and endpoints, none of them here (DROPped)
+    no_local_internal: int = 0
+    no_local_external: int = 0
 
 
 def chain_line(chain: str) -> str:
@@ -157,6 +160,7 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
         f"-A {KUBE_MARK_MASQ} -j MARK --or-mark {mark}",
     ]
     skipped = 0  # rules of unchanged services, left as they are (partial sync)
+    no_local_internal = no_local_external = 0
     active: set[str] = set()
     nodeport_rules: list[str] = []
     ext_filter_rules: list[str] = []
@@ -194,6 +198,8 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
         else:
             int_target = ext_target = "DROP"
             int_comment = ext_comment = f'"{spn} has no local endpoints"'
+            no_local_internal += not has_internal
+            no_local_external += not has_external
 
         dst = f"-m {proto} -p {proto} -d {svc.cluster_ip} --dport {svc.port}"
         if has_internal:
@@ -325,7 +331,8 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
     return RuleSet(text=text, active_nat_chains=active, filter_rules=len(filter_rules),
                    nat_rules=len(nat_rules) + skipped - deleted,
                    nat_rules_written=len(nat_rules) - deleted, deleted_chains=deleted,
-                   services=len(ordered), endpoints=total_endpoints)
+                   services=len(ordered), endpoints=total_endpoints,
+                   no_local_internal=no_local_internal, no_local_external=no_local_external)
 
 
 TopLevel = dict[tuple[str, str], tuple[str, ...]]  # (table, chain) -> its rules

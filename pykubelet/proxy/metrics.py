@@ -36,6 +36,10 @@ class ProxyMetrics:
         self.partial_restore_failures = Counter(
             "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures",
             "Cumulative proxy iptables partial restore failures", registry=r)
+        self.no_local_endpoints = Gauge(
+            "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+            "Number of services with a Local traffic policy and no endpoints",
+            ["traffic_policy"], registry=r)
         self.last_sync = Gauge(
             "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
             "The last time proxy rules were successfully synced", registry=r)

@@ -267,6 +267,8 @@ class Proxier:
             m.rules_last_sync.labels("filter").set(rules.filter_rules)
             m.rules_total.labels("nat").set(rules.nat_rules)
             m.rules_last_sync.labels("nat").set(rules.nat_rules_written)
+            m.no_local_endpoints.labels("internal").set(rules.no_local_internal)
+            m.no_local_endpoints.labels("external").set(rules.no_local_external)
             m.last_sync.set_to_current_time()
         return rules
 

@@ -217,6 +217,23 @@ def test_external_traffic_policy_local_uses_only_local_endpoints() -> None:
     assert not any("masquerade traffic for" in ln for ln in _nat_lines(text, ext))
 
 
+def test_local_policies_without_local_endpoints_drop_and_are_counted() -> None:
+    """No endpoint on this node: NodePort traffic to an externalTrafficPolicy Local service
+    and cluster IP traffic to an internalTrafficPolicy Local one are dropped in filter
+    ("has no local endpoints"), and counted for sync_proxy_rules_no_local_endpoints_total."""
+    svcs = [service("ns", "ext", "10.96.0.60", [port("", 80, nodePort=30060)],
+                    type="NodePort", externalTrafficPolicy="Local"),
+            service("ns", "int", "10.96.0.61", [port("", 80)], internalTrafficPolicy="Local")]
+    slices = [endpoint_slice("ns", name, [endpoint("10.244.2.2", node="node2")],
+                             [port("", 80)]) for name in ("ext", "int")]
+    rules = build(*maps(svcs, slices, node="node1"), OPTS)
+    assert (rules.no_local_internal, rules.no_local_external) == (1, 1)
+    assert ('-A KUBE-EXTERNAL-SERVICES -m comment --comment "ns/ext has no local endpoints" '
+            "-m addrtype --dst-type LOCAL -m tcp -p tcp --dport 30060 -j DROP") in rules.text
+    assert ('-A KUBE-SERVICES -m comment --comment "ns/int has no local endpoints" '
+            "-m tcp -p tcp -d 10.96.0.61 --dport 80 -j DROP") in rules.text
+
+
 def test_partial_sync_writes_only_changed_services_and_deletes_stale_chains() -> None:
     """With ``changed``, unchanged services' chains are left out (they stay as they are in
     the kernel) but still count as wanted; a chain that exists and is no longer wanted is

@@ -49,6 +49,8 @@ def test_no_sync_before_both_lists_and_a_full_one_after() -> None:
                                 {"table": "nat"}) == proxier.last_rules.nat_rules  # type: ignore[union-attr]
     assert reg.get_sample_value("kubeproxy_sync_proxy_rules_duration_seconds_count") == 1
     assert reg.get_sample_value("kubeproxy_sync_full_proxy_rules_duration_seconds_count") == 1
+    assert reg.get_sample_value("kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+                                {"traffic_policy": "external"}) == 0
 
 
 def test_an_endpoint_change_is_a_partial_sync_of_that_service() -> None:
