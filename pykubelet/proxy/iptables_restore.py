@@ -14,7 +14,7 @@ whole table blob every time); iptables-nft-restore 0.04 s for one endpoint chang
 answer is the nftables proxier).
 
 The variant is the host's (pycni.masq.select: the ``iptables`` alternative), so the rules
-land where ``iptables -t nat -S`` shows them; legacy tools take the xtables lock (``-w``),
+land where ``iptables -t nat -S`` shows them; legacy tools take the xtables lock (``-w 5``),
 nft commits are transactional anyway. With ``netns`` every tool runs inside that network
 namespace (nsenter), which keeps tests off the host's tables.
 """
@@ -50,7 +50,8 @@ class Iptables:
     def __init__(self, variant: str = "", netns: str = "") -> None:
         self.variant = variant or probe_iptables_variant()
         self.netns = netns
-        self._wait = ["-w"] if self.variant == "legacy" else []
+        # the xtables lock, waited for 5 s at most (utiliptables: -w 5)
+        self._wait = ["-w", "5"] if self.variant == "legacy" else []
 
     def _argv(self, tool: str, *args: str) -> list[str]:
         argv = [f"iptables-{self.variant}-{tool}" if tool else f"iptables-{self.variant}",
