@@ -27,6 +27,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.endpointslice import (
         run_endpoints_controller,
         run_endpointslice_controller,
+        run_endpointslice_mirroring_controller,
     )
     from pykubelet.controlplane.controllers.garbagecollector.collector import (
         run_garbage_collector,
@@ -50,7 +51,8 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_event_expiry, run_replicaset_controller,
                                  run_deployment_controller, run_job_controller,
                                  run_cronjob_controller, run_ttl_after_finished,
-                                 run_endpointslice_controller, run_endpoints_controller]
+                                 run_endpointslice_controller, run_endpoints_controller,
+                                 run_endpointslice_mirroring_controller]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction,
                              run_kubernetes_service]
     if scheduler:

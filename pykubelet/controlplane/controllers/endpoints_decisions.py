@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,22 +195,26 @@ class SlicePlan:
 
 
 def _same(existing: Obj, wanted: Obj) -> bool:
+    if (meta(existing).get("annotations") or {}) != meta(wanted).get(
+            "annotations", meta(existing).get("annotations") or {}):
+        return False
     return (existing.get("endpoints") or []) == wanted["endpoints"] and (
         existing.get("ports") or []) == wanted["ports"] and (
         (meta(existing).get("labels") or {}) == meta(wanted).get("labels")) and (
         existing.get("addressType") == wanted["addressType"])
 
 
-def reconcile_slices(service: Obj, existing: Sequence[Obj],
-                     wanted: Sequence[SliceContent]) -> SlicePlan:
+def reconcile_slices(owner: Obj, existing: Sequence[Obj], wanted: Sequence[SliceContent],
+                     make: Callable[[Obj, SliceContent], Obj] = new_slice) -> SlicePlan:
     """The reconciler, simplified: an existing slice with the same ports is reused for
     each wanted chunk (updated only when its content differs), the rest created, the
-    leftovers deleted."""
+    leftovers deleted. ``make`` builds a new slice of ``owner`` (the Service's, or for
+    mirroring the Endpoints')."""
     plan = SlicePlan([], [], [])
     pool = sorted(existing, key=lambda s: meta(s).get("name", ""))
     used: set[str] = set()
     for content in wanted:
-        obj = new_slice(service, content)
+        obj = make(owner, content)
         match = next((s for s in pool if meta(s).get("name") not in used and
                       _ports_key(s.get("ports") or []) == _ports_key(content.ports)), None)
         if match is None:
@@ -222,6 +226,8 @@ def reconcile_slices(service: Obj, existing: Sequence[Obj],
         if not _same(match, obj):
             updated = copy.deepcopy(match)
             updated["metadata"]["labels"] = meta(obj)["labels"]
+            if "annotations" in meta(obj):
+                updated["metadata"]["annotations"] = meta(obj)["annotations"]
             updated["metadata"]["ownerReferences"] = meta(obj)["ownerReferences"]
             for k in ("addressType", "endpoints", "ports"):
                 updated[k] = obj[k]
@@ -340,3 +346,73 @@ def desired_endpoints(service: Obj, pods: Iterable[Obj]) -> Obj:
     if subsets:
         out["subsets"] = subsets
     return out
+
+
+# ---------------------------------------------------------------------------- mirroring
+
+MIRRORING_CONTROLLER_NAME = "endpointslicemirroring-controller.k8s.io"
+SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
+_NOT_MIRRORED_ANNOTATIONS = ("endpoints.kubernetes.io/last-change-trigger-time",
+                             "kubectl.kubernetes.io/last-applied-configuration")
+
+
+def mirrored(endpoints: Obj, service: Obj | None) -> bool:
+    """shouldMirror: the Endpoints of an existing selector-less Service, not marked
+    ``endpointslice.kubernetes.io/skip-mirror: "true"``."""
+    if service is None or spec(service).get("selector"):
+        return False
+    return (meta(endpoints).get("labels") or {}).get(SKIP_MIRROR) != "true"
+
+
+def _address_to_endpoint(address: Obj, ready: bool) -> Obj:
+    """addressToEndpoint."""
+    ep: Obj = {"addresses": [address.get("ip", "")], "conditions": {"ready": ready}}
+    if address.get("hostname"):
+        ep["hostname"] = address["hostname"]
+    if address.get("nodeName") is not None:
+        ep["nodeName"] = address["nodeName"]
+    if address.get("targetRef") is not None:
+        ep["targetRef"] = address["targetRef"]
+    return ep
+
+
+def mirrored_slices(endpoints: Obj,
+                    max_per_slice: int = MAX_ENDPOINTS_PER_SLICE) -> list[SliceContent]:
+    """The slices that mirror an Endpoints object: one group per subset's ports (IPv4
+    addresses; others are not mirrored here), ready addresses then not-ready ones."""
+    groups: dict[tuple[tuple[str, str, int], ...], tuple[list[Obj], list[Obj]]] = {}
+    for ss in endpoints.get("subsets") or []:
+        ports = [{k: p[k] for k in ("name", "port", "protocol", "appProtocol") if k in p}
+                 for p in ss.get("ports") or []]
+        for p in ports:
+            p.setdefault("name", "")
+            p.setdefault("protocol", "TCP")
+        group = groups.setdefault(_ports_key(ports), (ports, []))
+        for field, ready in (("addresses", True), ("notReadyAddresses", False)):
+            for address in ss.get(field) or []:
+                if ":" not in str(address.get("ip", "")):
+                    group[1].append(_address_to_endpoint(address, ready))
+    out: list[SliceContent] = []
+    for key in sorted(groups):
+        ports, eps = groups[key]
+        for i in range(0, len(eps), max_per_slice):
+            out.append(SliceContent(ports, eps[i:i + max_per_slice]))
+    return out
+
+
+def new_mirrored_slice(endpoints: Obj, content: SliceContent) -> Obj:
+    """The mirroring controller's newEndpointSlice: the Endpoints' labels and annotations,
+    owned by the Endpoints."""
+    m = meta(endpoints)
+    labels = dict(m.get("labels") or {})
+    labels[LABEL_SERVICE_NAME] = m.get("name", "")
+    labels[LABEL_MANAGED_BY] = MIRRORING_CONTROLLER_NAME
+    annotations = {k: v for k, v in (m.get("annotations") or {}).items()
+                   if k not in _NOT_MIRRORED_ANNOTATIONS}
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"generateName": f"{m.get('name', '')}-",
+                         "namespace": m.get("namespace", ""), "labels": labels,
+                         "annotations": annotations,
+                         "ownerReferences": [new_controller_ref(endpoints, "v1", "Endpoints")]},
+            "addressType": "IPv4", "endpoints": copy.deepcopy(content.endpoints),
+            "ports": copy.deepcopy(content.ports)}

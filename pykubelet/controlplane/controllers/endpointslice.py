@@ -1,9 +1,10 @@
-"""The EndpointSlice controller (pkg/controller/endpointslice) and the legacy Endpoints
-controller (pkg/controller/endpoint): each Service with a selector gets the EndpointSlices
-(at most 100 endpoints each, labelled ``kubernetes.io/service-name`` and managed-by
-``endpointslice-controller.k8s.io``, owned by the Service) and the Endpoints object its
-pods make, kept as pods come, turn ready, terminate and go. A Service without a selector
-is left alone: its endpoints are its user's.
+"""The EndpointSlice controller (pkg/controller/endpointslice), the legacy Endpoints
+controller (pkg/controller/endpoint) and the EndpointSlice mirroring controller: each
+Service with a selector gets the EndpointSlices (at most 100 endpoints each, labelled
+``kubernetes.io/service-name`` and managed-by ``endpointslice-controller.k8s.io``, owned by
+the Service) and the Endpoints object its pods make, kept as pods come, turn ready,
+terminate and go. A Service without a selector is left alone: its Endpoints are its
+user's, and are mirrored into slices of their own.
 
 Watch-driven (controllers/informer.py): a Service's event, or a pod's that its selector
 picks (before or after the change), or a change to one of its slices (or Endpoints),
@@ -21,10 +22,14 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import meta
 from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
+    MIRRORING_CONTROLLER_NAME,
     OVER_CAPACITY,
     desired_endpoints,
     desired_slices,
     managed,
+    mirrored,
+    mirrored_slices,
+    new_mirrored_slice,
     reconcile_slices,
     selects,
 )
@@ -124,11 +129,7 @@ class EndpointSliceController(_ServicePodsController):
             await self._delete(ns, slice_name)
 
     async def _delete(self, ns: str, name: str) -> None:
-        try:
-            await self.slices.delete(Context(), ns, name, DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
+        await _delete_slice(self.slices, ns, name)
 
 
 class EndpointsController(_ServicePodsController):
@@ -181,9 +182,74 @@ class EndpointsController(_ServicePodsController):
         await self.endpoints.update(ctx, ns, name, wanted)
 
 
+class EndpointSliceMirroringController(InformerController):
+    """pkg/controller/endpointslicemirroring: the Endpoints a user keeps for a selector-less
+    Service mirrored into EndpointSlices (managed-by
+    ``endpointslicemirroring-controller.k8s.io``, owned by the Endpoints), so what reads
+    slices only (the service proxy) sees them. Keyed by the Endpoints' namespace/name."""
+
+    def __init__(self, cp: ControlPlane) -> None:
+        self.registry = cp.registry
+        self.endpoints: GenericStore = self.registry.store(ENDPOINTS)
+        self.primary = self.endpoints
+        self.services: GenericStore = self.registry.store(SERVICES)
+        self.slices: GenericStore = self.registry.store(ENDPOINT_SLICES)
+        self.queue: WorkQueue = WorkQueue("endpointslicemirroring", self.sync)
+
+    def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
+        if cache.prefix in (ENDPOINTS.storage_prefix, SERVICES.storage_prefix):
+            self.queue.add(entry_key(ev.entry))
+        elif cache.prefix == ENDPOINT_SLICES.storage_prefix:
+            labels = ev.entry.attrs.labels
+            if labels.get(LABEL_MANAGED_BY) == MIRRORING_CONTROLLER_NAME and labels.get(
+                    LABEL_SERVICE_NAME):
+                self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
+
+    async def run(self) -> None:
+        with self.informing():
+            await self.queue.run()
+
+    async def sync(self, key: str) -> None:
+        ns, name = key.split("/", 1)
+
+        def ours(attrs: Attrs) -> bool:
+            return (attrs.labels.get(LABEL_SERVICE_NAME) == name
+                    and attrs.labels.get(LABEL_MANAGED_BY) == MIRRORING_CONTROLLER_NAME)
+
+        existing = [e.obj() for e in self.slices.select(ns, ours)]
+        ep_entry = self.endpoints.lookup(ns, name)
+        svc_entry = self.services.lookup(ns, name)
+        endpoints = ep_entry.obj() if ep_entry is not None else None
+        if endpoints is None or not mirrored(endpoints, svc_entry.obj() if svc_entry else None):
+            for s in existing:
+                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
+            return
+        plan = reconcile_slices(endpoints, existing, mirrored_slices(endpoints),
+                                make=new_mirrored_slice)
+        ctx = Context()
+        for obj in plan.create:
+            await self.slices.create(ctx, ns, obj)
+        for obj in plan.update:
+            await self.slices.update(ctx, ns, meta(obj)["name"], obj)
+        for slice_name in plan.delete:
+            await _delete_slice(self.slices, ns, slice_name)
+
+
+async def _delete_slice(slices: GenericStore, ns: str, name: str) -> None:
+    try:
+        await slices.delete(Context(), ns, name, DeleteOptions())
+    except errors.StatusError as exc:
+        if exc.code != 404:
+            raise
+
+
 async def run_endpointslice_controller(cp: ControlPlane) -> None:
     await EndpointSliceController(cp).run()
 
 
 async def run_endpoints_controller(cp: ControlPlane) -> None:
     await EndpointsController(cp).run()
+
+
+async def run_endpointslice_mirroring_controller(cp: ControlPlane) -> None:
+    await EndpointSliceMirroringController(cp).run()

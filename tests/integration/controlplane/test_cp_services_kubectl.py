@@ -177,3 +177,30 @@ def test_restart_keeps_allocations(cp: ControlPlaneProcess, ns: str) -> None:
     cp.kubectl("delete", "svc", "keep", "-n", ns)
     cp.kubectl("create", "service", "nodeport", "copy", "-n", ns, "--tcp", "80:80",
                "--node-port", str(port))
+
+
+SELECTORLESS = """
+apiVersion: v1
+kind: Service
+metadata: {name: external-db}
+spec:
+  ports: [{name: pg, port: 5432}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: external-db}
+subsets:
+- addresses: [{ip: 192.0.2.10}, {ip: 192.0.2.11}]
+  ports: [{name: pg, port: 5432}]
+"""
+
+
+def test_selectorless_service_keeps_the_users_endpoints_mirrored(
+        cp: ControlPlaneProcess, ns: str) -> None:
+    cp.kubectl("apply", "-n", ns, "-f", "-", input=SELECTORLESS)
+    assert _rows(cp, "ep", "external-db", "-n", ns)[1][1] == "192.0.2.10:5432,192.0.2.11:5432"
+    wait_for(lambda: len(_rows(cp, "endpointslices", "-n", ns)) == 2, what="a mirrored slice")
+    row = _rows(cp, "endpointslices", "-n", ns)[1]
+    assert row[0].startswith("external-db-")
+    assert row[1:4] == ["IPv4", "5432", "192.0.2.10,192.0.2.11"]
+    assert _rows(cp, "svc", "external-db", "-n", ns, "-o", "wide")[1][6] == "<none>"

@@ -17,6 +17,7 @@ from cp_wait import wait_for
 from pykubelet.controlplane.controllers.endpointslice import (
     EndpointsController,
     EndpointSliceController,
+    EndpointSliceMirroringController,
 )
 from pykubelet.controlplane.controllers.kubernetesservice import (
     LEASE_PREFIX,
@@ -42,7 +43,8 @@ def controllers(cluster: Cluster) -> Iterator[None]:
     tasks: list[asyncio.Task[None]] = []
 
     async def start() -> None:
-        for c in (EndpointSliceController(cluster.cp), EndpointsController(cluster.cp)):
+        for c in (EndpointSliceController(cluster.cp), EndpointsController(cluster.cp),
+                  EndpointSliceMirroringController(cluster.cp)):
             tasks.append(asyncio.get_running_loop().create_task(c.run()))
 
     asyncio.run_coroutine_threadsafe(start(), loop_of(cluster)).result(10)
@@ -144,8 +146,8 @@ def test_slices_and_endpoints_follow_pods(cluster: Cluster, controllers: None) -
     wait_for(lambda: endpoints_of(cluster, ns, "web") is None and not slices(cluster, ns, "web"))
 
 
-def test_selectorless_service_endpoints_are_the_users(cluster: Cluster,
-                                                      controllers: None) -> None:
+def test_selectorless_service_endpoints_are_the_users_and_mirrored(
+        cluster: Cluster, controllers: None) -> None:
     ns = cluster.namespace("ep-manual")
     code, got = cluster.admin("POST", SVC.format(ns=ns), {
         "apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"},
@@ -164,7 +166,34 @@ def test_selectorless_service_endpoints_are_the_users(cluster: Cluster,
     kept = endpoints_of(cluster, ns, "db")
     assert kept is not None
     assert kept["subsets"][0]["addresses"] == [{"ip": "192.0.2.10"}]
-    assert slices(cluster, ns, "db") == []
+    # mirrored into a slice for what reads slices only (the service proxy)
+    mirror = wait_for(lambda: slices(cluster, ns, "db"))
+    assert len(mirror) == 1
+    assert mirror[0]["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == (
+        "endpointslicemirroring-controller.k8s.io")
+    assert mirror[0]["metadata"]["ownerReferences"][0]["kind"] == "Endpoints"
+    assert mirror[0]["endpoints"] == [{"addresses": ["192.0.2.10"],
+                                       "conditions": {"ready": True}}]
+    assert mirror[0]["ports"] == [{"name": "", "port": 5432, "protocol": "TCP"}]
+    # the user changes their Endpoints: the mirror follows
+    ep["subsets"][0]["notReadyAddresses"] = [{"ip": "192.0.2.11"}]
+    ep["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"]
+    code, got = cluster.admin("PUT", EP.format(ns=ns) + "/db", ep)
+    assert code == 200, got
+    wait_for(lambda: [e["conditions"]["ready"] for s in slices(cluster, ns, "db")
+                      for e in s["endpoints"]] == [True, False])
+    # Endpoints marked skip-mirror, or gone, have no mirror
+    code, got = cluster.admin("PATCH", EP.format(ns=ns) + "/db", {"metadata": {"labels": {
+        "endpointslice.kubernetes.io/skip-mirror": "true"}}}, MERGE)
+    assert code == 200, got
+    wait_for(lambda: slices(cluster, ns, "db") == [])
+    code, got = cluster.admin("PATCH", EP.format(ns=ns) + "/db", {"metadata": {"labels": {
+        "endpointslice.kubernetes.io/skip-mirror": None}}}, MERGE)
+    assert code == 200, got
+    wait_for(lambda: slices(cluster, ns, "db"))
+    code, _ = cluster.admin("DELETE", EP.format(ns=ns) + "/db")
+    assert code == 200
+    wait_for(lambda: slices(cluster, ns, "db") == [])
 
 
 def test_kubernetes_service_lists_live_api_servers(cluster: Cluster) -> None:

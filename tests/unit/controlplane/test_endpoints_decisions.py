@@ -13,6 +13,9 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     SliceContent,
     desired_endpoints,
     desired_slices,
+    mirrored,
+    mirrored_slices,
+    new_mirrored_slice,
     new_slice,
     pod_to_endpoint,
     reconcile_slices,
@@ -173,3 +176,34 @@ def test_legacy_endpoints_are_cut_at_capacity_ready_first() -> None:
     assert ep["metadata"]["annotations"] == {"endpoints.kubernetes.io/over-capacity":
                                              "truncated"}
     assert sum(len(s["addresses"]) for s in ep["subsets"]) == 1000
+
+
+def test_mirroring_of_a_users_endpoints() -> None:
+    ep = {"metadata": {"name": "db", "namespace": "ns", "uid": "ep-uid",
+                       "labels": {"team": "a"},
+                       "annotations": {"note": "x", "kubectl.kubernetes.io/last-applied-"
+                                       "configuration": "{}"}},
+          "subsets": [{"addresses": [{"ip": "192.0.2.1", "hostname": "db-0",
+                                      "nodeName": "n1"}],
+                       "notReadyAddresses": [{"ip": "192.0.2.2"}, {"ip": "2001:db8::1"}],
+                       "ports": [{"name": "pg", "port": 5432}]}]}
+    selectorless = {"metadata": {"name": "db"}, "spec": {"ports": [{"port": 5432}]}}
+    assert mirrored(ep, selectorless)
+    assert not mirrored(ep, None)  # no Service
+    assert not mirrored(ep, service())  # the EndpointSlice controller's Service
+    skip = {**ep, "metadata": {**ep["metadata"], "labels": {
+        "endpointslice.kubernetes.io/skip-mirror": "true"}}}
+    assert not mirrored(skip, selectorless)
+    [content] = mirrored_slices(ep)
+    assert content.ports == [{"name": "pg", "port": 5432, "protocol": "TCP"}]
+    assert content.endpoints == [
+        {"addresses": ["192.0.2.1"], "conditions": {"ready": True}, "hostname": "db-0",
+         "nodeName": "n1"},
+        {"addresses": ["192.0.2.2"], "conditions": {"ready": False}}]
+    obj = new_mirrored_slice(ep, content)
+    assert obj["metadata"]["labels"] == {
+        "team": "a", "kubernetes.io/service-name": "db",
+        "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io"}
+    assert obj["metadata"]["annotations"] == {"note": "x"}
+    assert obj["metadata"]["ownerReferences"][0]["kind"] == "Endpoints"
+    assert mirrored_slices({"metadata": ep["metadata"]}) == []
