@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 SERVICES = Resource("", "v1", "services")
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
+#: kube-proxy's informers' selector (server.go): Services another proxy implements
+#: (service.kubernetes.io/service-proxy-name) and headless Services' slices are not ours
+LABEL_SELECTOR = "!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless"
 
 Obj = dict[str, Any]
 
@@ -46,13 +49,13 @@ class ServiceProxy:
                                              period)
         p = self.proxier
         self.services = Informer(
-            client, SERVICES, name="proxy-services",
+            client, SERVICES, name="proxy-services", label_selector=LABEL_SELECTOR,
             on_add=lambda o: self._changed(p.on_service, None, o),
             on_update=lambda old, o: self._changed(p.on_service, old, o),
             on_delete=lambda o: self._changed(p.on_service, o, None),
             on_sync=lambda items: self._synced(p.set_services, items))
         self.slices = Informer(
-            client, ENDPOINT_SLICES, name="proxy-endpointslices",
+            client, ENDPOINT_SLICES, name="proxy-endpointslices", label_selector=LABEL_SELECTOR,
             on_add=lambda o: self._changed(p.on_endpoint_slice, None, o),
             on_update=lambda old, o: self._changed(p.on_endpoint_slice, old, o),
             on_delete=lambda o: self._changed(p.on_endpoint_slice, o, None),

@@ -63,6 +63,18 @@ def test_the_proxy_follows_the_apis_services_and_slices(cp: ControlPlaneThread) 
         assert f"-d {cluster_ip} --dport 80 -j KUBE-SVC-" in ipt.restores[-1]
         admin.delete(ENDPOINT_SLICES, es["metadata"]["name"], namespace="default")
         assert wait_for(lambda: '"default/web:http has no endpoints"' in ipt.restores[-1])
+        # a Service another proxy implements (service.kubernetes.io/service-proxy-name) is
+        # not this proxy's, as kube-proxy's informers select it away
+        admin.create(SERVICES, {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "other",
+                         "labels": {"service.kubernetes.io/service-proxy-name": "x"}},
+            "spec": {"ports": [{"port": 80}]}}, namespace="default")
+        admin.create(SERVICES, {
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": "mine"},
+            "spec": {"ports": [{"port": 80}]}}, namespace="default")
+        assert wait_for(lambda: "default/mine has no endpoints" in ipt.restores[-1])
+        assert "default/other" not in ipt.restores[-1]
     finally:
         node.close()
         proxy.stop()
