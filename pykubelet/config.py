@@ -102,6 +102,22 @@ class ControlPlaneConfig:
 
 
 @dataclass(frozen=True)
+class ServiceProxyConfig:
+    """The node's service proxy (kube-proxy's iptables mode, in the agent): off unless
+    enabled; the rest as KubeProxyConfiguration names them, with its defaults."""
+
+    enabled: bool = False
+    # --cluster-cidr: traffic to a cluster IP from outside it is masqueraded
+    clusterCIDR: str = ""
+    minSyncPeriod: str = "1s"  # iptables.minSyncPeriod: at most one sync per this (burst 2)
+    syncPeriod: str = "30s"  # iptables.syncPeriod: a sync at least this often
+    masqueradeAll: bool = False
+
+    def sync_periods(self) -> tuple[float, float]:
+        return parse_duration(self.minSyncPeriod), parse_duration(self.syncPeriod)
+
+
+@dataclass(frozen=True)
 class KubeletConfig:
     """The node agent's configuration, with DESIGN.md's defaults."""
 
@@ -135,6 +151,7 @@ class KubeletConfig:
     # registries the embedded runtime pulls from over plain HTTP (HOST or HOST:PORT), as
     # containerd's insecure registry hosts; loopback always may. The lab names its own.
     insecureRegistries: list[str] = field(default_factory=list)
+    serviceProxy: ServiceProxyConfig = field(default_factory=ServiceProxyConfig)
     apiVersion: str = API_VERSION
     kind: str = KIND
 
@@ -384,6 +401,40 @@ def _decode_insecure_registries(value: Any) -> list[str]:
     return list(value)
 
 
+def _decode_service_proxy(value: Any) -> ServiceProxyConfig:
+    where = "serviceProxy"
+    value = _check_fields(where, value, {f.name for f in fields(ServiceProxyConfig)})
+    kwargs: dict[str, Any] = {}
+    for key, v in value.items():
+        if key in ("enabled", "masqueradeAll"):
+            if not isinstance(v, bool):
+                raise KubeletConfigError(f"{where}.{key}: expected true or false, got {v!r}")
+            kwargs[key] = v
+        elif key == "clusterCIDR":
+            text = _check_str(f"{where}.{key}", v or "")
+            if text:
+                try:
+                    ipaddress.ip_network(text)
+                except ValueError as exc:
+                    raise KubeletConfigError(f"{where}.{key}: {exc}") from None
+            kwargs[key] = text
+        else:
+            text = _check_str(f"{where}.{key}", v)
+            try:
+                if parse_duration(text) <= 0:
+                    raise ValueError("must be positive")
+            except ValueError as exc:
+                raise KubeletConfigError(f"{where}.{key}: {exc} (a duration such as \"1s\")"
+                                         ) from None
+            kwargs[key] = text
+    sp = ServiceProxyConfig(**kwargs)
+    low, high = sp.sync_periods()
+    if low > high:
+        raise KubeletConfigError(f"{where}.minSyncPeriod: {sp.minSyncPeriod} must not be above "
+                                 f"syncPeriod ({sp.syncPeriod})")
+    return sp
+
+
 def decode_config(data: Any) -> KubeletConfig:
     """Decode a parsed YAML document strictly; raises KubeletConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
@@ -425,6 +476,8 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_api_servers(value or [])
         elif key == "insecureRegistries":
             kwargs[key] = _decode_insecure_registries(value or [])
+        elif key == "serviceProxy":
+            kwargs[key] = _decode_service_proxy(value or {})
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
         raise KubeletConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")

@@ -26,6 +26,8 @@ cd "$here"
   -m pykubelet.version
 # pycni, with the same settings (tests/unit/ops/test_mypy_coverage.py: every module is named here)
 .venv/bin/python -m mypy -p pycni
+# the service proxy (kube-proxy in the agent), strictly
+.venv/bin/python -m mypy --strict --follow-imports=silent -p pykubelet.proxy
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
 # One process by default. PYKUBE_TEST_WORKERS=2 runs on two pytest-xdist workers, each

@@ -7,7 +7,8 @@ file order. A test file without the root marker is its own group (its module fix
 set up once). The root tests are grouped by what they may share on the host: each group
 below owns its own names, subnets and bridges (runtime: rcri<N>/10.94-95; kubelet:
 10.96/10.200; controlplane: kcn<N>/10.97; pycni and the benches: 10.91-93, pckbench0; the
-labs, whose pods all take 10.244/16: lab, e2e and ops), so no two groups collide by name;
+labs, whose pods all take 10.244/16: lab, e2e and ops; the service proxy: spx<N>
+namespaces, every link and address inside them), so no two groups collide by name;
 the tests of one group never run at once. Whether the machine has the CPU for two groups'
 timeouts is another matter (scripts/test.sh says what was seen).
 """
@@ -29,6 +30,7 @@ ROOT_GROUPS = {
     "integration/lab": "root-labs",
     "integration/ops": "root-labs",
     "e2e": "root-labs",
+    "integration/proxy": "root-proxy",
 }
 
 

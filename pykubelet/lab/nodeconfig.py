@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from pykubelet.config import API_VERSION, KIND, ControlPlaneConfig, decode_config
-from pykubelet.lab.layout import HEALTHZ_PORT, NodeLayout
+from pykubelet.lab.layout import HEALTHZ_PORT, POD_SUPERNET, NodeLayout
 
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"  # kubeadm's, as the agent's
 
@@ -83,6 +83,8 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
         "nodeLabels": {},
         "registerWithTaints": [],
         "insecureRegistries": [node.registry_address],  # the lab's registry, plain HTTP
+        # every node proxies Services, in its own netns (so never the host's tables)
+        "serviceProxy": {"enabled": True, "clusterCIDR": f"{POD_SUPERNET}.0.0/16"},
     }
     embedded = node.is_control_plane and not api_servers
     if embedded:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 
@@ -64,6 +64,10 @@ def default_config() -> str:
     skip = {"apiVersion", "kind", "nodeName", "controlPlane", "server", "token", "caCertHash"}
     values = {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name not in skip}
     values["controlPlane"] = asdict(ControlPlaneConfig())
+    # this node proxies Services (the code's default is off, so that tests never program
+    # their host's tables); the cluster's pods are 10.244.0.0/16 as the lab and Vagrant's
+    values["serviceProxy"] = asdict(replace(cfg.serviceProxy, enabled=True,
+                                            clusterCIDR="10.244.0.0/16"))
     body = yaml.safe_dump(values, default_flow_style=False, sort_keys=False)
     return "\n".join(lines) + "\n" + body
 

@@ -118,3 +118,16 @@ def test_workloads_on_a_lab() -> None:
         <= REGRESSION * today_update_s
     assert figure(r"20 Deployments: node1 \(control plane \+ agent\)\s+([\d.]+)%", out) \
         <= REGRESSION * today_idle_pct
+
+
+@pytest.mark.root
+def test_service_proxy_rule_sync() -> None:
+    """bench/proxy_bench.py at 100 services x 5 endpoints, in its own namespace."""
+    out = run_bench("proxy_bench.py", "--services", "100", "--endpoints", "5")
+    assert figure(r"build\s+median\s+([\d.]+) ms", out) <= REGRESSION * 2.0
+    for variant, today_full_ms, today_change_ms in (("legacy", 70.0, 28.0),
+                                                    ("nft", 112.0, 24.0)):
+        block = out[out.index(f"iptables-{variant}-restore"):]
+        assert figure(r"full sync\s+median\s+([\d.]+) ms", block) <= REGRESSION * today_full_ms
+        assert figure(r"one endpoint change\s+median\s+([\d.]+) ms", block) \
+            <= REGRESSION * today_change_ms

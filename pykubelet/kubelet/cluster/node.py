@@ -6,9 +6,9 @@ Join (the node's credentials), then: register and report the Node and renew its 
 statuses (``APIStatusPatcher`` as the status manager's patcher) and finish their graceful
 deletion (``FinalDeleter``), send its events, keep mirror pods for its static pods, and
 serve container logs and exec/attach/port-forward streams to the control plane on port
-10250 (``NodeServer``). When the control
-plane is away all of it retries while the pods keep running; the pod watch resumes from its
-last resourceVersion.
+10250 (``NodeServer``), and, where the config enables it, proxy Services (``ServiceProxy``).
+When the control plane is away all of it retries while the pods keep running; the pod watch
+resumes from its last resourceVersion.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pykubelet.kubelet.kuberuntime.labels import CONTAINER_NAME_LABEL, POD_UID_L
 from pykubelet.kubelet.logs.container_logs import ContainerLogError, log_container_id
 from pykubelet.kubelet.pod.pod_manager import FILE_SOURCE, pod_source
 from pykubelet.kubelet.server.node_server import LogError, LogTarget, NodeServer
+from pykubelet.proxy.service_proxy import ServiceProxy
 
 if TYPE_CHECKING:
     from pykubelet.api.types import Pod
@@ -85,6 +86,10 @@ class APINode:
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
                                  self._log_target, self)
+        # the service proxy (kube-proxy's iptables mode), where the node config enables it
+        self.proxy = (ServiceProxy(self.client, self.node_name, cfg.serviceProxy,
+                                   kubelet.metrics.registry)
+                      if cfg.serviceProxy.enabled else None)
         self._stop = threading.Event()
         self._mirror_thread = threading.Thread(target=self._mirror_loop, name="mirror-pods",
                                                daemon=True)
@@ -238,6 +243,8 @@ class APINode:
         self.reporter.start()
         self.source.start()
         self.server.start()
+        if self.proxy is not None:
+            self.proxy.start()
         self._mirror_thread.start()
 
     def stop(self) -> None:
@@ -248,6 +255,8 @@ class APINode:
         self.client.close()  # its watches end now, so the informers return at once
         self.source.stop()
         self.server.stop()
+        if self.proxy is not None:
+            self.proxy.stop()  # a clean stop: its rules go with it
         self._mirror_thread.join(2)
 
     def _mirror_loop(self) -> None:

@@ -152,6 +152,9 @@ def test_node1_config_carries_the_control_plane_and_decodes() -> None:
     assert decoded.rootDir == str(node.root_dir)
     assert decoded.runDir == str(node.node_run_dir)
     assert decoded.healthzBindAddress == "10.250.0.11"
+    # every lab node proxies Services, inside its own network namespace
+    assert decoded.serviceProxy.enabled
+    assert decoded.serviceProxy.clusterCIDR == "10.244.0.0/16"
 
 
 def test_joining_nodes_carry_server_token_and_hash() -> None:

@@ -76,6 +76,9 @@ def test_default_config_is_a_valid_single_node_config() -> None:
     cfg = decode_config(yaml.safe_load(default_config()))
     assert cfg.controlPlane is not None
     assert cfg.nodeName == ""  # the host name, as kubelet
+    # a systemd node proxies Services (off in the code's default, so tests never touch a host)
+    assert cfg.serviceProxy.enabled
+    assert cfg.serviceProxy.clusterCIDR == "10.244.0.0/16"
 
 
 def test_cli_writes_files_and_reports_what_it_did(tmp_path: Path) -> None:

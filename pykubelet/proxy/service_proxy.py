@@ -1,0 +1,86 @@
+"""The service proxy as a part of the node agent: informers over Services and EndpointSlices
+feed the proxier's change tracking, and one rate-limited runner syncs the rules
+(kube-proxy's ProxyServer: the config handlers, then ``syncRunner.Run()``; no polling).
+
+The first sync waits for both lists (the proxier is initialized by them); a clean stop
+removes every rule it made (the issue's contract: a node stopped cleanly leaves no rules).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from pykubelet.client.informer import Informer
+from pykubelet.client.rest import Resource, RESTClient
+from pykubelet.config import ServiceProxyConfig
+from pykubelet.proxy.conntrack import ConntrackCleaner
+from pykubelet.proxy.iptables_restore import Iptables
+from pykubelet.proxy.iptables_rules import Options
+from pykubelet.proxy.metrics import ProxyMetrics
+from pykubelet.proxy.proxier import Proxier
+from pykubelet.proxy.runner import BoundedFrequencyRunner
+
+log = logging.getLogger(__name__)
+
+SERVICES = Resource("", "v1", "services")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
+#: kube-proxy's informers' selector (server.go): Services another proxy implements
+#: (service.kubernetes.io/service-proxy-name) and headless Services' slices are not ours
+LABEL_SELECTOR = "!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless"
+
+Obj = dict[str, Any]
+
+
+class ServiceProxy:
+    def __init__(self, client: RESTClient, node_name: str, config: ServiceProxyConfig,
+                 registry: CollectorRegistry | None = None,
+                 iptables: Iptables | None = None) -> None:
+        ipt = iptables or Iptables()
+        options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
+                          random_fully=ipt.has_random_fully())
+        self.proxier = Proxier(ipt, node_name, options,
+                               ProxyMetrics(registry) if registry is not None else None,
+                               ConntrackCleaner(ipt.netns) if iptables is None else None)
+        min_period, period = config.sync_periods()
+        self.runner = BoundedFrequencyRunner("service-proxy", self.proxier.sync, min_period,
+                                             period)
+        p = self.proxier
+        self.services = Informer(
+            client, SERVICES, name="proxy-services", label_selector=LABEL_SELECTOR,
+            on_add=lambda o: self._changed(p.on_service, None, o),
+            on_update=lambda old, o: self._changed(p.on_service, old, o),
+            on_delete=lambda o: self._changed(p.on_service, o, None),
+            on_sync=lambda items: self._synced(p.set_services, items))
+        self.slices = Informer(
+            client, ENDPOINT_SLICES, name="proxy-endpointslices", label_selector=LABEL_SELECTOR,
+            on_add=lambda o: self._changed(p.on_endpoint_slice, None, o),
+            on_update=lambda old, o: self._changed(p.on_endpoint_slice, old, o),
+            on_delete=lambda o: self._changed(p.on_endpoint_slice, o, None),
+            on_sync=lambda items: self._synced(p.set_endpoint_slices, items))
+
+    def _changed(self, handler: Any, old: Obj | None, new: Obj | None) -> None:
+        handler(old, new)
+        if self.proxier.initialized:
+            self.runner.run()
+
+    def _synced(self, handler: Any, items: list[Obj]) -> None:
+        handler(items)
+        if self.proxier.initialized:
+            self.proxier.force_full_sync()  # a relist: write everything again
+            self.runner.run()
+
+    def start(self) -> None:
+        self.runner.start()
+        self.services.start()
+        self.slices.start()
+
+    def stop(self, clean: bool = True) -> None:
+        """Stop watching and syncing; with ``clean``, remove every rule made."""
+        self.services.stop()
+        self.slices.stop()
+        self.runner.stop()
+        if clean and not self.proxier.cleanup():
+            log.warning("service proxy: some rules could not be removed")
