@@ -19,13 +19,13 @@ from pykubelet.api.types import (
     Model,
     ObjectMeta,
     ResourceList,
+    Taint,
     wire,
 )
 
 _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_READY = "Ready"
 NAMESPACE_ACTIVE = "Active"
 NAMESPACE_TERMINATING = "Terminating"
@@ -79,16 +79,6 @@ class ListMeta(Model):
 
 
 # --------------------------------------------------------------------------- Node
-
-
-@dataclass(kw_only=True)
-class Taint(Model):
-    __k8s__ = _CORE + "Taint"
-
-    key: str = field(default="", metadata=KEEP)
-    value: str = ""
-    effect: str = field(default="", metadata=KEEP)
-    time_added: str | None = None
 
 
 @dataclass(kw_only=True)
