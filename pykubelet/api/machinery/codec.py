@@ -465,13 +465,14 @@ def _is_union(tp: Any) -> bool:
 
 
 @functools.cache
-def _decoder_for(tp: Any) -> Decoder:
+def _decoder_for(tp: Any, slim: bool = False) -> Decoder:
+    """The decoder of a type; `slim` ones drop the upstream fields classes do not model."""
     if tp is Any:
         return _identity
     if _is_union(tp):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(args) == 1:
-            return _decoder_for(args[0])
+            return _decoder_for(args[0], slim)
         if set(args) == {int, str}:
             return _decode_int_or_string
         raise TypeError(f"unsupported union {tp}")  # pragma: no cover - a model bug
@@ -485,30 +486,31 @@ def _decoder_for(tp: Any) -> Decoder:
         (item_tp,) = typing.get_args(tp)
         if item_tp is str:
             return _str_list
-        return _list_decoder(_decoder_for(item_tp))
+        return _list_decoder(_decoder_for(item_tp, slim))
     if origin is dict:
         _key_tp, item_tp = typing.get_args(tp)
         if item_tp is str:
             return _str_dict
-        return _dict_decoder(_decoder_for(item_tp))
+        return _dict_decoder(_decoder_for(item_tp, slim))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _LazyPlan(tp)
+        return _LazyPlan(tp, slim)
     raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
 
 
 class _LazyPlan:
     """A nested class's decoder, compiled on first use (classes may refer to each other)."""
 
-    __slots__ = ("cls", "fn")
+    __slots__ = ("cls", "fn", "slim")
 
-    def __init__(self, cls: type) -> None:
+    def __init__(self, cls: type, slim: bool = False) -> None:
         self.cls = cls
+        self.slim = slim
         self.fn: Decoder | None = None
 
     def __call__(self, value: Any) -> Any:
         fn = self.fn
         if fn is None:
-            fn = self.fn = plan(self.cls).decode
+            fn = self.fn = plan(self.cls, self.slim).decode
         return fn(value)
 
 
@@ -527,9 +529,12 @@ class FieldPlan:
 
 
 class Plan:
-    """How one class is read and written; built once per class by plan()."""
+    """How one class is read and written; built once per class by plan().
 
-    def __init__(self, cls: type) -> None:
+    A `slim` plan decodes the same and checks the same, but keeps nothing in the class's
+    `unmodelled` bucket: for readers (the scheduler) that never write the object back."""
+
+    def __init__(self, cls: type, slim: bool = False) -> None:
         self.cls = cls
         self.upstream: str | None = getattr(cls, "__k8s__", None)
         hints = typing.get_type_hints(cls)
@@ -537,7 +542,7 @@ class Plan:
         self.bucket: str | None = None
         for f in dataclasses.fields(cls):
             if f.metadata.get("unmodelled"):
-                self.bucket = f.name
+                self.bucket = None if slim else f.name
                 continue
             tp = hints[f.name]
             meta = f.metadata
@@ -546,7 +551,7 @@ class Plan:
             elif "choice" in meta:
                 dec = _choice_decoder(meta["choice"], meta.get("default", ""))
             else:
-                dec = _decoder_for(tp)
+                dec = _decoder_for(tp, slim)
                 if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
                     wire = meta.get("json", camel(f.name))
                     dec = _sized_int(_upstream_format(self.upstream, wire))
@@ -676,14 +681,14 @@ class Plan:
                 out.append(sub)
 
 
-_PLANS: dict[type, Plan] = {}
+_PLANS: dict[tuple[type, bool], Plan] = {}
 
 
-def plan(cls: type) -> Plan:
-    """The class's plan, built on first use."""
-    found = _PLANS.get(cls)
+def plan(cls: type, slim: bool = False) -> Plan:
+    """The class's plan (or its slim one), built on first use."""
+    found = _PLANS.get((cls, slim))
     if found is None:
-        found = _PLANS[cls] = Plan(cls)
+        found = _PLANS[(cls, slim)] = Plan(cls, slim)
     return found
 
 
@@ -810,14 +815,21 @@ def _split(path: str) -> list[str | int]:
 
 
 def decode(
-    cls: type[T], value: Any, path: str = "", *, unknown: list[str] | None = None
+    cls: type[T],
+    value: Any,
+    path: str = "",
+    *,
+    unknown: list[str] | None = None,
+    keep_unmodelled: bool = True,
 ) -> T:
     """Decode `value` into `cls`; raises DecodeError naming the field.
 
     With `unknown` (a list), unknown fields are not errors: their paths are appended to it
     and they are dropped (the API's fieldValidation=Warn/Ignore). Type errors still raise.
+    With `keep_unmodelled=False` the upstream fields no class models are checked, then
+    dropped instead of kept (the scheduler's read-only decode: nothing goes back out).
     """
-    p = plan(cls)
+    p = plan(cls, not keep_unmodelled)
     try:
         return p.decode(value)  # type: ignore[no-any-return]
     except _Fail as fail:
