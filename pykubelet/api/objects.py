@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pykubelet.api.machinery.codec import BASE64_VALUES
+from pykubelet.api.machinery.meta import ObjectAccessors
 from pykubelet.api.types import (
     KEEP,
     IntOrString,
@@ -165,7 +166,7 @@ class NodeStatus(Model):
 
 
 @dataclass(kw_only=True)
-class Node(Model):
+class Node(ObjectAccessors, Model):
     __k8s__ = _CORE + "Node"
 
     api_version: str = field(default="v1", metadata=KEEP)
