@@ -36,7 +36,8 @@ from typing import Any
 
 from pykubelet.api.machinery.codec import encode
 from pykubelet.api.machinery.duration import parse_duration
-from pysched.objects import Node, Pod
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
 
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
 DEFAULT_EXTENDER_TIMEOUT = 5.0  # DefaultExtenderTimeout

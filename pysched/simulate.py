@@ -21,21 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pykubelet.api.machinery.errors import DecodeError
 from pykubelet.api.machinery.manifest import SyntaxProblem, parse_document
+from pykubelet.api.objects import Namespace, Node, PodDisruptionBudget, PriorityClass
+from pykubelet.api.types import Pod
 from pysched.api import EmbeddedScheduler
 from pysched.decisions import Decision, verdict_json, verdict_of
+from pysched.decode import from_dict
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeScore, PodInfo
-from pysched.objects import (
-    DecodeError,
-    Namespace,
-    Node,
-    Pod,
-    PodDisruptionBudget,
-    PriorityClass,
-    from_dict,
-)
 
 
 class SimulateError(ValueError):

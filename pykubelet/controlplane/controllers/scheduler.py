@@ -106,7 +106,7 @@ class SchedulerRunner:
             self.events.put((kind, ev))
 
     def _feed(self) -> None:
-        from pysched.objects import from_dict
+        from pysched.decode import from_dict
 
         while True:
             item = self.events.get()
