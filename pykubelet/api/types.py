@@ -808,6 +808,17 @@ class PodSpec(Model):
     resources: ResourceRequirements | None = None
 
 
+@dataclass(kw_only=True)
+class PodTemplateSpec(Model):
+    """What a workload's pods are made from (core/v1 PodTemplateSpec): Go prints both fields
+    even when empty (structs are never omitted)."""
+
+    __k8s__ = "io.k8s.api.core.v1.PodTemplateSpec"
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
+
+
 # --------------------------------------------------------------------------- status
 
 
