@@ -5,7 +5,8 @@ few defaults and checks the scheduler relies on are applied here, once per objec
 walker's decode (pykubelet.api.machinery.codec): a key that is no field of the upstream type
 is an error naming it (``spec.containers[0].foo``), as is a value of the wrong type. The
 decode is slim (``keep_unmodelled=False``): upstream fields the model does not type are
-checked, then dropped, since the scheduler never writes an object back.
+checked, then dropped, since the scheduler never writes an object back; so are the fields
+of pods and nodes it never reads (SCHEDULER_VIEW).
 
 Defaults, as the API server applies them: namespace ``default``, a pod's uid
 ``namespace/name`` when it has none, schedulerName ``default-scheduler``, a container
@@ -30,6 +31,9 @@ from pykubelet.api.objects import (
     PREEMPTION_POLICIES,
     Namespace,
     Node,
+    NodeCondition,
+    NodeSpec,
+    NodeStatus,
     PodDisruptionBudget,
     PriorityClass,
 )
@@ -42,12 +46,19 @@ from pykubelet.api.types import (
     TOPOLOGY_DO_NOT_SCHEDULE,
     TOPOLOGY_SCHEDULE_ANYWAY,
     Affinity,
+    Container,
     LabelSelector,
     NodeSelector,
     NodeSelectorTerm,
+    ObjectMeta,
+    OwnerReference,
     Pod,
     PodAffinityTerm,
+    PodCondition,
+    PodSpec,
+    PodStatus,
     PreferredSchedulingTerm,
+    ResourceRequirements,
     Taint,
     TopologySpreadConstraint,
 )
@@ -88,8 +99,30 @@ def _check_kind(d: Any, kind: str, api_versions: tuple[str, ...] | None) -> None
         raise DecodeError("apiVersion", f"expected one of {list(api_versions)}, got {got!r}")
 
 
+# What the scheduler reads of the classes whose other fields it never looks at (probes, env,
+# volumes, container statuses, node addresses and info ...): decoding fills these, checks the
+# rest by upstream's schema and drops it, as kube-scheduler pays for what it reads.
+SCHEDULER_VIEW = codec.View({
+    ObjectMeta: ("name", "namespace", "uid", "labels", "annotations", "resource_version",
+                 "creation_timestamp", "deletion_timestamp", "owner_references",
+                 "generate_name"),
+    OwnerReference: ("api_version", "kind", "name", "uid", "controller"),
+    PodSpec: ("containers", "init_containers", "node_name", "node_selector", "affinity",
+              "tolerations", "scheduler_name", "priority", "priority_class_name",
+              "preemption_policy", "overhead", "topology_spread_constraints",
+              "scheduling_gates", "resources", "host_network"),
+    Container: ("name", "image", "ports", "resources", "restart_policy"),
+    ResourceRequirements: ("requests", "limits"),
+    PodStatus: ("phase", "nominated_node_name", "start_time", "conditions"),
+    PodCondition: ("type", "status", "reason", "message"),
+    NodeSpec: ("unschedulable", "taints", "pod_cidr"),
+    NodeStatus: ("capacity", "allocatable", "images", "conditions"),
+    NodeCondition: ("type", "status", "reason", "message"),
+})
+
+
 def _slim(cls: type[T], d: Any, path: str = "") -> T:
-    return codec.decode(cls, d, path, keep_unmodelled=False)
+    return codec.decode(cls, d, path, view=SCHEDULER_VIEW)
 
 
 def _namespaced(obj: Any) -> None:

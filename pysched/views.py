@@ -12,6 +12,7 @@ stale. A container's request defaults to its limit, as the API server defaults i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,9 +24,20 @@ IntResources = dict[str, int]
 _VIEW = "_pysched_resources"  # the attribute a pod's view is kept in
 
 
+@functools.lru_cache(maxsize=4096)
+def _milli(q: Quantity) -> int:
+    return q.milli_value()
+
+
+@functools.lru_cache(maxsize=4096)
+def _units(q: Quantity) -> int:
+    return q.value()
+
+
 def int_resources(rl: Mapping[str, Quantity]) -> IntResources:
-    """A v1.ResourceList as canonical ints (cpu: millicores; others: units, rounded up)."""
-    return {name: (q.milli_value() if name == "cpu" else q.value()) for name, q in rl.items()}
+    """A v1.ResourceList as canonical ints (cpu: millicores; others: units, rounded up);
+    cached per quantity, as clusters repeat a few ("100m", "1Gi") thousands of times."""
+    return {name: (_milli(q) if name == "cpu" else _units(q)) for name, q in rl.items()}
 
 
 def requests_of(res: ResourceRequirements) -> IntResources:

@@ -39,7 +39,7 @@ import functools
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -464,15 +464,34 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
+class View:
+    """A reader's projection of the model: for the classes it names, the attributes it reads.
+
+    Decoding through a view fills only those attributes (the others keep their defaults),
+    checks every other field by upstream's schema, then drops it, and keeps nothing in the
+    `unmodelled` buckets: a reader that never writes an object back (the scheduler) pays
+    for what it reads. A class the view does not name is decoded whole. Compare by identity.
+    """
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[type, Iterable[str]] | None = None) -> None:
+        self.fields = {cls: frozenset(attrs) for cls, attrs in (fields or {}).items()}
+
+
+# The slim view: every modelled field typed, nothing unmodelled kept (keep_unmodelled=False).
+SLIM = View()
+
+
 @functools.cache
-def _decoder_for(tp: Any, slim: bool = False) -> Decoder:
-    """The decoder of a type; `slim` ones drop the upstream fields classes do not model."""
+def _decoder_for(tp: Any, view: View | None = None) -> Decoder:
+    """The decoder of a type (through `view`: see View)."""
     if tp is Any:
         return _identity
     if _is_union(tp):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(args) == 1:
-            return _decoder_for(args[0], slim)
+            return _decoder_for(args[0], view)
         if set(args) == {int, str}:
             return _decode_int_or_string
         raise TypeError(f"unsupported union {tp}")  # pragma: no cover - a model bug
@@ -486,31 +505,31 @@ def _decoder_for(tp: Any, slim: bool = False) -> Decoder:
         (item_tp,) = typing.get_args(tp)
         if item_tp is str:
             return _str_list
-        return _list_decoder(_decoder_for(item_tp, slim))
+        return _list_decoder(_decoder_for(item_tp, view))
     if origin is dict:
         _key_tp, item_tp = typing.get_args(tp)
         if item_tp is str:
             return _str_dict
-        return _dict_decoder(_decoder_for(item_tp, slim))
+        return _dict_decoder(_decoder_for(item_tp, view))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _LazyPlan(tp, slim)
+        return _LazyPlan(tp, view)
     raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
 
 
 class _LazyPlan:
     """A nested class's decoder, compiled on first use (classes may refer to each other)."""
 
-    __slots__ = ("cls", "fn", "slim")
+    __slots__ = ("cls", "fn", "view")
 
-    def __init__(self, cls: type, slim: bool = False) -> None:
+    def __init__(self, cls: type, view: View | None = None) -> None:
         self.cls = cls
-        self.slim = slim
+        self.view = view
         self.fn: Decoder | None = None
 
     def __call__(self, value: Any) -> Any:
         fn = self.fn
         if fn is None:
-            fn = self.fn = plan(self.cls, self.slim).decode
+            fn = self.fn = plan(self.cls, self.view).decode
         return fn(value)
 
 
@@ -531,18 +550,22 @@ class FieldPlan:
 class Plan:
     """How one class is read and written; built once per class by plan().
 
-    A `slim` plan decodes the same and checks the same, but keeps nothing in the class's
-    `unmodelled` bucket: for readers (the scheduler) that never write the object back."""
+    A plan through a View checks the same but types only the attributes the view names
+    (all of them for a class it does not name) and keeps nothing in the `unmodelled`
+    bucket: for readers (the scheduler) that never write the object back."""
 
-    def __init__(self, cls: type, slim: bool = False) -> None:
+    def __init__(self, cls: type, view: View | None = None) -> None:
         self.cls = cls
         self.upstream: str | None = getattr(cls, "__k8s__", None)
         hints = typing.get_type_hints(cls)
         fields: list[FieldPlan] = []
         self.bucket: str | None = None
-        for f in dataclasses.fields(cls):
+        reads = None if view is None else view.fields.get(cls)
+        typed = [f for f in dataclasses.fields(cls) if reads is None or f.name in reads
+                 or f.metadata.get("unmodelled")]
+        for f in typed:
             if f.metadata.get("unmodelled"):
-                self.bucket = None if slim else f.name
+                self.bucket = None if view is not None else f.name
                 continue
             tp = hints[f.name]
             meta = f.metadata
@@ -551,7 +574,7 @@ class Plan:
             elif "choice" in meta:
                 dec = _choice_decoder(meta["choice"], meta.get("default", ""))
             else:
-                dec = _decoder_for(tp, slim)
+                dec = _decoder_for(tp, view)
                 if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
                     wire = meta.get("json", camel(f.name))
                     dec = _sized_int(_upstream_format(self.upstream, wire))
@@ -575,7 +598,7 @@ class Plan:
         # the field is absent) is not an allowed value: both checked once the keys are read.
         self.required: list[tuple[str, str]] = []
         self.absent_choices: list[tuple[str, str, str]] = []
-        for f in dataclasses.fields(cls):
+        for f in typed:
             wire_name = f.metadata.get("json", camel(f.name))
             need = f.metadata.get("required")
             if need:
@@ -585,6 +608,16 @@ class Plan:
                 detail = f"unsupported value {f.default!r}: expected one of {list(allowed)}"
                 self.absent_choices.append((wire_name, f.name, detail))
         self.by_wire = {f.wire: f for f in fields}
+        # Through a view, the fields it does not read (and the bucket) hold one shared empty
+        # value each instead of a fresh one per object: a reader never writes them, and a
+        # cluster's worth of objects is a lot of empty lists (memory, and the collector's time).
+        self.unread: dict[str, Any] = {}
+        if view is not None:
+            for f in dataclasses.fields(cls):
+                if (f in typed and not f.metadata.get("unmodelled")) or f.init is False:
+                    continue
+                if f.default_factory in (list, dict):
+                    self.unread[f.name] = f.default_factory()
         # Upstream fields this class does not model: checked by upstream's schema.
         self.others: dict[str, Decoder] = {}
         if self.upstream is not None:
@@ -605,7 +638,7 @@ class Plan:
             else:
                 raise _Fail(f"expected an object, got {describe(value)}")
         by_wire = self.by_wire
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = dict(self.unread) if self.unread else {}
         extra: dict[str, Any] | None = None
         for k, v in value.items():
             f = by_wire.get(k)
@@ -681,14 +714,14 @@ class Plan:
                 out.append(sub)
 
 
-_PLANS: dict[tuple[type, bool], Plan] = {}
+_PLANS: dict[tuple[type, View | None], Plan] = {}
 
 
-def plan(cls: type, slim: bool = False) -> Plan:
-    """The class's plan (or its slim one), built on first use."""
-    found = _PLANS.get((cls, slim))
+def plan(cls: type, view: View | None = None) -> Plan:
+    """The class's plan (through `view`), built on first use."""
+    found = _PLANS.get((cls, view))
     if found is None:
-        found = _PLANS[(cls, slim)] = Plan(cls, slim)
+        found = _PLANS[(cls, view)] = Plan(cls, view)
     return found
 
 
@@ -821,15 +854,17 @@ def decode(
     *,
     unknown: list[str] | None = None,
     keep_unmodelled: bool = True,
+    view: View | None = None,
 ) -> T:
     """Decode `value` into `cls`; raises DecodeError naming the field.
 
     With `unknown` (a list), unknown fields are not errors: their paths are appended to it
     and they are dropped (the API's fieldValidation=Warn/Ignore). Type errors still raise.
     With `keep_unmodelled=False` the upstream fields no class models are checked, then
-    dropped instead of kept (the scheduler's read-only decode: nothing goes back out).
+    dropped instead of kept; with a `view`, so are the modelled fields it does not read
+    (the scheduler's read-only decode: nothing goes back out).
     """
-    p = plan(cls, not keep_unmodelled)
+    p = plan(cls, view if view is not None else (None if keep_unmodelled else SLIM))
     try:
         return p.decode(value)  # type: ignore[no-any-return]
     except _Fail as fail:

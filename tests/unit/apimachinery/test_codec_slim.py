@@ -36,3 +36,23 @@ def test_slim_decode_still_checks_unmodelled_fields_and_unknown_keys() -> None:
         codec.decode(Pod, bad, keep_unmodelled=False)
     with pytest.raises(DecodeError, match=r"spec\.foo"):
         codec.decode(Pod, {"spec": {"foo": 1}}, keep_unmodelled=False)
+
+
+def test_a_view_fills_what_it_reads_and_checks_the_rest() -> None:
+    from pykubelet.api.types import Container, PodSpec
+
+    view = codec.View({PodSpec: ("containers",), Container: ("name",)})
+    doc = {"spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}],
+                    "hostname": "h", "volumes": [{"name": "v", "emptyDir": {}}]}}
+    pod = codec.decode(Pod, doc, view=view)
+    assert pod.spec.containers[0].name == "c"
+    assert pod.spec.containers[0].image == ""  # not read: its default
+    assert pod.spec.hostname == ""
+    assert pod.spec.volumes == []
+    assert pod.spec.unmodelled == {}
+    assert codec.decode(Pod, doc).spec.hostname == "h"  # the complete decode is unchanged
+    with pytest.raises(DecodeError, match=r"spec\.hostname: expected string"):
+        codec.decode(Pod, {"spec": {"hostname": 5}}, view=view)
+    with pytest.raises(DecodeError, match=r"spec\.containers\[0\]\.env\[0\]\.bogus"):
+        codec.decode(Pod, {"spec": {"containers": [{"name": "c", "env": [{"bogus": 1}]}]}},
+                     view=view)
