@@ -516,6 +516,9 @@ def _decoder_for(tp: Any, view: View | None = None) -> Decoder:
     raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
 
 
+_EMPTY: Mapping[str, Any] = {}
+
+
 class _LazyPlan:
     """A nested class's decoder, compiled on first use (classes may refer to each other)."""
 
@@ -610,14 +613,22 @@ class Plan:
         self.by_wire = {f.wire: f for f in fields}
         # Through a view, the fields it does not read (and the bucket) hold one shared empty
         # value each instead of a fresh one per object: a reader never writes them, and a
-        # cluster's worth of objects is a lot of empty lists (memory, and the collector's time).
+        # cluster's worth of objects is a lot of empty lists and structs (memory, and the
+        # collector's time). A struct it reads but the document lacks is decoded from {}
+        # through the view (so its own unread fields are shared too).
         self.unread: dict[str, Any] = {}
+        self.absent_structs: list[tuple[str, Decoder]] = []
         if view is not None:
             for f in dataclasses.fields(cls):
-                if (f in typed and not f.metadata.get("unmodelled")) or f.init is False:
+                factory = f.default_factory
+                if f.init is False or factory is dataclasses.MISSING:
                     continue
-                if f.default_factory in (list, dict):
-                    self.unread[f.name] = f.default_factory()
+                is_struct = isinstance(factory, type) and dataclasses.is_dataclass(factory)
+                if f in typed and not f.metadata.get("unmodelled"):
+                    if isinstance(factory, type) and is_struct:
+                        self.absent_structs.append((f.name, _LazyPlan(factory, view)))
+                elif factory in (list, dict) or is_struct:
+                    self.unread[f.name] = factory()
         # Upstream fields this class does not model: checked by upstream's schema.
         self.others: dict[str, Decoder] = {}
         if self.upstream is not None:
@@ -675,6 +686,9 @@ class Plan:
         for wire_name, attr, problem in self.absent_choices:
             if attr not in kwargs:
                 raise _Fail(problem).at(wire_name)
+        for attr, struct in self.absent_structs:
+            if attr not in kwargs:
+                kwargs[attr] = struct(_EMPTY)
         obj = self.cls(**kwargs)
         if self.post is not None:
             try:

@@ -56,3 +56,16 @@ def test_a_view_fills_what_it_reads_and_checks_the_rest() -> None:
     with pytest.raises(DecodeError, match=r"spec\.containers\[0\]\.env\[0\]\.bogus"):
         codec.decode(Pod, {"spec": {"containers": [{"name": "c", "env": [{"bogus": 1}]}]}},
                      view=view)
+
+
+def test_a_view_shares_the_empties_it_never_reads_and_nothing_it_reads() -> None:
+    from pykubelet.api.types import PodStatus
+
+    view = codec.View({PodStatus: ("conditions",)})
+    a = codec.decode(Pod, {"spec": {}}, view=view)
+    b = codec.decode(Pod, {"spec": {}}, view=view)
+    assert a.status.container_statuses == [] == b.status.container_statuses
+    assert a.status.container_statuses is b.status.container_statuses  # unread: shared
+    assert a.status.conditions is not b.status.conditions  # read: each its own
+    assert a.status is not b.status
+    assert a.spec.containers is not b.spec.containers

@@ -260,3 +260,21 @@ def test_empty_enums_take_the_api_defaults() -> None:
                 "spec": {"taints": [{"key": "k", "effect": ""}]},
             }
         )
+
+
+def test_collector_paused_restores_the_collector() -> None:
+    import gc
+
+    from pysched.decode import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
