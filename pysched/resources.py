@@ -17,7 +17,7 @@ scheduler's integer views (pysched.views), computed once per pod.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pykubelet.api import resourcehelper
 from pykubelet.api.types import Pod
@@ -47,7 +47,7 @@ def _apply_non_missing(
 
 def _container_requests(
     pod: Pod, non_missing: Mapping[str, int] | None
-) -> tuple[list[Mapping[str, int]], list[tuple[Mapping[str, int], bool]]]:
+) -> tuple[Sequence[Mapping[str, int]], Sequence[tuple[Mapping[str, int], bool]]]:
     """Each container's requests (missing ones filled from ``non_missing``), and each init
     container's with whether it is a sidecar: what the one rule totals."""
     view = pod_resources(pod)
@@ -57,7 +57,7 @@ def _container_requests(
             [fill(r, non_missing) for r in view.containers],
             [(fill(r, non_missing), sidecar) for r, sidecar in view.init_containers],
         )
-    return list(view.containers), list(view.init_containers)
+    return view.containers, view.init_containers  # read, never written
 
 
 def aggregate_container_requests(

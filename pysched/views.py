@@ -12,7 +12,6 @@ stale. A container's request defaults to its limit, as the API server defaults i
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,20 +23,25 @@ IntResources = dict[str, int]
 _VIEW = "_pysched_resources"  # the attribute a pod's view is kept in
 
 
-@functools.lru_cache(maxsize=4096)
-def _milli(q: Quantity) -> int:
-    return q.milli_value()
+# (quantity, millis, units) by text: Quantity.parse hands out one object per text, so a hit is
+# that very object (hashing a Quantity hashes its Fraction, slower than the arithmetic)
+_INTS: dict[str, tuple[Quantity, int, int]] = {}
+_INTS_MAX = 4096
 
 
-@functools.lru_cache(maxsize=4096)
-def _units(q: Quantity) -> int:
-    return q.value()
+def _ints(q: Quantity) -> tuple[Quantity, int, int]:
+    hit = _INTS.get(q.text)
+    if hit is None or hit[0] is not q:
+        hit = (q, q.milli_value(), q.value())
+        if len(_INTS) < _INTS_MAX:
+            _INTS[q.text] = hit
+    return hit
 
 
 def int_resources(rl: Mapping[str, Quantity]) -> IntResources:
     """A v1.ResourceList as canonical ints (cpu: millicores; others: units, rounded up);
     cached per quantity, as clusters repeat a few ("100m", "1Gi") thousands of times."""
-    return {name: (_milli(q) if name == "cpu" else _units(q)) for name, q in rl.items()}
+    return {name: (_ints(q)[1] if name == "cpu" else _ints(q)[2]) for name, q in rl.items()}
 
 
 def requests_of(res: ResourceRequirements) -> IntResources:
