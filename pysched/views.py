@@ -53,9 +53,9 @@ def requests_of(res: ResourceRequirements) -> IntResources:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PodResources:
-    """A pod's requests as ints: what pysched.resources totals (PodRequests)."""
+    """A pod's requests as ints: what pysched.resources totals (PodRequests); read only."""
 
     containers: list[IntResources]
     init_containers: list[tuple[IntResources, bool]]  # (requests, is a sidecar)
