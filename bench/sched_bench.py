@@ -38,10 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pysched import decode as sched_decode
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
 from pysched.api import EmbeddedScheduler
-from pysched.objects import Node, Pod
 
 # The bench's extender, run as `python -c EXTENDER_SERVER`: prints its port, then serves.
 EXTENDER_SERVER = r"""
@@ -89,7 +92,7 @@ def node(i: int, zone: str | None = None) -> Node:
     labels = {"kubernetes.io/hostname": f"node-{i}"}
     if zone:
         labels["topology.kubernetes.io/zone"] = zone
-    return Node.from_dict(
+    return sched_decode.node(
         {
             "apiVersion": "v1",
             "kind": "Node",
@@ -124,7 +127,7 @@ def pod(
         spec["priority"] = priority
     if affinity:
         spec["affinity"] = affinity
-    return Pod.from_dict(
+    return sched_decode.pod(
         {
             "apiVersion": "v1",
             "kind": "Pod",

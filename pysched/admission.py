@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod, Taint
 from pysched.framework.labels import RequiredNodeAffinity, find_matching_untolerated_taint
 from pysched.framework.types import NodeInfo, host_ports
-from pysched.objects import Node, Pod, Taint
 from pysched.plugins import node_fits as f
 from pysched.plugins.node_fits import InsufficientResource
 

@@ -48,20 +48,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pykubelet.api.objects import Namespace, Node, PodDisruptionBudget
+from pykubelet.api.types import TAINT_EFFECT_NO_SCHEDULE, ObjectMeta, Pod
 from pysched import admission as pysched_admission
 from pysched.cache import Cache, Snapshot
 from pysched.clock import Clock, RealClock
 from pysched.decisions import Decision, DecisionLog, filtered_statuses
 from pysched.framework.types import NodeInfo, PodInfo
 from pysched.metrics import SchedulerMetrics
-from pysched.objects import (
-    TAINT_EFFECT_NO_SCHEDULE,
-    Namespace,
-    Node,
-    ObjectMeta,
-    Pod,
-    PodDisruptionBudget,
-)
 from pysched.plugins import queue_sort
 from pysched.queue import (
     EVENT_ASSIGNED_POD_DELETE,

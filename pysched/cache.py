@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
 from pysched.framework.types import ImageStateSummary, NodeInfo, normalized_image_name
-from pysched.objects import Node, Pod
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"

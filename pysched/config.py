@@ -17,6 +17,9 @@ from typing import Any
 
 import yaml
 
+from pykubelet.api.machinery.errors import DecodeError
+from pykubelet.api.types import TopologySpreadConstraint
+from pysched import decode as sched_decode
 from pysched.configfields import field_path, known_object, typed
 from pysched.extender import (
     ExtenderConfig,
@@ -31,12 +34,6 @@ from pysched.framework.runtime import (
     FrameworkDeps,
     FrameworkError,
     check_score_weights,
-)
-from pysched.objects import (
-    DecodeError,
-    NodeSelector,
-    PreferredSchedulingTerm,
-    TopologySpreadConstraint,
 )
 from pysched.plugins.args import (
     LIST_DEFAULTING,
@@ -299,11 +296,11 @@ def _decode_node_affinity_args(d: dict[str, Any], path: str) -> NodeAffinityArgs
         try:
             req = ad.get("requiredDuringSchedulingIgnoredDuringExecution")
             if req is not None:
-                args.added_required = NodeSelector.from_dict(
+                args.added_required = sched_decode.node_selector(
                     req, f"{ap}.requiredDuringSchedulingIgnoredDuringExecution"
                 )
             args.added_preferred = [
-                PreferredSchedulingTerm.from_dict(
+                sched_decode.preferred_scheduling_term(
                     t, f"{ap}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
                 )
                 for i, t in enumerate(
@@ -333,7 +330,7 @@ def _decode_spread_args(d: dict[str, Any], path: str) -> PodTopologySpreadArgs:
                 "selector, as they deduced for each pod"
             )
         try:
-            tc = TopologySpreadConstraint.from_dict(c, cp)
+            tc = sched_decode.topology_spread_constraint(c, cp)
         except DecodeError as exc:
             raise ConfigError(str(exc)) from None
         key = (tc.topology_key, tc.when_unsatisfiable)

@@ -36,8 +36,9 @@ from typing import Any
 
 from pykubelet.api.machinery.codec import encode
 from pykubelet.api.machinery.duration import parse_duration
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
 from pysched.configfields import known_object, typed
-from pysched.objects import Node, Pod
 
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
 DEFAULT_EXTENDER_TIMEOUT = 5.0  # DefaultExtenderTimeout

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykubelet.api.machinery.timeutil import parse_time_or_none
+from pykubelet.api.objects import PodDisruptionBudget
+from pykubelet.api.types import Pod
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin
 from pysched.framework.labels import label_selector_as_selector
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PodInfo, PostFilterResult
-from pysched.objects import Pod, PodDisruptionBudget
 from pysched.plugins import node_resources_fit
 
 NAME = "DefaultPreemption"
@@ -82,7 +83,7 @@ def filter_pods_with_pdb_violation(
     pod_infos: list[PodInfo], pdbs: list[PodDisruptionBudget]
 ) -> tuple[list[PodInfo], list[PodInfo]]:
     """(violating, non-violating), order preserved; each match spends one allowed disruption."""
-    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
     for pi in pod_infos:
@@ -92,7 +93,7 @@ def filter_pods_with_pdb_violation(
             for i, pdb in enumerate(pdbs):
                 if pdb.metadata.namespace != pod.metadata.namespace:
                     continue
-                sel = pdb.selector
+                sel = pdb.spec.selector
                 if sel is None or (not sel.match_labels and not sel.match_expressions):
                     continue  # a nil or empty selector matches nothing
                 try:
@@ -101,7 +102,7 @@ def filter_pods_with_pdb_violation(
                     continue
                 if not matches:
                     continue
-                if pod.metadata.name in pdb.disrupted_pods:
+                if pod.metadata.name in pdb.status.disrupted_pods:
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pykubelet.api.defaults import DEFAULT_SCHEDULER_NAME
 from pysched.clock import Clock, RealClock
 from pysched.framework.events import (
     EVENT_FORCE_ACTIVATE,
@@ -40,7 +41,6 @@ from pysched.framework.events import (
     QueueingHintFn,
 )
 from pysched.framework.types import PodInfo
-from pysched.objects import DEFAULT_SCHEDULER_NAME
 from pysched.plugins import pod_topology_spread
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0

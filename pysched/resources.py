@@ -12,15 +12,18 @@ Rules, as upstream:
 - `non_missing` fills a container's *missing* request (not an explicit 0):
   the scheduler uses cpu 100m / memory 200Mi for the "non-zero" view.
 The totals are the ground floor's one rule (pykubelet.api.resourcehelper) over the
-scheduler's integer views.
+scheduler's integer views (pysched.views), computed once per pod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pykubelet.api import resourcehelper
-from pysched.objects import Pod, ResourceList
+from pykubelet.api.types import Pod
+from pysched.views import IntResources, pod_resources
+
+ResourceList = IntResources
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest: 0.1 core
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest: 200 MiB
@@ -44,23 +47,17 @@ def _apply_non_missing(
 
 def _container_requests(
     pod: Pod, non_missing: Mapping[str, int] | None
-) -> tuple[list[Mapping[str, int]], list[tuple[Mapping[str, int], bool]]]:
+) -> tuple[Sequence[Mapping[str, int]], Sequence[tuple[Mapping[str, int], bool]]]:
     """Each container's requests (missing ones filled from ``non_missing``), and each init
     container's with whether it is a sidecar: what the one rule totals."""
-    spec = pod.spec
+    view = pod_resources(pod)
     if non_missing:
         fill = _apply_non_missing
         return (
-            [fill(c.resources.requests, non_missing) for c in spec.containers],
-            [
-                (fill(c.resources.requests, non_missing), c.restart_policy == "Always")
-                for c in spec.init_containers
-            ],
+            [fill(r, non_missing) for r in view.containers],
+            [(fill(r, non_missing), sidecar) for r, sidecar in view.init_containers],
         )
-    return (
-        [c.resources.requests for c in spec.containers],
-        [(c.resources.requests, c.restart_policy == "Always") for c in spec.init_containers],
-    )
+    return view.containers, view.init_containers  # read, never written
 
 
 def aggregate_container_requests(
@@ -77,11 +74,11 @@ def pod_requests(
     skip_pod_level_resources: bool = False,
 ) -> ResourceList:
     """PodRequests: the pod's effective requests (cpu in millicores)."""
-    pod_level = pod.spec.resources
+    view = pod_resources(pod)
     return resourcehelper.pod_requests(
         *_container_requests(pod, non_missing),
-        pod_level=None if skip_pod_level_resources or pod_level is None else pod_level.requests,
-        overhead=None if exclude_overhead else pod.spec.overhead,
+        pod_level=None if skip_pod_level_resources else view.pod_level,
+        overhead=None if exclude_overhead else view.overhead,
     )
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.cache import Cache, Snapshot
 from pysched.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from pysched.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, ExtenderError, HTTPExtender
@@ -46,7 +47,6 @@ from pysched.framework.types import (
     PodInfo,
 )
 from pysched.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
-from pysched.objects import Pod
 from pysched.plugins import default_preemption
 from pysched.preemption import EXTENDER_NOTES_STATE_KEY, VICTIMS_STATE_KEY
 from pysched.queue import (
@@ -926,12 +926,16 @@ def _split(ret: Any) -> tuple[list[NodePluginScores], Status | None]:
 
 
 def _shallow(obj: Any) -> Any:
-    """A shallow copy of a slots object (much cheaper than copy.copy's reduce protocol)."""
+    """A shallow copy (much cheaper than copy.copy's reduce protocol)."""
     cls = type(obj)
+    new = object.__new__(cls)
+    state = getattr(obj, "__dict__", None)
+    if state is not None:  # the model's classes (their mixins' empty __slots__ aside)
+        new.__dict__.update(state)
+        return new
     slots = getattr(cls, "__slots__", None)
     if slots is None:
         return copy.copy(obj)
-    new = object.__new__(cls)
     for f in slots:
         if hasattr(obj, f):
             setattr(new, f, getattr(obj, f))

@@ -21,21 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pykubelet.api.machinery.errors import DecodeError
 from pykubelet.api.machinery.manifest import SyntaxProblem, parse_document
+from pykubelet.api.objects import Namespace, Node, PodDisruptionBudget, PriorityClass
+from pykubelet.api.types import Pod
 from pysched.api import EmbeddedScheduler
 from pysched.decisions import Decision, verdict_json, verdict_of
+from pysched.decode import collector_paused, from_dict
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeScore, PodInfo
-from pysched.objects import (
-    DecodeError,
-    Namespace,
-    Node,
-    Pod,
-    PodDisruptionBudget,
-    PriorityClass,
-    from_dict,
-)
 
 
 class SimulateError(ValueError):
@@ -77,31 +72,32 @@ def parse_inputs(doc: Any) -> Inputs:
         raise SimulateError("items: expected a list")
     out = Inputs()
     seen: set[tuple[str, str]] = set()
-    for i, item in enumerate(items):
-        try:
-            obj = from_dict(item)
-        except DecodeError as err:
-            raise SimulateError(f"items[{i}].{err.path}: {err.problem}") from None
-        kind = type(obj).__name__
-        ident = (kind, f"{obj.metadata.namespace}/{obj.metadata.name}")
-        if ident in seen:
-            raise SimulateError(f"items[{i}]: duplicate {kind} {ident[1].lstrip('/')}")
-        seen.add(ident)
-        if isinstance(obj, Node):
-            out.nodes.append(obj)
-            if "pods" not in obj.status.allocatable:
-                out.warnings.append(
-                    f"items[{i}] (node {obj.metadata.name}): status.allocatable has no 'pods': "
-                    "it admits no pod (kubelet reports 110 by default)"
-                )
-        elif isinstance(obj, Pod):
-            out.pods.append(obj)
-        elif isinstance(obj, PodDisruptionBudget):
-            out.pdbs.append(obj)
-        elif isinstance(obj, PriorityClass):
-            out.priority_classes.append(obj)
-        else:
-            out.namespaces.append(obj)
+    with collector_paused():  # a cluster's worth of objects, none of them garbage
+        for i, item in enumerate(items):
+            try:
+                obj = from_dict(item)
+            except DecodeError as err:
+                raise SimulateError(f"items[{i}].{err.path}: {err.problem}") from None
+            kind = type(obj).__name__
+            ident = (kind, f"{obj.metadata.namespace}/{obj.metadata.name}")
+            if ident in seen:
+                raise SimulateError(f"items[{i}]: duplicate {kind} {ident[1].lstrip('/')}")
+            seen.add(ident)
+            if isinstance(obj, Node):
+                out.nodes.append(obj)
+                if "pods" not in obj.status.allocatable:
+                    out.warnings.append(
+                        f"items[{i}] (node {obj.metadata.name}): status.allocatable has no 'pods': "
+                        "it admits no pod (kubelet reports 110 by default)"
+                    )
+            elif isinstance(obj, Pod):
+                out.pods.append(obj)
+            elif isinstance(obj, PodDisruptionBudget):
+                out.pdbs.append(obj)
+            elif isinstance(obj, PriorityClass):
+                out.priority_classes.append(obj)
+            else:
+                out.namespaces.append(obj)
     _resolve_priorities(out, items)
     return out
 

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pykubelet.api.types import KEEP, LabelSelector, Model, ObjectMeta, PodSpec
+from pykubelet.api.types import KEEP, LabelSelector, Model, ObjectMeta
+
+# core/v1's, declared once in types.py; re-exported for the workloads that name it from here
+from pykubelet.api.types import PodTemplateSpec as PodTemplateSpec
 
 _APPS = "io.k8s.api.apps.v1."
 
 # pkg/controller/replicaset: the ReplicaFailure condition type
 REPLICA_SET_REPLICA_FAILURE = "ReplicaFailure"
-
-
-@dataclass(kw_only=True)
-class PodTemplateSpec(Model):
-    """What a workload's pods are made from (core/v1 PodTemplateSpec)."""
-
-    __k8s__ = "io.k8s.api.core.v1.PodTemplateSpec"
-
-    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
-    spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
 
 
 @dataclass(kw_only=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pykubelet.api.types import KEEP, LabelSelector, Model, ObjectMeta, PodSpec
+from pykubelet.api.types import KEEP, LabelSelector, Model, ObjectMeta, PodTemplateSpec
 
 _BATCH = "io.k8s.api.batch.v1."
 
@@ -42,14 +42,6 @@ REASON_COMPLETIONS_REACHED = "CompletionsReached"
 
 DEFAULT_BACKOFF_LIMIT = 6
 MAX_INT32 = 2**31 - 1
-
-
-@dataclass(kw_only=True)
-class PodTemplateSpec(Model):
-    __k8s__ = "io.k8s.api.core.v1.PodTemplateSpec"
-
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: PodSpec = field(default_factory=PodSpec)
 
 
 @dataclass(kw_only=True)

@@ -40,7 +40,6 @@ from pykubelet.api.meta_validation import (
 )
 from pykubelet.api.objects import (
     PREEMPTION_POLICIES,
-    TAINT_EFFECTS,
     Binding,
     ConfigMap,
     DeleteOptions,
@@ -52,8 +51,8 @@ from pykubelet.api.objects import (
     PodDisruptionBudget,
     PriorityClass,
     Secret,
-    Taint,
 )
+from pykubelet.api.types import TAINT_EFFECTS, Taint
 
 MAX_SECRET_SIZE = 1 << 20  # ConfigMap and Secret data, 1 MiB
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")

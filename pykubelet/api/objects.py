@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pykubelet.api.machinery.codec import BASE64_VALUES
+from pykubelet.api.machinery.meta import ObjectAccessors
 from pykubelet.api.types import (
     KEEP,
     IntOrString,
@@ -19,13 +20,13 @@ from pykubelet.api.types import (
     Model,
     ObjectMeta,
     ResourceList,
+    Taint,
     wire,
 )
 
 _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_READY = "Ready"
 NAMESPACE_ACTIVE = "Active"
 NAMESPACE_TERMINATING = "Terminating"
@@ -79,16 +80,6 @@ class ListMeta(Model):
 
 
 # --------------------------------------------------------------------------- Node
-
-
-@dataclass(kw_only=True)
-class Taint(Model):
-    __k8s__ = _CORE + "Taint"
-
-    key: str = field(default="", metadata=KEEP)
-    value: str = ""
-    effect: str = field(default="", metadata=KEEP)
-    time_added: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -175,7 +166,7 @@ class NodeStatus(Model):
 
 
 @dataclass(kw_only=True)
-class Node(Model):
+class Node(ObjectAccessors, Model):
     __k8s__ = _CORE + "Node"
 
     api_version: str = field(default="v1", metadata=KEEP)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pykubelet.api.objects import ObjectReference
 from pykubelet.api.types import KEEP, IntOrString, Model, ObjectMeta, wire
 
 _CORE = "io.k8s.api.core.v1."
@@ -126,19 +127,6 @@ class Service(Model):
 
 
 # --------------------------------------------------------------------------- Endpoints
-
-
-@dataclass(kw_only=True)
-class ObjectReference(Model):
-    __k8s__ = _CORE + "ObjectReference"
-
-    kind: str = ""
-    namespace: str = ""
-    name: str = ""
-    uid: str = ""
-    api_version: str = ""
-    resource_version: str = ""
-    field_path: str = ""
 
 
 @dataclass(kw_only=True)

@@ -362,6 +362,11 @@ class Container(Model):
     # "Always" makes an init container a sidecar (a restartable init container).
     restart_policy: str | None = None
 
+    @property
+    def is_sidecar(self) -> bool:
+        """An init container with restartPolicy Always (podutil.IsRestartableInitContainer)."""
+        return self.restart_policy == CONTAINER_RESTART_ALWAYS
+
 
 @dataclass(kw_only=True)
 class EphemeralContainer(Container):
@@ -620,6 +625,12 @@ class Affinity(Model):
     pod_anti_affinity: PodAntiAffinity | None = None
 
 
+TOPOLOGY_DO_NOT_SCHEDULE = "DoNotSchedule"
+TOPOLOGY_SCHEDULE_ANYWAY = "ScheduleAnyway"
+NODE_INCLUSION_POLICY_HONOR = "Honor"
+NODE_INCLUSION_POLICY_IGNORE = "Ignore"
+
+
 @dataclass(kw_only=True)
 class TopologySpreadConstraint(Model):
     __k8s__ = "io.k8s.api.core.v1.TopologySpreadConstraint"
@@ -634,6 +645,32 @@ class TopologySpreadConstraint(Model):
     match_label_keys: list[str] = field(default_factory=list)
 
 
+TAINT_EFFECT_NO_SCHEDULE = "NoSchedule"
+TAINT_EFFECT_PREFER_NO_SCHEDULE = "PreferNoSchedule"
+TAINT_EFFECT_NO_EXECUTE = "NoExecute"
+TAINT_EFFECTS = (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_PREFER_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE)
+TOLERATION_OP_EXISTS = "Exists"
+TOLERATION_OP_EQUAL = "Equal"
+# Lt and Gt: the alpha numeric comparisons (TaintTolerationComparisonOperators)
+TOLERATION_OPS = (TOLERATION_OP_EQUAL, TOLERATION_OP_EXISTS, "Lt", "Gt")
+
+
+@dataclass(kw_only=True)
+class Taint(Model):
+    __k8s__ = "io.k8s.api.core.v1.Taint"
+
+    key: str = field(default="", metadata=KEEP)
+    value: str = ""
+    effect: str = field(default="", metadata=KEEP)
+    time_added: str | None = None
+
+    def to_string(self) -> str:
+        """v1.Taint.ToString(): key=value:effect, key:effect when value is empty."""
+        if not self.value:
+            return f"{self.key}:{self.effect}"
+        return f"{self.key}={self.value}:{self.effect}"
+
+
 @dataclass(kw_only=True)
 class Toleration(Model):
     __k8s__ = "io.k8s.api.core.v1.Toleration"
@@ -643,6 +680,29 @@ class Toleration(Model):
     value: str = ""
     effect: str = ""
     toleration_seconds: int | None = None
+
+    def tolerates_taint(self, taint: Taint) -> bool:
+        """v1.Toleration.ToleratesTaint (component-helpers semantics).
+
+        An empty effect matches all effects; an empty key with Exists matches all keys and
+        values; Exists ignores the value; Equal (or no operator) compares values. The alpha
+        numeric operators Lt/Gt compare integer values: taint value < (Lt) or > (Gt) the
+        toleration's.
+        """
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        op = self.operator or TOLERATION_OP_EQUAL
+        if op == TOLERATION_OP_EXISTS:
+            return True
+        if op == TOLERATION_OP_EQUAL:
+            return self.value == taint.value
+        try:
+            tv, mine = int(taint.value), int(self.value)
+        except ValueError:
+            return False
+        return tv < mine if op == "Lt" else tv > mine
 
 
 @dataclass(kw_only=True)
@@ -744,6 +804,19 @@ class PodSpec(Model):
     topology_spread_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
     image_pull_secrets: list[LocalObjectReference] = field(default_factory=list)
     scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
+    # pod-level resources (KEP-2837): when set, they bound the pod's total requests
+    resources: ResourceRequirements | None = None
+
+
+@dataclass(kw_only=True)
+class PodTemplateSpec(Model):
+    """What a workload's pods are made from (core/v1 PodTemplateSpec): Go prints both fields
+    even when empty (structs are never omitted)."""
+
+    __k8s__ = "io.k8s.api.core.v1.PodTemplateSpec"
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    spec: PodSpec = field(default_factory=PodSpec, metadata=KEEP)
 
 
 # --------------------------------------------------------------------------- status

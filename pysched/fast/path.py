@@ -31,12 +31,12 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
 from pysched.framework.labels import RequirementError
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.runtime import Framework
-from pysched.objects import Pod
 
 STAT_FAST_FILTER = "fast_filter"
 STAT_PLAIN_FILTER = "plain_filter"

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from pykubelet.api.objects import Namespace
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ClusterEventWithHint
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
@@ -28,7 +30,6 @@ from pysched.framework.types import (
     PostFilterResult,
     PreFilterResult,
 )
-from pysched.objects import Namespace, Pod
 
 NodeInfos = list[NodeInfo]  # spelled once: inside NodeInfoLister, ``list`` is a method
 

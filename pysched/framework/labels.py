@@ -27,9 +27,9 @@ from pykubelet.api.machinery.labels import (
     selector_from_set,
 )
 from pykubelet.api.machinery.labels import requirement as _requirement
-from pysched.objects import (
+from pykubelet.api.objects import Node
+from pykubelet.api.types import (
     LabelSelector,
-    Node,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,

@@ -26,6 +26,16 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from pykubelet.api.types import (
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    Taint,
+    Toleration,
+)
 from pysched.framework.labels import (
     OP_DOES_NOT_EXIST,
     OP_EXISTS,
@@ -36,16 +46,6 @@ from pysched.framework.labels import (
     tolerations_tolerate_taint,
 )
 from pysched.framework.types import NodeInfo, PodInfo
-from pysched.objects import (
-    TAINT_EFFECT_NO_EXECUTE,
-    TAINT_EFFECT_NO_SCHEDULE,
-    TAINT_EFFECT_PREFER_NO_SCHEDULE,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Pod,
-    Taint,
-    Toleration,
-)
 
 _I64 = np.int64
 Ints = NDArray[np.int64]

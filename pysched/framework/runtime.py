@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pykubelet.api.objects import Namespace
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ClusterEventWithHint
 from pysched.framework.interfaces import (
@@ -58,7 +60,6 @@ from pysched.framework.types import (
     PostFilterResult,
     PreFilterResult,
 )
-from pysched.objects import Namespace, Pod
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0  # upstream maxTimeout for Permit waits
 

@@ -12,15 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
 from pysched.framework.labels import NOTHING, Selector, label_selector_as_selector
-from pysched.objects import (
-    LabelSelector,
-    LabelSelectorRequirement,
-    Node,
-    Pod,
-    PodAffinityTerm,
-)
 from pysched.resources import is_scalar_resource_name, non_zero_pod_requests, pod_requests
+from pysched.views import int_resources
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 
@@ -152,11 +148,17 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
         exprs = list(term.label_selector.match_expressions)
         for k in term.match_label_keys:
             if k in pod.metadata.labels:
-                exprs.append(LabelSelectorRequirement(k, "In", [pod.metadata.labels[k]]))
+                exprs.append(
+                    LabelSelectorRequirement(key=k, operator="In", values=[pod.metadata.labels[k]])
+                )
         for k in term.mismatch_label_keys:
             if k in pod.metadata.labels:
-                exprs.append(LabelSelectorRequirement(k, "NotIn", [pod.metadata.labels[k]]))
-        compiled_from = LabelSelector(dict(term.label_selector.match_labels), exprs)
+                exprs.append(LabelSelectorRequirement(
+                    key=k, operator="NotIn", values=[pod.metadata.labels[k]]
+                ))
+        compiled_from = LabelSelector(
+            match_labels=dict(term.label_selector.match_labels), match_expressions=exprs
+        )
         selector = label_selector_as_selector(compiled_from)
     ns_selector = (
         label_selector_as_selector(term.namespace_selector)
@@ -382,7 +384,7 @@ class NodeInfo:
         """SetNode: the node object and its allocatable (image_states are the cache's job)."""
         self.node = node
         self.name = node.metadata.name
-        self.allocatable = Resource.from_list(node.status.allocatable)
+        self.allocatable = Resource.from_list(int_resources(node.status.allocatable))
         self.generation = next_generation()
 
     def remove_node(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pysched.objects import NodeSelector, PreferredSchedulingTerm, TopologySpreadConstraint
+from pykubelet.api.types import NodeSelector, PreferredSchedulingTerm, TopologySpreadConstraint
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -69,8 +69,13 @@ class NodeAffinityArgs:
 def system_default_constraints() -> list[TopologySpreadConstraint]:
     """PodTopologySpread's system defaults (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway)."""
     return [
-        TopologySpreadConstraint(3, "kubernetes.io/hostname", "ScheduleAnyway"),
-        TopologySpreadConstraint(5, "topology.kubernetes.io/zone", "ScheduleAnyway"),
+        TopologySpreadConstraint(
+            max_skew=3, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway"
+        ),
+        TopologySpreadConstraint(
+            max_skew=5, topology_key="topology.kubernetes.io/zone",
+            when_unsatisfiable="ScheduleAnyway",
+        ),
     ]
 
 

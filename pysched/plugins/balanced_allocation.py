@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import Ints, NodeTable
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo
-from pysched.objects import Pod
 from pysched.plugins.args import NodeResourcesBalancedAllocationArgs
 from pysched.plugins.node_resources_fit import (
     allocatable_and_requested_batch,

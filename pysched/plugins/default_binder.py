@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
-from pysched.objects import Pod
 
 NAME = "DefaultBinder"
 

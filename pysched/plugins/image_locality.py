@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import Ints, NodeTable
 from pysched.framework.types import (
@@ -14,7 +15,6 @@ from pysched.framework.types import (
     NodeInfo,
     normalized_image_name,
 )
-from pysched.objects import Pod
 from pysched.plugins.helper import go_div
 
 NAME = "ImageLocality"

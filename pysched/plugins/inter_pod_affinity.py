@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from pysched.framework.labels import NOTHING
@@ -34,7 +36,6 @@ from pysched.framework.types import (
     PreFilterResult,
     WeightedAffinityTerm,
 )
-from pysched.objects import Node, Pod
 from pysched.plugins.args import InterPodAffinityArgs
 from pysched.plugins.helper import PodCountingExtensions
 from pysched.plugins.inter_pod_affinity_index import (

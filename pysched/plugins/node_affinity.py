@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -22,7 +23,6 @@ from pysched.framework.labels import (
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PreFilterResult
-from pysched.objects import Pod
 from pysched.plugins import node_fits
 from pysched.plugins.args import NodeAffinityArgs
 from pysched.plugins.helper import (

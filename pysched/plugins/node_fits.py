@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykubelet.api.types import Pod
 from pysched.framework.types import HostPortInfo, NodeInfo, Resource
-from pysched.objects import Pod
 from pysched.resources import is_extended_resource_name, is_scalar_resource_name, pod_requests
 
 NODE_RESOURCES_FIT = "NodeResourcesFit"

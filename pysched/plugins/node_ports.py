@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
     ActionType,
@@ -17,7 +18,6 @@ from pysched.framework.events import (
 from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, host_ports
-from pysched.objects import Pod
 from pysched.plugins import node_fits
 
 NAME = node_fits.NODE_PORTS

@@ -6,19 +6,19 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ClusterEventWithHint, QueueingHint
 from pysched.framework.labels import tolerations_tolerate_taint
 from pysched.framework.node_table import Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
-from pysched.objects import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
 from pysched.plugins.helper import node_stopped_rejecting, taint_events
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-_UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", TAINT_EFFECT_NO_SCHEDULE)
+_UNSCHEDULABLE_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=TAINT_EFFECT_NO_SCHEDULE)
 
 
 class NodeUnschedulable:

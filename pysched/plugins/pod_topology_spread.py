@@ -21,6 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import (
+    NODE_INCLUSION_POLICY_HONOR,
+    NODE_INCLUSION_POLICY_IGNORE,
+    TOPOLOGY_DO_NOT_SCHEDULE,
+    TOPOLOGY_SCHEDULE_ANYWAY,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Pod,
+    TopologySpreadConstraint,
+)
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from pysched.framework.labels import (
@@ -33,17 +44,6 @@ from pysched.framework.labels import (
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore, PodInfo, PreFilterResult
-from pysched.objects import (
-    NODE_INCLUSION_POLICY_HONOR,
-    NODE_INCLUSION_POLICY_IGNORE,
-    TOPOLOGY_DO_NOT_SCHEDULE,
-    TOPOLOGY_SCHEDULE_ANYWAY,
-    LabelSelector,
-    LabelSelectorRequirement,
-    Node,
-    Pod,
-    TopologySpreadConstraint,
-)
 from pysched.plugins.args import (
     SYSTEM_DEFAULTING,
     PodTopologySpreadArgs,
@@ -114,12 +114,15 @@ def filter_constraints(
         sel = c.label_selector
         if c.match_label_keys and sel is not None:
             extra = [
-                LabelSelectorRequirement(k, "In", [pod_labels[k]])
+                LabelSelectorRequirement(key=k, operator="In", values=[pod_labels[k]])
                 for k in c.match_label_keys
                 if k in pod_labels
             ]
             if extra:
-                sel = LabelSelector(dict(sel.match_labels), [*extra, *sel.match_expressions])
+                sel = LabelSelector(
+                    match_labels=dict(sel.match_labels),
+                    match_expressions=[*extra, *sel.match_expressions],
+                )
         selector = label_selector_as_selector(sel)  # nil stays Nothing, as upstream
         out.append(
             Constraint(
@@ -507,25 +510,27 @@ def new(args: Any, handle: Any) -> PodTopologySpread:
 def default_selector(pod: Pod, workloads: list[Any]) -> Selector:
     """helper.DefaultSelector: the Services selecting the pod, plus its controller's selector.
 
-    `workloads` are pysched.objects Service / ReplicationController / ReplicaSet (also used for
-    StatefulSet) objects. The result is empty (nothing to spread) when none applies.
+    `workloads` are Service / ReplicationController / ReplicaSet / StatefulSet objects
+    (pysched.workloads), told apart by `kind`. The result is empty (nothing to spread) when
+    none applies.
     """
     from pysched.framework.labels import label_selector_as_selector as as_selector
-    from pysched.objects import ReplicaSet, ReplicationController, Service
+
+    def exprs(labels: dict[str, str]) -> list[LabelSelectorRequirement]:
+        return [LabelSelectorRequirement(key=k, operator="In", values=[v])
+                for k, v in labels.items()]
 
     ns = pod.metadata.namespace
     label_set: dict[str, str] = {}
     for w in workloads:
         if (
-            isinstance(w, Service)
+            w.kind == "Service"
             and w.metadata.namespace == ns
-            and w.selector is not None
-            and all(pod.metadata.labels.get(k) == v for k, v in w.selector.items())
+            and w.spec.selector is not None
+            and all(pod.metadata.labels.get(k) == v for k, v in w.spec.selector.items())
         ):
-            label_set.update(w.selector)
-    reqs: list[LabelSelectorRequirement] = [
-        LabelSelectorRequirement(k, "In", [v]) for k, v in label_set.items()
-    ]
+            label_set.update(w.spec.selector)
+    reqs = exprs(label_set)
     owner = next((o for o in pod.metadata.owner_references if o.controller), None)
     if owner is not None:
         for w in workloads:
@@ -533,22 +538,19 @@ def default_selector(pod: Pod, workloads: list[Any]) -> Selector:
                 continue
             if (
                 owner.kind == "ReplicationController"
-                and isinstance(w, ReplicationController)
+                and w.kind == "ReplicationController"
                 and owner.api_version == "v1"
             ):
-                label_set.update(w.selector)
-                reqs = [LabelSelectorRequirement(k, "In", [v]) for k, v in label_set.items()]
+                label_set.update(w.spec.selector)
+                reqs = exprs(label_set)
             elif (
-                isinstance(w, ReplicaSet)
+                w.kind in ("ReplicaSet", "StatefulSet")
                 and owner.kind == w.kind
                 and owner.api_version == "apps/v1"
-                and w.selector is not None
+                and w.spec.selector is not None
             ):
-                reqs = reqs + [
-                    LabelSelectorRequirement(k, "In", [v])
-                    for k, v in w.selector.match_labels.items()
-                ]
-                reqs = reqs + list(w.selector.match_expressions)
+                reqs = reqs + exprs(w.spec.selector.match_labels)
+                reqs = reqs + list(w.spec.selector.match_expressions)
     if not reqs:
         return EVERYTHING
-    return as_selector(LabelSelector({}, reqs))
+    return as_selector(LabelSelector(match_expressions=reqs))

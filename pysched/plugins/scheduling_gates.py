@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.types import Pod
 from pysched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -12,7 +13,6 @@ from pysched.framework.events import (
     QueueingHint,
 )
 from pysched.framework.status import Code, Status
-from pysched.objects import Pod
 
 NAME = "SchedulingGates"
 
@@ -27,7 +27,7 @@ class SchedulingGates:
             return None
         return Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            [f"waiting for scheduling gates: [{' '.join(gates)}]"],
+            [f"waiting for scheduling gates: [{' '.join(g.name for g in gates)}]"],
         )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -6,13 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from pysched.framework.cycle_state import CycleState
-from pysched.framework.events import ClusterEventWithHint, QueueingHint
-from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
-from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
-from pysched.framework.status import Code, Status
-from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
-from pysched.objects import (
+from pykubelet.api.types import (
     TAINT_EFFECT_NO_EXECUTE,
     TAINT_EFFECT_NO_SCHEDULE,
     TAINT_EFFECT_PREFER_NO_SCHEDULE,
@@ -20,6 +14,12 @@ from pysched.objects import (
     Taint,
     Toleration,
 )
+from pysched.framework.cycle_state import CycleState
+from pysched.framework.events import ClusterEventWithHint, QueueingHint
+from pysched.framework.labels import find_matching_untolerated_taint, tolerations_tolerate_taint
+from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
+from pysched.framework.status import Code, Status
+from pysched.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
 from pysched.plugins import node_fits
 from pysched.plugins.helper import (
     default_normalize_batch,

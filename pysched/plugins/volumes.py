@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.node_table import Ints, Mask, NodeTable, NominatedLoad
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo, PreFilterResult
-from pysched.objects import Pod
 
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"

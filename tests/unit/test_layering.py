@@ -389,3 +389,23 @@ def test_the_http_layer_is_split_by_job() -> None:
     # the verbs' and filters' bodies live in their modules, not in the app
     assert not defined & {"_list", "_watch", "_body", "_delete_options", "_object",
                           "impersonate", "check_list_options", "int64_param"}
+
+
+def test_one_class_per_upstream_type() -> None:
+    """One model: each upstream type (``__k8s__``) is declared by one class in the whole
+    project (pysched reads pykubelet.api's; it keeps integer views, not a second model)."""
+    import importlib
+
+    declared: dict[str, list[str]] = {}
+    for package in ("pysched", "pykubelet"):
+        for p in modules_of(package):
+            if "__k8s__ = " not in p.read_text():
+                continue
+            name = _module_name(p)
+            module = importlib.import_module(name)
+            for attr, cls in vars(module).items():
+                upstream = vars(cls).get("__k8s__") if isinstance(cls, type) else None
+                if upstream is not None and cls.__module__ == name:
+                    declared.setdefault(upstream, []).append(f"{name}.{attr}")
+    assert "io.k8s.api.core.v1.Pod" in declared
+    assert {k: v for k, v in declared.items() if len(v) > 1} == {}

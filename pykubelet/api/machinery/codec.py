@@ -39,7 +39,7 @@ import functools
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -464,14 +464,34 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
+class View:
+    """A reader's projection of the model: for the classes it names, the attributes it reads.
+
+    Decoding through a view fills only those attributes (the others keep their defaults),
+    checks every other field by upstream's schema, then drops it, and keeps nothing in the
+    `unmodelled` buckets: a reader that never writes an object back (the scheduler) pays
+    for what it reads. A class the view does not name is decoded whole. Compare by identity.
+    """
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[type, Iterable[str]] | None = None) -> None:
+        self.fields = {cls: frozenset(attrs) for cls, attrs in (fields or {}).items()}
+
+
+# The slim view: every modelled field typed, nothing unmodelled kept (keep_unmodelled=False).
+SLIM = View()
+
+
 @functools.cache
-def _decoder_for(tp: Any) -> Decoder:
+def _decoder_for(tp: Any, view: View | None = None) -> Decoder:
+    """The decoder of a type (through `view`: see View)."""
     if tp is Any:
         return _identity
     if _is_union(tp):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(args) == 1:
-            return _decoder_for(args[0])
+            return _decoder_for(args[0], view)
         if set(args) == {int, str}:
             return _decode_int_or_string
         raise TypeError(f"unsupported union {tp}")  # pragma: no cover - a model bug
@@ -485,30 +505,34 @@ def _decoder_for(tp: Any) -> Decoder:
         (item_tp,) = typing.get_args(tp)
         if item_tp is str:
             return _str_list
-        return _list_decoder(_decoder_for(item_tp))
+        return _list_decoder(_decoder_for(item_tp, view))
     if origin is dict:
         _key_tp, item_tp = typing.get_args(tp)
         if item_tp is str:
             return _str_dict
-        return _dict_decoder(_decoder_for(item_tp))
+        return _dict_decoder(_decoder_for(item_tp, view))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _LazyPlan(tp)
+        return _LazyPlan(tp, view)
     raise TypeError(f"unsupported type {tp}")  # pragma: no cover - a model bug
+
+
+_EMPTY: Mapping[str, Any] = {}
 
 
 class _LazyPlan:
     """A nested class's decoder, compiled on first use (classes may refer to each other)."""
 
-    __slots__ = ("cls", "fn")
+    __slots__ = ("cls", "fn", "view")
 
-    def __init__(self, cls: type) -> None:
+    def __init__(self, cls: type, view: View | None = None) -> None:
         self.cls = cls
+        self.view = view
         self.fn: Decoder | None = None
 
     def __call__(self, value: Any) -> Any:
         fn = self.fn
         if fn is None:
-            fn = self.fn = plan(self.cls).decode
+            fn = self.fn = plan(self.cls, self.view).decode
         return fn(value)
 
 
@@ -527,17 +551,24 @@ class FieldPlan:
 
 
 class Plan:
-    """How one class is read and written; built once per class by plan()."""
+    """How one class is read and written; built once per class by plan().
 
-    def __init__(self, cls: type) -> None:
+    A plan through a View checks the same but types only the attributes the view names
+    (all of them for a class it does not name) and keeps nothing in the `unmodelled`
+    bucket: for readers (the scheduler) that never write the object back."""
+
+    def __init__(self, cls: type, view: View | None = None) -> None:
         self.cls = cls
         self.upstream: str | None = getattr(cls, "__k8s__", None)
         hints = typing.get_type_hints(cls)
         fields: list[FieldPlan] = []
         self.bucket: str | None = None
-        for f in dataclasses.fields(cls):
+        reads = None if view is None else view.fields.get(cls)
+        typed = [f for f in dataclasses.fields(cls) if reads is None or f.name in reads
+                 or f.metadata.get("unmodelled")]
+        for f in typed:
             if f.metadata.get("unmodelled"):
-                self.bucket = f.name
+                self.bucket = None if view is not None else f.name
                 continue
             tp = hints[f.name]
             meta = f.metadata
@@ -546,7 +577,7 @@ class Plan:
             elif "choice" in meta:
                 dec = _choice_decoder(meta["choice"], meta.get("default", ""))
             else:
-                dec = _decoder_for(tp)
+                dec = _decoder_for(tp, view)
                 if dec is _PRIMITIVE_DECODERS[int] and self.upstream is not None:
                     wire = meta.get("json", camel(f.name))
                     dec = _sized_int(_upstream_format(self.upstream, wire))
@@ -570,7 +601,7 @@ class Plan:
         # the field is absent) is not an allowed value: both checked once the keys are read.
         self.required: list[tuple[str, str]] = []
         self.absent_choices: list[tuple[str, str, str]] = []
-        for f in dataclasses.fields(cls):
+        for f in typed:
             wire_name = f.metadata.get("json", camel(f.name))
             need = f.metadata.get("required")
             if need:
@@ -580,6 +611,24 @@ class Plan:
                 detail = f"unsupported value {f.default!r}: expected one of {list(allowed)}"
                 self.absent_choices.append((wire_name, f.name, detail))
         self.by_wire = {f.wire: f for f in fields}
+        # Through a view, the fields it does not read (and the bucket) hold one shared empty
+        # value each instead of a fresh one per object: a reader never writes them, and a
+        # cluster's worth of objects is a lot of empty lists and structs (memory, and the
+        # collector's time). A struct it reads but the document lacks is decoded from {}
+        # through the view (so its own unread fields are shared too).
+        self.unread: dict[str, Any] = {}
+        self.absent_structs: list[tuple[str, Decoder]] = []
+        if view is not None:
+            for f in dataclasses.fields(cls):
+                factory = f.default_factory
+                if f.init is False or factory is dataclasses.MISSING:
+                    continue
+                is_struct = isinstance(factory, type) and dataclasses.is_dataclass(factory)
+                if f in typed and not f.metadata.get("unmodelled"):
+                    if isinstance(factory, type) and is_struct:
+                        self.absent_structs.append((f.name, _LazyPlan(factory, view)))
+                elif factory in (list, dict) or is_struct:
+                    self.unread[f.name] = factory()
         # Upstream fields this class does not model: checked by upstream's schema.
         self.others: dict[str, Decoder] = {}
         if self.upstream is not None:
@@ -600,7 +649,7 @@ class Plan:
             else:
                 raise _Fail(f"expected an object, got {describe(value)}")
         by_wire = self.by_wire
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = dict(self.unread) if self.unread else {}
         extra: dict[str, Any] | None = None
         for k, v in value.items():
             f = by_wire.get(k)
@@ -637,6 +686,9 @@ class Plan:
         for wire_name, attr, problem in self.absent_choices:
             if attr not in kwargs:
                 raise _Fail(problem).at(wire_name)
+        for attr, struct in self.absent_structs:
+            if attr not in kwargs:
+                kwargs[attr] = struct(_EMPTY)
         obj = self.cls(**kwargs)
         if self.post is not None:
             try:
@@ -676,14 +728,14 @@ class Plan:
                 out.append(sub)
 
 
-_PLANS: dict[type, Plan] = {}
+_PLANS: dict[tuple[type, View | None], Plan] = {}
 
 
-def plan(cls: type) -> Plan:
-    """The class's plan, built on first use."""
-    found = _PLANS.get(cls)
+def plan(cls: type, view: View | None = None) -> Plan:
+    """The class's plan (through `view`), built on first use."""
+    found = _PLANS.get((cls, view))
     if found is None:
-        found = _PLANS[cls] = Plan(cls)
+        found = _PLANS[(cls, view)] = Plan(cls, view)
     return found
 
 
@@ -810,14 +862,23 @@ def _split(path: str) -> list[str | int]:
 
 
 def decode(
-    cls: type[T], value: Any, path: str = "", *, unknown: list[str] | None = None
+    cls: type[T],
+    value: Any,
+    path: str = "",
+    *,
+    unknown: list[str] | None = None,
+    keep_unmodelled: bool = True,
+    view: View | None = None,
 ) -> T:
     """Decode `value` into `cls`; raises DecodeError naming the field.
 
     With `unknown` (a list), unknown fields are not errors: their paths are appended to it
     and they are dropped (the API's fieldValidation=Warn/Ignore). Type errors still raise.
+    With `keep_unmodelled=False` the upstream fields no class models are checked, then
+    dropped instead of kept; with a `view`, so are the modelled fields it does not read
+    (the scheduler's read-only decode: nothing goes back out).
     """
-    p = plan(cls)
+    p = plan(cls, view if view is not None else (None if keep_unmodelled else SLIM))
     try:
         return p.decode(value)  # type: ignore[no-any-return]
     except _Fail as fail:

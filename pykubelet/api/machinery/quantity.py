@@ -161,9 +161,14 @@ class Quantity:
     @classmethod
     def parse(cls, value: object) -> Quantity:
         """A quantity as the API reads one: strictly (QuantityError with upstream's words)."""
+        if type(value) is str:
+            return _parse_str(value)
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise QuantityError(invalid_quantity(value))
-        text = value if isinstance(value, str) else _number_text(value)
+        return cls._parse_text(value if isinstance(value, str) else _number_text(value))
+
+    @classmethod
+    def _parse_text(cls, text: str) -> Quantity:
         if text != text.strip():
             raise QuantityError(invalid_quantity(text, ERR_FORMAT))
         try:
@@ -242,6 +247,13 @@ class Quantity:
 
 
 ZERO = Quantity("0", Fraction(0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_str(text: str) -> Quantity:
+    """Quantity.parse of a text, cached: manifests repeat a few quantities ("100m", "1Gi")
+    thousands of times, and a Quantity is immutable (a failure is not cached: it raises)."""
+    return Quantity._parse_text(text)
 
 _BINARY_BY_POWER = {e // 10: s for s, e in _BINARY.items()}  # 1 -> "Ki", ... 6 -> "Ei"
 _DECIMAL_BY_EXP = {e: s for s, e in _DECIMAL.items()}

@@ -3,11 +3,11 @@ kube-scheduler's informers feed it (seed 003: eventhandlers.go), binding through
 ``pods/binding``.
 
 Informer side (on the API's event loop): every change to a node, pod, PodDisruptionBudget
-or namespace is handed, as it happens, to one feeder thread that decodes it into
-pysched's objects and calls the scheduler's handlers: assigned, non-terminal pods go into
-the scheduler's cache, unassigned pods of its scheduler names into its queue, node and
-pod changes move unschedulable pods back (the scheduler does that part). The handlers
-never block the API.
+or namespace is handed, as it happens, to one feeder thread that decodes it (into the one
+model, through pysched.decode) and calls the scheduler's handlers: assigned, non-terminal
+pods go into the scheduler's cache, unassigned pods of its scheduler names into its queue,
+node and pod changes move unschedulable pods back (the scheduler does that part). The
+handlers never block the API.
 
 Scheduler side (pysched's threads): a binding is the binding subresource's write, done on
 the loop and waited for (a failed bind makes pysched retry the pod); a failed attempt
@@ -106,7 +106,7 @@ class SchedulerRunner:
             self.events.put((kind, ev))
 
     def _feed(self) -> None:
-        from pysched.objects import from_dict
+        from pysched.decode import from_dict
 
         while True:
             item = self.events.get()

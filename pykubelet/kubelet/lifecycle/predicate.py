@@ -7,7 +7,8 @@ itself (static pods excepted). Here the same: ``pysched.admission.admit`` is tha
 the node honours what the scheduler honours (the required node affinity, pod-level requests,
 sidecars' ports) and the two cannot drift apart.
 
-The pods reach the scheduler's model in their wire form (encode, then pysched's decode), with
+The pods reach the scheduler in their wire form (encode, then pysched.decode: its own copy,
+whose integer views it may keep), with
 the requests of extended resources the node does not have removed first
 (removeMissingExtendedResources: cluster-level resources). Only the first failure is
 reported: an insufficient resource gives reason ``OutOf<resource>`` (OutOfcpu, OutOfmemory,
@@ -27,8 +28,9 @@ from typing import Any
 from pykubelet.api.decode import encode_pod
 from pykubelet.api.machinery.errors import DecodeError
 from pykubelet.api.machinery.quantity import Quantity
+from pykubelet.api.objects import Node
 from pykubelet.api.types import Pod
-from pysched import objects as sched
+from pysched import decode as sched_decode
 from pysched.admission import AdmissionResult, untolerated_taint
 from pysched.admission import admit as scheduler_admit
 from pysched.plugins import node_fits
@@ -77,7 +79,7 @@ class AdmitResult:
     message: str = ""
 
 
-def _scheduler_pod(pod: Pod, node_allocatable: Mapping[str, object] | None = None) -> sched.Pod:
+def _scheduler_pod(pod: Pod, node_allocatable: Mapping[str, object] | None = None) -> Pod:
     """The pod in the scheduler's model, through its wire form; with ``node_allocatable``,
     without the requests of extended resources the node does not have
     (removeMissingExtendedResources, on a copy)."""
@@ -92,10 +94,10 @@ def _scheduler_pod(pod: Pod, node_allocatable: Mapping[str, object] | None = Non
                         n: q for n, q in requests.items()
                         if not is_extended_resource_name(n) or n in node_allocatable
                     }
-    return sched.Pod.from_dict(wire)
+    return sched_decode.pod(wire)
 
 
-def _scheduler_node(node: NodeInfo) -> sched.Node:
+def _scheduler_node(node: NodeInfo) -> Node:
     wire: dict[str, Any] = {
         "metadata": {"name": node.name, "labels": dict(node.labels)},
         "spec": {"taints": [
@@ -103,7 +105,7 @@ def _scheduler_node(node: NodeInfo) -> sched.Node:
         ]},
         "status": {"allocatable": {n: str(q) for n, q in node.allocatable.items()}},
     }
-    return sched.Node.from_dict(wire)
+    return sched_decode.node(wire)
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:

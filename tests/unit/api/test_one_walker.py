@@ -1,5 +1,6 @@
-"""One walker, one set of rules: pysched's slim view and pykubelet.api's complete model read
-the same manifest the same way, and fail on the same problem with the same words."""
+"""One walker, one set of rules: pysched's slim decode and pykubelet.api's complete one read
+the same manifest into the same model the same way, and fail on the same problem with the same
+words."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ from typing import Any
 import pytest
 from real_objects import REAL_POD
 
-import pysched.objects as sched
 from pykubelet.api import kinds, validation
 from pykubelet.api.machinery.errors import DecodeError, UnknownFieldError
+from pysched import decode as sched_decode
+from pysched.views import int_resources
 
 
 def test_a_real_pod_reads_in_both_views() -> None:
-    slim = sched.Pod.from_dict(copy.deepcopy(REAL_POD))
+    slim = sched_decode.pod(copy.deepcopy(REAL_POD))
     full = kinds.POD.decode(copy.deepcopy(REAL_POD))
-    assert slim.spec.containers[0].resources.limits == {"cpu": 500, "memory": 256 * 2**20}
+    assert type(slim) is type(full)
+    assert slim.spec.unmodelled == {}
+    limits = {"cpu": 500, "memory": 256 * 2**20}
+    assert int_resources(slim.spec.containers[0].resources.limits) == limits
     assert slim.spec.topology_spread_constraints[0].max_skew == 1
     assert full.spec.topology_spread_constraints[0].max_skew == 1
     assert slim.spec.node_name == full.spec.node_name == "node-1"
@@ -46,7 +51,7 @@ def test_the_same_problem_reads_the_same_in_both_views(
         target = target[key]
     target[path[-1]] = value
     errors = []
-    for decode in (sched.Pod.from_dict, kinds.POD.decode):
+    for decode in (sched_decode.pod, kinds.POD.decode):
         with pytest.raises(DecodeError) as ei:
             decode(copy.deepcopy(doc))
         errors.append(ei.value)
@@ -100,7 +105,7 @@ def test_what_the_scheduler_cannot_read_the_api_refuses(
     pod = kinds.POD.set_defaults(kinds.POD.decode(copy.deepcopy(doc)))
     assert expected in [str(e) for e in kinds.POD.validate(pod)]
     with pytest.raises(DecodeError):
-        sched.Pod.from_dict(doc)
+        sched_decode.pod(doc)
 
 
 def test_the_real_pod_is_valid_for_the_api() -> None:

@@ -14,7 +14,7 @@ from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.resourcehelper import pod_requests
 from pykubelet.cli.kubectl.dashboard.view import pod_requests as dashboard_requests
 from pykubelet.cli.kubectl.describe import pod_requests_and_limits
-from pysched.objects import Pod as SchedPod
+from pysched import decode as sched_decode
 from pysched.resources import pod_requests as sched_requests
 
 # (init containers as (cpu millicores, sidecar)), app cpu millicores, expected total
@@ -82,7 +82,7 @@ def test_every_user_totals_alike(inits: list[tuple[int, bool]], app: int, expect
     assert reqs["cpu"].milli_value() == expect + 5
     assert limits["cpu"].milli_value() == expect + 5
     assert dashboard_requests(doc) == (expect + 5, expect * 2**20)
-    assert sched_requests(SchedPod.from_dict(doc))["cpu"] == expect + 5
+    assert sched_requests(sched_decode.pod(doc))["cpu"] == expect + 5
 
 
 def test_the_rule_stands_on_the_standard_library() -> None:
@@ -107,4 +107,4 @@ def test_every_user_reads_pod_level_requests_and_limits_overhead_alike() -> None
     assert (reqs["cpu"].milli_value(), reqs["memory"].value()) == (2005, 2**30 + 2**20)
     assert {k: v.milli_value() for k, v in limits.items()} == {"cpu": 105}
     assert dashboard_requests(doc) == (2005, 2**30 + 2**20)
-    assert sched_requests(SchedPod.from_dict(doc))["cpu"] == 2005
+    assert sched_requests(sched_decode.pod(doc))["cpu"] == 2005

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import pytest
 
+from pykubelet.api.machinery import codec
 from pykubelet.api.machinery.labels import (
     EVERYTHING,
     RequirementError,
     label_selector_as_selector,
     requirement,
 )
+from pykubelet.api.types import LabelSelector
 from pykubelet.controlplane.registry.eviction import selector_of
 from pykubelet.controlplane.registry.selectors import parse_label_selector
 from pysched.framework.labels import label_selector_as_selector as sched_selector
-from pysched.objects import LabelSelector
 
 LABELS = [{}, {"a": "1"}, {"a": "2"}, {"a": "x"}, {"b": "1"}]
 
@@ -65,7 +66,7 @@ def test_label_selector_as_selector_and_its_users() -> None:
         {"key": "tier", "operator": "NotIn", "values": ["db"]}]}}}
     from_pdb = selector_of(pdb)
     assert from_pdb is not None
-    from_sched = sched_selector(LabelSelector.from_dict(pdb["spec"]["selector"]))
+    from_sched = sched_selector(codec.decode(LabelSelector, pdb["spec"]["selector"]))
     for lb in ({"app": "web"}, {"app": "web", "tier": "db"}, {"tier": "fe"}):
         assert from_pdb.matches(lb) == from_sched.matches(lb) == sel.matches(lb)
 

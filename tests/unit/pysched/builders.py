@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.framework.types import NodeInfo
-from pysched.objects import Node, Pod
 
 
 class PodBuilder:
@@ -214,7 +216,7 @@ class PodBuilder:
         return self
 
     def obj(self) -> Pod:
-        return Pod.from_dict(self.d)
+        return sched_decode.pod(self.d)
 
 
 class NodeBuilder:
@@ -256,7 +258,7 @@ class NodeBuilder:
         return self
 
     def obj(self) -> Node:
-        return Node.from_dict(self.d)
+        return sched_decode.node(self.d)
 
 
 def make_pod(name: str = "p", namespace: str = "default") -> PodBuilder:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.objects import Node, PodDisruptionBudget
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeInfo
-from pysched.objects import Node, Pod, PodDisruptionBudget
+from pysched.views import pod_resources
 
 
 def node_dict(
@@ -37,7 +40,7 @@ def node_dict(
 
 
 def make_node(name: str, **kw: Any) -> Node:
-    return Node.from_dict(node_dict(name, **kw))
+    return sched_decode.node(node_dict(name, **kw))
 
 
 def pod_dict(
@@ -101,13 +104,13 @@ def pod_dict(
 
 
 def make_pod(name: str, **kw: Any) -> Pod:
-    return Pod.from_dict(pod_dict(name, **kw))
+    return sched_decode.pod(pod_dict(name, **kw))
 
 
 def make_pdb(
     name: str, match_labels: dict[str, str], allowed: int, namespace: str = "default"
 ) -> PodDisruptionBudget:
-    return PodDisruptionBudget.from_dict(
+    return sched_decode.pdb(
         {
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
@@ -126,7 +129,7 @@ class CPUFit:
         return "FakeFit"
 
     def filter(self, state: CycleState, pod: Any, ni: NodeInfo) -> Status | None:
-        want = sum(c.resources.requests.get("cpu", 0) for c in pod.spec.containers)
+        want = sum(r.get("cpu", 0) for r in pod_resources(pod).containers)
         if ni.requested.milli_cpu + want > ni.allocatable.milli_cpu:
             return Status(Code.UNSCHEDULABLE, ["Insufficient cpu"])
         return None

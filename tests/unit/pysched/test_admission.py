@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from engine_objects import make_node, make_pod, pod_dict
 
+from pysched import decode as sched_decode
 from pysched.admission import admission_check, admit, untolerated_taint
 from pysched.framework.types import NodeInfo
-from pysched.objects import Pod
 
 
 def test_every_failure_in_upstream_order() -> None:
@@ -41,7 +41,7 @@ def test_required_node_affinity_and_pod_level_requests() -> None:
         "NodeAffinity"]
     d = pod_dict("p", cpu=None, memory=None)
     d["spec"]["resources"] = {"requests": {"cpu": "3"}}
-    (fit,) = admit(Pod.from_dict(d), node, [])
+    (fit,) = admit(sched_decode.pod(d), node, [])
     assert fit.insufficient_resource is not None
     assert (fit.insufficient_resource.resource_name, fit.insufficient_resource.requested) == (
         "cpu", 3000)

@@ -14,10 +14,12 @@ import pytest
 from engine_objects import make_node, make_pod, node_dict, pod_dict
 from test_fast_path import cluster
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.api import EmbeddedScheduler
 from pysched.decisions import Decision, DecisionLog
 from pysched.framework.status import Code, Status
-from pysched.objects import Node, Pod
 from pysched.simulate import Inputs, simulate
 
 TAINT = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
@@ -70,8 +72,8 @@ def test_failed_scheduling_message_and_decision_of_an_unschedulable_pod(fast: bo
     s.on_node_add(make_node("n1", cpu="1", labels={"disk": "ssd"}))
     s.on_node_add(make_node("n2", cpu="8", labels={"disk": "hdd"}))
     s.on_node_add(make_node("n3", cpu="8", labels={"disk": "hdd"}))
-    s.on_pod_add(Pod.from_dict(pod_dict("busy", cpu="800m", node="n1", priority=100)))
-    p = Pod.from_dict(pod_dict("web", cpu="500m", node_selector={"disk": "ssd"}))
+    s.on_pod_add(sched_decode.pod(pod_dict("busy", cpu="800m", node="n1", priority=100)))
+    p = sched_decode.pod(pod_dict("web", cpu="500m", node_selector={"disk": "ssd"}))
     rec = schedule(s, p)
     assert rec.result == "unschedulable"
     want = (
@@ -141,8 +143,8 @@ def test_decision_of_a_scheduled_pod_reports_the_top_three_nodes(fast: bool) -> 
 def test_preemption_decision_names_the_nominated_node_and_victims() -> None:
     s, c = make()
     s.on_node_add(make_node("n1", cpu="2"))
-    s.on_pod_add(Pod.from_dict(pod_dict("low", cpu="2", node="n1", priority=1)))
-    rec = schedule(s, Pod.from_dict(pod_dict("urgent", cpu="1", priority=100)))
+    s.on_pod_add(sched_decode.pod(pod_dict("low", cpu="2", node="n1", priority=1)))
+    rec = schedule(s, sched_decode.pod(pod_dict("urgent", cpu="1", priority=100)))
     assert rec.result == "unschedulable"
     d = s.last_decision("default", "urgent")
     assert d is not None
@@ -196,12 +198,12 @@ def test_the_log_is_bounded_by_pods_and_by_node_verdicts() -> None:
 def test_a_higher_preemptor_clears_a_lower_nomination_on_its_node() -> None:
     s, c = make()
     s.on_node_add(make_node("n1", cpu="2"))
-    s.on_pod_add(Pod.from_dict(pod_dict("low", cpu="2", node="n1", priority=1)))
-    schedule(s, Pod.from_dict(pod_dict("mid", cpu="2", priority=10)))
+    s.on_pod_add(sched_decode.pod(pod_dict("low", cpu="2", node="n1", priority=1)))
+    schedule(s, sched_decode.pod(pod_dict("mid", cpu="2", priority=10)))
     assert c.nominations == [("default/mid", "n1")]
     # before mid comes back, another pod lands on n1; then a higher pod preempts there
-    s.on_pod_add(Pod.from_dict(pod_dict("other", cpu="2", node="n1", priority=5)))
-    schedule(s, Pod.from_dict(pod_dict("high", cpu="2", priority=100)))
+    s.on_pod_add(sched_decode.pod(pod_dict("other", cpu="2", node="n1", priority=5)))
+    schedule(s, sched_decode.pod(pod_dict("high", cpu="2", priority=100)))
     assert c.evictions[-1] == ("default/other", "default/high", "n1")
     assert c.nominations[1:] == [("default/mid", ""), ("default/high", "n1")]
     d = s.last_decision("default", "high")

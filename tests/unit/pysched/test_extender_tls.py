@@ -18,9 +18,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from extender_server import ExtenderServer
 
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.api import EmbeddedScheduler
 from pysched.config import load_config
-from pysched.objects import Node, Pod
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -89,11 +90,11 @@ def _schedule(ext: dict[str, object]) -> tuple[dict[str, object], str]:
     s = EmbeddedScheduler(Binder(), config=cfg)
     try:
         for n in ("n1", "n2"):
-            s.on_node_add(Node.from_dict({"apiVersion": "v1", "kind": "Node",
+            s.on_node_add(sched_decode.node({"apiVersion": "v1", "kind": "Node",
                                           "metadata": {"name": n},
                                           "status": {"allocatable": {"cpu": "4",
                                                                      "pods": "110"}}}))
-        p = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        p = sched_decode.pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                            "spec": {"containers": [{"name": "c", "image": "x"}]}})
         s.register_pod(p)
         rec = s.schedule_now(p)

@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 from engine_objects import node_dict, pod_dict
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.api import EmbeddedScheduler
 from pysched.config import load_config
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
 from pysched.framework.node_table import NominatedLoad
 from pysched.framework.types import NodeScore, PodInfo
-from pysched.objects import Node, Pod
 
 ZONES = ["a", "b", "c"]
 IMAGES = [
@@ -52,7 +54,7 @@ def random_node(rng: random.Random, i: int) -> Node:
         images=images or None,
         unschedulable=rng.random() < 0.05,
     )
-    return Node.from_dict(d)
+    return sched_decode.node(d)
 
 
 def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
@@ -112,7 +114,7 @@ def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
     d = pod_dict(name, node=node, **kw)
     if spread:
         d["spec"]["topologySpreadConstraints"] = spread
-    return Pod.from_dict(d)
+    return sched_decode.pod(d)
 
 
 def random_pod_affinity(rng: random.Random) -> dict[str, Any]:
@@ -280,9 +282,9 @@ def test_table_follows_incremental_changes() -> None:
         labels={"disk": "nvme", "topology.kubernetes.io/zone": zone},
         taints=[TAINTS[0]],
     )
-    new = Node.from_dict(d)
+    new = sched_decode.node(d)
     s.on_node_update(old, new)
-    s.on_pod_add(Pod.from_dict(pod_dict("extra", cpu="3", node=old.metadata.name)))
+    s.on_pod_add(sched_decode.pod(pod_dict("extra", cpu="3", node=old.metadata.name)))
     s.on_pod_delete(bound[0])
     s.cache.update_snapshot(s.snapshot)
     assert s.snapshot.table is table  # updated row by row, not rebuilt
@@ -332,11 +334,11 @@ class _Cluster:
 def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
     rng = random.Random(seed)
     nodes = [
-        Node.from_dict(node_dict(f"n{i:03d}", cpu=str(rng.choice([1, 2, 4])), memory="8Gi"))
+        sched_decode.node(node_dict(f"n{i:03d}", cpu=str(rng.choice([1, 2, 4])), memory="8Gi"))
         for i in range(130)
     ]
     bound = [
-        Pod.from_dict(
+        sched_decode.pod(
             pod_dict(
                 f"b{i}",
                 cpu=rng.choice(["500m", "1"]),
@@ -348,7 +350,7 @@ def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
         for i in range(260)
     ]
     pending = [
-        Pod.from_dict(
+        sched_decode.pod(
             pod_dict(
                 f"p{i}",
                 cpu=rng.choice(["500m", "1", "2"]),
@@ -437,7 +439,7 @@ def test_same_decisions_across_node_events(seed: int) -> None:
                         ]
                         or None,
                     )
-                    new = Node.from_dict(d)
+                    new = sched_decode.node(d)
                     s.on_node_update(live[name], new)
                     live[name] = new
                 elif name in live:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from builders import make_node, make_pod
 
+from pykubelet.api.types import LabelSelector, LabelSelectorRequirement
+from pysched import decode as sched_decode
 from pysched.framework.labels import (
     EVERYTHING,
     NOTHING,
@@ -15,7 +17,6 @@ from pysched.framework.labels import (
 )
 from pysched.framework.status import Code, Status, is_success
 from pysched.framework.types import HostPortInfo, NodeInfo, PreFilterResult, normalized_image_name
-from pysched.objects import LabelSelector, LabelSelectorRequirement, NodeSelector
 from pysched.resources import non_zero_pod_requests, pod_requests
 
 MI = 2**20
@@ -155,10 +156,10 @@ def test_label_selector_nil_empty_and_requirements() -> None:
     assert label_selector_as_selector(LabelSelector()) is EVERYTHING
     sel = label_selector_as_selector(
         LabelSelector(
-            {"app": "web"},
-            [
-                LabelSelectorRequirement("tier", "NotIn", ["db"]),
-                LabelSelectorRequirement("track", "DoesNotExist"),
+            match_labels={"app": "web"},
+            match_expressions=[
+                LabelSelectorRequirement(key="tier", operator="NotIn", values=["db"]),
+                LabelSelectorRequirement(key="track", operator="DoesNotExist"),
             ],
         )
     )
@@ -170,7 +171,7 @@ def test_label_selector_nil_empty_and_requirements() -> None:
 
 
 def test_node_selector_terms_or_requirements_and_fields() -> None:
-    ns = NodeSelector.from_dict(
+    ns = sched_decode.node_selector(
         {
             "nodeSelectorTerms": [
                 {
@@ -196,7 +197,7 @@ def test_node_selector_terms_or_requirements_and_fields() -> None:
     assert not sel.match(make_node("other").obj())
     # an invalid term (In without values) never matches but does not hide the others
     bad = CompiledNodeSelector(
-        NodeSelector.from_dict(
+        sched_decode.node_selector(
             {
                 "nodeSelectorTerms": [
                     {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]},

@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 from engine_objects import node_dict, pod_dict
 
+from pykubelet.api.objects import Node
+from pykubelet.api.types import Pod
+from pysched import decode as sched_decode
 from pysched.api import EmbeddedScheduler
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code
-from pysched.objects import Node, Pod
 from pysched.plugins import inter_pod_affinity_index
 from pysched.plugins.inter_pod_affinity import (
     INDEX_NAME,
@@ -38,7 +40,7 @@ def random_node(rng: random.Random, name: str) -> Node:
         labels[ZONE] = rng.choice(["z1", "z2", "z3"])
     if rng.random() < 0.5:
         labels[RACK] = rng.choice(["r1", "r2"])
-    return Node.from_dict(node_dict(name, cpu="64", memory="256Gi", pods=200, labels=labels))
+    return sched_decode.node(node_dict(name, cpu="64", memory="256Gi", pods=200, labels=labels))
 
 
 def random_term(rng: random.Random) -> dict[str, Any]:
@@ -99,7 +101,7 @@ def random_labels(rng: random.Random) -> dict[str, str]:
 
 
 def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
-    return Pod.from_dict(
+    return sched_decode.pod(
         pod_dict(
             name,
             cpu="10m",
@@ -121,7 +123,7 @@ def relabelled(rng: random.Random, pod: Pod) -> Pod:
         labels=random_labels(rng),
         namespace=pod.metadata.namespace,
     )
-    new = Pod.from_dict(d)
+    new = sched_decode.pod(d)
     new.spec.affinity = pod.spec.affinity
     return new
 

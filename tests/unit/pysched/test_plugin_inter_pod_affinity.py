@@ -7,11 +7,11 @@ from typing import Any
 
 from builders import FakeSnapshot, make_node, make_pod, plugin_for, run_filter, run_score
 
+from pysched import decode as sched_decode
 from pysched.config import load_config
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code
 from pysched.framework.types import PodInfo
-from pysched.objects import Namespace
 
 ZONE = "zone"
 CFG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -75,7 +75,7 @@ def test_terms_match_only_their_namespaces() -> None:
     assert _filter(every, [web])["n1"] == ANTI
     # namespaceSelector by labels, resolved through the handle's namespaces
     namespaces = [
-        Namespace.from_dict(
+        sched_decode.namespace(
             {"kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}}
         )
     ]
@@ -90,7 +90,7 @@ def test_terms_match_only_their_namespaces() -> None:
 
 def test_existing_anti_affinity_namespace_selector_uses_incoming_namespace_labels() -> None:
     namespaces = [
-        Namespace.from_dict(
+        sched_decode.namespace(
             {"kind": "Namespace", "metadata": {"name": "default", "labels": {"team": "a"}}}
         )
     ]

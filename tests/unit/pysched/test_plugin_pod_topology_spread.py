@@ -261,8 +261,9 @@ def test_list_defaulting_from_args() -> None:
 
 
 def test_default_selector_from_services_and_controllers() -> None:
-    from pysched.objects import OwnerReference, workload_from_dict
+    from pykubelet.api.types import OwnerReference
     from pysched.plugins.pod_topology_spread import default_selector
+    from pysched.workloads import workload_from_dict
 
     svc = workload_from_dict(
         {
@@ -291,7 +292,11 @@ def test_default_selector_from_services_and_controllers() -> None:
     sel = default_selector(pod, [svc, rs, other_ns])
     assert sel.matches({"app": "foo", "tier": "be"})  # only the Service applies (no owner)
     assert not sel.matches({"app": "bar"})
-    pod.metadata.owner_references = [OwnerReference("apps/v1", "ReplicaSet", "rs1", "uid", True)]
+    pod.metadata.owner_references = [
+        OwnerReference(
+            api_version="apps/v1", kind="ReplicaSet", name="rs1", uid="uid", controller=True
+        )
+    ]
     sel = default_selector(pod, [svc, rs])
     assert sel.matches({"app": "foo", "tier": "fe"})
     assert not sel.matches({"app": "foo", "tier": "be"})
@@ -299,7 +304,7 @@ def test_default_selector_from_services_and_controllers() -> None:
 
 
 def test_system_defaults_from_workload_objects() -> None:
-    from pysched.objects import workload_from_dict
+    from pysched.workloads import workload_from_dict
 
     nodes = [make_node(n).obj() for n in ("n1", "n2")]
     pods = [_foo("a", "n1"), _foo("b", "n1")]
@@ -376,7 +381,7 @@ def test_upstream_score_table(max_skew, selector, counts, candidates, want) -> N
 
 
 def test_upstream_system_defaulting_with_a_service() -> None:
-    from pysched.objects import workload_from_dict
+    from pysched.workloads import workload_from_dict
 
     counts = {"node-a": 4, "node-b": 3, "node-c": 2, "node-d": 1}
     nodes = [make_node(n).obj() for n in counts]

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from builders import make_pod
 
+from pykubelet.api.types import Pod
 from pysched.framework.events import QueueingHint
 from pysched.framework.status import Code
-from pysched.objects import Pod
 from pysched.plugins.queue_sort import PrioritySort
 from pysched.plugins.scheduling_gates import SchedulingGates
 

@@ -192,9 +192,9 @@ def test_lower_priority_pod_ignores_nominated_pod_of_lower_priority() -> None:
 
 def test_victims_on_sums_equal_victims_through_plugins() -> None:
     """Resource-only profiles pick victims on request sums: same victims as the plugin walk."""
+    from pykubelet.api.objects import PodDisruptionBudget
     from pysched.api import EmbeddedScheduler
     from pysched.framework.cycle_state import CycleState
-    from pysched.objects import PodDisruptionBudget
 
     compared = with_victims = violations = 0
     for seed in range(6):

@@ -12,10 +12,11 @@ import pytest
 from engine_objects import make_node, make_pod, node_dict
 from prometheus_client.parser import text_string_to_metric_families
 
+from pykubelet.api.types import Pod, PodSchedulingGate
+from pysched import decode as sched_decode
 from pysched.api import EmbeddedScheduler, admission_check, node_scheduling_properties_change
 from pysched.clock import FakeClock
 from pysched.framework.types import NodeInfo
-from pysched.objects import Node, Pod
 
 
 class Client:
@@ -249,7 +250,7 @@ def test_pods_for_other_schedulers_are_ignored() -> None:
 )
 def test_admission_check(pod_kw: dict[str, Any], node_kw: dict[str, Any], ok: bool) -> None:
     ni = NodeInfo()
-    ni.set_node(Node.from_dict(node_dict("n", **node_kw)))
+    ni.set_node(sched_decode.node(node_dict("n", **node_kw)))
     assert admission_check(make_pod("p", **pod_kw), ni) is ok
 
 
@@ -257,7 +258,7 @@ def test_gated_pod_waits_until_its_gates_are_removed() -> None:
     s, _c = make()
     s.on_node_add(make_node("n1"))
     gated = make_pod("g")
-    gated.spec.scheduling_gates = ["example.com/wait"]
+    gated.spec.scheduling_gates = [PodSchedulingGate(name="example.com/wait")]
     s.on_pod_add(gated)
     assert s.queue.where(gated) == "gated"
     assert s.pending_pods()["gated"] == 1

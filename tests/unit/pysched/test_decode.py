@@ -1,4 +1,5 @@
-"""pysched.objects: strict decoding of v1 objects, quantities, toleration matching."""
+"""pysched.decode: strict decoding of v1 objects into the one model, the scheduler's
+defaults and checks, its integer views, quantities, toleration matching."""
 
 from __future__ import annotations
 
@@ -6,17 +7,13 @@ from fractions import Fraction
 
 import pytest
 
+from pykubelet.api.machinery.errors import DecodeError
 from pykubelet.api.machinery.quantity import QuantityError, int_value, milli_value, parse_quantity
-from pysched.objects import (
-    DecodeError,
-    Node,
-    Pod,
-    PodDisruptionBudget,
-    PriorityClass,
-    Taint,
-    Toleration,
-    from_dict,
-)
+from pykubelet.api.objects import PodDisruptionBudget, PriorityClass
+from pykubelet.api.types import Taint, Toleration
+from pysched import decode as sched_decode
+from pysched.decode import from_dict
+from pysched.views import int_resources, pod_resources
 
 
 @pytest.mark.parametrize(
@@ -58,7 +55,7 @@ def _pod(spec: dict, **meta: object) -> dict:
 
 
 def test_pod_decodes_resources_in_canonical_units_and_limits_default_requests() -> None:
-    p = Pod.from_dict(
+    p = sched_decode.pod(
         _pod(
             {
                 "containers": [
@@ -76,16 +73,16 @@ def test_pod_decodes_resources_in_canonical_units_and_limits_default_requests() 
         )
     )
     c = p.spec.containers[0]
-    assert c.resources.requests == {"cpu": 250, "memory": 2**30}
-    assert c.resources.limits == {"cpu": 1000, "memory": 2**30}
-    assert p.spec.overhead == {"cpu": 10}
+    assert pod_resources(p).containers[0] == {"cpu": 250, "memory": 2**30}
+    assert int_resources(c.resources.limits) == {"cpu": 1000, "memory": 2**30}
+    assert pod_resources(p).overhead == {"cpu": 10}
     assert p.namespace == "default"
     assert p.spec.scheduler_name == "default-scheduler"
     assert p.key == "default/p"
 
 
 def test_pod_accepts_known_fields_it_does_not_model() -> None:
-    p = Pod.from_dict(
+    p = sched_decode.pod(
         _pod(
             {
                 "containers": [
@@ -150,12 +147,12 @@ def test_pod_accepts_known_fields_it_does_not_model() -> None:
 )
 def test_pod_decode_errors_name_the_field(doc: dict, path: str) -> None:
     with pytest.raises(DecodeError) as ei:
-        Pod.from_dict(doc)
+        sched_decode.pod(doc)
     assert ei.value.path == path
 
 
 def test_node_decodes_taints_images_and_defaults_allocatable_to_capacity() -> None:
-    n = Node.from_dict(
+    n = sched_decode.node(
         {
             "apiVersion": "v1",
             "kind": "Node",
@@ -170,7 +167,7 @@ def test_node_decodes_taints_images_and_defaults_allocatable_to_capacity() -> No
             },
         }
     )
-    assert n.status.allocatable == {"cpu": 2000, "memory": 4 * 2**30, "pods": 110}
+    assert int_resources(n.status.allocatable) == {"cpu": 2000, "memory": 4 * 2**30, "pods": 110}
     assert n.spec.taints[0].to_string() == "k=v:NoSchedule"
     assert n.spec.unschedulable
     assert n.status.images[0].size_bytes == 5
@@ -178,7 +175,7 @@ def test_node_decodes_taints_images_and_defaults_allocatable_to_capacity() -> No
 
 def test_node_rejects_bad_taint_effect_and_namespace() -> None:
     with pytest.raises(DecodeError, match=r"spec.taints\[0\].effect"):
-        Node.from_dict(
+        sched_decode.node(
             {
                 "kind": "Node",
                 "metadata": {"name": "n"},
@@ -186,7 +183,7 @@ def test_node_rejects_bad_taint_effect_and_namespace() -> None:
             }
         )
     with pytest.raises(DecodeError, match=r"metadata\.namespace"):
-        Node.from_dict({"kind": "Node", "metadata": {"name": "n", "namespace": "x"}})
+        sched_decode.node({"kind": "Node", "metadata": {"name": "n", "namespace": "x"}})
 
 
 def test_from_dict_dispatches_by_kind() -> None:
@@ -211,25 +208,33 @@ def test_from_dict_dispatches_by_kind() -> None:
         }
     )
     assert isinstance(pdb, PodDisruptionBudget)
-    assert pdb.min_available == "50%"
-    assert pdb.disruptions_allowed == 1
+    assert pdb.spec.min_available == "50%"
+    assert pdb.status.disruptions_allowed == 1
     with pytest.raises(DecodeError, match="unsupported kind"):
         from_dict({"kind": "Deployment"})
+
+
+def _tol(key: str, op: str, value: str, effect: str) -> Toleration:
+    return Toleration(key=key, operator=op, value=value, effect=effect)
+
+
+def _taint(key: str, value: str, effect: str) -> Taint:
+    return Taint(key=key, value=value, effect=effect)
 
 
 # v1 Toleration.ToleratesTaint table (k8s.io/api/core/v1 toleration_test.go semantics).
 @pytest.mark.parametrize(
     ("tol", "taint", "ok"),
     [
-        (Toleration("foo", "Equal", "bar", "NoSchedule"), Taint("foo", "bar", "NoSchedule"), True),
-        (Toleration("foo", "Equal", "bar", ""), Taint("foo", "bar", "NoExecute"), True),
-        (Toleration("foo", "Equal", "bar", "NoSchedule"), Taint("foo", "bar", "NoExecute"), False),
-        (Toleration("foo", "Equal", "baz", ""), Taint("foo", "bar", "NoSchedule"), False),
-        (Toleration("foo", "Exists", "", ""), Taint("foo", "anything", "NoSchedule"), True),
-        (Toleration("", "Exists", "", ""), Taint("any", "x", "PreferNoSchedule"), True),
-        (Toleration("", "Exists", "", "NoSchedule"), Taint("any", "x", "NoExecute"), False),
-        (Toleration("other", "Exists", "", ""), Taint("foo", "", "NoSchedule"), False),
-        (Toleration("foo", "Equal", "", ""), Taint("foo", "", "NoSchedule"), True),
+        (_tol("foo", "Equal", "bar", "NoSchedule"), _taint("foo", "bar", "NoSchedule"), True),
+        (_tol("foo", "Equal", "bar", ""), _taint("foo", "bar", "NoExecute"), True),
+        (_tol("foo", "Equal", "bar", "NoSchedule"), _taint("foo", "bar", "NoExecute"), False),
+        (_tol("foo", "Equal", "baz", ""), _taint("foo", "bar", "NoSchedule"), False),
+        (_tol("foo", "Exists", "", ""), _taint("foo", "anything", "NoSchedule"), True),
+        (_tol("", "Exists", "", ""), _taint("any", "x", "PreferNoSchedule"), True),
+        (_tol("", "Exists", "", "NoSchedule"), _taint("any", "x", "NoExecute"), False),
+        (_tol("other", "Exists", "", ""), _taint("foo", "", "NoSchedule"), False),
+        (_tol("foo", "Equal", "", ""), _taint("foo", "", "NoSchedule"), True),
     ],
 )
 def test_toleration_tolerates_taint(tol: Toleration, taint: Taint, ok: bool) -> None:
@@ -237,7 +242,7 @@ def test_toleration_tolerates_taint(tol: Toleration, taint: Taint, ok: bool) -> 
 
 
 def test_empty_enums_take_the_api_defaults() -> None:
-    p = Pod.from_dict(
+    p = sched_decode.pod(
         _pod(
             {
                 "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": ""}]}],
@@ -248,10 +253,28 @@ def test_empty_enums_take_the_api_defaults() -> None:
     assert p.spec.containers[0].ports[0].protocol == "TCP"
     assert p.spec.tolerations[0].operator == "Equal"
     with pytest.raises(DecodeError, match="effect"):
-        Node.from_dict(
+        sched_decode.node(
             {
                 "kind": "Node",
                 "metadata": {"name": "n"},
                 "spec": {"taints": [{"key": "k", "effect": ""}]},
             }
         )
+
+
+def test_collector_paused_restores_the_collector() -> None:
+    import gc
+
+    from pysched.decode import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
