@@ -8,7 +8,9 @@ few directories are cross-cutting (``ops/``: the repository's own rules; the sui
 A test module moves, within the package directory its directory names, to the
 subdirectory it tests most: each import of a pykubelet/pysched/pycni module counts one for
 the module's directory, a module whose name is in the test's name three, and a directory
-whose name is in the test's name three more; ties stay shallow. A module importing none of them stays where it is (listed as unmapped).
+whose name is in the test's name three more; ties stay shallow. A module importing none of
+them goes to the one directory below named in its name, or stays (listed as unmapped).
+Modules named for a whole package's rules (house, layout, imports) stay in its directory.
 
 Run it from anywhere: ``python tests/tree_map.py`` prints the moves; ``--apply`` makes them
 with ``git mv``. Rerunning after ``--apply`` proposes nothing (a module already sits in the
