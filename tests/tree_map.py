@@ -5,17 +5,18 @@ tests/unit/kubelet/prober/ and found there.
 A test directory names a package directory: ``pykubelet/`` is dropped (``controlplane/``,
 ``kubelet/prober/``), ``pysched/`` and ``pycni/`` are kept (``pysched/framework/``), and a
 few directories are cross-cutting (``ops/``: the repository's own rules; the suite's top).
-A test module moves, within the package directory its directory names, to the
-subdirectory it tests most: each import of a pykubelet/pysched/pycni module counts one for
-the module's directory, a module whose name is in the test's name three, and a directory
-whose name is in the test's name three more; ties stay shallow. A module importing none of
-them goes to the one directory below named in its name, or stays (listed as unmapped).
-Modules named for a whole package's rules (house, layout, imports) stay in its directory.
+A test module moves to the directory, at or below the package directory its top test
+directory names, that it tests most: each import of a pykubelet/pysched/pycni module
+counts one for the module's directory, five if the test is named for the module
+(``test_job_decisions`` ~ controllers/job.py); a directory the test is named for counts
+five (``test_kubelet_pleg_relist`` ~ kubelet/pleg); ties go to the shallower. A module with
+none of these stays where it is (those importing no package module are listed as
+unmapped); one named for a whole package's rules (house, layout, imports) stays in it.
 
 Run it from anywhere: ``python tests/tree_map.py`` prints the moves; ``--apply`` makes them
-with ``git mv``. Rerunning after ``--apply`` proposes nothing (a module already sits in the
-best directory among its directory and the ones below it), so it can be rerun after merges
-that add test modules in the old flat places. tests/unit/ops/test_tests_tree.py keeps every
+with ``git mv``. Rerunning after ``--apply`` proposes nothing (where a module goes depends on
+its text and its top directory only), so it can be rerun after merges that add test
+modules in the old flat places. tests/unit/ops/test_tests_tree.py keeps every
 test module in a directory of the package tree (``room_of``).
 """
 
@@ -37,6 +38,8 @@ CROSS_CUTTING = {"", "ops"}
 NOT_ROOMS = {"_proto", "testing", "__pycache__", "static"}
 # words naming a test of a whole package (its house rules, layout, imports): it stays there
 WHOLE_PACKAGE = {"house", "layout", "layering", "imports"}
+# what the test's name counts for a directory: a module or directory it is named for
+NAMED = 5
 
 
 def room_of(test_dir: str) -> str | None:
@@ -58,7 +61,7 @@ def test_dir_of(room: str) -> str:
 def _legacy_room(test_dir: str) -> str | None:
     """The flat directories from before the mirror, named for a package below its parent."""
     first, _, rest = test_dir.partition("/")
-    legacy = {"kubectl": "pykubelet/cli/kubectl", "apimachinery": "pykubelet/api/machinery"}
+    legacy = {"kubectl": "pykubelet/cli", "apimachinery": "pykubelet/api"}
     if first in legacy:
         return "/".join(p for p in (legacy[first], rest) if p)
     return None
@@ -103,35 +106,34 @@ def _names_module(tokens: list[str], stem: str) -> bool:
     return any(tokens[i:i + len(parts)] == parts for i in range(len(tokens)))
 
 
-def _named_room(tokens: list[str], room: str) -> str:
-    """For a module importing nothing at or below ``room`` (it talks HTTP to a control plane,
-    runs a CLI): the one directory below ``room`` whose name is in the test's name, if
-    exactly one is."""
+def _named_dirs(tokens: list[str], room: str) -> set[str]:
+    """The package directories below ``room`` whose name (or its singular) is in the test's
+    name: ``test_kubelet_pleg_relist`` ~ kubelet/pleg, ``test_plugin_node_name`` ~ plugins."""
     named = set()
-    for module in (REPO / room).rglob("*.py"):
-        d = module.parent.relative_to(REPO).as_posix()
-        if d == room or NOT_ROOMS & set(d.split("/")):
-            continue
-        if d.rsplit("/", 1)[-1] in tokens:
+    for init in (REPO / room).rglob("__init__.py"):
+        d = init.parent.relative_to(REPO).as_posix()
+        name = d.rsplit("/", 1)[-1]
+        if d != room and not NOT_ROOMS & set(d.split("/")) and (
+                name in tokens or name.removesuffix("s") in tokens):
             named.add(d)
-    return named.pop() if len(named) == 1 else room
+    return named
 
 
-def best_room(path: Path, room: str) -> str:
-    """The directory at or below ``room`` that the module at ``path`` tests most."""
+def best_room(path: Path, room: str) -> str | None:
+    """The directory at or below ``room`` that the module at ``path`` tests most; None if
+    nothing says (it stays where it is)."""
     tokens = _name_tokens(path)
-    if WHOLE_PACKAGE & set(tokens):
-        return room
+    if WHOLE_PACKAGE & set(tokens):  # test_kubectl_imports: cli/kubectl's, not cli's
+        named = _named_dirs(tokens, room)
+        return named.pop() if len(named) == 1 else None
     score: Counter[str] = Counter()
     for d, stem in imported_dirs(path.read_text()):
         if d == room or d.startswith(room + "/"):
-            score[d] += 3 if _names_module(tokens, stem) else 1
+            score[d] += NAMED if _names_module(tokens, stem) else 1
+    for d in _named_dirs(tokens, room):
+        score[d] += NAMED
     if not score:
-        return _named_room(tokens, room)
-    # a directory the test is named for (``test_kubelet_pleg_relist``: pleg/) counts three more
-    for d in score.keys() - {room}:
-        if d.rsplit("/", 1)[-1] in tokens:
-            score[d] += 3
+        return None
     top = max(score.values())
     return min((d for d, s in score.items() if s == top), key=lambda d: (d.count("/"), d))
 
@@ -145,12 +147,17 @@ def plan() -> tuple[list[tuple[Path, Path]], list[Path]]:
         for path in sorted(base.rglob("test_*.py")):
             test_dir = path.parent.relative_to(base).as_posix()
             test_dir = "" if test_dir == "." else test_dir
-            room = room_of(test_dir) or _legacy_room(test_dir)
+            top = test_dir.split("/")[0]
+            room = room_of(top) or _legacy_room(top)
             if room is None:
                 continue
             if not imported_dirs(path.read_text()):
                 unmapped.append(path)
-            target_dir = test_dir_of(best_room(path, room))
+            best = best_room(path, room)
+            if best is None:  # stays, unless its directory names no package (kubectl/)
+                best = room if room_of(test_dir) is None else room_of(test_dir)
+            assert best is not None
+            target_dir = test_dir_of(best)
             target = base / target_dir / path.name
             if target != path:
                 moves.append((path, target))
