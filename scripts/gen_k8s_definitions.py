@@ -10,7 +10,7 @@ formats, required lists, group-version-kinds and the list/map/patch metadata
 
 The walker (pykubelet/api/machinery/codec.py) reads this file to know every upstream field of a
 type, so a field our typed classes do not model is still checked and kept; the OpenAPI emitter
-and strategic merge patch read the same metadata. tests/unit/apimachinery checks the committed
+and strategic merge patch read the same metadata. tests/unit/api/machinery checks the committed
 file is what this script writes.
 
     python scripts/gen_k8s_definitions.py           # rewrite the file

@@ -16,11 +16,21 @@ timeouts is another matter (scripts/test.sh says what was seen).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# Test modules and their helpers are imported by basename ("prepend" import mode, no
+# __init__.py; tests/unit/ops/test_unit_tree.py keeps basenames unique across tests/). The
+# tree mirrors the packages' (tests/tree_map.py), so a helper (cp_live, kubelet_builders)
+# or a test module another imports sits in a directory above or beside its importers:
+# every directory of tests/ is on sys.path, after the packages, wherever a run starts.
+for _dir in sorted({str(p.parent) for p in TESTS.rglob("*.py")}):
+    if _dir not in sys.path:
+        sys.path.append(_dir)
+
 ROOT_GROUPS = {
     "integration/runtime": "root-runtime",
     "integration/kubelet": "root-kubelet",

@@ -19,7 +19,7 @@ back to the plugins (``stats["errors"]``).
 Nominated pods (priority >= the pod's) are counted in their nodes' columns when every active
 filter is resource-monotone; otherwise those nodes go through the plugins' two passes.
 
-tests/unit/pysched/test_fast_path.py compares both paths on randomised clusters.
+tests/unit/pysched/fast/test_fast_path.py compares both paths on randomised clusters.
 """
 
 from __future__ import annotations

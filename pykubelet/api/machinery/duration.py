@@ -3,7 +3,7 @@ metav1.Duration and of every duration flag, which the node's config, the schedul
 the lab's and kubectl's flags take. Printed: how long ago, for people, as apimachinery's
 util/duration, which kubectl's AGE column, the API server's Tables and ``kubectl describe``
 all print through. Standard library only: pykubectl imports it on its start-up path
-(tests/unit/kubectl/test_kubectl_imports.py)."""
+(tests/unit/cli/kubectl/test_kubectl_imports.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ as apimachinery's resource package is upstream's.
   invalid_quantity  the one message for a value that is no quantity, in every decoder
 
 Standard library only (and the field errors beside it): pykubectl imports this module on its
-start-up path, so nothing heavy may come with it (tests/unit/kubectl/test_kubectl_imports.py).
+start-up path, so nothing heavy may come with it (tests/unit/cli/kubectl/test_kubectl_imports.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Reading is Go's ``time.Parse(time.RFC3339, s)`` (what metav1.Time's UnmarshalJSO
 nothing looser (no date alone, no missing offset, no space for ``T``). Writing is
 metav1.Time's MarshalJSON: UTC, seconds precision, ``Z``; MicroTime writes exactly six
 fractional digits. Standard library only: pykubectl imports it on its start-up path
-(tests/unit/kubectl/test_kubectl_imports.py).
+(tests/unit/cli/kubectl/test_kubectl_imports.py).
 """
 
 from __future__ import annotations

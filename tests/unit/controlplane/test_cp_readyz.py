@@ -2,7 +2,7 @@
 on SQLite (in-process, loopback) is ready while its store answers, and unready when the
 store is gone or does not answer within the timeout, which is what the agents' load
 balancer goes by. On etcd (a member that loses quorum, reads after another API server's
-writes): tests/integration/controlplane/test_cp_readyz_etcd.py, since those start etcd."""
+writes): tests/integration/controlplane/storage/test_cp_readyz_etcd.py, since those start etcd."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 UNIT = REPO / "tests" / "unit"
 # the storage suite's runner serves the integration suite too, which passes "etcd"
-ETCD_RUNNER = "tests/unit/controlplane/test_cp_storage.py"
+ETCD_RUNNER = "tests/unit/controlplane/storage/test_cp_storage.py"
 STARTS_ETCD = re.compile(r"\bEtcdServer\(|\betcd_cluster\b|\"--etcd-servers\"")
 ETCD_BACKEND = re.compile(r"parametrize\([^)]*\"etcd\"")
 
@@ -37,7 +37,7 @@ def test_the_agent_harness_is_written_once() -> None:
     test modules that built their own (cgroups-less manager, KubeletConfig, APINode) use it."""
     own = re.compile(r"^class NoCgroups\b|^def wait_for\(|KubeletConfig\(nodeName=")
     kubelet = UNIT / "kubelet"
-    hits = [str(f.relative_to(REPO)) for f in sorted(kubelet.glob("test_*.py"))
+    hits = [str(f.relative_to(REPO)) for f in sorted(kubelet.rglob("test_*.py"))
             if any(own.search(line) for line in f.read_text().splitlines())]
     assert hits == []
 

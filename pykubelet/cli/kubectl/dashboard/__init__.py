@@ -6,7 +6,7 @@ pure), ``view`` (nodes, pods and events folded into what the page draws: request
 allocatable per node, pod cards, the decision table: pure), ``reflector`` (list then watch,
 resumed from the last resourceVersion), ``server`` (aiohttp: the page, its event stream and
 the read-only proxy). This module is the command; aiohttp and the server are imported
-when it runs, never when pykubectl starts (tests/unit/kubectl/test_kubectl_imports.py).
+when it runs, never when pykubectl starts (tests/unit/cli/kubectl/test_kubectl_imports.py).
 
 As ``kubectl proxy``, the port carries the kubeconfig's credentials, so it listens on
 127.0.0.1 by default and answers only requests naming an accepted host, from its own page;

@@ -1,5 +1,5 @@
 """The store seam's contract, run against every backend (as storage/testing does upstream):
-here SQLite on a file and in memory; tests/integration/controlplane/test_cp_storage_etcd.py
+here SQLite on a file and in memory; tests/integration/controlplane/storage/test_cp_storage_etcd.py
 runs every case that takes a ``backend`` on etcd too (Debian's etcd-server, one member on
 loopback ports under the test's temporary directory, removed afterwards), with etcd's own."""
 

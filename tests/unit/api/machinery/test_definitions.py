@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pykubelet.api.machinery.codec import definitions
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def _generator():  # scripts/ is no package: load the script by path

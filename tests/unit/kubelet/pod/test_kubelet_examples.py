@@ -7,7 +7,7 @@ from pathlib import Path
 from pykubelet.config import load_config
 from pykubelet.kubelet.pod.static_pods import read_static_pods
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 
 
 def test_node_config_example():

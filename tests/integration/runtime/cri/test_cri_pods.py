@@ -29,7 +29,7 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb
 
 pytestmark = [pytest.mark.root, pytest.mark.netns, pytest.mark.runc]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 PEER = next((p for p in (REPO.parent / "shared" / "peers" / "containerd",
                          Path("/work/shared/peers/containerd")) if (p / "cri_client.py").exists()),
             Path("/work/shared/peers/containerd"))

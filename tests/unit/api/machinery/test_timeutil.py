@@ -14,7 +14,7 @@ import pytest
 
 from pykubelet.api.machinery import timeutil
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize(("text", "want"), [

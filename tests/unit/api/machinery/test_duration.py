@@ -16,7 +16,7 @@ import pytest
 
 from pykubelet.api.machinery.duration import human_duration, parse_duration
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize(("seconds", "text"), [

@@ -1,9 +1,9 @@
 """The store seam's contract on etcd (Debian's etcd-server, one member on loopback ports
-under the test's temporary directory, removed afterwards): every case of the unit suite that
-takes a ``backend`` (tests/unit/controlplane/test_cp_storage.py, on SQLite there) runs here on
-etcd, then etcd's own cases: compaction, progress notifications, leases, writes from outside
-the store, moved calls and closed channels, a member killed, TLS. They are here, not in
-tests/unit, because each starts an etcd process (issue 25)."""
+under the test's temporary directory, removed afterwards): every case of the unit suite
+that takes a ``backend`` (tests/unit/controlplane/storage/test_cp_storage.py, on SQLite
+there) runs here on etcd, then etcd's own cases: compaction, progress notifications,
+leases, writes from outside the store, moved calls and closed channels, a member killed,
+TLS. They are here, not in tests/unit, because each starts an etcd process (issue 25)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 def _unit_suite() -> ModuleType:
     """The unit suite, loaded under its own name (its cases are not collected twice)."""
-    path = Path(__file__).resolve().parents[2] / "unit" / "controlplane" / "test_cp_storage.py"
+    tests = Path(__file__).resolve().parents[3]
+    path = tests / "unit" / "controlplane" / "storage" / "test_cp_storage.py"
     spec = importlib.util.spec_from_file_location("storage_contract", path)
     assert spec is not None
     assert spec.loader is not None
