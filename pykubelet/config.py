@@ -132,6 +132,11 @@ class KubeletConfig:
     # registries the embedded runtime pulls from over plain HTTP (HOST or HOST:PORT), as
     # containerd's insecure registry hosts; loopback always may. The lab names its own.
     insecureRegistries: list[str] = field(default_factory=list)
+    # pods' DNS (KubeletConfiguration's names): ClusterFirst pods get clusterDNS as their
+    # nameservers; empty (upstream's default), they fall back to resolvConf, the node's
+    clusterDNS: list[str] = field(default_factory=list)
+    clusterDomain: str = "cluster.local"
+    resolvConf: str = "/etc/resolv.conf"
     apiVersion: str = API_VERSION
     kind: str = KIND
 
@@ -168,7 +173,7 @@ class KubeletConfig:
 _STR_FIELDS = {
     "apiVersion", "kind", "nodeName", "nodeIP", "rootDir", "runDir", "containerRuntimeEndpoint",
     "staticPodPath", "cniConfDir", "cniBinDir", "podCIDR", "podLogsDir", "healthzBindAddress",
-    "server", "token", "caCertHash",
+    "server", "token", "caCertHash", "clusterDomain", "resolvConf",
 }
 
 
@@ -364,6 +369,21 @@ def _decode_insecure_registries(value: Any) -> list[str]:
     return list(value)
 
 
+def _decode_cluster_dns(value: Any) -> list[str]:
+    """clusterDNS: a list of IP addresses."""
+    if not isinstance(value, list):
+        raise KubeletConfigError(
+            f"clusterDNS: expected a list of IP addresses, got {_type_name(value)}")
+    out = []
+    for i, ip in enumerate(value):
+        text = _check_str(f"clusterDNS[{i}]", ip)
+        try:
+            out.append(str(ipaddress.ip_address(text)))
+        except ValueError as exc:
+            raise KubeletConfigError(f"clusterDNS[{i}]: {exc}") from exc
+    return out
+
+
 def decode_config(data: Any) -> KubeletConfig:
     """Decode a parsed YAML document strictly; raises KubeletConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
@@ -405,6 +425,8 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_api_servers(value or [])
         elif key == "insecureRegistries":
             kwargs[key] = _decode_insecure_registries(value or [])
+        elif key == "clusterDNS":
+            kwargs[key] = _decode_cluster_dns(value or [])
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
         raise KubeletConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
@@ -435,7 +457,8 @@ def decode_config(data: Any) -> KubeletConfig:
         raise KubeletConfigError(
             f"containerRuntimeEndpoint: only unix:// endpoints are supported, got {ep!r}"
         )
-    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir"):
+    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir",
+                 "resolvConf"):
         value = getattr(cfg, name)
         if value and not value.startswith("/"):
             raise KubeletConfigError(f"{name}: must be an absolute path, got {value!r}")
