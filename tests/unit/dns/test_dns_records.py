@@ -137,7 +137,8 @@ def test_cache_keeps_the_id_and_is_dropped_with_the_zone() -> None:
     q2 = dns.message.make_query("web.shop.svc.cluster.local", "A")
     q2.id = (q1.id + 1) % 65536
     r1, r2 = (a.respond(q.to_wire(), 512) for q in (q1, q2))
-    assert r1 is not None and r2 is not None
+    assert r1 is not None
+    assert r2 is not None
     assert (dns.message.from_wire(r2).id, r1[2:]) == (q2.id, r2[2:])
     a.set_zone(build_zone([svc("web", "shop", clusterIP="10.96.0.99")], []))
     r3 = a.respond(q1.to_wire(), 512)
