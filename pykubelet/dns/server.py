@@ -321,6 +321,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--domain", default="cluster.local")
     p.add_argument("--upstream", action="append", default=None,
                    help="HOST[:PORT]; default: the nameservers of /etc/resolv.conf")
+    p.add_argument("--no-upstream", action="store_true", help="answer the zone only")
     args = p.parse_args(argv)
     items: list[dict[str, Any]] = []
     if args.objects:
@@ -331,6 +332,8 @@ def main(argv: list[str] | None = None) -> None:
     host, _, port = args.listen.rpartition(":")
     ups = [_upstream(u) for u in args.upstream] if args.upstream is not None \
         else resolv_conf_upstreams(exclude=[host])
+    if args.no_upstream:
+        ups = []
     srv = DNSServer(Answerer(zone), ups)
 
     async def run() -> None:
