@@ -30,6 +30,7 @@ import logging
 import struct
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,25 +53,37 @@ CACHE_MAX = 50_000
 FORWARD_TIMEOUT = 1.0
 
 
+@dataclass(frozen=True)
+class _View:
+    """One zone with its SOA and its answers' cache, swapped as one reference so an
+    answer built from an old zone never lands in a new zone's cache."""
+
+    zone: Zone
+    soa: dns.rrset.RRset
+    cache: dict[bytes, bytes] = field(default_factory=dict)
+
+
 class Answerer:
-    """Builds answers for one zone; thread-safe to swap the zone (one reference)."""
+    """Builds answers for one zone; the zone may be swapped from another thread."""
 
     def __init__(self, zone: Zone, ttl: int = DEFAULT_TTL) -> None:
         self.ttl = ttl
-        self._cache: dict[bytes, bytes] = {}
         self.set_zone(zone)
 
-    def set_zone(self, zone: Zone) -> None:
-        self.zone = zone
-        self.origin = dns.name.from_text(zone.origin)
-        self.soa = dns.rrset.from_text(
-            self.origin, self.ttl, "IN", "SOA",
-            f"ns.dns.{zone.origin} hostmaster.{zone.origin} 1 7200 1800 86400 {self.ttl}")
-        self._cache = {}
+    @property
+    def zone(self) -> Zone:
+        return self._view.zone
 
-    def _pod_address(self, qname: str) -> str | None:
+    def set_zone(self, zone: Zone) -> None:
+        soa = dns.rrset.from_text(
+            dns.name.from_text(zone.origin), self.ttl, "IN", "SOA",
+            f"ns.dns.{zone.origin} hostmaster.{zone.origin} 1 7200 1800 86400 {self.ttl}")
+        self._view = _View(zone, soa)
+
+    @staticmethod
+    def _pod_address(zone: Zone, qname: str) -> str | None:
         """``a-b-c-d.<ns>.pod.<zone>`` → a.b.c.d (CoreDNS "pods insecure")."""
-        labels = qname[: -len(self.zone.origin)].rstrip(".").split(".")
+        labels = qname[: -len(zone.origin)].rstrip(".").split(".")
         if len(labels) != 3 or labels[2] != "pod":
             return None
         text = labels[0].replace("-", ".") if labels[0].count("-") == 3 \
@@ -80,25 +93,29 @@ class Answerer:
         except ValueError:
             return None
 
-    def is_local(self, qname: str) -> bool:
+    @staticmethod
+    def _is_local(zone: Zone, qname: str) -> bool:
         """Whether ``qname`` (lower case, absolute) is answered here, not forwarded."""
-        return (qname == self.zone.origin or qname.endswith("." + self.zone.origin)
-                or (qname.endswith(".arpa.") and qname in self.zone.records))
+        return (qname == zone.origin or qname.endswith("." + zone.origin)
+                or (qname.endswith(".arpa.") and qname in zone.records))
 
-    def answer(self, query: dns.message.Message) -> dns.message.Message:
+    def answer(self, query: dns.message.Message, view: _View | None = None
+               ) -> dns.message.Message:
         """The response to a query of a local name."""
+        view = view or self._view
+        zone = view.zone
         resp = dns.message.make_response(query)
         resp.flags |= dns.flags.AA
         q = query.question[0]
         qname = q.name.to_text().lower()
         qtype = dns.rdatatype.to_text(q.rdtype)
-        records = self.zone.records.get(qname, [])
-        if not records and qname.endswith("." + self.zone.origin):
-            ip = self._pod_address(qname)
+        records = zone.records.get(qname, [])
+        if not records and qname.endswith("." + zone.origin):
+            ip = self._pod_address(zone, qname)
             if ip is not None:
                 records = [Record(address_type(ip), ip)]
-        if qname == self.zone.origin and qtype == "SOA":
-            resp.answer.append(self.soa)
+        if qname == zone.origin and qtype == "SOA":
+            resp.answer.append(view.soa)
             return resp
         hits = [r for r in records if r.rdtype == qtype or qtype == "ANY"]
         if not hits:
@@ -111,16 +128,17 @@ class Answerer:
                 resp.answer.append(dns.rrset.from_text_list(q.name, self.ttl, "IN", rdtype,
                                                             datas))
             return resp
-        if not records and qname not in self.zone.names and qname != self.zone.origin:
+        if not records and qname not in zone.names and qname != zone.origin:
             resp.set_rcode(dns.rcode.NXDOMAIN)
-        resp.authority.append(self.soa)
+        resp.authority.append(view.soa)
         return resp
 
     def respond(self, wire: bytes, max_size: int) -> bytes | None:
         """The reply to a local query (cached), or None when it is to be forwarded.
         ``max_size`` 0: no limit (TCP)."""
+        view = self._view
         key = wire[2:] + (b"T" if max_size == 0 else b"U")
-        hit = self._cache.get(key)
+        hit = view.cache.get(key)
         if hit is not None:
             return wire[:2] + hit
         try:
@@ -132,17 +150,17 @@ class Answerer:
             resp.set_rcode(dns.rcode.NOTIMP if query.opcode() != 0 else dns.rcode.FORMERR)
             return resp.to_wire()
         qname = query.question[0].name.to_text().lower()
-        if not self.is_local(qname):
+        if not self._is_local(view.zone, qname):
             return None
-        resp = self.answer(query)
+        resp = self.answer(query, view)
         limit = 0
         if max_size:
             limit = max(UDP_NO_EDNS, query.payload) if query.edns >= 0 else UDP_NO_EDNS
             limit = min(limit, max_size)
         out = resp.to_wire(max_size=limit or 65535, prefer_truncation=True)
-        if len(self._cache) >= CACHE_MAX:
-            self._cache = {}
-        self._cache[key] = out[2:]
+        if len(view.cache) >= CACHE_MAX:
+            view.cache.clear()
+        view.cache[key] = out[2:]
         return out
 
 
