@@ -98,3 +98,23 @@ def test_zone_follows_the_watches() -> None:
     finally:
         api.closed = True
         keeper.stop()
+
+
+def test_cluster_dns_component_serves_the_watched_zone() -> None:
+    import dns.query
+
+    from pykubelet.dns.component import ClusterDNS
+
+    api = FakeAPI({"services": [service("kube-dns", "10.96.0.10", "1")],
+                   "endpointslices": []})
+    c = ClusterDNS(api, "127.0.0.1", 0, upstreams=[]).start(5)
+    try:
+        q = dns.message.make_query("kube-dns.default.svc.cluster.local", "A")
+        r = dns.query.udp(q, "127.0.0.1", timeout=2, port=c.port)
+        assert [x.to_text() for rr in r.answer for x in rr] == ["10.96.0.10"]
+        r = dns.query.udp(dns.message.make_query("example.org", "A"), "127.0.0.1",
+                          timeout=2, port=c.port)
+        assert r.rcode() == dns.rcode.SERVFAIL  # no upstream given
+    finally:
+        api.closed = True
+        c.stop()
