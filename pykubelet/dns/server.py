@@ -27,6 +27,7 @@ import functools
 import ipaddress
 import json
 import logging
+import socket
 import struct
 import threading
 from collections.abc import Iterable
@@ -230,33 +231,18 @@ class DNSServer:
                 return got
         return servfail(wire)
 
-    async def serve(self, host: str, port: int) -> tuple[asyncio.DatagramTransport,
-                                                         asyncio.Server]:
+    async def serve(self, host: str, port: int) -> tuple[UDPReceiver, asyncio.Server]:
         """Bind UDP then TCP on the same port (``port`` 0: UDP's choice)."""
         loop = asyncio.get_running_loop()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            sock.close()
+            raise
+        udp = UDPReceiver(self, sock, loop)
         server = self
-        pending: set[asyncio.Task[None]] = set()
-
-        class UDP(asyncio.DatagramProtocol):
-            def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                self.transport: asyncio.DatagramTransport = transport  # type: ignore[assignment]
-
-            def datagram_received(self, data: bytes, addr: Any) -> None:
-                out = server.answerer.respond(data, 65535)
-                if out is not None:
-                    self.transport.sendto(out, addr)
-                    return
-                task = loop.create_task(self._slow(data, addr))
-                pending.add(task)
-                task.add_done_callback(pending.discard)
-
-            async def _slow(self, data: bytes, addr: Any) -> None:
-                out = await server.reply(data, 65535)
-                if out is not None:
-                    self.transport.sendto(out, addr)
-
-        udp, _ = await loop.create_datagram_endpoint(UDP, local_addr=(host, port))
-        port = udp.get_extra_info("sockname")[1]
 
         async def tcp_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
@@ -273,8 +259,71 @@ class DNSServer:
             finally:
                 writer.close()
 
-        tcp = await asyncio.start_server(tcp_client, host, port)
+        try:
+            tcp = await asyncio.start_server(tcp_client, host, udp.port)
+        except OSError:
+            sock.close()
+            raise
+        udp.start()
         return udp, tcp
+
+
+class UDPReceiver:
+    """UDP served by a thread of its own with blocking calls: a cached answer costs a
+    recvfrom, a dict lookup and a sendto, without an event loop's per-datagram work
+    (about 3x the rate of asyncio's datagram transport here, bench/dns_bench.py).
+    Queries to forward are handed to the event loop, which waits for the upstreams."""
+
+    def __init__(self, server: DNSServer, sock: socket.socket,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.server, self.sock, self.loop = server, sock, loop
+        self.port: int = sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._pending: set[asyncio.Task[None]] = set()
+        self._thread = threading.Thread(target=self._run, name="dns-udp", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        self.sock.close()
+
+    def _run(self) -> None:
+        sock, respond = self.sock, self.server.answerer.respond
+        sock.settimeout(0.25)  # to see close()
+        while not self._stop.is_set():
+            try:
+                data, addr = sock.recvfrom(65535)
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stop.is_set():
+                    return
+                continue
+            try:
+                out = respond(data, 65535)
+            except Exception:  # one odd query must not end the server
+                log.exception("cluster DNS: answering a query failed")
+                continue
+            if out is None:
+                self.loop.call_soon_threadsafe(self._forward, data, addr)
+                continue
+            with contextlib.suppress(OSError):
+                sock.sendto(out, addr)
+
+    def _forward(self, data: bytes, addr: Any) -> None:
+        task = self.loop.create_task(self._slow(data, addr))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _slow(self, data: bytes, addr: Any) -> None:
+        out = await self.server.reply(data, 65535)
+        if out is not None:
+            with contextlib.suppress(OSError):
+                self.sock.sendto(out, addr)
 
 
 class ServerThread:
@@ -285,14 +334,14 @@ class ServerThread:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="dns",
                                         daemon=True)
-        self._handles: tuple[asyncio.DatagramTransport, asyncio.Server] | None = None
+        self._handles: tuple[UDPReceiver, asyncio.Server] | None = None
 
     def start(self) -> ServerThread:
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(self.server.serve(self.host, self.port),
                                                self.loop)
         self._handles = fut.result(10)
-        self.port = self._handles[0].get_extra_info("sockname")[1]
+        self.port = self._handles[0].port
         return self
 
     def stop(self) -> None:

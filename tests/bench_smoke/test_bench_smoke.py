@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,11 @@ def test_image_pull_against_containerd() -> None:
     doc = json.loads(out[out.index("{"):])
     today_ratio = 0.83  # ours / containerd, median pull time
     assert doc["ratio_ours_over_containerd"] <= REGRESSION * today_ratio
+
+
+def test_cluster_dns_against_dnsmasq() -> None:
+    if not shutil.which("dnsmasq"):
+        pytest.fail("dnsmasq is not installed (scripts/install.sh installs dnsmasq-base)")
+    out = run_bench("dns_bench.py", "--services", "200", "--seconds", "1")
+    today_ratio = 0.93  # ours / dnsmasq, queries/s from one client
+    assert figure(r"ours / dnsmasq: ([\d.]+)x", out) >= today_ratio / REGRESSION
