@@ -14,7 +14,8 @@ pod names ``a-b-c-d.<ns>.pod.<zone>`` answer their address ("pods insecure"); re
 names of cluster IPs and endpoints answer PTR, other reverse names are forwarded. A UDP
 answer larger than the client can take (512 bytes without EDNS, else its payload size)
 is truncated with TC set, so the client asks again over TCP. Names outside the zone go to
-the upstreams in order, each given ``timeout`` seconds; none answering, or none configured,
+the upstreams in order (over TCP when the client asked over TCP), each given ``timeout``
+seconds; none answering, or none configured,
 gives SERVFAIL at once.
 """
 
@@ -192,10 +193,32 @@ class _Forward(asyncio.DatagramProtocol):
             self.done.set_result(data)
 
 
-async def forward(wire: bytes, upstreams: list[tuple[str, int]], timeout: float) -> bytes | None:
-    """The first upstream's reply to ``wire``, each tried for ``timeout`` s, in order."""
+async def forward_tcp(wire: bytes, host: str, port: int, timeout: float) -> bytes:
+    """One query over TCP (length-prefixed)."""
+    async def ask() -> bytes:
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            writer.write(struct.pack("!H", len(wire)) + wire)
+            await writer.drain()
+            size = struct.unpack("!H", await reader.readexactly(2))[0]
+            return await reader.readexactly(size)
+        finally:
+            writer.close()
+    return await asyncio.wait_for(ask(), timeout)
+
+
+async def forward(wire: bytes, upstreams: list[tuple[str, int]], timeout: float,
+                  tcp: bool = False) -> bytes | None:
+    """The first upstream's reply to ``wire``, each tried for ``timeout`` s, in order;
+    with ``tcp`` (the client asked over TCP) over TCP, as CoreDNS's forward keeps the
+    client's protocol, so a large answer arrives whole."""
     loop = asyncio.get_running_loop()
     for host, port in upstreams:
+        if tcp:
+            try:
+                return await forward_tcp(wire, host, port, timeout)
+            except (TimeoutError, OSError, asyncio.IncompleteReadError):
+                continue
         done: asyncio.Future[bytes] = loop.create_future()
         try:
             transport, _ = await loop.create_datagram_endpoint(
@@ -226,7 +249,7 @@ class DNSServer:
         if out is not None:
             return out
         if self.upstreams:
-            got = await forward(wire, self.upstreams, self.timeout)
+            got = await forward(wire, self.upstreams, self.timeout, tcp=max_size == 0)
             if got is not None:
                 return got
         return servfail(wire)

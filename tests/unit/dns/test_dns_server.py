@@ -115,3 +115,17 @@ def test_garbage_gets_formerr_or_nothing(servers: list[ServerThread]) -> None:
         data = s.recv(512)
     assert data[:2] == b"\x12\x34"
     assert data[3] & 0x0F == dns.rcode.FORMERR
+
+
+def test_a_tcp_query_forwarded_gets_the_whole_answer(servers: list[ServerThread]) -> None:
+    """The upstream truncates over UDP; a client that asked us over TCP gets all of it
+    (we ask the upstream over TCP too), as CoreDNS's forward plugin keeps the protocol."""
+    svcs, slices = _headless(60)
+    up = start(servers, DNSServer(Answerer(build_zone(svcs, slices, "example.test"))))
+    t = start(servers, DNSServer(Answerer(build_zone([], [])), [("127.0.0.1", up.port)]))
+    q = dns.message.make_query("big.default.svc.example.test", "A")
+    r = dns.query.tcp(q, "127.0.0.1", timeout=3, port=t.port)
+    assert not r.flags & dns.flags.TC
+    assert len(r.answer[0]) == 60
+    r = dns.query.udp(q, "127.0.0.1", timeout=3, port=t.port, ignore_trailing=True)
+    assert r.flags & dns.flags.TC  # over UDP the client is told to ask over TCP
