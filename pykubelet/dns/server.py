@@ -15,8 +15,8 @@ names of cluster IPs and endpoints answer PTR, other reverse names are forwarded
 answer larger than the client can take (512 bytes without EDNS, else its payload size)
 is truncated with TC set, so the client asks again over TCP. Names outside the zone go to
 the upstreams in order (over TCP when the client asked over TCP), each given ``timeout``
-seconds; none answering, or none configured,
-gives SERVFAIL at once.
+seconds (1 by default); none answering gives SERVFAIL after those, none configured at
+once.
 """
 
 from __future__ import annotations
