@@ -152,6 +152,11 @@ class KubeletConfig:
     # containerd's insecure registry hosts; loopback always may. The lab names its own.
     insecureRegistries: list[str] = field(default_factory=list)
     serviceProxy: ServiceProxyConfig = field(default_factory=ServiceProxyConfig)
+    # pods' DNS (KubeletConfiguration's names): ClusterFirst pods get clusterDNS as their
+    # nameservers; empty (upstream's default), they fall back to resolvConf, the node's
+    clusterDNS: list[str] = field(default_factory=list)
+    clusterDomain: str = "cluster.local"
+    resolvConf: str = "/etc/resolv.conf"
     apiVersion: str = API_VERSION
     kind: str = KIND
 
@@ -188,7 +193,7 @@ class KubeletConfig:
 _STR_FIELDS = {
     "apiVersion", "kind", "nodeName", "nodeIP", "rootDir", "runDir", "containerRuntimeEndpoint",
     "staticPodPath", "cniConfDir", "cniBinDir", "podCIDR", "podLogsDir", "healthzBindAddress",
-    "server", "token", "caCertHash",
+    "server", "token", "caCertHash", "clusterDomain", "resolvConf",
 }
 
 
@@ -435,6 +440,21 @@ def _decode_service_proxy(value: Any) -> ServiceProxyConfig:
     return sp
 
 
+def _decode_cluster_dns(value: Any) -> list[str]:
+    """clusterDNS: a list of IP addresses."""
+    if not isinstance(value, list):
+        raise KubeletConfigError(
+            f"clusterDNS: expected a list of IP addresses, got {_type_name(value)}")
+    out = []
+    for i, ip in enumerate(value):
+        text = _check_str(f"clusterDNS[{i}]", ip)
+        try:
+            out.append(str(ipaddress.ip_address(text)))
+        except ValueError as exc:
+            raise KubeletConfigError(f"clusterDNS[{i}]: {exc}") from exc
+    return out
+
+
 def decode_config(data: Any) -> KubeletConfig:
     """Decode a parsed YAML document strictly; raises KubeletConfigError naming the bad field.
     An empty document, or one without apiVersion and kind, is refused like any unknown
@@ -478,6 +498,8 @@ def decode_config(data: Any) -> KubeletConfig:
             kwargs[key] = _decode_insecure_registries(value or [])
         elif key == "serviceProxy":
             kwargs[key] = _decode_service_proxy(value or {})
+        elif key == "clusterDNS":
+            kwargs[key] = _decode_cluster_dns(value or [])
     cfg = KubeletConfig(**kwargs)
     if cfg.apiVersion != API_VERSION:
         raise KubeletConfigError(f"apiVersion: expected {API_VERSION!r}, got {cfg.apiVersion!r}")
@@ -508,7 +530,8 @@ def decode_config(data: Any) -> KubeletConfig:
         raise KubeletConfigError(
             f"containerRuntimeEndpoint: only unix:// endpoints are supported, got {ep!r}"
         )
-    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir"):
+    for name in ("rootDir", "runDir", "staticPodPath", "podLogsDir", "cniConfDir",
+                 "resolvConf"):
         value = getattr(cfg, name)
         if value and not value.startswith("/"):
             raise KubeletConfigError(f"{name}: must be an absolute path, got {value!r}")

@@ -17,6 +17,8 @@ pkgs=(runc iptables nftables iproute2 iputils-ping busybox-static containernetwo
       libxtables-dev gcc
       # pykubectl dashboard's browser test (selenium drives a headless chromium)
       chromium chromium-driver
+      # bench/dns_bench.py: cluster DNS against dnsmasq, dnsperf as the load generator
+      dnsmasq-base dnsperf
       # the Vagrant lab's checks (vagrant validate, shellcheck) and its systemd-nspawn nodes
       shellcheck vagrant vagrant-libvirt debootstrap systemd-container openssh-client)
 # --vm: also what the opt-in VM lab (pytest -m vm) needs: qemu and libvirt

@@ -12,7 +12,7 @@ cd "$here"
   -m pykubelet.oom
 # the control plane, the API client and pykubectl, strictly
 .venv/bin/python -m mypy --strict -p pykubelet.controlplane -p pykubelet.client \
-  -p pykubelet.cli.kubectl
+  -p pykubelet.cli.kubectl -p pykubelet.dns
 # pysched with the settings above, its framework strictly ([tool.mypy] overrides)
 .venv/bin/python -m mypy -p pysched
 # types, with the shared settings: the kubelet side and the runtime

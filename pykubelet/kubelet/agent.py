@@ -54,6 +54,7 @@ from pykubelet.kubelet.logs.container_log_manager import (
     ContainerLogManager,
 )
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
+from pykubelet.kubelet.network.dns import Configurer
 from pykubelet.kubelet.pleg.generic import GenericPLEG, PodLifecycleEvent
 from pykubelet.kubelet.pod.pod_manager import FILE_SOURCE, PodManager, pod_source
 from pykubelet.kubelet.pod.static_pods import StaticPodSource
@@ -167,6 +168,8 @@ class Kubelet:
             image_backoff=self.image_backoff,
             recorder=self.recorder,
             pod_cgroups=self.pod_cgroups,
+            dns=Configurer(config.clusterDNS, config.clusterDomain, config.resolvConf,
+                           self.host_ips, self.recorder),
         )
         self.workers: PodWorkers[Pod | OrphanPod] = PodWorkers(
             self._sync_work, self.terminate_pod

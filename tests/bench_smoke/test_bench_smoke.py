@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,11 @@ def test_service_proxy_rule_sync() -> None:
         assert figure(r"full sync\s+median\s+([\d.]+) ms", block) <= REGRESSION * today_full_ms
         assert figure(r"one endpoint change\s+median\s+([\d.]+) ms", block) \
             <= REGRESSION * today_change_ms
+
+
+def test_cluster_dns_against_dnsmasq() -> None:
+    if not shutil.which("dnsmasq"):
+        pytest.fail("dnsmasq is not installed (scripts/install.sh installs dnsmasq-base)")
+    out = run_bench("dns_bench.py", "--services", "200", "--seconds", "1")
+    today_ratio = 0.93  # ours / dnsmasq, queries/s from one client
+    assert figure(r"ours / dnsmasq: ([\d.]+)x", out) >= today_ratio / REGRESSION

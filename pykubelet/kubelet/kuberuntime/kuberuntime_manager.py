@@ -50,6 +50,7 @@ from pykubelet.kubelet.kuberuntime.sandbox_config import (
     pod_hostname_and_domain,
 )
 from pykubelet.kubelet.kuberuntime.termination_ordering import TerminationOrdering
+from pykubelet.kubelet.network.dns import Configurer
 from pykubelet.kubelet.util import failpoints
 from pykubelet.kubelet.util.backoff import Backoff
 from pykubelet.kubelet.util.logfmt import kv, pod_ref
@@ -96,8 +97,10 @@ class RuntimeManager:
         image_backoff: Backoff,
         recorder: EventRecorder | None = None,
         pod_cgroups: PodCgroups | None = None,
+        dns: Configurer | None = None,
     ) -> None:
         self.cri = cri
+        self.dns = dns or Configurer(recorder=recorder)
         self.node_name = node_name
         self.root_dir = root_dir
         self.pod_logs_dir = pod_logs_dir
@@ -274,9 +277,16 @@ class RuntimeManager:
             self.containers.event(pod, WARNING, reasons.EVENT_FAILED_MOUNT, msg)
             result.sandbox_error = (reasons.EVENT_FAILED_MOUNT, msg)
             return result
-        sandbox_config = generate_pod_sandbox_config(
-            pod, actions.attempt, self.node_name, self.pod_logs_dir
-        )
+        try:
+            sandbox_config = generate_pod_sandbox_config(
+                pod, actions.attempt, self.node_name, self.pod_logs_dir, self.dns
+            )
+        except OSError as exc:
+            # GetPodDNS could not read the node's resolv.conf: no sandbox with a guess
+            msg = f'GeneratePodSandboxConfig for pod "{pod.name}_{pod.namespace}({pod.uid})" ' \
+                  f"failed: {exc}"
+            result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)
+            return result
         sandbox_id = actions.sandbox_id
         pod_ip = observed.ip
         if actions.create_sandbox:
@@ -300,7 +310,7 @@ class RuntimeManager:
                         podIP=pod_ip or None, attempt=actions.attempt))
         etc_hosts = None
         if not pod.spec.host_network:
-            hostname, domain = pod_hostname_and_domain(pod)
+            hostname, domain = pod_hostname_and_domain(pod, self.dns.cluster_domain)
             etc_hosts = str(write_etc_hosts(pod, self.root_dir, pod_ip, hostname, domain))
 
         def start(container: Container, kind: str) -> bool:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.qos import qos_class
-from pykubelet.api.types import DNS_NONE, Container, Pod
+from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.kuberuntime.labels import new_pod_annotations, new_pod_labels
+from pykubelet.kubelet.network.dns import Configurer
 
 CLUSTER_DOMAIN = "cluster.local"
 HOSTNAME_MAX = 63
@@ -26,14 +27,14 @@ def pod_log_dir(pod_logs_dir: str, pod: Pod) -> str:
     return str(Path(pod_logs_dir) / f"{pod.namespace}_{pod.name}_{pod.uid}")
 
 
-def pod_hostname_and_domain(pod: Pod) -> tuple[str, str]:
+def pod_hostname_and_domain(pod: Pod, cluster_domain: str = CLUSTER_DOMAIN) -> tuple[str, str]:
     """GeneratePodHostNameAndDomain: spec.hostname or the pod name (truncated to 63),
     and <subdomain>.<namespace>.svc.<cluster domain> when a subdomain is set."""
     hostname = pod.spec.hostname or pod.name
     hostname = hostname[:HOSTNAME_MAX].rstrip("-.")
     domain = ""
     if pod.spec.subdomain:
-        domain = f"{pod.spec.subdomain}.{pod.namespace}.svc.{CLUSTER_DOMAIN}"
+        domain = f"{pod.spec.subdomain}.{pod.namespace}.svc.{cluster_domain}"
     return hostname, domain
 
 
@@ -67,22 +68,6 @@ def _port_mappings(pod: Pod) -> list[pb.PortMapping]:
                 )
             )
     return out
-
-
-def _dns_config(pod: Pod) -> pb.DNSConfig | None:
-    """Only explicit DNS (dnsPolicy None / dnsConfig); otherwise the runtime uses the
-    node's resolv.conf, which is what ClusterFirst falls back to with no cluster DNS."""
-    cfg = pod.spec.dns_config
-    if pod.spec.dns_policy != DNS_NONE and cfg is None:
-        return None
-    dns = pb.DNSConfig()
-    if cfg is not None:
-        dns.servers.extend(cfg.nameservers)
-        dns.searches.extend(cfg.searches)
-        dns.options.extend(
-            o.name if o.value is None else f"{o.name}:{o.value}" for o in cfg.options
-        )
-    return dns
 
 
 def _limit_bytes(c: Container) -> int:
@@ -145,9 +130,11 @@ def pod_resources(pod: Pod) -> pb.LinuxContainerResources | None:
 
 
 def generate_pod_sandbox_config(
-    pod: Pod, attempt: int, node_name: str, pod_logs_dir: str
+    pod: Pod, attempt: int, node_name: str, pod_logs_dir: str, dns: Configurer | None = None
 ) -> pb.PodSandboxConfig:
-    """The PodSandboxConfig kubelet would send for ``pod`` at sandbox ``attempt``."""
+    """The PodSandboxConfig kubelet would send for ``pod`` at sandbox ``attempt``; its DNS
+    from ``dns`` (the kubelet's configurer; default: no cluster DNS, the node's
+    resolv.conf). Raises OSError when the node's resolv.conf cannot be read."""
     cfg = pb.PodSandboxConfig(
         metadata=pb.PodSandboxMetadata(
             name=pod.name, namespace=pod.namespace, uid=pod.uid, attempt=attempt
@@ -159,9 +146,7 @@ def generate_pod_sandbox_config(
     if not pod.spec.host_network:
         hostname, _domain = pod_hostname_and_domain(pod)
         cfg.hostname = hostname
-    dns = _dns_config(pod)
-    if dns is not None:
-        cfg.dns_config.CopyFrom(dns)
+    cfg.dns_config.CopyFrom((dns or Configurer()).get_pod_dns(pod))
     cfg.port_mappings.extend(_port_mappings(pod))
 
     linux = cfg.linux

@@ -332,11 +332,11 @@ class AgentHarness:
         path.write_text(yaml.safe_dump(data))
         return path
 
-    def start(self, **kw: Any) -> Any:
+    def start(self, config: KubeletConfig | None = None, **kw: Any) -> Any:
         from pykubelet.kubelet.agent import Kubelet
 
         self.manifests.mkdir(parents=True, exist_ok=True)
-        self.agent = Kubelet(self.config(), **kw)
+        self.agent = Kubelet(config or self.config(), **kw)
         self.agent.start()
         return self.agent
 

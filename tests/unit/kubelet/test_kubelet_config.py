@@ -182,3 +182,29 @@ def test_bad_api_servers_name_the_entry(value, message):
 def test_api_servers_need_a_join_server():
     with pytest.raises(KubeletConfigError, match=r"^apiServers: needs server"):
         decode_config({**HEAD, "apiServers": ["https://10.0.0.1:6443"]})
+
+
+def test_cluster_dns_fields():
+    """clusterDNS, clusterDomain and resolvConf as KubeletConfiguration names them."""
+    cfg = decode_config(dict(HEAD))
+    assert (cfg.clusterDNS, cfg.clusterDomain, cfg.resolvConf) == (
+        [], "cluster.local", "/etc/resolv.conf")
+    cfg = decode_config({**HEAD, "clusterDNS": ["10.96.0.10"], "clusterDomain": "k.example",
+                         "resolvConf": ""})
+    assert (cfg.clusterDNS, cfg.clusterDomain, cfg.resolvConf) == (
+        ["10.96.0.10"], "k.example", "")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"clusterDNS": "10.96.0.10"}, "clusterDNS: expected a list of IP addresses"),
+        ({"clusterDNS": ["dns.example"]}, "clusterDNS[0]: "),
+        ({"clusterDomain": 5}, "clusterDomain: expected a string"),
+        ({"resolvConf": "etc/resolv.conf"}, "resolvConf: must be an absolute path"),
+    ],
+)
+def test_bad_cluster_dns_fields(data, message):
+    with pytest.raises(KubeletConfigError) as err:
+        decode_config({**HEAD, **data})
+    assert message in str(err.value)

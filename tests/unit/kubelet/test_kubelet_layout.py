@@ -26,7 +26,7 @@ def test_the_subpackages_are_upstreams() -> None:
     subpackages = {p.name for p in KUBELET.iterdir() if (p / "__init__.py").is_file()}
     assert subpackages == {
         "cluster", "cm", "container", "cri", "events", "images", "kuberuntime", "lifecycle",
-        "logs", "pleg", "pod", "prober", "server", "status", "testing", "util",
+        "logs", "network", "pleg", "pod", "prober", "server", "status", "testing", "util",
         "volumemanager",
     }
 

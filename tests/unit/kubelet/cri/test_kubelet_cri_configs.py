@@ -81,6 +81,23 @@ def test_sandbox_host_network_and_shared_pid():
     assert cfg.hostname == ""  # the node's
 
 
+def test_sandbox_dns_from_the_kubelet_configurer(tmp_path):
+    """The sandbox's DNSConfig comes from the kubelet's clusterDNS/clusterDomain, so a
+    ClusterFirst pod's resolv.conf names the cluster DNS server (before: the node's)."""
+    from pykubelet.kubelet.network.dns import Configurer
+
+    host = tmp_path / "resolv.conf"
+    host.write_text("nameserver 192.0.2.1\nsearch lab\n")
+    dns = Configurer(["10.96.0.10"], "k.example", str(host))
+    cfg = generate_pod_sandbox_config(make_pod(subdomain="sub"), 0, "n", "/l", dns)
+    assert list(cfg.dns_config.servers) == ["10.96.0.10"]
+    assert list(cfg.dns_config.searches) == ["ns1.svc.k.example", "svc.k.example", "k.example",
+                                             "lab"]
+    assert list(cfg.dns_config.options) == ["ndots:5"]
+    assert pod_hostname_and_domain(make_pod(subdomain="sub"), "k.example") == (
+        "web", "sub.ns1.svc.k.example")
+
+
 def test_container_config_env_resources_mounts():
     pod = make_pod(
         containers=[{

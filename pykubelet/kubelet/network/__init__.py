@@ -1,0 +1,1 @@
+"""What kubelet's pkg/kubelet/network does for pods: their DNS settings."""
