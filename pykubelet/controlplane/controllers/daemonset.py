@@ -32,6 +32,10 @@ from pykubelet.controlplane.controllers.controller_ref import (
     new_controller_ref,
     release,
 )
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
+)
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
@@ -39,7 +43,6 @@ from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRe
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
     WorkQueue,
-    claim_pods,
     slow_start_batches,
 )
 from pykubelet.controlplane.registry.resources import (
@@ -92,6 +95,7 @@ class DaemonSetController(InformerController):
         self.pods: GenericStore = registry.store(PODS)
         self.nodes: GenericStore = registry.store(NODES)
         self.revisions: GenericStore = registry.store(CONTROLLER_REVISIONS)
+        self.claimer = ControllerRefManager(self.pods, self.ds_store, API_VERSION, KIND)
         self.recorder = EventRecorder(registry, "daemonset-controller")
         self.expectations = Expectations()
         self.backoff = dd.FailedPodsBackoff()
@@ -181,32 +185,8 @@ class DaemonSetController(InformerController):
         """getDaemonPods: the namespace's pods the DaemonSet controls after adopting
         matching orphans and releasing the ones it controls that no longer match."""
         ns = meta(ds).get("namespace", "")
-        claim = claim_pods(ds, [p.obj() for p in self.pods.select(ns, None)])
-        owned = list(claim.owned)
-        uid = meta(ds).get("uid")
-        if claim.adopt:
-            fresh = self.ds_store.lookup(ns, meta(ds).get("name", ""))
-            if fresh is None or meta(fresh.obj()).get("uid") != uid or meta(
-                    fresh.obj()).get("deletionTimestamp"):
-                owned = [p for p in owned if p not in claim.adopt]
-                claim.adopt = []
-        ref = new_controller_ref(ds, API_VERSION, KIND)
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""), mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return False
-            raise
+        pods = [p.obj() for p in self.pods.select(ns, None)]
+        return await self.claimer.claim(ds, claim_pods(ds, pods))
 
     async def _update_daemon_set(self, ds: Obj, nodes: list[Obj], hash_: str, key: str,
                                  old: list[Obj]) -> str | None:
@@ -383,7 +363,7 @@ class DaemonSetController(InformerController):
                             dd.CONTROLLER_REVISION_HASH] = keep_hash
                         return p
 
-                    await self._patch_pod(pod, relabel)
+                    await self.claimer.patch(pod, relabel)
             await self._delete_revision(cr)
         return keep
 

@@ -2,8 +2,9 @@
 spec.replicas pods matching each ReplicaSet's selector, owned through a controller
 ownerReference.
 
-Decisions are pure (:func:`claim_pods`, :func:`compute_actions`, :func:`calculate_status`,
-tested as tables); :class:`ReplicaSetController` carries them out. It is watch-driven: the
+Decisions are pure (:func:`compute_actions`, :func:`calculate_status`, and ClaimPods in
+:mod:`controller_ref_manager`, tested as tables); :class:`ReplicaSetController` carries
+them out. It is watch-driven: the
 watch cache's events enqueue the key of the ReplicaSet concerned (a pod's controller, or
 for an orphan every ReplicaSet whose selector picks it), one sync per key at a time; a sync
 that fails is logged with the key and retried with exponential back-off (5 ms doubling to
@@ -36,11 +37,10 @@ from pykubelet.controlplane.controllers.activepods import (
     pods_to_delete,
     ready_since,
 )
-from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
-    controller_ref,
-    new_controller_ref,
-    release,
+from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
@@ -80,42 +80,6 @@ def pod_from_template(rs: Obj) -> Obj:
             pod_meta[k] = copy.deepcopy(tmeta[k])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
             "spec": copy.deepcopy(template.get("spec") or {})}
-
-
-@dataclass
-class Claim:
-    """ClaimPods' outcome: the pods the ReplicaSet owns after adopting and releasing."""
-
-    owned: list[Obj] = field(default_factory=list)
-    adopt: list[Obj] = field(default_factory=list)
-    release: list[Obj] = field(default_factory=list)
-
-
-def claim_pods(rs: Obj, pods: list[Obj]) -> Claim:
-    """PodControllerRefManager.ClaimPods over the namespace's active pods: keep the ones
-    it controls and its selector picks, adopt matching orphans (not while the ReplicaSet
-    or the pod is being deleted), release the ones it controls that no longer match."""
-    out = Claim()
-    uid = meta(rs).get("uid")
-    selector = (rs.get("spec") or {}).get("selector")
-    rs_deleting = bool(meta(rs).get("deletionTimestamp"))
-    for pod in pods:
-        labels = meta(pod).get("labels") or {}
-        matches = labels_match(selector, labels)
-        ref = controller_ref(pod)
-        if ref is not None:
-            if ref.get("uid") != uid:
-                continue
-            if matches:
-                out.owned.append(pod)
-            elif not rs_deleting:
-                out.release.append(pod)
-            continue
-        if rs_deleting or not matches or meta(pod).get("deletionTimestamp"):
-            continue
-        out.adopt.append(pod)
-        out.owned.append(pod)
-    return out
 
 
 @dataclass
@@ -269,6 +233,7 @@ class ReplicaSetController(InformerController):
         self.rs_store: GenericStore = self.registry.store(REPLICA_SETS)
         self.primary = self.rs_store
         self.pods: GenericStore = self.registry.store(PODS)
+        self.claimer = ControllerRefManager(self.pods, self.rs_store, "apps/v1", "ReplicaSet")
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
         self.expectations = Expectations()
         self.queue: WorkQueue = WorkQueue()
@@ -335,7 +300,7 @@ class ReplicaSetController(InformerController):
         all_pods = [p.obj() for p in self.pods.select(ns, None)]
         active = [p for p in all_pods if is_active(p)]
         claim = claim_pods(rs, active)
-        owned = await self._claim(rs, claim)
+        owned = await self.claimer.claim(rs, claim)
         manage_error: str | None = None
         if needs_sync and not meta(rs).get("deletionTimestamp"):
             related = [p for p in all_pods if (ref := controller_ref(p)) is not None
@@ -348,35 +313,6 @@ class ReplicaSetController(InformerController):
             self.queue.add_after(key, wait)
         if manage_error is not None:
             raise errors.internal(manage_error)
-
-    async def _claim(self, rs: Obj, claim: Claim) -> list[Obj]:
-        owned = list(claim.owned)
-        ns = meta(rs).get("namespace", "")
-        uid = meta(rs).get("uid")
-        if claim.adopt:  # canAdopt: a fresh read says it is the same, live ReplicaSet
-            fresh = self.rs_store.lookup(ns, meta(rs).get("name", ""))
-            if fresh is None or meta(fresh.obj()).get("uid") != uid or meta(
-                    fresh.obj()).get("deletionTimestamp"):
-                owned = [p for p in owned if p not in claim.adopt]
-                claim.adopt = []
-        ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""),
-                                              mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):  # gone, or no longer what we decided on
-                return False
-            raise
 
     async def _manage(self, rs: Obj, owned: list[Obj], related: list[Obj]) -> str | None:
         """manageReplicas: create or delete, returning the first error's message."""

@@ -27,12 +27,8 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import statefulset_decisions as sd
 from pykubelet.controlplane.controllers.activepods import labels_match, meta
-from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
-    controller_ref,
-    new_controller_ref,
-    release,
-)
+from pykubelet.controlplane.controllers.controller_ref import controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import ControllerRefManager
 from pykubelet.controlplane.controllers.history import History
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
@@ -58,6 +54,7 @@ class StatefulSetController(InformerController):
         self.registry = registry
         self.sets = self.primary = registry.store(STATEFUL_SETS)
         self.pods = registry.store(PODS)
+        self.claimer = ControllerRefManager(self.pods, self.sets, sd.API_VERSION, sd.KIND)
         self.history = History(registry.store(CONTROLLER_REVISIONS))
         self.recorder = EventRecorder(registry, COMPONENT)
         self.queue: WorkQueue = WorkQueue(COMPONENT, self.sync)
@@ -107,18 +104,12 @@ class StatefulSetController(InformerController):
         pods = await self._claim_pods(sts)
         await self._update(sts, pods, revisions)
 
-    def _can_adopt(self, sts: Obj) -> bool:
-        """canAdoptFunc: a fresh read says it is the same, live set."""
-        fresh = self.sets.lookup(meta(sts).get("namespace", ""), meta(sts).get("name", ""))
-        return fresh is not None and meta(fresh.obj()).get("uid") == meta(sts).get(
-            "uid") and not meta(fresh.obj()).get("deletionTimestamp")
-
     async def _adopt_revisions(self, sts: Obj) -> list[Obj]:
         """adoptOrphanRevisions, then ListRevisions: the set's revisions."""
         selector = sd.spec(sts).get("selector")
         revisions = self.history.list_controller_revisions(sts, selector)
         orphans = [r for r in revisions if controller_ref(r) is None]
-        if orphans and not meta(sts).get("deletionTimestamp") and self._can_adopt(sts):
+        if orphans and not meta(sts).get("deletionTimestamp") and self.claimer.can_adopt(sts):
             for rev in orphans:
                 await self.history.adopt_controller_revision(sts, sd.API_VERSION, sd.KIND, rev)
             revisions = self.history.list_controller_revisions(sts, selector)
@@ -126,30 +117,7 @@ class StatefulSetController(InformerController):
 
     async def _claim_pods(self, sts: Obj) -> list[Obj]:
         pods = [e.obj() for e in self.pods.select(meta(sts).get("namespace", ""), None)]
-        claim = sd.claim_pods(sts, pods)
-        owned = list(claim.owned)
-        if claim.adopt and not self._can_adopt(sts):
-            owned = [p for p in owned if p not in claim.adopt]
-            claim.adopt = []
-        ref = new_controller_ref(sts, sd.API_VERSION, sd.KIND)
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        uid = meta(sts).get("uid")
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""),
-                                              mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return False
-            raise
+        return await self.claimer.claim(sts, sd.claim_pods(sts, pods))
 
     # -- UpdateStatefulSet
     async def _update(self, sts: Obj, pods: list[Obj], revisions: list[Obj]) -> None:
