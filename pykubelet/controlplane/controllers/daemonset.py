@@ -39,6 +39,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
@@ -126,33 +127,8 @@ class DaemonSetController(InformerController):
             self.queue.add(entry_key(entry))
 
     def _on_pod(self, ev: CachedEvent) -> None:
-        new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
-        ns = meta(new).get("namespace", "")
-        keys: set[str] = set()
-        for pod in (old, new):
-            ref = controller_ref(pod) if pod is not None else None
-            if ref is not None and ref.get("kind") == KIND:
-                keys.add(f"{ns}/{ref.get('name', '')}")
-        ref = controller_ref(new)
-        if ref is not None and ref.get("kind") == KIND and self._resolves(ns, ref):
-            owner = f"{ns}/{ref.get('name', '')}"
-            if ev.type == DELETED or (meta(new).get("deletionTimestamp") and not (
-                    old is not None and meta(old).get("deletionTimestamp"))):
-                self.expectations.deletion_observed(owner, object_key(new))
-            elif old is None:
-                self.expectations.creation_observed(owner)
-        if ref is None and ev.type != DELETED:
-            labels = meta(new).get("labels") or {}
-            for entry in self.ds_store.select(ns, None):
-                if labels_match((entry.obj().get("spec") or {}).get("selector"), labels):
-                    keys.add(f"{ns}/{entry.attrs.name}")
-        for key in keys:
+        for key in pod_owner_keys(ev, KIND, self.ds_store, self.expectations):
             self.queue.add(key)
-
-    def _resolves(self, ns: str, ref: Obj) -> bool:
-        entry = self.ds_store.lookup(ns, ref.get("name", ""))
-        return entry is not None and meta(entry.obj()).get("uid") == ref.get("uid")
 
     # -- the worker
     async def run(self) -> None:

@@ -32,7 +32,6 @@ from pykubelet.controlplane.controllers.activepods import (
     is_active,
     is_available,
     is_ready,
-    labels_match,
     meta,
     pods_to_delete,
     ready_since,
@@ -44,10 +43,11 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
-from pykubelet.controlplane.registry.strategy import StatusStrategy
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -250,38 +250,8 @@ class ReplicaSetController(InformerController):
             self._on_pod(ev)
 
     def _on_pod(self, ev: CachedEvent) -> None:
-        new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
-        ns = meta(new).get("namespace", "")
-        pod_key = f"{ns}/{meta(new).get('name', '')}"
-        keys: set[str] = set()
-        for pod in (old, new):
-            if pod is None:
-                continue
-            ref = controller_ref(pod)
-            if ref is not None and ref.get("kind") == "ReplicaSet":
-                keys.add(f"{ns}/{ref.get('name', '')}")
-        ref = controller_ref(new)
-        owner = f"{ns}/{ref.get('name', '')}" if ref and ref.get("kind") == "ReplicaSet" else None
-        if owner is not None and self._resolves(ns, ref):
-            if ev.type == DELETED or (meta(new).get("deletionTimestamp") and not (
-                    old is not None and meta(old).get("deletionTimestamp"))):
-                self.expectations.deletion_observed(owner, pod_key)
-            elif old is None:
-                self.expectations.creation_observed(owner)
-        if ref is None and ev.type != DELETED:
-            labels = meta(new).get("labels") or {}
-            for entry in self.rs_store.select(ns, None):
-                if labels_match((entry.obj().get("spec") or {}).get("selector"), labels):
-                    keys.add(f"{ns}/{entry.attrs.name}")
-        for key in keys:
+        for key in pod_owner_keys(ev, "ReplicaSet", self.rs_store, self.expectations):
             self.queue.add(key)
-
-    def _resolves(self, ns: str, ref: Obj | None) -> bool:
-        if ref is None:
-            return False
-        entry = self.rs_store.lookup(ns, ref.get("name", ""))
-        return entry is not None and meta(entry.obj()).get("uid") == ref.get("uid")
 
     # -- the workers
     async def run(self) -> None:
@@ -307,7 +277,7 @@ class ReplicaSetController(InformerController):
                        and ref.get("kind") == "ReplicaSet"]
             manage_error = await self._manage(rs, owned, related)
         now = self.clock()
-        await self._write_status(ns, name, rs, calculate_status(rs, owned, manage_error, now))
+        await write_status(self.rs_store, rs, calculate_status(rs, owned, manage_error, now))
         wait = requeue_after(rs, owned, now)
         if wait is not None:
             self.queue.add_after(key, wait)
@@ -371,24 +341,6 @@ class ReplicaSetController(InformerController):
         await self.recorder.event(rs, NORMAL, "SuccessfulDelete",
                                   f"Deleted pod: {m.get('name', '')}")
         return None
-
-    async def _write_status(self, ns: str, name: str, rs: Obj, status: Obj) -> None:
-        if status == (rs.get("status") or {}):
-            return
-        uid = meta(rs).get("uid")
-
-        def write(obj: Obj) -> Obj | None:
-            if meta(obj).get("uid") != uid:
-                return None
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.rs_store.guaranteed_update(ns, name, write,
-                                                  StatusStrategy(self.rs_store.strategy))
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
 
 
 async def run_replicaset_controller(cp: ControlPlane) -> None:

@@ -31,12 +31,13 @@ from pykubelet.controlplane.controllers.controller_ref import controller_ref
 from pykubelet.controlplane.controllers.controller_ref_manager import ControllerRefManager
 from pykubelet.controlplane.controllers.history import History
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.pod_events import controller_keys
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import slow_start_batches
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CONTROLLER_REVISIONS, PODS, STATEFUL_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
-from pykubelet.controlplane.registry.strategy import StatusStrategy
 from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -69,13 +70,8 @@ class StatefulSetController(InformerController):
 
     def _on_pod(self, ev: CachedEvent) -> None:
         new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
         ns = meta(new).get("namespace", "")
-        keys: set[str] = set()
-        for pod in (old, new):
-            ref = controller_ref(pod) if pod is not None else None
-            if ref is not None and ref.get("kind") == sd.KIND:
-                keys.add(f"{ns}/{ref.get('name', '')}")
+        keys = controller_keys(ev, sd.KIND)
         if controller_ref(new) is None and not meta(new).get("deletionTimestamp"):
             labels = meta(new).get("labels") or {}
             for entry in self.sets.select(ns, None):
@@ -139,7 +135,7 @@ class StatefulSetController(InformerController):
         error = await self._act(sts, decided)
         st = decided.status
         sd.complete_rolling_update(sts, st)
-        await self._write_status(sts, sd.status_body(sts, st))
+        await write_status(self.sets, sts, sd.status_body(sts, st))
         wait = sd.requeue_after(sts, pods, now)
         if wait is not None:
             self.queue.add_after(f"{meta(sts).get('namespace')}/{meta(sts).get('name')}", wait)
@@ -208,26 +204,6 @@ class StatefulSetController(InformerController):
             await self.recorder.event(
                 sts, WARNING, f"Failed{verb.title()}",
                 f"{verb} Pod {action.name} in StatefulSet {name} failed error: {error}")
-
-    async def _write_status(self, sts: Obj, status: Obj) -> None:
-        """updateStatefulSetStatus: only when it differs (inconsistentStatus)."""
-        if status == sd.status(sts):
-            return
-        uid = meta(sts).get("uid")
-
-        def write(obj: Obj) -> Obj | None:
-            if meta(obj).get("uid") != uid:
-                return None
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.sets.guaranteed_update(
-                meta(sts).get("namespace", ""), meta(sts).get("name", ""), write,
-                StatusStrategy(self.sets.strategy))
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
 
 
 async def run_statefulset_controller(cp: ControlPlane) -> None:
