@@ -39,8 +39,9 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.pod_control import PodControl
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
-from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
     WorkQueue,
@@ -98,6 +99,7 @@ class DaemonSetController(InformerController):
         self.revisions: GenericStore = registry.store(CONTROLLER_REVISIONS)
         self.claimer = ControllerRefManager(self.pods, self.ds_store, API_VERSION, KIND)
         self.recorder = EventRecorder(registry, "daemonset-controller")
+        self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
         self.backoff = dd.FailedPodsBackoff()
         self.queue: WorkQueue = WorkQueue()
@@ -231,32 +233,15 @@ class DaemonSetController(InformerController):
         return error
 
     async def _create_pod(self, ds: Obj, template: Obj, node: str) -> str | None:
-        try:
-            result = await self.pods.create(Context(), meta(ds).get("namespace", ""),
-                                            dd.pod_for_node(ds, template, node))
-        except errors.StatusError as exc:
-            await self.recorder.event(ds, WARNING, "FailedCreate",
-                                      f"Error creating: {exc.message}")
-            return exc.message
-        await self.recorder.event(ds, NORMAL, "SuccessfulCreate",
-                                  f"Created pod: {meta(_obj(result)).get('name', '')}")
-        return None
+        err = await self.pod_control.create_pod(ds, dd.pod_for_node(ds, template, node))
+        return None if err is None else err.message
 
     async def _delete_pod(self, ds: Obj, pod: Obj) -> str | bool | None:
         """None when deleted; True when already gone; the error's message otherwise."""
-        m = meta(pod)
-        try:
-            await self.pods.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                   DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return True
-            await self.recorder.event(ds, WARNING, "FailedDelete",
-                                      f"Error deleting: {exc.message}")
-            return exc.message
-        await self.recorder.event(ds, NORMAL, "SuccessfulDelete",
-                                  f"Deleted pod: {m.get('name', '')}")
-        return None
+        err = await self.pod_control.delete_pod(ds, pod)
+        if err is None:
+            return None
+        return True if err.code == 404 else err.message
 
     # -- history
     async def _controlled_histories(self, ds: Obj) -> list[Obj]:

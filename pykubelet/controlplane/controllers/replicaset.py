@@ -43,11 +43,12 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.pod_control import PodControl
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
-from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.recorder import EventRecorder
 from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
+from pykubelet.controlplane.registry.store import GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -235,6 +236,7 @@ class ReplicaSetController(InformerController):
         self.pods: GenericStore = self.registry.store(PODS)
         self.claimer = ControllerRefManager(self.pods, self.rs_store, "apps/v1", "ReplicaSet")
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
+        self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
         self.queue: WorkQueue = WorkQueue()
         self.clock = clock
@@ -314,33 +316,14 @@ class ReplicaSetController(InformerController):
         return None
 
     async def _create_pod(self, rs: Obj) -> str | None:
-        try:
-            result = await self.pods.create(Context(), meta(rs).get("namespace", ""),
-                                            pod_from_template(rs))
-        except errors.StatusError as exc:
-            await self.recorder.event(rs, WARNING, "FailedCreate",
-                                      f"Error creating: {exc.message}")
-            if exc.code == 409 and exc.reason == errors.ALREADY_EXISTS:
-                return None
-            return exc.message
-        name = meta(result.obj() if isinstance(result, Entry) else result).get("name", "")
-        await self.recorder.event(rs, NORMAL, "SuccessfulCreate", f"Created pod: {name}")
-        return None
+        err = await self.pod_control.create_pod(rs, pod_from_template(rs))
+        if err is None or (err.code == 409 and err.reason == errors.ALREADY_EXISTS):
+            return None
+        return err.message
 
     async def _delete_pod(self, rs: Obj, pod: Obj) -> str | None:
-        m = meta(pod)
-        try:
-            await self.pods.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                   DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return None
-            await self.recorder.event(rs, WARNING, "FailedDelete",
-                                      f"Error deleting: {exc.message}")
-            return exc.message
-        await self.recorder.event(rs, NORMAL, "SuccessfulDelete",
-                                  f"Deleted pod: {m.get('name', '')}")
-        return None
+        err = await self.pod_control.delete_pod(rs, pod)
+        return None if err is None or err.code == 404 else err.message
 
 
 async def run_replicaset_controller(cp: ControlPlane) -> None:
