@@ -1,12 +1,14 @@
-"""RealPodControl (pkg/controller/controller_utils.go): a workload controller's pod
-creates and deletes, each recorded as an event on the owner as upstream words them
-(``SuccessfulCreate`` "Created pod: NAME", ``FailedCreate`` "Error creating: ...",
-``SuccessfulDelete``, ``FailedDelete``; a pod already gone is no event). The error is
-returned for the caller to judge (the ReplicaSet sinks AlreadyExists, the DaemonSet
-counts a gone pod as an observed deletion)."""
+"""RealPodControl and GetPodFromTemplate (pkg/controller/controller_utils.go): the pod a
+workload controller makes from its template, and its pod creates and deletes, each
+recorded as an event on the owner as upstream words them (``SuccessfulCreate`` "Created
+pod: NAME", ``FailedCreate`` "Error creating: ...", ``SuccessfulDelete``,
+``FailedDelete``; a pod already gone is no event). The error is returned for the caller
+to judge (the ReplicaSet sinks AlreadyExists, the DaemonSet counts a gone pod as an
+observed deletion)."""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.controlplane import errors
@@ -18,6 +20,21 @@ if TYPE_CHECKING:
     from pykubelet.controlplane.registry.store import GenericStore
 
 Obj = dict[str, Any]
+
+
+def get_pod_from_template(template: Obj, owner: Obj, controller_ref: Obj) -> Obj:
+    """GetPodFromTemplate: the template's labels, annotations, finalizers and spec (copies),
+    named ``<owner>-<random>`` in the owner's namespace, controlled through
+    ``controller_ref``."""
+    tmeta = template.get("metadata") or {}
+    pod_meta: Obj = {"generateName": f"{meta(owner).get('name', '')}-",
+                     "namespace": meta(owner).get("namespace", ""),
+                     "ownerReferences": [controller_ref]}
+    for k in ("labels", "annotations", "finalizers"):
+        if tmeta.get(k):
+            pod_meta[k] = copy.deepcopy(tmeta[k])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
+            "spec": copy.deepcopy(template.get("spec") or {})}
 
 
 class PodControl:

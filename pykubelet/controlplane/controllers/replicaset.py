@@ -18,7 +18,6 @@ set), as upstream.
 from __future__ import annotations
 
 import asyncio
-import copy
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -43,7 +42,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
-from pykubelet.controlplane.controllers.pod_control import PodControl
+from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_from_template
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import EventRecorder
 from pykubelet.controlplane.controllers.status_writer import write_status
@@ -69,18 +68,9 @@ REPLICA_FAILURE = "ReplicaFailure"
 
 
 def pod_from_template(rs: Obj) -> Obj:
-    """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
-    spec, named ``<rs>-<random>``, owned by the ReplicaSet."""
-    template = (rs.get("spec") or {}).get("template") or {}
-    tmeta = template.get("metadata") or {}
-    pod_meta: Obj = {"generateName": f"{meta(rs).get('name', '')}-",
-                     "namespace": meta(rs).get("namespace", ""),
-                     "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
-    for k in ("labels", "annotations", "finalizers"):
-        if tmeta.get(k):
-            pod_meta[k] = copy.deepcopy(tmeta[k])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
-            "spec": copy.deepcopy(template.get("spec") or {})}
+    """The ReplicaSet's pod: its template, owned by it (GetPodFromTemplate)."""
+    return get_pod_from_template((rs.get("spec") or {}).get("template") or {}, rs,
+                                 new_controller_ref(rs, "apps/v1", "ReplicaSet"))
 
 
 @dataclass

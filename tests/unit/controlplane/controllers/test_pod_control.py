@@ -1,5 +1,6 @@
-"""RealPodControl, shared by the ReplicaSet and DaemonSet controllers: a create or delete
-is recorded on the owner with upstream's reasons and words, a failure's error returned for
+"""GetPodFromTemplate and RealPodControl, shared by the ReplicaSet and DaemonSet
+controllers: the pod is the template's copy under the owner; a create or delete is
+recorded on the owner with upstream's reasons and words, a failure's error returned for
 the caller to judge, a pod already gone returned without an event."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import asyncio
 from typing import Any
 
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.pod_control import PodControl
+from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_from_template
 
 Obj = dict[str, Any]
 OWNER: Obj = {"kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "ns"}}
@@ -69,3 +70,18 @@ def test_a_pod_already_gone_is_returned_without_an_event() -> None:
     assert err is not None
     assert err.code == 404
     assert rec.events == []
+
+
+def test_pod_from_template_copies_the_template_under_the_owner() -> None:
+    template: Obj = {"metadata": {"labels": {"app": "web"}, "finalizers": ["f"],
+                                  "name": "ignored"},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    ref = {"kind": "ReplicaSet", "name": "web", "uid": "u1", "controller": True}
+    pod = get_pod_from_template(template, OWNER, ref)
+    assert pod["metadata"] == {"generateName": "web-", "namespace": "ns",
+                               "ownerReferences": [ref], "labels": {"app": "web"},
+                               "finalizers": ["f"]}
+    pod["spec"]["containers"][0]["image"] = "changed"
+    pod["metadata"]["labels"]["app"] = "changed"
+    assert template["spec"]["containers"][0]["image"] == "busybox"
+    assert template["metadata"]["labels"] == {"app": "web"}
