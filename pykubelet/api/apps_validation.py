@@ -29,6 +29,7 @@ from pykubelet.api.machinery.validation import (
     validate_non_negative,
 )
 from pykubelet.api.meta_validation import (
+    selector_matches,
     validate_immutable,
     validate_label_selector,
     validate_object_meta,
@@ -52,24 +53,6 @@ def set_defaults_replica_set(rs: ReplicaSet) -> ReplicaSet:
         rs.spec.replicas = 1
     set_defaults_pod_template(rs.spec.template)
     return rs
-
-
-def selector_matches(selector: LabelSelector, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(selector).Matches(labels) (a valid selector)."""
-    for k, v in selector.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for e in selector.match_expressions:
-        have = e.key in labels
-        if e.operator == "In" and not (have and labels[e.key] in e.values):
-            return False
-        if e.operator == "NotIn" and have and labels[e.key] in e.values:
-            return False
-        if e.operator == "Exists" and not have:
-            return False
-        if e.operator == "DoesNotExist" and have:
-            return False
-    return True
 
 
 def selector_errors(selector: LabelSelector | None, path: str,

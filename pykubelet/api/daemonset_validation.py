@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pykubelet.api.apps_validation import (
     immutable_selector_errors,
-    selector_matches,
     set_defaults_pod_template,
     workload_template_errors,
 )
@@ -30,6 +29,7 @@ from pykubelet.api.machinery.validation import (
     validate_non_negative,
 )
 from pykubelet.api.meta_validation import (
+    selector_matches,
     validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,

@@ -13,6 +13,7 @@ from pykubelet.api.apps_validation import (
     workload_template_errors,
 )
 from pykubelet.api.machinery.codec import decode_value
+from pykubelet.api.meta_validation import selector_matches
 from pykubelet.api.types import LabelSelector, PodTemplateSpec
 
 SEL = LabelSelector(match_labels={"app": "web"})
@@ -60,3 +61,28 @@ def test_selector_is_immutable() -> None:
     assert immutable_selector_errors(SEL, LabelSelector(match_labels={"app": "web"})) == []
     got = immutable_selector_errors(LabelSelector(match_labels={"app": "db"}), SEL)
     assert [e.field for e in got] == ["spec.selector"]
+
+
+def test_selector_matching_is_the_one_label_selector_rule() -> None:
+    def sel(*exprs: tuple[str, str, list[str]], **labels: str) -> LabelSelector:
+        out: LabelSelector = decode_value(LabelSelector, {
+            "matchLabels": labels,
+            "matchExpressions": [{"key": k, "operator": op, "values": v}
+                                 for k, op, v in exprs]})
+        return out
+
+    labels = {"app": "web", "tier": "front"}
+    assert selector_matches(sel(("tier", "In", ["front", "back"]), app="web"), labels)
+    assert not selector_matches(sel(("tier", "NotIn", ["front"])), labels)
+    assert selector_matches(sel(("zone", "DoesNotExist", [])), labels)
+    assert not selector_matches(sel(("zone", "Exists", [])), labels)
+    # LabelSelectorAsSelector fails on In without values: that is the selector's error
+    # (validation names it), not a template that does not match
+    assert selector_matches(sel(("tier", "In", [])), labels)
+
+
+def test_an_unconvertible_selector_is_no_template_mismatch() -> None:
+    bad: LabelSelector = decode_value(LabelSelector, {
+        "matchExpressions": [{"key": "app", "operator": "In", "values": []}]})
+    got = pod_template_errors(template(restartPolicy="Always"), bad, "spec.template")
+    assert got == []
