@@ -3,7 +3,8 @@
 owner keeps, adopts and releases (pure, tested as tables); :class:`ControllerRefManager`
 carries the decision out through the store, after canAdopt's fresh read of the owner.
 The ReplicaSet, DaemonSet, StatefulSet and Job controllers claim their pods through it,
-the Deployment controller its ReplicaSets (ClaimReplicaSets, the same rules)."""
+the Deployment controller its ReplicaSets and the DaemonSet controller its
+ControllerRevisions (ClaimReplicaSets, ClaimControllerRevisions: the same rules)."""
 
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ def claim_objects(owner: Obj, objs: list[Obj], match: Callable[[Obj], bool]) -> 
 
 
 def claim_pods(owner: Obj, pods: list[Obj]) -> Claim:
-    """ClaimPods (or ClaimReplicaSets) with the owner's ``spec.selector`` as the only
-    filter."""
+    """ClaimPods (or ClaimReplicaSets, ClaimControllerRevisions) with the owner's
+    ``spec.selector`` as the only filter."""
     selector = (owner.get("spec") or {}).get("selector")
     return claim_objects(owner, pods,
                          lambda pod: labels_match(selector, meta(pod).get("labels") or {}))

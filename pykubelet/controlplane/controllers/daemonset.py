@@ -25,12 +25,10 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import daemonset_decisions as dd
-from pykubelet.controlplane.controllers.activepods import labels_match, meta
+from pykubelet.controlplane.controllers.activepods import meta
 from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
     controller_ref,
     new_controller_ref,
-    release,
 )
 from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
@@ -98,6 +96,8 @@ class DaemonSetController(InformerController):
         self.nodes: GenericStore = registry.store(NODES)
         self.revisions: GenericStore = registry.store(CONTROLLER_REVISIONS)
         self.claimer = ControllerRefManager(self.pods, self.ds_store, API_VERSION, KIND)
+        self.revision_claimer = ControllerRefManager(self.revisions, self.ds_store,
+                                                     API_VERSION, KIND)
         self.recorder = EventRecorder(registry, "daemonset-controller")
         self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
@@ -247,39 +247,8 @@ class DaemonSetController(InformerController):
     async def _controlled_histories(self, ds: Obj) -> list[Obj]:
         """controlledHistories: ClaimControllerRevisions over the namespace's revisions."""
         ns = meta(ds).get("namespace", "")
-        uid = meta(ds).get("uid")
-        selector = (ds.get("spec") or {}).get("selector")
-        out = []
-        ref_ = new_controller_ref(ds, API_VERSION, KIND)
-        for entry in list(self.revisions.select(ns, None)):
-            cr = entry.obj()
-            matches = labels_match(selector, meta(cr).get("labels") or {})
-            ref = controller_ref(cr)
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    out.append(cr)
-                else:
-                    await self._patch_revision(cr, lambda c: release(c, uid))
-                continue
-            if matches and not meta(cr).get("deletionTimestamp"):
-                adopted = await self._patch_revision(
-                    cr, lambda c: adopt(c, dict(ref_)))
-                if adopted is not None:
-                    out.append(adopted)
-        return out
-
-    async def _patch_revision(self, cr: Obj, mutate: Callable[[Obj], Obj | None]
-                              ) -> Obj | None:
-        m = meta(cr)
-        try:
-            return _obj(await self.revisions.guaranteed_update(
-                m.get("namespace", ""), m.get("name", ""), mutate))
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return None
-            raise
+        revisions = [e.obj() for e in self.revisions.select(ns, None)]
+        return await self.revision_claimer.claim(ds, claim_pods(ds, revisions))
 
     async def _construct_history(self, ds: Obj) -> tuple[Obj, list[Obj]]:
         """constructHistory: the current revision (created, deduplicated or renumbered as
@@ -295,7 +264,7 @@ class DaemonSetController(InformerController):
                         dd.CONTROLLER_REVISION_HASH] = name
                     return c
 
-                cr = await self._patch_revision(cr, label) or cr
+                cr = await self.revision_claimer.patch(cr, label) or cr
             (current if dd.revision_matches(ds, cr) else old).append(cr)
         revision = max_revision(old) + 1
         if not current:
@@ -306,7 +275,7 @@ class DaemonSetController(InformerController):
                 c["revision"] = revision
                 return c
 
-            cur = await self._patch_revision(cur, renumber) or cur
+            cur = await self.revision_claimer.patch(cur, renumber) or cur
         return cur, old
 
     async def _dedup(self, ds: Obj, current: list[Obj]) -> Obj:
