@@ -24,13 +24,16 @@ from pykubelet.api.apps_statefulset import (
     StatefulSetPersistentVolumeClaimRetentionPolicy,
     StatefulSetSpec,
 )
-from pykubelet.api.apps_validation import pod_template_errors, set_defaults_pod_template
+from pykubelet.api.apps_validation import (
+    pod_template_errors,
+    selector_errors,
+    set_defaults_pod_template,
+)
 from pykubelet.api.errors import FieldError
 from pykubelet.api.machinery.codec import encode
 from pykubelet.api.machinery.field import forbidden, invalid, not_supported, required
 from pykubelet.api.machinery.validation import name_is_dns_label, validate_non_negative
 from pykubelet.api.meta_validation import (
-    validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
     validate_positive_int_or_percent,
@@ -132,19 +135,8 @@ def _spec_errors(spec: StatefulSetSpec) -> list[FieldError]:
     errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
     if spec.ordinals is not None:
         errs += validate_non_negative(spec.ordinals.start, "spec.ordinals.start")
-    selector = spec.selector
-    if selector is None:
-        errs.append(required("spec.selector", ""))
-    else:
-        errs += validate_label_selector(selector, "spec.selector")
-        if not selector.match_labels and not selector.match_expressions:
-            errs.append(invalid("spec.selector", encode(selector),
-                                "empty selector is invalid for statefulset"))
-    errs += [e for e in pod_template_errors(spec.template, selector, "spec.template")
-             if not e.field.endswith("spec.activeDeadlineSeconds")]
-    if spec.template.spec.active_deadline_seconds is not None:
-        errs.append(forbidden("spec.template.spec.activeDeadlineSeconds",
-                              "activeDeadlineSeconds in StatefulSet is not Supported"))
+    errs += selector_errors(spec.selector, "spec.selector", "statefulset")
+    errs += pod_template_errors(spec.template, spec.selector, "spec.template", "StatefulSet")
     if spec.unmodelled.get("volumeClaimTemplates"):
         errs.append(forbidden("spec.volumeClaimTemplates", VOLUME_CLAIM_TEMPLATES_UNSUPPORTED))
     return errs

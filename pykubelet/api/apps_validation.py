@@ -29,6 +29,7 @@ from pykubelet.api.machinery.validation import (
     validate_non_negative,
 )
 from pykubelet.api.meta_validation import (
+    selector_matches,
     validate_immutable,
     validate_label_selector,
     validate_object_meta,
@@ -54,44 +55,47 @@ def set_defaults_replica_set(rs: ReplicaSet) -> ReplicaSet:
     return rs
 
 
-def selector_matches(selector: LabelSelector, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(selector).Matches(labels) (a valid selector)."""
-    for k, v in selector.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for e in selector.match_expressions:
-        have = e.key in labels
-        if e.operator == "In" and not (have and labels[e.key] in e.values):
-            return False
-        if e.operator == "NotIn" and have and labels[e.key] in e.values:
-            return False
-        if e.operator == "Exists" and not have:
-            return False
-        if e.operator == "DoesNotExist" and have:
-            return False
-    return True
-
-
-def _selector_errors(selector: LabelSelector | None, path: str) -> list[FieldError]:
+def selector_errors(selector: LabelSelector | None, path: str,
+                    kind: str = "deployment") -> list[FieldError]:
+    """The workload specs' selector rule: required, valid and not empty (upstream's
+    message says "deployment" for a ReplicaSet too)."""
     if selector is None:
         return [required(path, "")]
     errs = validate_label_selector(selector, path)
     if not selector.match_labels and not selector.match_expressions:
-        errs.append(invalid(path, encode(selector), "empty selector is invalid for deployment"))
+        errs.append(invalid(path, encode(selector), f"empty selector is invalid for {kind}"))
     return errs
 
 
+def immutable_selector_errors(new: LabelSelector | None,
+                              old: LabelSelector | None) -> list[FieldError]:
+    """apps/v1's immutable selector (the strategies' ValidateUpdate)."""
+    old_sel = encode(old) if old is not None else None
+    new_sel = encode(new) if new is not None else None
+    if old_sel == new_sel:
+        return []
+    return validate_immutable(new_sel, old_sel, "spec.selector")
+
+
 def pod_template_errors(template: PodTemplateSpec, selector: LabelSelector | None,
-                        path: str) -> list[FieldError]:
-    """ValidatePodTemplateSpecForReplicaSet: labels that the selector matches, the pod
-    rules, restartPolicy Always, no activeDeadlineSeconds."""
+                        path: str, kind: str = "ReplicaSet") -> list[FieldError]:
+    """ValidatePodTemplateSpecForReplicaSet (and ForStatefulSet): labels that the selector
+    matches, then :func:`workload_template_errors`."""
     errs: list[FieldError] = []
     labels = template.metadata.labels
     if (selector is not None and (selector.match_labels or selector.match_expressions)
             and not selector_matches(selector, labels)):
         errs.append(invalid(f"{path}.metadata.labels", labels,
                                 "`selector` does not match template `labels`"))
-    errs += validate_labels(labels, f"{path}.metadata.labels")
+    return errs + workload_template_errors(template, path, kind)
+
+
+def workload_template_errors(template: PodTemplateSpec, path: str,
+                             kind: str) -> list[FieldError]:
+    """What every workload asks of its template beyond the selector: the template's labels
+    and annotations, the pod rules, restartPolicy Always, no activeDeadlineSeconds."""
+    labels = template.metadata.labels
+    errs = validate_labels(labels, f"{path}.metadata.labels")
     errs += validate_annotations(template.metadata.annotations, f"{path}.metadata.annotations")
     errs += pod_template_spec_errors(template.spec, f"{path}.spec")
     policy = template.spec.restart_policy
@@ -99,7 +103,7 @@ def pod_template_errors(template: PodTemplateSpec, selector: LabelSelector | Non
         errs.append(not_supported(f"{path}.spec.restartPolicy", policy, ("Always",)))
     if template.spec.active_deadline_seconds is not None:
         errs.append(forbidden(f"{path}.spec.activeDeadlineSeconds",
-                              "activeDeadlineSeconds in ReplicaSet is not Supported"))
+                              f"activeDeadlineSeconds in {kind} is not Supported"))
     return errs
 
 
@@ -107,7 +111,7 @@ def _spec_errors(rs: ReplicaSet) -> list[FieldError]:
     spec = rs.spec
     errs = validate_non_negative(spec.replicas or 0, "spec.replicas")
     errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
-    errs += _selector_errors(spec.selector, "spec.selector")
+    errs += selector_errors(spec.selector, "spec.selector")
     errs += pod_template_errors(spec.template, spec.selector, "spec.template")
     return errs
 
@@ -121,11 +125,7 @@ def replica_set_errors(rs: ReplicaSet) -> list[FieldError]:
 def replica_set_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
     """ValidateReplicaSetUpdate, and apps/v1's immutable selector (the strategy's)."""
     errs = validate_object_meta_update(new.metadata, old.metadata) + _spec_errors(new)
-    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
-    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
-    if old_sel != new_sel:
-        errs += validate_immutable(new_sel, old_sel, "spec.selector")
-    return errs
+    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
 
 
 def replica_set_status_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
@@ -214,7 +214,7 @@ def _strategy_errors(d: Deployment) -> list[FieldError]:
 def _deployment_spec_errors(d: Deployment) -> list[FieldError]:
     spec = d.spec
     errs = validate_non_negative(spec.replicas or 0, "spec.replicas")
-    errs += _selector_errors(spec.selector, "spec.selector")
+    errs += selector_errors(spec.selector, "spec.selector")
     errs += pod_template_errors(spec.template, spec.selector, "spec.template")
     errs += _strategy_errors(d)
     errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
@@ -240,11 +240,7 @@ def deployment_update_errors(new: Deployment, old: Deployment) -> list[FieldErro
     """ValidateDeploymentUpdate, and apps/v1's immutable selector (the strategy's)."""
     errs = validate_object_meta_update(new.metadata, old.metadata)
     errs += _deployment_spec_errors(new)
-    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
-    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
-    if old_sel != new_sel:
-        errs += validate_immutable(new_sel, old_sel, "spec.selector")
-    return errs
+    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
 
 
 def deployment_status_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:

@@ -32,6 +32,7 @@ from pykubelet.api.errors import FieldError
 from pykubelet.api.machinery.field import OMIT, invalid, not_supported, required
 from pykubelet.api.machinery.validation import name_is_dns_subdomain
 from pykubelet.api.meta_validation import (
+    selector_matches,
     validate_immutable,
     validate_label_selector,
     validate_object_meta,
@@ -85,19 +86,6 @@ def generate_selector(job: Job) -> None:
         labels.setdefault(key, value)
     if job.spec.selector is None:
         job.spec.selector = LabelSelector(match_labels={CONTROLLER_UID_LABEL: uid})
-
-
-def selector_matches(sel: LabelSelector, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(sel).Matches(labels)."""
-    if any(labels.get(k) != v for k, v in sel.match_labels.items()):
-        return False
-    for req in sel.match_expressions:
-        has, value = req.key in labels, labels.get(req.key)
-        ok = {"In": has and value in req.values, "NotIn": not has or value not in req.values,
-              "Exists": has, "DoesNotExist": not has}.get(req.operator, False)
-        if not ok:
-            return False
-    return True
 
 
 def _non_negative(value: int | None, path: str) -> list[FieldError]:

@@ -6,7 +6,11 @@ selector (daemonSetStrategy.ValidateUpdate)."""
 
 from __future__ import annotations
 
-from pykubelet.api.apps_validation import selector_matches, set_defaults_pod_template
+from pykubelet.api.apps_validation import (
+    immutable_selector_errors,
+    set_defaults_pod_template,
+    workload_template_errors,
+)
 from pykubelet.api.daemonset import (
     DEFAULT_MAX_SURGE,
     DEFAULT_MAX_UNAVAILABLE,
@@ -19,21 +23,18 @@ from pykubelet.api.daemonset import (
 )
 from pykubelet.api.errors import FieldError
 from pykubelet.api.machinery.codec import encode
-from pykubelet.api.machinery.field import forbidden, invalid, not_supported, required
+from pykubelet.api.machinery.field import invalid, not_supported, required
 from pykubelet.api.machinery.validation import (
     name_is_dns_subdomain,
-    validate_annotations,
-    validate_labels,
     validate_non_negative,
 )
 from pykubelet.api.meta_validation import (
-    validate_immutable,
+    selector_matches,
     validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
     validate_positive_int_or_percent,
 )
-from pykubelet.api.validation import pod_template_spec_errors
 
 
 def set_defaults_daemon_set(ds: DaemonSet) -> DaemonSet:
@@ -111,16 +112,7 @@ def _spec_errors(ds: DaemonSet) -> list[FieldError]:
     if selector is not None and not (selector.match_labels or selector.match_expressions):
         errs.append(invalid("spec.selector", encode(selector),
                             "empty selector is invalid for daemonset"))
-    errs += validate_labels(labels, "spec.template.metadata.labels")
-    errs += validate_annotations(spec.template.metadata.annotations,
-                                 "spec.template.metadata.annotations")
-    errs += pod_template_spec_errors(spec.template.spec, "spec.template.spec")
-    policy = spec.template.spec.restart_policy
-    if policy != "Always":
-        errs.append(not_supported("spec.template.spec.restartPolicy", policy, ("Always",)))
-    if spec.template.spec.active_deadline_seconds is not None:
-        errs.append(forbidden("spec.template.spec.activeDeadlineSeconds",
-                              "activeDeadlineSeconds in DaemonSet is not Supported"))
+    errs += workload_template_errors(spec.template, "spec.template", "DaemonSet")
     errs += validate_non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
     errs += _update_strategy_errors(spec.update_strategy, "spec.updateStrategy")
     if spec.revision_history_limit is not None:
@@ -137,11 +129,7 @@ def daemon_set_errors(ds: DaemonSet) -> list[FieldError]:
 def daemon_set_update_errors(new: DaemonSet, old: DaemonSet) -> list[FieldError]:
     """ValidateDaemonSetUpdate, and apps/v1's immutable selector."""
     errs = validate_object_meta_update(new.metadata, old.metadata) + _spec_errors(new)
-    old_sel = encode(old.spec.selector) if old.spec.selector is not None else None
-    new_sel = encode(new.spec.selector) if new.spec.selector is not None else None
-    if old_sel != new_sel:
-        errs += validate_immutable(new_sel, old_sel, "spec.selector")
-    return errs
+    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
 
 
 def daemon_set_status_update_errors(new: DaemonSet, old: DaemonSet) -> list[FieldError]:

@@ -15,6 +15,14 @@ from pykubelet.api.machinery.field import (
     invalid,
     required,
 )
+from pykubelet.api.machinery.labels import (
+    OP_DOES_NOT_EXIST,
+    OP_EXISTS,
+    OP_IN,
+    OP_NOT_IN,
+    RequirementError,
+    label_selector_as_selector,
+)
 from pykubelet.api.machinery.validation import (
     is_dns1123_label,
     is_valid_label_value,
@@ -25,7 +33,7 @@ from pykubelet.api.machinery.validation import (
     validate_labels,
     validate_non_negative,
 )
-from pykubelet.api.types import ObjectMeta, OwnerReference
+from pykubelet.api.types import LabelSelector, ObjectMeta, OwnerReference
 
 NameFn = Callable[[str, bool], list[str]]
 FIELD_IMMUTABLE = "field is immutable"
@@ -200,6 +208,19 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
         for j, value in enumerate(expr.values):
             errs += [invalid(f"{p}.values[{j}]", value, m) for m in is_valid_label_value(value)]
     return errs
+
+
+def selector_matches(selector: LabelSelector, labels: dict[str, str]) -> bool:
+    """``err == nil && selector.Matches(labels)`` of metav1.LabelSelectorAsSelector, as the
+    workload validators ask it: a selector that does not convert (an operator of no label
+    selector, In without values) is the selector's own error, not a mismatch."""
+    exprs = [(e.key, e.operator, e.values) for e in selector.match_expressions]
+    if any(op not in (OP_IN, OP_NOT_IN, OP_EXISTS, OP_DOES_NOT_EXIST) for _, op, _ in exprs):
+        return True
+    try:
+        return label_selector_as_selector(selector.match_labels, exprs).matches(labels)
+    except RequirementError:
+        return True
 
 
 class _Shown:

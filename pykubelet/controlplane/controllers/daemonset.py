@@ -25,21 +25,24 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import daemonset_decisions as dd
-from pykubelet.controlplane.controllers.activepods import labels_match, meta
+from pykubelet.controlplane.controllers.activepods import meta
 from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
     controller_ref,
     new_controller_ref,
-    release,
+)
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
-from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.pod_control import PodControl
+from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
+from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
     WorkQueue,
-    claim_pods,
     slow_start_batches,
 )
 from pykubelet.controlplane.registry.resources import (
@@ -92,7 +95,11 @@ class DaemonSetController(InformerController):
         self.pods: GenericStore = registry.store(PODS)
         self.nodes: GenericStore = registry.store(NODES)
         self.revisions: GenericStore = registry.store(CONTROLLER_REVISIONS)
+        self.claimer = ControllerRefManager(self.pods, self.ds_store, API_VERSION, KIND)
+        self.revision_claimer = ControllerRefManager(self.revisions, self.ds_store,
+                                                     API_VERSION, KIND)
         self.recorder = EventRecorder(registry, "daemonset-controller")
+        self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
         self.backoff = dd.FailedPodsBackoff()
         self.queue: WorkQueue = WorkQueue()
@@ -122,33 +129,8 @@ class DaemonSetController(InformerController):
             self.queue.add(entry_key(entry))
 
     def _on_pod(self, ev: CachedEvent) -> None:
-        new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
-        ns = meta(new).get("namespace", "")
-        keys: set[str] = set()
-        for pod in (old, new):
-            ref = controller_ref(pod) if pod is not None else None
-            if ref is not None and ref.get("kind") == KIND:
-                keys.add(f"{ns}/{ref.get('name', '')}")
-        ref = controller_ref(new)
-        if ref is not None and ref.get("kind") == KIND and self._resolves(ns, ref):
-            owner = f"{ns}/{ref.get('name', '')}"
-            if ev.type == DELETED or (meta(new).get("deletionTimestamp") and not (
-                    old is not None and meta(old).get("deletionTimestamp"))):
-                self.expectations.deletion_observed(owner, object_key(new))
-            elif old is None:
-                self.expectations.creation_observed(owner)
-        if ref is None and ev.type != DELETED:
-            labels = meta(new).get("labels") or {}
-            for entry in self.ds_store.select(ns, None):
-                if labels_match((entry.obj().get("spec") or {}).get("selector"), labels):
-                    keys.add(f"{ns}/{entry.attrs.name}")
-        for key in keys:
+        for key in pod_owner_keys(ev, KIND, self.ds_store, self.expectations):
             self.queue.add(key)
-
-    def _resolves(self, ns: str, ref: Obj) -> bool:
-        entry = self.ds_store.lookup(ns, ref.get("name", ""))
-        return entry is not None and meta(entry.obj()).get("uid") == ref.get("uid")
 
     # -- the worker
     async def run(self) -> None:
@@ -181,32 +163,8 @@ class DaemonSetController(InformerController):
         """getDaemonPods: the namespace's pods the DaemonSet controls after adopting
         matching orphans and releasing the ones it controls that no longer match."""
         ns = meta(ds).get("namespace", "")
-        claim = claim_pods(ds, [p.obj() for p in self.pods.select(ns, None)])
-        owned = list(claim.owned)
-        uid = meta(ds).get("uid")
-        if claim.adopt:
-            fresh = self.ds_store.lookup(ns, meta(ds).get("name", ""))
-            if fresh is None or meta(fresh.obj()).get("uid") != uid or meta(
-                    fresh.obj()).get("deletionTimestamp"):
-                owned = [p for p in owned if p not in claim.adopt]
-                claim.adopt = []
-        ref = new_controller_ref(ds, API_VERSION, KIND)
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""), mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return False
-            raise
+        pods = [p.obj() for p in self.pods.select(ns, None)]
+        return await self.claimer.claim(ds, claim_pods(ds, pods))
 
     async def _update_daemon_set(self, ds: Obj, nodes: list[Obj], hash_: str, key: str,
                                  old: list[Obj]) -> str | None:
@@ -275,70 +233,22 @@ class DaemonSetController(InformerController):
         return error
 
     async def _create_pod(self, ds: Obj, template: Obj, node: str) -> str | None:
-        try:
-            result = await self.pods.create(Context(), meta(ds).get("namespace", ""),
-                                            dd.pod_for_node(ds, template, node))
-        except errors.StatusError as exc:
-            await self.recorder.event(ds, WARNING, "FailedCreate",
-                                      f"Error creating: {exc.message}")
-            return exc.message
-        await self.recorder.event(ds, NORMAL, "SuccessfulCreate",
-                                  f"Created pod: {meta(_obj(result)).get('name', '')}")
-        return None
+        err = await self.pod_control.create_pod(ds, dd.pod_for_node(ds, template, node))
+        return None if err is None else err.message
 
     async def _delete_pod(self, ds: Obj, pod: Obj) -> str | bool | None:
         """None when deleted; True when already gone; the error's message otherwise."""
-        m = meta(pod)
-        try:
-            await self.pods.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                   DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return True
-            await self.recorder.event(ds, WARNING, "FailedDelete",
-                                      f"Error deleting: {exc.message}")
-            return exc.message
-        await self.recorder.event(ds, NORMAL, "SuccessfulDelete",
-                                  f"Deleted pod: {m.get('name', '')}")
-        return None
+        err = await self.pod_control.delete_pod(ds, pod)
+        if err is None:
+            return None
+        return True if err.code == 404 else err.message
 
     # -- history
     async def _controlled_histories(self, ds: Obj) -> list[Obj]:
         """controlledHistories: ClaimControllerRevisions over the namespace's revisions."""
         ns = meta(ds).get("namespace", "")
-        uid = meta(ds).get("uid")
-        selector = (ds.get("spec") or {}).get("selector")
-        out = []
-        ref_ = new_controller_ref(ds, API_VERSION, KIND)
-        for entry in list(self.revisions.select(ns, None)):
-            cr = entry.obj()
-            matches = labels_match(selector, meta(cr).get("labels") or {})
-            ref = controller_ref(cr)
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    out.append(cr)
-                else:
-                    await self._patch_revision(cr, lambda c: release(c, uid))
-                continue
-            if matches and not meta(cr).get("deletionTimestamp"):
-                adopted = await self._patch_revision(
-                    cr, lambda c: adopt(c, dict(ref_)))
-                if adopted is not None:
-                    out.append(adopted)
-        return out
-
-    async def _patch_revision(self, cr: Obj, mutate: Callable[[Obj], Obj | None]
-                              ) -> Obj | None:
-        m = meta(cr)
-        try:
-            return _obj(await self.revisions.guaranteed_update(
-                m.get("namespace", ""), m.get("name", ""), mutate))
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return None
-            raise
+        revisions = [e.obj() for e in self.revisions.select(ns, None)]
+        return await self.revision_claimer.claim(ds, claim_pods(ds, revisions))
 
     async def _construct_history(self, ds: Obj) -> tuple[Obj, list[Obj]]:
         """constructHistory: the current revision (created, deduplicated or renumbered as
@@ -354,7 +264,7 @@ class DaemonSetController(InformerController):
                         dd.CONTROLLER_REVISION_HASH] = name
                     return c
 
-                cr = await self._patch_revision(cr, label) or cr
+                cr = await self.revision_claimer.patch(cr, label) or cr
             (current if dd.revision_matches(ds, cr) else old).append(cr)
         revision = max_revision(old) + 1
         if not current:
@@ -365,7 +275,7 @@ class DaemonSetController(InformerController):
                 c["revision"] = revision
                 return c
 
-            cur = await self._patch_revision(cur, renumber) or cur
+            cur = await self.revision_claimer.patch(cur, renumber) or cur
         return cur, old
 
     async def _dedup(self, ds: Obj, current: list[Obj]) -> Obj:
@@ -383,7 +293,7 @@ class DaemonSetController(InformerController):
                             dd.CONTROLLER_REVISION_HASH] = keep_hash
                         return p
 
-                    await self._patch_pod(pod, relabel)
+                    await self.claimer.patch(pod, relabel)
             await self._delete_revision(cr)
         return keep
 

@@ -31,6 +31,7 @@ from pykubelet.controlplane.controllers.activepods import is_available, is_ready
 from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
 from pykubelet.controlplane.controllers.deploymentutil import scaled_value
 from pykubelet.controlplane.controllers.nodelifecycle import tolerates
+from pykubelet.controlplane.controllers.pod_control import get_pod_from_template
 
 Obj = dict[str, Any]
 
@@ -138,16 +139,10 @@ def pod_for_node(ds: Obj, template: Obj, node_name: str) -> Obj:
     """The pod syncNodes creates for ``node_name`` (podControl.CreatePods of the
     template with the node affinity set): named ``<ds>-<random>``, owned by the
     DaemonSet."""
-    tmeta = template.get("metadata") or {}
-    pod_meta: Obj = {"generateName": f"{meta(ds).get('name', '')}-",
-                     "namespace": meta(ds).get("namespace", ""),
-                     "ownerReferences": [new_controller_ref(ds, "apps/v1", "DaemonSet")]}
-    for k in ("labels", "annotations", "finalizers"):
-        if tmeta.get(k):
-            pod_meta[k] = copy.deepcopy(tmeta[k])
-    pod_spec = copy.deepcopy(template.get("spec") or {})
-    pod_spec["affinity"] = replace_node_name_affinity(pod_spec.get("affinity"), node_name)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
+    pod = get_pod_from_template(template, ds, new_controller_ref(ds, "apps/v1", "DaemonSet"))
+    pod["spec"]["affinity"] = replace_node_name_affinity(pod["spec"].get("affinity"),
+                                                         node_name)
+    return pod
 
 
 def get_patch(ds: Obj) -> Obj:

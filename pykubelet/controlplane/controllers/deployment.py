@@ -28,18 +28,14 @@ from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import deploymentutil as du
 from pykubelet.controlplane.controllers.activepods import labels_match
-from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
-    controller_ref,
-    new_controller_ref,
-    release,
+from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
 )
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
-from pykubelet.controlplane.controllers.replicaset import (
-    WorkQueue,
-    claim_pods,
-)
+from pykubelet.controlplane.controllers.replicaset import WorkQueue
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
 from pykubelet.controlplane.registry.strategy import StatusStrategy
@@ -61,6 +57,7 @@ class DeploymentController(InformerController):
         self.primary = self.deployments
         self.rss: GenericStore = self.registry.store(REPLICA_SETS)
         self.pods: GenericStore = self.registry.store(PODS)
+        self.claimer = ControllerRefManager(self.rss, self.deployments, "apps/v1", "Deployment")
         self.recorder = EventRecorder(self.registry, "deployment-controller")
         self.queue: WorkQueue = WorkQueue()
         self.clock = clock
@@ -124,17 +121,9 @@ class DeploymentController(InformerController):
 
     # -- ownership
     async def _claim(self, d: Obj) -> list[Obj]:
-        ns = meta(d).get("namespace", "")
-        claim = claim_pods(d, [e.obj() for e in self.rss.select(ns, None)])
-        owned = list(claim.owned)
-        ref = new_controller_ref(d, "apps/v1", "Deployment")
-        for rs in claim.adopt:
-            if not await self._update_rs(rs, lambda o: adopt(o, ref)):
-                owned.remove(rs)
-        uid = meta(d).get("uid")
-        for rs in claim.release:
-            await self._update_rs(rs, lambda o: release(o, uid))
-        return owned
+        """getReplicaSetsForDeployment: ClaimReplicaSets over the namespace's sets."""
+        rss = [e.obj() for e in self.rss.select(meta(d).get("namespace", ""), None)]
+        return await self.claimer.claim(d, claim_pods(d, rss))
 
     def _find_new(self, d: Obj, rss: list[Obj]) -> Obj | None:
         return du.find_new_rs(d, rss)

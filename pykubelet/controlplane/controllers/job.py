@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.batch import (
@@ -36,11 +35,13 @@ from pykubelet.api.machinery.timeutil import now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import labels_match
 from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
     controller_of,
     controller_ref,
     new_controller_ref,
-    release,
+)
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
 )
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.job_decisions import (
@@ -50,7 +51,6 @@ from pykubelet.controlplane.controllers.job_decisions import (
     is_finished,
 )
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
-from pykubelet.controlplane.controllers.replicaset import Claim, claim_pods
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import JOBS, PODS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, Registry
@@ -101,6 +101,9 @@ class JobController(InformerController):
         self.registry = registry
         self.jobs = self.primary = registry.store(JOBS)
         self.pods = registry.store(PODS)
+        self.claimer = ControllerRefManager(self.pods, self.jobs, "batch/v1", "Job",
+                                            on_adopt=_with_finalizer,
+                                            on_release=_without_finalizer)
         self.recorder = EventRecorder(registry, COMPONENT)
         self.queue: WorkQueue = WorkQueue("job-controller", self.sync)
         self.orphans: WorkQueue = WorkQueue("job-orphan-pods", self.sync_orphan_pod)
@@ -204,54 +207,12 @@ class JobController(InformerController):
         if (job.get("metadata") or {}).get("deletionTimestamp"):
             return
         if not is_finished(job):  # a finished job takes no more pods (and gives none back)
-            owned = await self._claim(job, claim_pods(job, owned + orphans))
+            owned = await self.claimer.claim(job, claim_pods(job, owned + orphans))
         record = self.backoff.setdefault(f"{key}/{uid}", BackoffRecord())
         acts = decide(job, owned, now(), record)
         await self._apply(job, acts)
         if acts.requeue_after is not None:
             self.queue.add_after(key, max(acts.requeue_after, 0.0))
-
-    async def _claim(self, job: Obj, claim: Claim) -> list[Obj]:
-        """ClaimPods' effects: the adoptions (after canAdopt's fresh read says the job is
-        the same and not being deleted), then the releases; the pods the job owns after
-        them, adopted ones with the finalizer the adoption added."""
-        meta = job.get("metadata") or {}
-        ns, uid = meta.get("namespace", ""), meta.get("uid")
-        owned = [p for p in claim.owned if p not in claim.adopt]
-        if claim.adopt:
-            fresh = self.jobs.lookup(ns, meta.get("name", ""))
-            fresh_meta = (fresh.obj().get("metadata") or {}) if fresh is not None else {}
-            if fresh_meta.get("uid") != uid or fresh_meta.get("deletionTimestamp"):
-                claim.adopt = []
-        ref = new_controller_ref(job, "batch/v1", "Job")
-        for pod in claim.adopt:
-            adopted = await self._patch_pod(pod, lambda p: _with_finalizer(adopt(p, dict(ref))))
-            if adopted is not None:
-                owned.append(adopted)
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: _without_finalizer(release(p, uid)))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> Obj | None:
-        """The pod as written, or None when it is gone or no longer what was decided on
-        (``mutate`` said so, or the write was refused)."""
-        m = pod.get("metadata") or {}
-        written: list[Obj] = []
-
-        def apply(obj: Obj) -> Obj | None:
-            written.clear()
-            out = mutate(obj)
-            if out is not None:
-                written.append(out)
-            return out
-
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""), apply)
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return None
-            raise
-        return written[0] if written else None
 
     async def _apply(self, job: Obj, acts: Actions) -> None:
         meta = job.get("metadata") or {}

@@ -2,8 +2,9 @@
 spec.replicas pods matching each ReplicaSet's selector, owned through a controller
 ownerReference.
 
-Decisions are pure (:func:`claim_pods`, :func:`compute_actions`, :func:`calculate_status`,
-tested as tables); :class:`ReplicaSetController` carries them out. It is watch-driven: the
+Decisions are pure (:func:`compute_actions`, :func:`calculate_status`, and ClaimPods in
+:mod:`controller_ref_manager`, tested as tables); :class:`ReplicaSetController` carries
+them out. It is watch-driven: the
 watch cache's events enqueue the key of the ReplicaSet concerned (a pod's controller, or
 for an orphan every ReplicaSet whose selector picks it), one sync per key at a time; a sync
 that fails is logged with the key and retried with exponential back-off (5 ms doubling to
@@ -17,7 +18,6 @@ set), as upstream.
 from __future__ import annotations
 
 import asyncio
-import copy
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -31,23 +31,23 @@ from pykubelet.controlplane.controllers.activepods import (
     is_active,
     is_available,
     is_ready,
-    labels_match,
     meta,
     pods_to_delete,
     ready_since,
 )
-from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
-    controller_ref,
-    new_controller_ref,
-    release,
+from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import (
+    ControllerRefManager,
+    claim_pods,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
-from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
+from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_from_template
+from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
+from pykubelet.controlplane.controllers.recorder import EventRecorder
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
-from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.registry.store import GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -68,54 +68,9 @@ REPLICA_FAILURE = "ReplicaFailure"
 
 
 def pod_from_template(rs: Obj) -> Obj:
-    """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
-    spec, named ``<rs>-<random>``, owned by the ReplicaSet."""
-    template = (rs.get("spec") or {}).get("template") or {}
-    tmeta = template.get("metadata") or {}
-    pod_meta: Obj = {"generateName": f"{meta(rs).get('name', '')}-",
-                     "namespace": meta(rs).get("namespace", ""),
-                     "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
-    for k in ("labels", "annotations", "finalizers"):
-        if tmeta.get(k):
-            pod_meta[k] = copy.deepcopy(tmeta[k])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
-            "spec": copy.deepcopy(template.get("spec") or {})}
-
-
-@dataclass
-class Claim:
-    """ClaimPods' outcome: the pods the ReplicaSet owns after adopting and releasing."""
-
-    owned: list[Obj] = field(default_factory=list)
-    adopt: list[Obj] = field(default_factory=list)
-    release: list[Obj] = field(default_factory=list)
-
-
-def claim_pods(rs: Obj, pods: list[Obj]) -> Claim:
-    """PodControllerRefManager.ClaimPods over the namespace's active pods: keep the ones
-    it controls and its selector picks, adopt matching orphans (not while the ReplicaSet
-    or the pod is being deleted), release the ones it controls that no longer match."""
-    out = Claim()
-    uid = meta(rs).get("uid")
-    selector = (rs.get("spec") or {}).get("selector")
-    rs_deleting = bool(meta(rs).get("deletionTimestamp"))
-    for pod in pods:
-        labels = meta(pod).get("labels") or {}
-        matches = labels_match(selector, labels)
-        ref = controller_ref(pod)
-        if ref is not None:
-            if ref.get("uid") != uid:
-                continue
-            if matches:
-                out.owned.append(pod)
-            elif not rs_deleting:
-                out.release.append(pod)
-            continue
-        if rs_deleting or not matches or meta(pod).get("deletionTimestamp"):
-            continue
-        out.adopt.append(pod)
-        out.owned.append(pod)
-    return out
+    """The ReplicaSet's pod: its template, owned by it (GetPodFromTemplate)."""
+    return get_pod_from_template((rs.get("spec") or {}).get("template") or {}, rs,
+                                 new_controller_ref(rs, "apps/v1", "ReplicaSet"))
 
 
 @dataclass
@@ -269,7 +224,9 @@ class ReplicaSetController(InformerController):
         self.rs_store: GenericStore = self.registry.store(REPLICA_SETS)
         self.primary = self.rs_store
         self.pods: GenericStore = self.registry.store(PODS)
+        self.claimer = ControllerRefManager(self.pods, self.rs_store, "apps/v1", "ReplicaSet")
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
+        self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
         self.queue: WorkQueue = WorkQueue()
         self.clock = clock
@@ -285,38 +242,8 @@ class ReplicaSetController(InformerController):
             self._on_pod(ev)
 
     def _on_pod(self, ev: CachedEvent) -> None:
-        new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
-        ns = meta(new).get("namespace", "")
-        pod_key = f"{ns}/{meta(new).get('name', '')}"
-        keys: set[str] = set()
-        for pod in (old, new):
-            if pod is None:
-                continue
-            ref = controller_ref(pod)
-            if ref is not None and ref.get("kind") == "ReplicaSet":
-                keys.add(f"{ns}/{ref.get('name', '')}")
-        ref = controller_ref(new)
-        owner = f"{ns}/{ref.get('name', '')}" if ref and ref.get("kind") == "ReplicaSet" else None
-        if owner is not None and self._resolves(ns, ref):
-            if ev.type == DELETED or (meta(new).get("deletionTimestamp") and not (
-                    old is not None and meta(old).get("deletionTimestamp"))):
-                self.expectations.deletion_observed(owner, pod_key)
-            elif old is None:
-                self.expectations.creation_observed(owner)
-        if ref is None and ev.type != DELETED:
-            labels = meta(new).get("labels") or {}
-            for entry in self.rs_store.select(ns, None):
-                if labels_match((entry.obj().get("spec") or {}).get("selector"), labels):
-                    keys.add(f"{ns}/{entry.attrs.name}")
-        for key in keys:
+        for key in pod_owner_keys(ev, "ReplicaSet", self.rs_store, self.expectations):
             self.queue.add(key)
-
-    def _resolves(self, ns: str, ref: Obj | None) -> bool:
-        if ref is None:
-            return False
-        entry = self.rs_store.lookup(ns, ref.get("name", ""))
-        return entry is not None and meta(entry.obj()).get("uid") == ref.get("uid")
 
     # -- the workers
     async def run(self) -> None:
@@ -335,48 +262,19 @@ class ReplicaSetController(InformerController):
         all_pods = [p.obj() for p in self.pods.select(ns, None)]
         active = [p for p in all_pods if is_active(p)]
         claim = claim_pods(rs, active)
-        owned = await self._claim(rs, claim)
+        owned = await self.claimer.claim(rs, claim)
         manage_error: str | None = None
         if needs_sync and not meta(rs).get("deletionTimestamp"):
             related = [p for p in all_pods if (ref := controller_ref(p)) is not None
                        and ref.get("kind") == "ReplicaSet"]
             manage_error = await self._manage(rs, owned, related)
         now = self.clock()
-        await self._write_status(ns, name, rs, calculate_status(rs, owned, manage_error, now))
+        await write_status(self.rs_store, rs, calculate_status(rs, owned, manage_error, now))
         wait = requeue_after(rs, owned, now)
         if wait is not None:
             self.queue.add_after(key, wait)
         if manage_error is not None:
             raise errors.internal(manage_error)
-
-    async def _claim(self, rs: Obj, claim: Claim) -> list[Obj]:
-        owned = list(claim.owned)
-        ns = meta(rs).get("namespace", "")
-        uid = meta(rs).get("uid")
-        if claim.adopt:  # canAdopt: a fresh read says it is the same, live ReplicaSet
-            fresh = self.rs_store.lookup(ns, meta(rs).get("name", ""))
-            if fresh is None or meta(fresh.obj()).get("uid") != uid or meta(
-                    fresh.obj()).get("deletionTimestamp"):
-                owned = [p for p in owned if p not in claim.adopt]
-                claim.adopt = []
-        ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""),
-                                              mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):  # gone, or no longer what we decided on
-                return False
-            raise
 
     async def _manage(self, rs: Obj, owned: list[Obj], related: list[Obj]) -> str | None:
         """manageReplicas: create or delete, returning the first error's message."""
@@ -408,51 +306,14 @@ class ReplicaSetController(InformerController):
         return None
 
     async def _create_pod(self, rs: Obj) -> str | None:
-        try:
-            result = await self.pods.create(Context(), meta(rs).get("namespace", ""),
-                                            pod_from_template(rs))
-        except errors.StatusError as exc:
-            await self.recorder.event(rs, WARNING, "FailedCreate",
-                                      f"Error creating: {exc.message}")
-            if exc.code == 409 and exc.reason == errors.ALREADY_EXISTS:
-                return None
-            return exc.message
-        name = meta(result.obj() if isinstance(result, Entry) else result).get("name", "")
-        await self.recorder.event(rs, NORMAL, "SuccessfulCreate", f"Created pod: {name}")
-        return None
+        err = await self.pod_control.create_pod(rs, pod_from_template(rs))
+        if err is None or (err.code == 409 and err.reason == errors.ALREADY_EXISTS):
+            return None
+        return err.message
 
     async def _delete_pod(self, rs: Obj, pod: Obj) -> str | None:
-        m = meta(pod)
-        try:
-            await self.pods.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                   DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return None
-            await self.recorder.event(rs, WARNING, "FailedDelete",
-                                      f"Error deleting: {exc.message}")
-            return exc.message
-        await self.recorder.event(rs, NORMAL, "SuccessfulDelete",
-                                  f"Deleted pod: {m.get('name', '')}")
-        return None
-
-    async def _write_status(self, ns: str, name: str, rs: Obj, status: Obj) -> None:
-        if status == (rs.get("status") or {}):
-            return
-        uid = meta(rs).get("uid")
-
-        def write(obj: Obj) -> Obj | None:
-            if meta(obj).get("uid") != uid:
-                return None
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.rs_store.guaranteed_update(ns, name, write,
-                                                  StatusStrategy(self.rs_store.strategy))
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
+        err = await self.pod_control.delete_pod(rs, pod)
+        return None if err is None or err.code == 404 else err.message
 
 
 async def run_replicaset_controller(cp: ControlPlane) -> None:

@@ -27,20 +27,17 @@ from pykubelet.api.machinery.timeutil import now as utc_now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers import statefulset_decisions as sd
 from pykubelet.controlplane.controllers.activepods import labels_match, meta
-from pykubelet.controlplane.controllers.controller_ref import (
-    adopt,
-    controller_ref,
-    new_controller_ref,
-    release,
-)
+from pykubelet.controlplane.controllers.controller_ref import controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import ControllerRefManager
 from pykubelet.controlplane.controllers.history import History
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.pod_events import controller_keys
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import slow_start_batches
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CONTROLLER_REVISIONS, PODS, STATEFUL_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
-from pykubelet.controlplane.registry.strategy import StatusStrategy
 from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -58,6 +55,7 @@ class StatefulSetController(InformerController):
         self.registry = registry
         self.sets = self.primary = registry.store(STATEFUL_SETS)
         self.pods = registry.store(PODS)
+        self.claimer = ControllerRefManager(self.pods, self.sets, sd.API_VERSION, sd.KIND)
         self.history = History(registry.store(CONTROLLER_REVISIONS))
         self.recorder = EventRecorder(registry, COMPONENT)
         self.queue: WorkQueue = WorkQueue(COMPONENT, self.sync)
@@ -72,13 +70,8 @@ class StatefulSetController(InformerController):
 
     def _on_pod(self, ev: CachedEvent) -> None:
         new = ev.entry.obj()
-        old = ev.prev.obj() if ev.prev is not None else None
         ns = meta(new).get("namespace", "")
-        keys: set[str] = set()
-        for pod in (old, new):
-            ref = controller_ref(pod) if pod is not None else None
-            if ref is not None and ref.get("kind") == sd.KIND:
-                keys.add(f"{ns}/{ref.get('name', '')}")
+        keys = controller_keys(ev, sd.KIND)
         if controller_ref(new) is None and not meta(new).get("deletionTimestamp"):
             labels = meta(new).get("labels") or {}
             for entry in self.sets.select(ns, None):
@@ -107,18 +100,12 @@ class StatefulSetController(InformerController):
         pods = await self._claim_pods(sts)
         await self._update(sts, pods, revisions)
 
-    def _can_adopt(self, sts: Obj) -> bool:
-        """canAdoptFunc: a fresh read says it is the same, live set."""
-        fresh = self.sets.lookup(meta(sts).get("namespace", ""), meta(sts).get("name", ""))
-        return fresh is not None and meta(fresh.obj()).get("uid") == meta(sts).get(
-            "uid") and not meta(fresh.obj()).get("deletionTimestamp")
-
     async def _adopt_revisions(self, sts: Obj) -> list[Obj]:
         """adoptOrphanRevisions, then ListRevisions: the set's revisions."""
         selector = sd.spec(sts).get("selector")
         revisions = self.history.list_controller_revisions(sts, selector)
         orphans = [r for r in revisions if controller_ref(r) is None]
-        if orphans and not meta(sts).get("deletionTimestamp") and self._can_adopt(sts):
+        if orphans and not meta(sts).get("deletionTimestamp") and self.claimer.can_adopt(sts):
             for rev in orphans:
                 await self.history.adopt_controller_revision(sts, sd.API_VERSION, sd.KIND, rev)
             revisions = self.history.list_controller_revisions(sts, selector)
@@ -126,30 +113,7 @@ class StatefulSetController(InformerController):
 
     async def _claim_pods(self, sts: Obj) -> list[Obj]:
         pods = [e.obj() for e in self.pods.select(meta(sts).get("namespace", ""), None)]
-        claim = sd.claim_pods(sts, pods)
-        owned = list(claim.owned)
-        if claim.adopt and not self._can_adopt(sts):
-            owned = [p for p in owned if p not in claim.adopt]
-            claim.adopt = []
-        ref = new_controller_ref(sts, sd.API_VERSION, sd.KIND)
-        for pod in claim.adopt:
-            if not await self._patch_pod(pod, lambda p: adopt(p, dict(ref))):
-                owned.remove(pod)
-        uid = meta(sts).get("uid")
-        for pod in claim.release:
-            await self._patch_pod(pod, lambda p: release(p, uid))
-        return owned
-
-    async def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], Obj | None]) -> bool:
-        m = meta(pod)
-        try:
-            await self.pods.guaranteed_update(m.get("namespace", ""), m.get("name", ""),
-                                              mutate)
-            return True
-        except errors.StatusError as exc:
-            if exc.code in (404, 409, 422):
-                return False
-            raise
+        return await self.claimer.claim(sts, sd.claim_pods(sts, pods))
 
     # -- UpdateStatefulSet
     async def _update(self, sts: Obj, pods: list[Obj], revisions: list[Obj]) -> None:
@@ -171,7 +135,7 @@ class StatefulSetController(InformerController):
         error = await self._act(sts, decided)
         st = decided.status
         sd.complete_rolling_update(sts, st)
-        await self._write_status(sts, sd.status_body(sts, st))
+        await write_status(self.sets, sts, sd.status_body(sts, st))
         wait = sd.requeue_after(sts, pods, now)
         if wait is not None:
             self.queue.add_after(f"{meta(sts).get('namespace')}/{meta(sts).get('name')}", wait)
@@ -240,26 +204,6 @@ class StatefulSetController(InformerController):
             await self.recorder.event(
                 sts, WARNING, f"Failed{verb.title()}",
                 f"{verb} Pod {action.name} in StatefulSet {name} failed error: {error}")
-
-    async def _write_status(self, sts: Obj, status: Obj) -> None:
-        """updateStatefulSetStatus: only when it differs (inconsistentStatus)."""
-        if status == sd.status(sts):
-            return
-        uid = meta(sts).get("uid")
-
-        def write(obj: Obj) -> Obj | None:
-            if meta(obj).get("uid") != uid:
-                return None
-            obj["status"] = status
-            return obj
-
-        try:
-            await self.sets.guaranteed_update(
-                meta(sts).get("namespace", ""), meta(sts).get("name", ""), write,
-                StatusStrategy(self.sets.strategy))
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
 
 
 async def run_statefulset_controller(cp: ControlPlane) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pykubelet.api.apps_statefulset import (
@@ -36,7 +36,8 @@ from pykubelet.controlplane.controllers.activepods import (
     meta,
     ready_since,
 )
-from pykubelet.controlplane.controllers.controller_ref import controller_ref, new_controller_ref
+from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
+from pykubelet.controlplane.controllers.controller_ref_manager import Claim, claim_objects
 from pykubelet.controlplane.controllers.deploymentutil import scaled_value
 
 Obj = dict[str, Any]
@@ -276,38 +277,12 @@ def history_to_delete(sts: Obj, pods: list[Obj], revisions: list[Obj], current: 
 # ---------------------------------------------------------------------------- claiming
 
 
-@dataclass
-class Claim:
-    """ClaimPods (with isMemberOf as filter): the set's pods after adopting and releasing."""
-
-    owned: list[Obj] = field(default_factory=list)
-    adopt: list[Obj] = field(default_factory=list)
-    release: list[Obj] = field(default_factory=list)
-
-
 def claim_pods(sts: Obj, pods: list[Obj]) -> Claim:
-    """Keep the set's pods its selector and name pick, adopt such orphans (not while
-    either is being deleted), release the ones it controls that no longer match."""
-    out = Claim()
-    uid = meta(sts).get("uid")
-    deleting = bool(meta(sts).get("deletionTimestamp"))
-    for pod in pods:
-        matches = labels_match(spec(sts).get("selector"), meta(pod).get("labels") or {}) and (
-            is_member_of(sts, pod))
-        ref = controller_ref(pod)
-        if ref is not None:
-            if ref.get("uid") != uid:
-                continue
-            if matches:
-                out.owned.append(pod)
-            elif not deleting:
-                out.release.append(pod)
-            continue
-        if deleting or not matches or is_terminating(pod):
-            continue
-        out.adopt.append(pod)
-        out.owned.append(pod)
-    return out
+    """ClaimPods with isMemberOf as a second filter: the set's pods are the ones its
+    selector and its name both pick."""
+    selector = spec(sts).get("selector")
+    return claim_objects(sts, pods, lambda pod: labels_match(
+        selector, meta(pod).get("labels") or {}) and is_member_of(sts, pod))
 
 
 # ---------------------------------------------------------------------------- the plan

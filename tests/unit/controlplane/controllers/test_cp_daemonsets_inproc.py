@@ -388,3 +388,27 @@ def test_a_failed_create_ends_the_sync(api: Any, clean: list[str],
     del ctl._create_pod  # type: ignore[method-assign]
     api._run(ctl.sync(key))  # creates succeed: now the history is cleaned
     assert [r["revision"] for r in api.call("GET", CRS).json()["items"]] == [2]
+
+
+def test_orphan_revisions_are_adopted_and_unmatched_ones_released(
+        api: Any, clean: list[str], ctl: DaemonSetController) -> None:
+    """controlledHistories (ClaimControllerRevisions): an orphan ControllerRevision the
+    selector picks becomes the DaemonSet's; one it controls whose labels stop matching is
+    let go."""
+    clean.append("claim")
+    add_node(api, "c1")
+    r = api.call("POST", DSS, daemonset("claim"))
+    assert r.status == 201, r.body
+    uid = r.json()["metadata"]["uid"]
+    orphan = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+              "metadata": {"name": "claim-orphan", "labels": {"app": "claim"}},
+              "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 5}
+    assert api.call("POST", CRS, orphan).status == 201
+    api._run(ctl.sync(f"{NS}/claim"))
+    refs = api.call("GET", f"{CRS}/claim-orphan").json()["metadata"]["ownerReferences"]
+    assert [(o["uid"], o["controller"], o["kind"]) for o in refs] == [(uid, True, "DaemonSet")]
+    api.call("PATCH", f"{CRS}/claim-orphan", {"metadata": {"labels": {"app": "other"}}},
+             content_type=MERGE)
+    api._run(ctl.sync(f"{NS}/claim"))
+    got = api.call("GET", f"{CRS}/claim-orphan").json()["metadata"]
+    assert "ownerReferences" not in got

@@ -11,6 +11,7 @@ import pytest
 
 from pykubelet.api.machinery.timeutil import rfc3339
 from pykubelet.controlplane.controllers.activepods import less, pods_to_delete
+from pykubelet.controlplane.controllers.controller_ref_manager import claim_pods
 from pykubelet.controlplane.controllers.expectations import (
     EXPECTATIONS_TIMEOUT_S,
     Expectations,
@@ -18,7 +19,6 @@ from pykubelet.controlplane.controllers.expectations import (
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
     calculate_status,
-    claim_pods,
     compute_actions,
     pod_from_template,
     slow_start_batches,

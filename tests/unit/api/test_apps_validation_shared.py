@@ -1,0 +1,88 @@
+"""The apps validation rules the workload specs share (pkg/apis/apps/validation): one
+template rule (restartPolicy Always, no activeDeadlineSeconds, said with the workload's
+kind), one selector rule (required, not empty, named for the kind) and one immutable
+selector on update; the ReplicaSet, Deployment, DaemonSet and StatefulSet validators give
+the same errors through them."""
+
+from __future__ import annotations
+
+from pykubelet.api.apps_validation import (
+    immutable_selector_errors,
+    pod_template_errors,
+    selector_errors,
+    workload_template_errors,
+)
+from pykubelet.api.machinery.codec import decode_value
+from pykubelet.api.meta_validation import selector_matches
+from pykubelet.api.types import LabelSelector, PodTemplateSpec
+
+SEL = LabelSelector(match_labels={"app": "web"})
+
+
+def template(**spec: object) -> PodTemplateSpec:
+    body = {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+    out: PodTemplateSpec = decode_value(PodTemplateSpec, body)
+    return out
+
+
+def messages(errs: list) -> list[str]:  # type: ignore[type-arg]
+    return [f"{e.field}: {e.detail}" for e in errs]
+
+
+def test_template_rules_name_the_workload_kind() -> None:
+    bad = template(restartPolicy="Never", activeDeadlineSeconds=5)
+    for kind in ("ReplicaSet", "DaemonSet", "StatefulSet"):
+        got = [e.field for e in workload_template_errors(bad, "spec.template", kind)]
+        assert got == ["spec.template.spec.restartPolicy",
+                       "spec.template.spec.activeDeadlineSeconds"]
+        assert f"activeDeadlineSeconds in {kind} is not Supported" in messages(
+            workload_template_errors(bad, "spec.template", kind))[1]
+    assert workload_template_errors(template(restartPolicy="Always"), "spec.template",
+                                    "DaemonSet") == []
+
+
+def test_template_labels_must_match_the_selector() -> None:
+    other = LabelSelector(match_labels={"app": "db"})
+    got = pod_template_errors(template(restartPolicy="Always"), other, "spec.template",
+                              "StatefulSet")
+    assert messages(got) == [
+        "spec.template.metadata.labels: `selector` does not match template `labels`"]
+
+
+def test_selector_rule_names_the_kind() -> None:
+    assert [e.field for e in selector_errors(None, "spec.selector")] == ["spec.selector"]
+    empty = selector_errors(LabelSelector(), "spec.selector", "statefulset")
+    assert messages(empty) == ["spec.selector: empty selector is invalid for statefulset"]
+    assert selector_errors(SEL, "spec.selector") == []
+
+
+def test_selector_is_immutable() -> None:
+    assert immutable_selector_errors(SEL, LabelSelector(match_labels={"app": "web"})) == []
+    got = immutable_selector_errors(LabelSelector(match_labels={"app": "db"}), SEL)
+    assert [e.field for e in got] == ["spec.selector"]
+
+
+def test_selector_matching_is_the_one_label_selector_rule() -> None:
+    def sel(*exprs: tuple[str, str, list[str]], **labels: str) -> LabelSelector:
+        out: LabelSelector = decode_value(LabelSelector, {
+            "matchLabels": labels,
+            "matchExpressions": [{"key": k, "operator": op, "values": v}
+                                 for k, op, v in exprs]})
+        return out
+
+    labels = {"app": "web", "tier": "front"}
+    assert selector_matches(sel(("tier", "In", ["front", "back"]), app="web"), labels)
+    assert not selector_matches(sel(("tier", "NotIn", ["front"])), labels)
+    assert selector_matches(sel(("zone", "DoesNotExist", [])), labels)
+    assert not selector_matches(sel(("zone", "Exists", [])), labels)
+    # LabelSelectorAsSelector fails on In without values: that is the selector's error
+    # (validation names it), not a template that does not match
+    assert selector_matches(sel(("tier", "In", [])), labels)
+
+
+def test_an_unconvertible_selector_is_no_template_mismatch() -> None:
+    bad: LabelSelector = decode_value(LabelSelector, {
+        "matchExpressions": [{"key": "app", "operator": "In", "values": []}]})
+    got = pod_template_errors(template(restartPolicy="Always"), bad, "spec.template")
+    assert got == []
