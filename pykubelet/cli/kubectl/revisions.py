@@ -234,6 +234,21 @@ def rollback_deployment(session: Session, t: Target, to_revision: int, dry_run: 
     return "rolled back"
 
 
+def template_patch(owner: Obj) -> Obj:
+    """getDaemonSetPatch / getStatefulSetPatch: the owner's template as a replacing patch,
+    as Go's json.Marshal writes the typed template (``creationTimestamp: null``, each
+    container's ``resources`` struct); the rollbacker compares its bytes with the
+    revision's data, so a revision whose data was written otherwise is never "current"."""
+    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    pod_spec = template.get("spec") or {}
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c in pod_spec.get(group) or []:
+            c.setdefault("resources", {})
+    template["$patch"] = "replace"
+    return {"spec": {"template": template}}
+
+
 def rollback_history(session: Session, t: Target, obj: Obj, to_revision: int,
                      dry_run: str) -> str:
     """DaemonSetRollbacker / StatefulSetRollbacker: the ControllerRevision's data patched
@@ -254,8 +269,7 @@ def rollback_history(session: Session, t: Target, obj: Obj, to_revision: int,
     if dry_run == "client":
         return "will roll back to " + template_text(
             (restored.get("spec") or {}).get("template") or {})
-    current = (obj.get("spec") or {}).get("template") or {}
-    if _prune_empty(current) == _prune_empty((restored.get("spec") or {}).get("template")):
+    if template_patch(obj) == (target.get("data") or {}):
         return f"skipped rollback (current template already matches revision {to_revision})"
     try:
         session.client.request("PATCH", t.path, body=target.get("data") or {},

@@ -33,7 +33,6 @@ from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
 from pykubelet.cli.kubectl.resources import Target, read_objects
 from pykubelet.cli.kubectl.revisions import (
-    LAST_APPLIED,
     history_objects,
     history_table,
     revision_templates,
@@ -55,11 +54,6 @@ Failure = StatusError | str  # a server Status, or a message kubectl prints as i
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 SUBCOMMANDS = ("history", "pause", "restart", "resume", "status", "undo")
-APPLY_WARNING = (
-    "Warning: resource {name} was previously managed with 'pykubectl apply'. Rolling back "
-    "will not update the " + LAST_APPLIED + " annotation, which may cause unexpected "
-    "behavior on future 'pykubectl apply' operations. Consider using 'pykubectl apply' with "
-    "your previous configuration file instead.")
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:
@@ -191,11 +185,6 @@ def _history(session: Session, args: argparse.Namespace, t: Target, obj: Obj) ->
 
 
 def _undo(session: Session, args: argparse.Namespace, t: Target, obj: Obj) -> None:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if LAST_APPLIED in annotations:
-        sys.stdout.flush()
-        print(APPLY_WARNING.format(name=f"{t.mapping.resource_string}/{t.name}"),
-              file=sys.stderr)
     kind = kind_of(t)
     if kind == "Deployment":
         result = rollback_deployment(session, t, args.to_revision, args.dry_run)

@@ -1,0 +1,189 @@
+"""pykubectl for DaemonSets, StatefulSets and ControllerRevisions (issue 19 item 4) next
+to the real kubectl on one control plane process: ``rollout status|history|undo|restart``
+on twin objects (one driven by pykubectl, one by kubectl, through the same steps),
+``describe``, ``get`` and ``scale`` print what kubectl prints. No node runs pods: fake
+nodes (loopback addresses) take the daemon pods, and the test plays the kubelets' part
+through pods/status. Nothing needs root; no request leaves loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from cp_process import ControlPlaneProcess, FakeNode, wait_for
+from test_pykubectl import pk
+
+CP_BACKENDS = ("sqlite",)  # a client face: the store is not the point
+
+DS = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: {name}}}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: c, image: "busybox:1"}}]
+"""
+STS = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: {name}}}
+spec:
+  replicas: 2
+  serviceName: {name}
+  podManagementPolicy: Parallel
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: c, image: "busybox:1"}}]
+"""
+
+
+@pytest.fixture
+def nodes(cp: ControlPlaneProcess) -> Iterator[list[FakeNode]]:
+    made: list[FakeNode] = []
+    try:
+        for i in (1, 2):
+            made.append(FakeNode(cp, f"apps-kinds-node-{i}"))
+        yield made
+    finally:
+        for n in made:
+            n.delete()
+
+
+def _norm(text: str) -> str:
+    """One twin's output in the other's names: the object, its label, and the hashes in
+    its revisions' names."""
+    text = text.replace("pykubectl", "kubectl").replace('"p"', '"k"').replace(
+        "/p ", "/k ").replace("/p\n", "/k\n").replace("app=p", "app=k")
+    text = re.sub(r"\b[pk]-[0-9a-f]{6,10}\b", "k-HASH", text)
+    return re.sub(r"controller-revision-hash=\w+", "controller-revision-hash=HASH", text)
+
+
+def _twin(cp: ControlPlaneProcess, ns: str, kind: str, *args: str) -> str:
+    """``rollout ARGS KIND/p`` by pykubectl and ``KIND/k`` by kubectl: the same output,
+    names aside."""
+    mine = pk(cp, "rollout", *args, f"{kind}/p", "-n", ns, check=False)
+    theirs = cp.kubectl("rollout", *args, f"{kind}/k", "-n", ns, check=False)
+    assert (_norm(mine.stdout), _norm(mine.stderr), mine.returncode) == (
+        _norm(theirs.stdout), _norm(theirs.stderr), theirs.returncode), args
+    return mine.stdout
+
+
+def _obj(cp: ControlPlaneProcess, ns: str, kind: str, name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(cp.kubectl("get", kind, name, "-n", ns, "-o", "json").stdout)
+
+
+def _image(cp: ControlPlaneProcess, ns: str, kind: str, name: str) -> str:
+    return str(_obj(cp, ns, kind, name)["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def _kubelet_pass(cp: ControlPlaneProcess, ns: str, bound_only: bool) -> None:
+    """What kubelets would do: pods (bound ones, for daemon pods) Running and Ready, pods
+    being deleted gone."""
+    for pod in json.loads(cp.kubectl("get", "pods", "-n", ns, "-o", "json").stdout)["items"]:
+        name = pod["metadata"]["name"]
+        if pod["metadata"].get("deletionTimestamp"):
+            cp.kubectl("delete", "pod", name, "-n", ns, "--grace-period=0", "--force",
+                       "--wait=false", check=False)
+        elif (pod["spec"].get("nodeName") or not bound_only) and (
+                pod.get("status") or {}).get("phase") != "Running":
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            status = {"status": {"phase": "Running", "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": now}]}}
+            cp.kubectl("patch", "pod", name, "-n", ns, "--subresource=status",
+                       "--type=merge", "-p", json.dumps(status), check=False)
+
+
+def _settled(cp: ControlPlaneProcess, ns: str, kind: str, partition: int = 0) -> None:
+    """Both twins rolled out (the kubelets' part played meanwhile)."""
+    def done() -> bool:
+        _kubelet_pass(cp, ns, bound_only=kind == "ds")
+        return all(_complete(cp, ns, kind, n, partition) for n in ("p", "k"))
+
+    wait_for(done, timeout=60, interval=0.3, what=f"{kind} twins rolled out")
+
+
+def _complete(cp: ControlPlaneProcess, ns: str, kind: str, name: str,
+              partition: int = 0) -> bool:
+    o = _obj(cp, ns, kind, name)
+    status, spec = o.get("status") or {}, o["spec"]
+    if status.get("observedGeneration", 0) < o["metadata"]["generation"]:
+        return False
+    if kind == "ds":
+        want = status.get("desiredNumberScheduled", -1)
+        return bool(want > 0 and status.get("updatedNumberScheduled") == want
+                    and status.get("numberAvailable") == want)
+    if status.get("readyReplicas") != spec["replicas"]:
+        return False
+    if partition:
+        return bool(status.get("updatedReplicas") == spec["replicas"] - partition)
+    return bool(status.get("updatedReplicas") == spec["replicas"]
+                and status.get("currentRevision") == status.get("updateRevision"))
+
+
+def _history_steps(cp: ControlPlaneProcess, ns: str, kind: str) -> None:
+    """Two revisions on both twins, then kubectl's history, status, undo and restart."""
+    manifest = DS if kind == "ds" else STS
+    for name in ("p", "k"):
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=manifest.format(name=name))
+    _settled(cp, ns, kind)
+    assert _twin(cp, ns, kind, "history") == (f"{kind_word(kind)}.apps/p \nREVISION  "
+                                              "CHANGE-CAUSE\n1         <none>\n\n")
+    _twin(cp, ns, kind, "undo")  # nothing to go back to
+    for name in ("p", "k"):
+        cp.kubectl("set", "image", f"{kind}/{name}", "c=busybox:2", "-n", ns)
+        cp.kubectl("annotate", kind, name, "-n", ns, "kubernetes.io/change-cause=to 2")
+    _settled(cp, ns, kind)
+    for args in (["history"], ["history", "--revision=1"], ["history", "--revision=2"],
+                 ["history", "--revision=7"], ["history", "--revision=-1"],
+                 ["history", "-o", "name"],
+                 ["status", "--watch=false"], ["status"], ["status", "--revision=1"],
+                 ["undo", "--dry-run=client"], ["undo", "--to-revision=9"],
+                 ["undo", "--to-revision=2"], ["undo", "--to-revision=1", "--dry-run=server"],
+                 ["pause"], ["resume"]):
+        _twin(cp, ns, kind, *args)
+    assert _image(cp, ns, kind, "p") == _image(cp, ns, kind, "k") == "busybox:2"
+    assert _twin(cp, ns, kind, "undo") == f"{kind_word(kind)}.apps/p rolled back\n"
+    assert _image(cp, ns, kind, "p") == _image(cp, ns, kind, "k") == "busybox:1"
+    _settled(cp, ns, kind)
+    _twin(cp, ns, kind, "history")
+    _twin(cp, ns, kind, "undo", "--to-revision=2")
+    assert _image(cp, ns, kind, "p") == "busybox:2"
+    assert _twin(cp, ns, kind, "restart") == f"{kind_word(kind)}.apps/p restarted\n"
+    restarted = "kubectl.kubernetes.io/restartedAt"
+    for name in ("p", "k"):
+        assert restarted in _obj(cp, ns, kind, name)["spec"]["template"]["metadata"][
+            "annotations"]
+    _settled(cp, ns, kind)
+    _twin(cp, ns, kind, "history")
+    _twin(cp, ns, kind, "status", "--watch=false")
+
+
+def kind_word(kind: str) -> str:
+    return {"ds": "daemonset", "sts": "statefulset"}[kind]
+
+
+def test_rollout_daemonset_as_kubectl(cp: ControlPlaneProcess, ns: str,
+                                      nodes: list[FakeNode]) -> None:
+    _history_steps(cp, ns, "ds")
+
+
+def test_rollout_statefulset_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    _history_steps(cp, ns, "sts")
+    # a partition: kubectl's partitioned roll out message while waiting and once done
+    for name in ("p", "k"):
+        cp.kubectl("patch", "sts", name, "-n", ns, "--type=merge", "-p", json.dumps(
+            {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1}}}}))
+        cp.kubectl("set", "image", f"sts/{name}", "c=busybox:3", "-n", ns)
+    time.sleep(0.5)
+    _twin(cp, ns, "sts", "status", "--watch=false")
+    _settled(cp, ns, "sts", partition=1)
+    out = _twin(cp, ns, "sts", "status", "--watch=false")
+    assert out == "partitioned roll out complete: 1 new pods have been updated...\n", out
