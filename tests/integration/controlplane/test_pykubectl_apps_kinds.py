@@ -7,6 +7,7 @@ through pods/status. Nothing needs root; no request leaves loopback."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import time
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 from cp_process import ControlPlaneProcess, FakeNode, wait_for
-from test_pykubectl import pk
+from test_pykubectl import pk, same_as_kubectl
 
 CP_BACKENDS = ("sqlite",)  # a client face: the store is not the point
 
@@ -187,3 +188,86 @@ def test_rollout_statefulset_as_kubectl(cp: ControlPlaneProcess, ns: str) -> Non
     _settled(cp, ns, "sts", partition=1)
     out = _twin(cp, ns, "sts", "status", "--watch=false")
     assert out == "partitioned roll out complete: 1 new pods have been updated...\n", out
+
+
+def _same(cp: ControlPlaneProcess, *args: str) -> None:
+    """same_as_kubectl, with the lines that differ in its message."""
+    try:
+        same_as_kubectl(cp, *args)
+    except AssertionError:
+        mine, theirs = pk(cp, *args, check=False), cp.kubectl(*args, check=False)
+        diff = difflib.unified_diff((theirs.stdout + theirs.stderr).splitlines(),
+                                    (mine.stdout + mine.stderr).splitlines(), "kubectl",
+                                    "pykubectl", lineterm="")
+        raise AssertionError(f"{args}:\n" + "\n".join(diff)) from None
+
+
+SETS = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, labels: {team: a, tier: node}, annotations: {note: x}}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      nodeSelector: {kubernetes.io/os: linux}
+      tolerations: [{key: k, operator: Exists, effect: NoSchedule}]
+      containers: [{name: c, image: "busybox:1", ports: [{containerPort: 80}],
+                    env: [{name: A, value: "1"}]}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, labels: {team: b}}
+spec:
+  replicas: 2
+  serviceName: web
+  podManagementPolicy: Parallel
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 1}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {a: b}}
+    spec:
+      containers: [{name: c, image: "busybox:1", command: [sleep, "3600"]},
+                   {name: side, image: "busybox:2"}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 1
+  serviceName: db
+  updateStrategy: {type: OnDelete}
+  selector: {matchExpressions: [{key: app, operator: In, values: [db, db2]}]}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: c, image: "busybox:1"}]
+"""
+
+
+def test_describe_and_get_as_kubectl(cp: ControlPlaneProcess, ns: str,
+                                     nodes: list[FakeNode]) -> None:
+    cp.kubectl("apply", "-n", ns, "-f", "-", input=SETS)
+
+    def placed() -> bool:
+        _kubelet_pass(cp, ns, bound_only=True)
+        return all(_complete(cp, ns, "ds", "agent") for _ in (1,)) and (
+            _obj(cp, ns, "sts", "web").get("status") or {}).get("replicas") == 2
+
+    wait_for(placed, timeout=60, interval=0.3, what="daemon pods on both nodes")
+    for args in (["describe", "ds/agent"], ["describe", "daemonsets"],
+                 ["describe", "sts/web"], ["describe", "statefulset", "db"],
+                 ["describe", "sts"], ["describe", "sts/web", "--show-events=false"],
+                 ["describe", "ds", "-l", "team=a"],
+                 ["get", "ds"], ["get", "ds", "-o", "wide"], ["get", "sts"],
+                 ["get", "sts", "-o", "wide"], ["get", "controllerrevisions"],
+                 ["get", "controllerrevisions", "-o", "wide"], ["get", "ds,sts", "-o", "name"],
+                 ["get", "sts", "web", "--show-labels"]):
+        _same(cp, *args, "-n", ns)
+    text = pk(cp, "describe", "sts/web", "-n", ns).stdout
+    assert "Update Strategy:    RollingUpdate\n  Partition:        1\n" in text, text
+    assert "Volume Claims:     <none>\n" in text, text
+    text = pk(cp, "describe", "ds/agent", "-n", ns).stdout
+    assert "Desired Number of Nodes Scheduled: 2\n" in text, text
+    assert "Node-Selector:  kubernetes.io/os=linux\n" in text, text
