@@ -54,6 +54,45 @@ Failure = StatusError | str  # a server Status, or a message kubectl prints as i
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 SUBCOMMANDS = ("history", "pause", "restart", "resume", "status", "undo")
+# kubectl 1.32's help of the bare command (cobra's, printed by DefaultSubCommandRun to
+# stdout before it exits 1), the program's name ours
+HELP = (
+    "Manage the rollout of one or many resources.\n"
+    "        \n"
+    " Valid resource types include:\n"
+    "\n"
+    "  *  deployments\n"
+    "  *  daemonsets\n"
+    "  *  statefulsets\n"
+    "\n"
+    "Examples:\n"
+    "  # Rollback to the previous deployment\n"
+    "  pykubectl rollout undo deployment/abc\n"
+    "  \n"
+    "  # Check the rollout status of a daemonset\n"
+    "  pykubectl rollout status daemonset/foo\n"
+    "  \n"
+    "  # Restart a deployment\n"
+    "  pykubectl rollout restart deployment/abc\n"
+    "  \n"
+    "  # Restart deployments with the 'app=nginx' label\n"
+    "  pykubectl rollout restart deployment --selector=app=nginx\n"
+    "\n"
+    "Available Commands:\n"
+    "  history       View rollout history\n"
+    "  pause         Mark the provided resource as paused\n"
+    "  restart       Restart a resource\n"
+    "  resume        Resume a paused resource\n"
+    "  status        Show the status of the rollout\n"
+    "  undo          Undo a previous rollout\n"
+    "\n"
+    "Usage:\n"
+    "  pykubectl rollout SUBCOMMAND [options]\n"
+    "\n"
+    'Use "pykubectl rollout <command> --help" for more information about a given '
+    "command.\n"
+    'Use "pykubectl options" for a list of global command-line options (applies to all '
+    "commands).\n")
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:
@@ -76,8 +115,10 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
     words: list[str] = args.words
-    if not words:
-        raise CommandError("error: a subcommand is needed: " + "|".join(SUBCOMMANDS))
+    if not words:  # kubectl: the help on stdout, then exit 1
+        sys.stdout.write(HELP)
+        sys.stdout.flush()
+        return 1
     if words[0] not in SUBCOMMANDS:
         raise CommandError(f'error: unknown command "{" ".join(words)}"\n'
                            "See 'pykubectl rollout -h' for help and examples")

@@ -271,3 +271,41 @@ def test_describe_and_get_as_kubectl(cp: ControlPlaneProcess, ns: str,
     text = pk(cp, "describe", "ds/agent", "-n", ns).stdout
     assert "Desired Number of Nodes Scheduled: 2\n" in text, text
     assert "Node-Selector:  kubernetes.io/os=linux\n" in text, text
+
+
+def _scale_of(cp: ControlPlaneProcess, ns: str, name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(cp.kubectl("get", "--raw", f"/apis/apps/v1/namespaces/{ns}/"
+                                 f"statefulsets/{name}/scale").stdout)
+
+
+def test_scale_statefulset_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    for name in ("web", "db"):
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=STS.format(name=name))
+    # each is idempotent, so the second program sees what the first left
+    for args in (["sts/web", "--replicas=3"],
+                 ["statefulset", "web", "--replicas=3", "--current-replicas=3"],
+                 ["sts/web", "--replicas=1", "--current-replicas=2"],
+                 ["sts/web", "--replicas=1", "--resource-version=1"],
+                 ["sts/nope", "--replicas=1"],
+                 ["sts", "web", "db", "--replicas=4"],
+                 ["sts", "-l", "app=db", "--replicas=0"],
+                 ["sts", "--all", "--replicas=1", "-o", "name"],
+                 ["sts/web", "--replicas=5", "--dry-run=server"],
+                 ["sts/web", "--replicas=5", "--dry-run=client"],
+                 ["sts/web", "--replicas=-1"]):
+        _same(cp, "scale", *args, "-n", ns)
+    assert [_scale_of(cp, ns, n)["spec"]["replicas"] for n in ("web", "db")] == [1, 1]
+    assert [_obj(cp, ns, "sts", n)["spec"]["replicas"] for n in ("web", "db")] == [1, 1]
+    # --timeout waits until the Scale's status shows the size (no node: pods exist at once)
+    assert pk(cp, "scale", "sts/db", "--replicas=2", "--timeout=30s", "-n",
+              ns).stdout == "statefulset.apps/db scaled\n"
+    assert _scale_of(cp, ns, "db")["status"]["replicas"] == 2
+
+
+def test_bare_rollout_prints_kubectls_help(cp: ControlPlaneProcess) -> None:
+    mine = pk(cp, "rollout", check=False)
+    theirs = cp.kubectl("rollout", check=False)
+    assert theirs.returncode == 1  # cobra's DefaultSubCommandRun: the help, then ErrExit
+    assert (mine.stdout.replace("pykubectl", "kubectl"), mine.stderr, mine.returncode) == (
+        theirs.stdout, theirs.stderr, theirs.returncode)
+    assert theirs.stdout.startswith("Manage the rollout of one or many resources.\n")
