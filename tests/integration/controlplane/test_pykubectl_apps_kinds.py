@@ -10,12 +10,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 
 import pytest
 from cp_process import ControlPlaneProcess, FakeNode, wait_for
-from test_pykubectl import pk, same_as_kubectl
+from test_pykubectl import PYKUBECTL, env_for, pk, same_as_kubectl
 
 CP_BACKENDS = ("sqlite",)  # a client face: the store is not the point
 
@@ -309,3 +310,48 @@ def test_bare_rollout_prints_kubectls_help(cp: ControlPlaneProcess) -> None:
     assert (mine.stdout.replace("pykubectl", "kubectl"), mine.stderr, mine.returncode) == (
         theirs.stdout, theirs.stderr, theirs.returncode)
     assert theirs.stdout.startswith("Manage the rollout of one or many resources.\n")
+
+
+def _follow(cp: ControlPlaneProcess, ns: str, target: str, bound_only: bool) -> list[str]:
+    """``pykubectl rollout status TARGET`` followed to its end while the kubelets' part is
+    played; its lines."""
+    proc = subprocess.Popen([PYKUBECTL, "rollout", "status", target, "-n", ns,
+                             "--timeout=60s"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_for(cp))
+    try:
+        deadline = time.monotonic() + 60
+        time.sleep(0.5)
+        while proc.poll() is None and time.monotonic() < deadline:
+            _kubelet_pass(cp, ns, bound_only)
+            time.sleep(0.3)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err) == (0, ""), out + err
+    return out.splitlines()
+
+
+def test_rollout_status_follows_and_refuses_on_delete(cp: ControlPlaneProcess, ns: str,
+                                                     nodes: list[FakeNode]) -> None:
+    cp.kubectl("apply", "-n", ns, "-f", "-", input=DS.format(name="agent"))
+    lines = _follow(cp, ns, "ds/agent", bound_only=True)
+    assert lines[-1] == 'daemon set "agent" successfully rolled out', lines
+    waiting = re.compile(r'Waiting for daemon set "agent" rollout to finish: (\d+ out of 2 new '
+                         r"pods have been updated|\d+ of 2 updated pods are available)\.\.\.$")
+    assert all(waiting.match(line) or line == "Waiting for daemon set spec update to be "
+               "observed..." for line in lines[:-1]), lines
+    cp.kubectl("apply", "-n", ns, "-f", "-", input=STS.format(name="web"))
+    lines = _follow(cp, ns, "sts/web", bound_only=False)
+    assert lines[-1] == "partitioned roll out complete: 2 new pods have been updated...", lines
+    waiting = re.compile(r"Waiting for (\d pods to be ready|statefulset spec update to be "
+                         r"observed|partitioned roll out to finish: \d out of 2 new pods have "
+                         r"been updated)\.\.\.$")
+    assert all(waiting.match(line) for line in lines[:-1]), lines
+    # the status viewers refuse what is not a rolling update, in kubectl's words
+    for kind, name in (("ds", "agent"), ("sts", "web")):
+        cp.kubectl("patch", kind, name, "-n", ns, "--type=merge", "-p", json.dumps(
+            {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None}}}))
+        _same(cp, "rollout", "status", f"{kind}/{name}", "-n", ns)
+        _same(cp, "rollout", "status", f"{kind}/{name}", "--watch=false", "-n", ns)
