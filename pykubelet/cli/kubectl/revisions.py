@@ -112,6 +112,42 @@ def applied(owner: Obj, history: Obj) -> Obj:
     return out
 
 
+# the status fields of apps/v1 a typed object always writes (no omitempty), and those it
+# drops at their zero value
+_STATUS_KEPT = {"DaemonSet": ("currentNumberScheduled", "numberMisscheduled",
+                              "desiredNumberScheduled", "numberReady"),
+                "StatefulSet": ("replicas", "availableReplicas")}
+_STATUS_OMITTED = {"DaemonSet": ("observedGeneration", "updatedNumberScheduled",
+                                 "numberAvailable", "numberUnavailable"),
+                   "StatefulSet": ("observedGeneration", "readyReplicas", "currentReplicas",
+                                   "updatedReplicas", "currentRevision", "updateRevision")}
+
+
+def typed_view(kind: str, obj: Obj) -> Obj:
+    """The object as kubectl prints its typed DaemonSet or StatefulSet (GetHistory's): Go's
+    encoding writes the template's ``creationTimestamp: null`` and each container's
+    ``resources`` struct, and drops zero-valued omitempty fields (``minReadySeconds: 0``,
+    ``numberUnavailable: 0``)."""
+    out = copy.deepcopy(obj)
+    spec = out.setdefault("spec", {})
+    if not spec.get("minReadySeconds"):
+        spec.pop("minReadySeconds", None)
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c in (template.get("spec") or {}).get(group) or []:
+            c.setdefault("resources", {})
+    status = out.setdefault("status", {})
+    for key in _STATUS_KEPT.get(kind, ()):
+        status.setdefault(key, 0)
+    for key in _STATUS_OMITTED.get(kind, ()):
+        if not status.get(key):
+            status.pop(key, None)
+    if not status.get("conditions"):
+        status.pop("conditions", None)
+    return out
+
+
 def history_objects(session: Session, t: Target, obj: Obj) -> dict[int, Obj]:
     """HistoryViewer.GetHistory: revision -> the object of that revision."""
     kind = kind_of(t)
@@ -125,7 +161,7 @@ def history_objects(session: Session, t: Target, obj: Obj) -> dict[int, Obj]:
                 continue
         return out
     if kind in ("DaemonSet", "StatefulSet"):
-        return {int_of(h.get("revision")): applied(obj, h)
+        return {int_of(h.get("revision")): typed_view(kind, applied(obj, h))
                 for h in controller_revisions(session, obj)}
     raise RolloutError(f'no history viewer has been implemented for "{group_kind(t)}"')
 

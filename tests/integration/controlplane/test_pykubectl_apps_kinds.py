@@ -65,6 +65,10 @@ def _norm(text: str) -> str:
     text = text.replace("pykubectl", "kubectl").replace('"p"', '"k"').replace(
         "/p ", "/k ").replace("/p\n", "/k\n").replace("app=p", "app=k")
     text = re.sub(r"\b[pk]-[0-9a-f]{6,10}\b", "k-HASH", text)
+    text = re.sub(r"(name|app|serviceName): p\n", r"\1: k\n", text)  # -o yaml
+    text = re.sub(r'creationTimestamp: "[^"]+"', "creationTimestamp: TS", text)
+    text = re.sub(r'resourceVersion: "\d+"', "resourceVersion: RV", text)
+    text = re.sub(r"uid: [0-9a-f-]{36}", "uid: UID", text)
     return re.sub(r"controller-revision-hash=\w+", "controller-revision-hash=HASH", text)
 
 
@@ -73,8 +77,12 @@ def _twin(cp: ControlPlaneProcess, ns: str, kind: str, *args: str) -> str:
     names aside."""
     mine = pk(cp, "rollout", *args, f"{kind}/p", "-n", ns, check=False)
     theirs = cp.kubectl("rollout", *args, f"{kind}/k", "-n", ns, check=False)
-    assert (_norm(mine.stdout), _norm(mine.stderr), mine.returncode) == (
-        _norm(theirs.stdout), _norm(theirs.stderr), theirs.returncode), args
+    got = (_norm(mine.stdout), _norm(mine.stderr), mine.returncode)
+    want = (_norm(theirs.stdout), _norm(theirs.stderr), theirs.returncode)
+    diff = difflib.unified_diff((want[0] + want[1]).splitlines(),
+                                (got[0] + got[1]).splitlines(), "kubectl", "pykubectl",
+                                lineterm="")
+    assert got == want, f"{args}:\n" + "\n".join(diff)
     return mine.stdout
 
 
@@ -145,7 +153,8 @@ def _history_steps(cp: ControlPlaneProcess, ns: str, kind: str) -> None:
     _settled(cp, ns, kind)
     for args in (["history"], ["history", "--revision=1"], ["history", "--revision=2"],
                  ["history", "--revision=7"], ["history", "--revision=-1"],
-                 ["history", "-o", "name"],
+                 ["history", "-o", "name"], ["history", "--revision=1", "-o", "yaml"],
+                 ["history", "-o", "yaml"],
                  ["status", "--watch=false"], ["status"], ["status", "--revision=1"],
                  ["undo", "--dry-run=client"], ["undo", "--to-revision=9"],
                  ["undo", "--to-revision=2"], ["undo", "--to-revision=1", "--dry-run=server"],
