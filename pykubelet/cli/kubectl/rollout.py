@@ -30,7 +30,12 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.printers import (
+    dry_run_suffix,
+    print_objects,
+    require_output,
+    to_json,
+)
 from pykubelet.cli.kubectl.resources import Target, read_objects
 from pykubelet.cli.kubectl.revisions import (
     history_objects,
@@ -47,6 +52,7 @@ from pykubelet.cli.kubectl.rollout_status import (
     watch_status,
 )
 from pykubelet.cli.kubectl.session import Session
+from pykubelet.cli.kubectl.struct_order import in_struct_order
 from pykubelet.client.rest import STRATEGIC_MERGE_PATCH, StatusError
 
 Obj = dict[str, Any]
@@ -206,6 +212,9 @@ def _history(session: Session, args: argparse.Namespace, t: Target, obj: Obj) ->
                 group = str(o.get("apiVersion", "")).rpartition("/")[0]
                 name = (o.get("metadata") or {}).get("name", "")
                 print(f"{kind.lower()}.{group}/{name}" if group else f"{kind.lower()}/{name}")
+            elif args.output == "json" and o.get("kind") in ("DaemonSet", "StatefulSet"):
+                # a typed object: its fields in the struct's order
+                sys.stdout.write(to_json(in_struct_order(o, str(o["kind"])), sort_keys=False))
             else:
                 if args.output == "yaml" and o is not chosen[0]:
                     sys.stdout.write("---\n")

@@ -66,9 +66,10 @@ def _norm(text: str) -> str:
         "/p ", "/k ").replace("/p\n", "/k\n").replace("app=p", "app=k")
     text = re.sub(r"\b[pk]-[0-9a-f]{6,10}\b", "k-HASH", text)
     text = re.sub(r"(name|app|serviceName): p\n", r"\1: k\n", text)  # -o yaml
-    text = re.sub(r'creationTimestamp: "[^"]+"', "creationTimestamp: TS", text)
-    text = re.sub(r'resourceVersion: "\d+"', "resourceVersion: RV", text)
-    text = re.sub(r"uid: [0-9a-f-]{36}", "uid: UID", text)
+    text = re.sub(r'\\"(name|app|serviceName)\\":\\"p\\"', r'\\"\1\\":\\"k\\"', text)  # json
+    text = re.sub(r'(creationTimestamp"?: )"[^"]+"', r"\1TS", text)
+    text = re.sub(r'(resourceVersion"?: )"\d+"', r"\1RV", text)
+    text = re.sub(r'(uid"?: )"?[0-9a-f-]{36}"?', r"\1UID", text)
     return re.sub(r"controller-revision-hash=\w+", "controller-revision-hash=HASH", text)
 
 
@@ -154,7 +155,8 @@ def _history_steps(cp: ControlPlaneProcess, ns: str, kind: str) -> None:
     for args in (["history"], ["history", "--revision=1"], ["history", "--revision=2"],
                  ["history", "--revision=7"], ["history", "--revision=-1"],
                  ["history", "-o", "name"], ["history", "--revision=1", "-o", "yaml"],
-                 ["history", "-o", "yaml"],
+                 ["history", "-o", "yaml"], ["history", "--revision=2", "-o", "json"],
+                 ["history", "-o", "json"],
                  ["status", "--watch=false"], ["status"], ["status", "--revision=1"],
                  ["undo", "--dry-run=client"], ["undo", "--to-revision=9"],
                  ["undo", "--to-revision=2"], ["undo", "--to-revision=1", "--dry-run=server"],

@@ -213,3 +213,26 @@ def test_typed_view_and_template_patch_write_what_go_writes() -> None:
     assert template_patch(sts) == {"spec": {"template": {
         "$patch": "replace", "metadata": {"labels": {"a": "1"}, "creationTimestamp": None},
         "spec": {"containers": [{"name": "c", "resources": {}}]}}}}
+
+
+def test_struct_order_of_a_typed_statefulset() -> None:
+    """-o json of a typed object: fields in declaration order, maps and unknown types
+    sorted, lists item by item."""
+    from pykubelet.cli.kubectl.struct_order import in_struct_order
+
+    sts = {"status": {"replicas": 1, "observedGeneration": 2}, "apiVersion": "apps/v1",
+           "spec": {"template": {"spec": {"containers": [
+               {"imagePullPolicy": "Always", "name": "c", "image": "i",
+                "livenessProbe": {"b": 1, "a": 2}}]}, "metadata": {"labels": {"z": "1", "a": "2"}}},
+               "replicas": 1, "zzUnknown": True},
+           "kind": "StatefulSet", "metadata": {"uid": "u", "name": "s"}}
+    out = in_struct_order(sts, "StatefulSet")
+    assert list(out) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(out["metadata"]) == ["name", "uid"]
+    assert list(out["spec"]) == ["replicas", "template", "zzUnknown"]
+    assert list(out["spec"]["template"]) == ["metadata", "spec"]
+    assert list(out["spec"]["template"]["metadata"]["labels"]) == ["a", "z"]
+    c = out["spec"]["template"]["spec"]["containers"][0]
+    assert list(c) == ["name", "image", "livenessProbe", "imagePullPolicy"]
+    assert list(c["livenessProbe"]) == ["a", "b"]
+    assert list(out["status"]) == ["observedGeneration", "replicas"]
