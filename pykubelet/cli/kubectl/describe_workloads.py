@@ -1,12 +1,13 @@
 """``pykubectl describe`` of the workload kinds in kubectl 1.32's layout (pkg/describe's
-DeploymentDescriber, ReplicaSetDescriber, JobDescriber, CronJobDescriber): the same
+DeploymentDescriber, ReplicaSetDescriber, JobDescriber, CronJobDescriber,
+DaemonSetDescriber, StatefulSetDescriber): the same
 sections, labels and tab stops as the pod describer beside them, the pod template through
 DescribePodTemplate, and the Events section queried as kubectl queries it (by the object's
 kind, name, namespace and UID).
 
 Each describer is a pure function of the objects (table-testable) plus a reader that
 fetches what kubectl fetches: a Deployment's ReplicaSets (old ones oldest first, the new
-one apart), a ReplicaSet's pods by phase."""
+one apart), a ReplicaSet's, DaemonSet's or StatefulSet's pods by phase."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pykubelet.cli.kubectl.describe import (
     search_events,
     selector_string,
 )
+from pykubelet.cli.kubectl.printers import format_labels
 from pykubelet.cli.kubectl.resources import Target
 from pykubelet.cli.kubectl.revisions import deployment_replicasets
 from pykubelet.cli.kubectl.session import Session
@@ -119,6 +121,74 @@ def describe_replicaset(rs: Obj, pods: tuple[int, int, int, int] | str,
                    "Failed\n")
     describe_pod_template(w, spec.get("template") or {})
     _conditions(w, status.get("conditions") or [])
+    if events is not None:
+        describe_events(w, events)
+    return w.text()
+
+
+def _pods_status(w: Writer, pods: tuple[int, int, int, int]) -> None:
+    w.write(0, f"Pods Status:\t{pods[0]} Running / {pods[1]} Waiting / {pods[2]} Succeeded / "
+               f"{pods[3]} Failed\n")
+
+
+def describe_daemonset(ds: Obj, pods: tuple[int, int, int, int], events: list[Obj] | None
+                       ) -> str:
+    """describeDaemonSet (kubectl 1.32's, without the Namespace line later ones have): the
+    node counts of its status, its pods by phase."""
+    meta, spec, status = ds.get("metadata") or {}, ds.get("spec") or {}, ds.get("status") or {}
+    template = spec.get("template") or {}
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")  # 1.32: no Namespace line
+    w.write(0, f"Selector:\t{selector_string(spec.get('selector'))}\n")
+    node_selector = (template.get("spec") or {}).get("nodeSelector")
+    w.write(0, f"Node-Selector:\t{format_labels(node_selector)}\n")
+    print_labels(w, "Labels", meta.get("labels"))
+    print_annotations(w, "Annotations", meta.get("annotations"))
+    for title, key in (("Desired Number of Nodes Scheduled", "desiredNumberScheduled"),
+                       ("Current Number of Nodes Scheduled", "currentNumberScheduled"),
+                       ("Number of Nodes Scheduled with Up-to-date Pods",
+                        "updatedNumberScheduled"),
+                       ("Number of Nodes Scheduled with Available Pods", "numberAvailable"),
+                       ("Number of Nodes Misscheduled", "numberMisscheduled")):
+        w.write(0, f"{title}: {int(status.get(key) or 0)}\n")
+    _pods_status(w, pods)
+    describe_pod_template(w, template)
+    if events is not None:
+        describe_events(w, events)
+    return w.text()
+
+
+def describe_statefulset(sts: Obj, pods: tuple[int, int, int, int],
+                         events: list[Obj] | None) -> str:
+    """describeStatefulSet: replicas, the update strategy (a partition when one is set),
+    its pods by phase, the pod and volume claim templates."""
+    meta, spec, status = (sts.get("metadata") or {}, sts.get("spec") or {},
+                          sts.get("status") or {})
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    w.write(0, f"CreationTimestamp:\t{rfc1123z(meta.get('creationTimestamp'))}\n")
+    w.write(0, f"Selector:\t{selector_string(spec.get('selector'))}\n")
+    print_labels(w, "Labels", meta.get("labels"))
+    print_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, f"Replicas:\t{int(spec.get('replicas') or 0)} desired | "
+               f"{int(status.get('replicas') or 0)} total\n")
+    strategy = spec.get("updateStrategy") or {}
+    w.write(0, f"Update Strategy:\t{strategy.get('type', '')}\n")
+    ru = strategy.get("rollingUpdate")
+    if ru is not None and ru.get("partition") is not None:
+        w.write(1, f"Partition:\t{int(ru['partition'])}\n")
+        if ru.get("maxUnavailable") is not None:
+            w.write(1, f"MaxUnavailable:\t{_int_or_string(ru['maxUnavailable'])}\n")
+    _pods_status(w, pods)
+    describe_pod_template(w, spec.get("template") or {})
+    claims = spec.get("volumeClaimTemplates") or []
+    if not claims:
+        w.write(0, "Volume Claims:\t<none>\n")
+    else:  # the API refuses them (no storage here): their names at least
+        w.write(0, "Volume Claims:\n")
+        for pvc in claims:
+            w.write(1, f"Name:\t{(pvc.get('metadata') or {}).get('name', '')}\n")
     if events is not None:
         describe_events(w, events)
     return w.text()
@@ -279,9 +349,23 @@ def describe_cronjob_of(session: Session, t: Target, show_events: bool) -> str:
     return describe_cronjob(cj, _events(session, cj, "CronJob", show_events))
 
 
+def describe_daemonset_of(session: Session, t: Target, show_events: bool) -> str:
+    ds: Obj = session.client.request("GET", t.path)
+    pods = pod_counts(session, ds)
+    return describe_daemonset(ds, pods, _events(session, ds, "DaemonSet", show_events))
+
+
+def describe_statefulset_of(session: Session, t: Target, show_events: bool) -> str:
+    sts: Obj = session.client.request("GET", t.path)
+    pods = pod_counts(session, sts)
+    return describe_statefulset(sts, pods, _events(session, sts, "StatefulSet", show_events))
+
+
 DESCRIBERS = {
     ("apps", "Deployment"): describe_deployment_of,
     ("apps", "ReplicaSet"): describe_replicaset_of,
     ("batch", "Job"): describe_job_of,
     ("batch", "CronJob"): describe_cronjob_of,
+    ("apps", "DaemonSet"): describe_daemonset_of,
+    ("apps", "StatefulSet"): describe_statefulset_of,
 }

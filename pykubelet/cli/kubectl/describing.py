@@ -1,7 +1,8 @@
 """``pykubectl describe``: the command (kubectl's describe: objects named or selected, each
 described by its kind's describer, separated by blank lines; errors after the others).
 The describers live in describe.py (pods, nodes and the shared writers) and
-describe_workloads.py (Deployments, ReplicaSets, Jobs, CronJobs)."""
+describe_workloads.py (Deployments, ReplicaSets, Jobs, CronJobs, DaemonSets,
+StatefulSets)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         describer = DESCRIBERS.get((t.mapping.group, t.mapping.kind))
         if describer is None:
             line = (f"error: describe is not implemented for {t.mapping.kind_string} here "
-                    "(pods, nodes, deployments, replica sets, jobs and cron jobs are)")
+                    "(pods, nodes, deployments, replica sets, daemon sets, stateful sets, "
+                    "jobs and cron jobs are)")
             if line not in errors:
                 errors.append(line)
             continue

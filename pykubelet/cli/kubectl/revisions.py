@@ -112,6 +112,42 @@ def applied(owner: Obj, history: Obj) -> Obj:
     return out
 
 
+# the status fields of apps/v1 a typed object always writes (no omitempty), and those it
+# drops at their zero value
+_STATUS_KEPT = {"DaemonSet": ("currentNumberScheduled", "numberMisscheduled",
+                              "desiredNumberScheduled", "numberReady"),
+                "StatefulSet": ("replicas", "availableReplicas")}
+_STATUS_OMITTED = {"DaemonSet": ("observedGeneration", "updatedNumberScheduled",
+                                 "numberAvailable", "numberUnavailable"),
+                   "StatefulSet": ("observedGeneration", "readyReplicas", "currentReplicas",
+                                   "updatedReplicas", "currentRevision", "updateRevision")}
+
+
+def typed_view(kind: str, obj: Obj) -> Obj:
+    """The object as kubectl prints its typed DaemonSet or StatefulSet (GetHistory's): Go's
+    encoding writes the template's ``creationTimestamp: null`` and each container's
+    ``resources`` struct, and drops zero-valued omitempty fields (``minReadySeconds: 0``,
+    ``numberUnavailable: 0``)."""
+    out = copy.deepcopy(obj)
+    spec = out.setdefault("spec", {})
+    if not spec.get("minReadySeconds"):
+        spec.pop("minReadySeconds", None)
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c in (template.get("spec") or {}).get(group) or []:
+            c.setdefault("resources", {})
+    status = out.setdefault("status", {})
+    for key in _STATUS_KEPT.get(kind, ()):
+        status.setdefault(key, 0)
+    for key in _STATUS_OMITTED.get(kind, ()):
+        if not status.get(key):
+            status.pop(key, None)
+    if not status.get("conditions"):
+        status.pop("conditions", None)
+    return out
+
+
 def history_objects(session: Session, t: Target, obj: Obj) -> dict[int, Obj]:
     """HistoryViewer.GetHistory: revision -> the object of that revision."""
     kind = kind_of(t)
@@ -125,7 +161,7 @@ def history_objects(session: Session, t: Target, obj: Obj) -> dict[int, Obj]:
                 continue
         return out
     if kind in ("DaemonSet", "StatefulSet"):
-        return {int_of(h.get("revision")): applied(obj, h)
+        return {int_of(h.get("revision")): typed_view(kind, applied(obj, h))
                 for h in controller_revisions(session, obj)}
     raise RolloutError(f'no history viewer has been implemented for "{group_kind(t)}"')
 
@@ -234,6 +270,21 @@ def rollback_deployment(session: Session, t: Target, to_revision: int, dry_run: 
     return "rolled back"
 
 
+def template_patch(owner: Obj) -> Obj:
+    """getDaemonSetPatch / getStatefulSetPatch: the owner's template as a replacing patch,
+    as Go's json.Marshal writes the typed template (``creationTimestamp: null``, each
+    container's ``resources`` struct); the rollbacker compares its bytes with the
+    revision's data, so a revision whose data was written otherwise is never "current"."""
+    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    pod_spec = template.get("spec") or {}
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c in pod_spec.get(group) or []:
+            c.setdefault("resources", {})
+    template["$patch"] = "replace"
+    return {"spec": {"template": template}}
+
+
 def rollback_history(session: Session, t: Target, obj: Obj, to_revision: int,
                      dry_run: str) -> str:
     """DaemonSetRollbacker / StatefulSetRollbacker: the ControllerRevision's data patched
@@ -254,8 +305,7 @@ def rollback_history(session: Session, t: Target, obj: Obj, to_revision: int,
     if dry_run == "client":
         return "will roll back to " + template_text(
             (restored.get("spec") or {}).get("template") or {})
-    current = (obj.get("spec") or {}).get("template") or {}
-    if _prune_empty(current) == _prune_empty((restored.get("spec") or {}).get("template")):
+    if template_patch(obj) == (target.get("data") or {}):
         return f"skipped rollback (current template already matches revision {to_revision})"
     try:
         session.client.request("PATCH", t.path, body=target.get("data") or {},

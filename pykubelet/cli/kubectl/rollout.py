@@ -30,10 +30,14 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.printers import (
+    dry_run_suffix,
+    print_objects,
+    require_output,
+    to_json,
+)
 from pykubelet.cli.kubectl.resources import Target, read_objects
 from pykubelet.cli.kubectl.revisions import (
-    LAST_APPLIED,
     history_objects,
     history_table,
     revision_templates,
@@ -48,6 +52,7 @@ from pykubelet.cli.kubectl.rollout_status import (
     watch_status,
 )
 from pykubelet.cli.kubectl.session import Session
+from pykubelet.cli.kubectl.struct_order import in_struct_order
 from pykubelet.client.rest import STRATEGIC_MERGE_PATCH, StatusError
 
 Obj = dict[str, Any]
@@ -55,11 +60,45 @@ Failure = StatusError | str  # a server Status, or a message kubectl prints as i
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 SUBCOMMANDS = ("history", "pause", "restart", "resume", "status", "undo")
-APPLY_WARNING = (
-    "Warning: resource {name} was previously managed with 'pykubectl apply'. Rolling back "
-    "will not update the " + LAST_APPLIED + " annotation, which may cause unexpected "
-    "behavior on future 'pykubectl apply' operations. Consider using 'pykubectl apply' with "
-    "your previous configuration file instead.")
+# kubectl 1.32's help of the bare command (cobra's, printed by DefaultSubCommandRun to
+# stdout before it exits 1), the program's name ours
+HELP = (
+    "Manage the rollout of one or many resources.\n"
+    "        \n"
+    " Valid resource types include:\n"
+    "\n"
+    "  *  deployments\n"
+    "  *  daemonsets\n"
+    "  *  statefulsets\n"
+    "\n"
+    "Examples:\n"
+    "  # Rollback to the previous deployment\n"
+    "  pykubectl rollout undo deployment/abc\n"
+    "  \n"
+    "  # Check the rollout status of a daemonset\n"
+    "  pykubectl rollout status daemonset/foo\n"
+    "  \n"
+    "  # Restart a deployment\n"
+    "  pykubectl rollout restart deployment/abc\n"
+    "  \n"
+    "  # Restart deployments with the 'app=nginx' label\n"
+    "  pykubectl rollout restart deployment --selector=app=nginx\n"
+    "\n"
+    "Available Commands:\n"
+    "  history       View rollout history\n"
+    "  pause         Mark the provided resource as paused\n"
+    "  restart       Restart a resource\n"
+    "  resume        Resume a paused resource\n"
+    "  status        Show the status of the rollout\n"
+    "  undo          Undo a previous rollout\n"
+    "\n"
+    "Usage:\n"
+    "  pykubectl rollout SUBCOMMAND [options]\n"
+    "\n"
+    'Use "pykubectl rollout <command> --help" for more information about a given '
+    "command.\n"
+    'Use "pykubectl options" for a list of global command-line options (applies to all '
+    "commands).\n")
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:
@@ -82,8 +121,10 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
     words: list[str] = args.words
-    if not words:
-        raise CommandError("error: a subcommand is needed: " + "|".join(SUBCOMMANDS))
+    if not words:  # kubectl: the help on stdout, then exit 1
+        sys.stdout.write(HELP)
+        sys.stdout.flush()
+        return 1
     if words[0] not in SUBCOMMANDS:
         raise CommandError(f'error: unknown command "{" ".join(words)}"\n'
                            "See 'pykubectl rollout -h' for help and examples")
@@ -171,6 +212,9 @@ def _history(session: Session, args: argparse.Namespace, t: Target, obj: Obj) ->
                 group = str(o.get("apiVersion", "")).rpartition("/")[0]
                 name = (o.get("metadata") or {}).get("name", "")
                 print(f"{kind.lower()}.{group}/{name}" if group else f"{kind.lower()}/{name}")
+            elif args.output == "json" and o.get("kind") in ("DaemonSet", "StatefulSet"):
+                # a typed object: its fields in the struct's order
+                sys.stdout.write(to_json(in_struct_order(o, str(o["kind"])), sort_keys=False))
             else:
                 if args.output == "yaml" and o is not chosen[0]:
                     sys.stdout.write("---\n")
@@ -191,11 +235,6 @@ def _history(session: Session, args: argparse.Namespace, t: Target, obj: Obj) ->
 
 
 def _undo(session: Session, args: argparse.Namespace, t: Target, obj: Obj) -> None:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if LAST_APPLIED in annotations:
-        sys.stdout.flush()
-        print(APPLY_WARNING.format(name=f"{t.mapping.resource_string}/{t.name}"),
-              file=sys.stderr)
     kind = kind_of(t)
     if kind == "Deployment":
         result = rollback_deployment(session, t, args.to_revision, args.dry_run)

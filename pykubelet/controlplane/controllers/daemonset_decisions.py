@@ -27,6 +27,7 @@ from typing import Any
 from pykubelet.api.daemonset import ROLLING_UPDATE, TEMPLATE_GENERATION_ANNOTATION
 from pykubelet.api.machinery.labels import RequirementError, Selector, requirement
 from pykubelet.api.machinery.timeutil import parse_time_or_none
+from pykubelet.controlplane.controllers import history
 from pykubelet.controlplane.controllers.activepods import is_available, is_ready, meta
 from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
 from pykubelet.controlplane.controllers.deploymentutil import scaled_value
@@ -146,29 +147,9 @@ def pod_for_node(ds: Obj, template: Obj, node_name: str) -> Obj:
 
 
 def get_patch(ds: Obj) -> Obj:
-    """getPatch: what a ControllerRevision of a DaemonSet holds, a strategic merge patch
-    that puts its pod template back (``$patch: replace``); kubectl rollout undo applies
-    it as is. Written as Go's json.Marshal writes the decoded DaemonSet: the template's
-    ``creationTimestamp: null`` (a metav1.Time is never omitted) and every object's keys
-    sorted, so the bytes kubectl reads back are the ones it computes for the same
-    template (daemonSetMatch: an undo to the current template is skipped)."""
-    template = copy.deepcopy(spec(ds).get("template") or {})
-    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
-    pod_spec = template.get("spec") or {}
-    for group in ("initContainers", "containers"):
-        for c in pod_spec.get(group) or []:
-            c.setdefault("resources", {})  # a struct: Go writes it even when empty
-    template["$patch"] = "replace"
-    patch: Obj = _sorted({"spec": {"template": template}})
-    return patch
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
+    """getPatch: what a ControllerRevision of a DaemonSet holds (history.template_patch:
+    the bytes kubectl rollout undo computes for the same template)."""
+    return history.template_patch(ds)
 
 
 # ---------------------------------------------------------------------------- nodes

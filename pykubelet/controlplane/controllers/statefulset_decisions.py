@@ -198,18 +198,26 @@ def is_unavailable(pod: Obj, min_ready: int, now: dt.datetime) -> bool:
 # ---------------------------------------------------------------------------- revisions
 
 def revision_patch(sts: Obj) -> Obj:
-    """getPatch: the part of a set a revision keeps, its template, as a replacing patch."""
-    template = copy.deepcopy(spec(sts).get("template") or {})
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    """getPatch: the part of a set a revision keeps, its template, as a replacing patch
+    written as kubectl's rollbacker writes it (history.template_patch)."""
+    return history.template_patch(sts)
 
 
 def apply_revision(sts: Obj, revision: Obj) -> Obj:
-    """ApplyRevision: the set with the revision's template (the patch replaces it)."""
+    """ApplyRevision: the set with the revision's template (the patch replaces it); the
+    zero values Go's encoding wrote (creationTimestamp null, empty resources) dropped, as
+    decoding them into the typed set does."""
     out = copy.deepcopy(sts)
     template = copy.deepcopy(((revision.get("data") or {}).get("spec") or {}).get("template")
                              or {})
     template.pop("$patch", None)
+    tmeta = template.get("metadata")
+    if isinstance(tmeta, dict) and tmeta.get("creationTimestamp", "") is None:
+        del tmeta["creationTimestamp"]
+    for group in ("initContainers", "containers"):
+        for c in (template.get("spec") or {}).get(group) or []:
+            if c.get("resources") == {}:
+                del c["resources"]
     out.setdefault("spec", {})["template"] = template
     return out
 

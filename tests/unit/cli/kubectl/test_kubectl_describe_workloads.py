@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from pykubelet.cli.kubectl.describe_workloads import (
     describe_cronjob,
+    describe_daemonset,
     describe_deployment,
     describe_job,
     describe_replicaset,
+    describe_statefulset,
 )
 
 
@@ -74,3 +76,33 @@ def test_recreate_deployment_without_replica_sets() -> None:
     assert not any(line.startswith(("RollingUpdateStrategy", "OldReplicaSets", "Conditions"))
                    for line in lines)
     assert "Replicas: 1 desired | 0 updated | 0 total | 0 available | 0 unavailable" in lines
+
+
+def test_statefulset_strategies() -> None:
+    """A partition with maxUnavailable prints both under the strategy; OnDelete neither;
+    claim templates are listed (the API here refuses them, other servers need not)."""
+    sts = {"metadata": {"name": "s", "namespace": "ns"},
+           "spec": {"replicas": 3, "selector": {"matchLabels": {"a": "1"}},
+                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+                        "partition": 2, "maxUnavailable": "50%"}},
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"}}]},
+           "status": {"replicas": 1}}
+    lines = _lines(describe_statefulset(sts, (1, 0, 0, 0), None))
+    at = lines.index("Update Strategy: RollingUpdate")
+    assert lines[at + 1:at + 3] == ["Partition: 2", "MaxUnavailable: 50%"]
+    assert "Replicas: 3 desired | 1 total" in lines
+    assert lines[lines.index("Volume Claims:") + 1] == "Name: data"
+    sts["spec"]["updateStrategy"] = {"type": "OnDelete"}
+    lines = _lines(describe_statefulset(sts, (0, 0, 0, 0), None))
+    assert lines[lines.index("Update Strategy: OnDelete") + 1] == (
+        "Pods Status: 0 Running / 0 Waiting / 0 Succeeded / 0 Failed")
+
+
+def test_daemonset_without_node_selector_or_status() -> None:
+    ds = {"metadata": {"name": "d", "namespace": "ns"},
+          "spec": {"selector": {"matchLabels": {"a": "1"}}, "template": {}}}
+    lines = _lines(describe_daemonset(ds, (0, 1, 0, 2), []))
+    assert lines[:3] == ["Name: d", "Selector: a=1", "Node-Selector: <none>"]
+    assert "Desired Number of Nodes Scheduled: 0" in lines
+    assert "Pods Status: 0 Running / 1 Waiting / 0 Succeeded / 2 Failed" in lines
+    assert lines[-1] == "Events: <none>"

@@ -11,7 +11,12 @@ import pytest
 from pykubelet.cli.kubectl.describe import selector_string
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.resources import Target
-from pykubelet.cli.kubectl.revisions import equal_ignore_hash, replicaset_for_revision
+from pykubelet.cli.kubectl.revisions import (
+    equal_ignore_hash,
+    replicaset_for_revision,
+    template_patch,
+    typed_view,
+)
 from pykubelet.cli.kubectl.rollout import failure_text, patch_for
 from pykubelet.cli.kubectl.rollout_status import (
     RolloutError,
@@ -186,3 +191,48 @@ def test_selector_string_is_label_selector_as_selector() -> None:
     assert selector_string(sel) == "a=1,b=2,env in (dev,prod),!x"
     assert selector_string(None) == "<none>"
     assert selector_string({}) == ""
+
+
+def test_typed_view_and_template_patch_write_what_go_writes() -> None:
+    """A revision's object as kubectl's typed StatefulSet prints it, and the bytes its
+    rollbacker compares: the template's creationTimestamp null and containers' resources
+    written, zero omitempty fields dropped, the always-written ones kept at 0."""
+    sts = {"spec": {"minReadySeconds": 0, "template": {
+        "metadata": {"labels": {"a": "1"}}, "spec": {"containers": [{"name": "c"}]}}},
+        "status": {"replicas": 2, "readyReplicas": 0, "currentRevision": "", "conditions": []}}
+    view = typed_view("StatefulSet", sts)
+    assert view["spec"] == {"template": {
+        "metadata": {"labels": {"a": "1"}, "creationTimestamp": None},
+        "spec": {"containers": [{"name": "c", "resources": {}}]}}}
+    assert view["status"] == {"replicas": 2, "availableReplicas": 0}
+    assert "creationTimestamp" not in sts["spec"]["template"]["metadata"]  # a copy
+    ds = typed_view("DaemonSet", {"status": {"numberUnavailable": 0, "numberAvailable": 2}})
+    assert ds["status"] == {"numberAvailable": 2, "currentNumberScheduled": 0,
+                            "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                            "numberReady": 0}
+    assert template_patch(sts) == {"spec": {"template": {
+        "$patch": "replace", "metadata": {"labels": {"a": "1"}, "creationTimestamp": None},
+        "spec": {"containers": [{"name": "c", "resources": {}}]}}}}
+
+
+def test_struct_order_of_a_typed_statefulset() -> None:
+    """-o json of a typed object: fields in declaration order, maps and unknown types
+    sorted, lists item by item."""
+    from pykubelet.cli.kubectl.struct_order import in_struct_order
+
+    sts = {"status": {"replicas": 1, "observedGeneration": 2}, "apiVersion": "apps/v1",
+           "spec": {"template": {"spec": {"containers": [
+               {"imagePullPolicy": "Always", "name": "c", "image": "i",
+                "livenessProbe": {"b": 1, "a": 2}}]}, "metadata": {"labels": {"z": "1", "a": "2"}}},
+               "replicas": 1, "zzUnknown": True},
+           "kind": "StatefulSet", "metadata": {"uid": "u", "name": "s"}}
+    out = in_struct_order(sts, "StatefulSet")
+    assert list(out) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(out["metadata"]) == ["name", "uid"]
+    assert list(out["spec"]) == ["replicas", "template", "zzUnknown"]
+    assert list(out["spec"]["template"]) == ["metadata", "spec"]
+    assert list(out["spec"]["template"]["metadata"]["labels"]) == ["a", "z"]
+    c = out["spec"]["template"]["spec"]["containers"][0]
+    assert list(c) == ["name", "image", "livenessProbe", "imagePullPolicy"]
+    assert list(c["livenessProbe"]) == ["a", "b"]
+    assert list(out["status"]) == ["observedGeneration", "replicas"]

@@ -276,3 +276,19 @@ def test_requeue_when_a_ready_pod_turns_available() -> None:
     wait = sd.requeue_after(s, [pod(0, ready_for=30), pod(1, ready_for=4),
                                 pod(2, ready_for=7)], NOW)
     assert wait == pytest.approx(3.05)
+
+
+def test_revision_data_is_what_kubectl_computes() -> None:
+    """getStatefulSetPatch as Go's json.Marshal writes the typed set: the template's
+    creationTimestamp null, each container's resources struct, keys sorted; kubectl's
+    rollback compares those bytes with the revision's to skip an undo to the current
+    template. Applying the revision gives the template back as it was."""
+    s = sset()
+    data = sd.revision_patch(s)
+    template = data["spec"]["template"]
+    assert list(template) == ["$patch", "metadata", "spec"]
+    assert template["metadata"]["creationTimestamp"] is None
+    assert all(c["resources"] == {} for c in template["spec"]["containers"])
+    assert list(template["metadata"]) == sorted(template["metadata"])
+    assert sd.apply_revision(s, {"data": data})["spec"]["template"] == s["spec"]["template"]
+    assert "creationTimestamp" not in s["spec"]["template"].get("metadata", {})
