@@ -75,6 +75,11 @@ ROOTS = (
     "io.k8s.api.batch.v1.JobList",
     "io.k8s.api.batch.v1.CronJob",
     "io.k8s.api.batch.v1.CronJobList",
+    *(
+        "io.k8s.api.rbac.v1." + k
+        for k in ("Role", "RoleList", "ClusterRole", "ClusterRoleList", "RoleBinding",
+                  "RoleBindingList", "ClusterRoleBinding", "ClusterRoleBindingList")
+    ),
     _META + "DeleteOptions",
     _META + "Status",
     _META + "WatchEvent",

@@ -22,6 +22,7 @@ from pykubelet.controlplane.apiserver.tables_apps import (
     stateful_set_printer,
 )
 from pykubelet.controlplane.apiserver.tables_daemonsets import daemon_set_printer
+from pykubelet.controlplane.apiserver.tables_rbac import binding_printer
 from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.registry.store import Entry
 
@@ -459,6 +460,8 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
     "ControllerRevision": controller_revision_printer(col, NAME, AGE, age),
     "DaemonSet": daemon_set_printer(col, NAME, AGE, age),
+    "RoleBinding": binding_printer(col, NAME, AGE, age),
+    "ClusterRoleBinding": binding_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

@@ -19,6 +19,12 @@ from pykubelet.controlplane.registry.nodes import NodeStrategy
 from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
+from pykubelet.controlplane.registry.rbac import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+)
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
 from pykubelet.controlplane.registry.statefulsets import StatefulSetStrategy
 from pykubelet.controlplane.registry.store import Registry
@@ -31,6 +37,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     SecretStrategy, LeaseStrategy, PriorityClassStrategy, PDBStrategy, ReplicaSetStrategy,
     DeploymentStrategy, JobStrategy, CronJobStrategy,
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
+    RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
 )
 
 

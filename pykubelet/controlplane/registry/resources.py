@@ -150,11 +150,19 @@ DAEMON_SETS = ResourceInfo(
     kinds.DAEMON_SET, "daemonset", "/registry/daemonsets/", ("ds",), ("all",),
     subresources=(_status("DaemonSet", "apps"),),
 )
+# rbac.authorization.k8s.io/v1 (pkg/registry/rbac), stored under upstream's etcd keys
+ROLES = ResourceInfo(kinds.ROLE, "role", "/registry/roles/")
+CLUSTER_ROLES = ResourceInfo(kinds.CLUSTER_ROLE, "clusterrole", "/registry/clusterroles/")
+ROLE_BINDINGS = ResourceInfo(kinds.ROLE_BINDING, "rolebinding", "/registry/rolebindings/")
+CLUSTER_ROLE_BINDINGS = ResourceInfo(
+    kinds.CLUSTER_ROLE_BINDING, "clusterrolebinding", "/registry/clusterrolebindings/",
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
     STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
+    ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS,
 )
 
 
