@@ -1,7 +1,8 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
 kubectl's typed clients (``kubectl create``
-namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob, ``kubectl drain``'s
+namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob|role|clusterrole|
+rolebinding|clusterrolebinding, ``kubectl drain``'s
 evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
 ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
@@ -111,6 +112,22 @@ MESSAGES: dict[str, Schema] = {
                   14: ("imagePullPolicy", "string"), 16: ("stdin", "bool"),
                   17: ("stdinOnce", "bool"), 18: ("tty", "bool"),
                   20: ("terminationMessagePolicy", "string")},
+    # rbac.authorization.k8s.io/v1, as ``kubectl create role/clusterrole/rolebinding/
+    # clusterrolebinding`` send them
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", ["PolicyRule"])},
+    "ClusterRole": {1: ("metadata", "ObjectMeta"), 2: ("rules", ["PolicyRule"]),
+                    3: ("aggregationRule", "AggregationRule")},
+    "PolicyRule": {1: ("verbs", ["string"]), 2: ("apiGroups", ["string"]),
+                   3: ("resources", ["string"]), 4: ("resourceNames", ["string"]),
+                   5: ("nonResourceURLs", ["string"])},
+    "AggregationRule": {1: ("clusterRoleSelectors", ["LabelSelector"])},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", ["Subject"]),
+                    3: ("roleRef", "RoleRef")},
+    "ClusterRoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", ["Subject"]),
+                           3: ("roleRef", "RoleRef")},
+    "Subject": {1: ("kind", "string"), 2: ("apiGroup", "string"), 3: ("name", "string"),
+                4: ("namespace", "string")},
+    "RoleRef": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }
