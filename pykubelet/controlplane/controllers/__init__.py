@@ -1,8 +1,8 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
-Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, DaemonSets, event
-expiry and store compaction. Each is a coroutine over the control plane, run (and restarted
-if it fails) by the server."""
+Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, DaemonSets,
+ClusterRole aggregation, event expiry and store compaction. Each is a coroutine over the
+control plane, run (and restarted if it fails) by the server."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     kube-system/kube-controller-manager (each on one control plane at a time when the
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
+    from pykubelet.controlplane.controllers.clusterroleaggregation import (
+        run_clusterrole_aggregation,
+    )
     from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
     from pykubelet.controlplane.controllers.daemonset import run_daemonset_controller
     from pykubelet.controlplane.controllers.deployment import run_deployment_controller
@@ -46,7 +49,8 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_event_expiry, run_replicaset_controller,
                                  run_deployment_controller, run_job_controller,
                                  run_cronjob_controller, run_ttl_after_finished,
-                                 run_statefulset_controller, run_daemonset_controller]
+                                 run_statefulset_controller, run_daemonset_controller,
+                                 run_clusterrole_aggregation]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler

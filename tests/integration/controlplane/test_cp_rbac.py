@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from cp_process import ControlPlaneProcess
+from cp_process import ControlPlaneProcess, wait_for
 
 CP_BACKENDS = ("sqlite",)  # the RBAC API: the store is not the point
 
@@ -60,3 +60,16 @@ def test_cluster_scoped_with_kubectl(cp: ControlPlaneProcess) -> None:
     finally:
         cp.kubectl("delete", "clusterrolebinding", "t-health", "--ignore-not-found")
         cp.kubectl("delete", "clusterrole", "t-health", "--ignore-not-found")
+
+
+def test_aggregated_cluster_role_with_kubectl(cp: ControlPlaneProcess) -> None:
+    """The controller manager's ClusterRole aggregation fills an aggregated role."""
+    try:
+        cp.kubectl("create", "clusterrole", "t-agg", "--aggregation-rule=t-agg=true")
+        cp.kubectl("create", "clusterrole", "t-part", "--verb=get", "--resource=configmaps")
+        cp.kubectl("label", "clusterrole", "t-part", "t-agg=true")
+        wait_for(lambda: json.loads(cp.kubectl("get", "clusterrole", "t-agg", "-o", "json")
+                                    .stdout).get("rules") == [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}], timeout=20)
+    finally:
+        cp.kubectl("delete", "clusterrole", "t-agg", "t-part", "--ignore-not-found")
