@@ -54,6 +54,10 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
                    "embedded scheduler: profiles, plugin weights, extenders (kube-scheduler's "
                    "--config)")
+@click.option("--token-auth-file", "token_auth_file", default="",
+              type=click.Path(dir_okay=False, exists=True),
+              help="static bearer tokens of users, CSV token,user,uid,\"group1,group2\" "
+                   "(kube-apiserver's --token-auth-file); RBAC decides what they may do")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -63,7 +67,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
-                  scheduler_config: str, verbose: bool) -> None:
+                  scheduler_config: str, token_auth_file: str, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -105,7 +109,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       watch_cache_size=default_watch_cache_size,
                       pod_gc_period=pod_gc_period, etcd=etcd,
                       leader_election=leader_election(cfg.controlPlane, explicit=leader_elect),
-                      scheduler_config=Path(scheduler_config) if scheduler_config else None)
+                      scheduler_config=Path(scheduler_config) if scheduler_config else None,
+                      token_auth_file=Path(token_auth_file) if token_auth_file else None)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

@@ -25,11 +25,13 @@ from pykubelet.controlplane.apiserver import discovery, negotiation
 from pykubelet.controlplane.apiserver.filters.authentication import (
     Identify,
     Identity,
+    TokenUsers,
     authenticate,
     check_public,
     user_of,
 )
 from pykubelet.controlplane.apiserver.filters.authorization import authorize
+from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
 from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
 from pykubelet.controlplane.apiserver.handlers.get import get_resource, list_resource
@@ -94,6 +96,13 @@ class APIServer:
     # called for every request with its method, path with query, status code and seconds
     observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
     metrics: Callable[[], bytes] | None = None  # the Prometheus text /metrics serves
+    # users of static bearer tokens (--token-auth-file), beside the admin and node tokens
+    token_users: TokenUsers = lambda _token: None
+    rbac: RBACAuthorizer | None = None  # made over the registry when not given
+
+    def __post_init__(self) -> None:
+        if self.rbac is None:
+            self.rbac = RBACAuthorizer(self.registry)
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
@@ -145,13 +154,13 @@ class APIServer:
 
     # ------------------------------------------------------------------ the filters
     def authenticate(self, request: web.Request) -> Identity:
-        return authenticate(self.identify, request)
+        return authenticate(self.identify, request, self.token_users)
 
     def check_public(self, request: web.Request) -> None:
-        check_public(self.identify, request)
+        check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request)
+        return user_of(self.identify, request, self.token_users)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
@@ -273,7 +282,9 @@ class APIServer:
         if user.groups and "system:bootstrappers" in user.groups:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
-        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node)
+        assert self.rbac is not None
+        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node,
+                  self.rbac.authorize)
         if info.subresource in ("", "status", "ephemeralcontainers"):  # logs, exec: streams
             negotiation.check_accept(request.headers.get("Accept"))
         if info.verb in ("get", "list", "watch"):

@@ -1,15 +1,32 @@
 """rbac.authorization.k8s.io/v1 through the unmodified kubectl against a real control plane
 process (issue 21): ``kubectl create role/clusterrole/rolebinding/clusterrolebinding`` send
 objects the API takes, ``kubectl get`` prints upstream's columns, ``kubectl explain`` reads
-the schema, and a bad binding is refused with upstream's words."""
+the schema, and a bad binding is refused with upstream's words; a user of the
+``--token-auth-file`` is authorized by RBAC (allowed what a Role bound to them allows, 403
+with upstream's message elsewhere)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Iterator
 
-from cp_process import ControlPlaneProcess, wait_for
+import pytest
+from cp_process import ControlPlaneProcess, control_plane, wait_for
 
 CP_BACKENDS = ("sqlite",)  # the RBAC API: the store is not the point
+ALICE_TOKEN = "t-alice-0123456789"
+
+
+@pytest.fixture(scope="module")
+def cp(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+       ) -> Iterator[ControlPlaneProcess]:
+    """The conftest's control plane, with a static token file naming the user alice."""
+    root = tmp_path_factory.mktemp("cp") / "root"
+    tokens = root.parent / "tokens.csv"
+    tokens.write_text(f'{ALICE_TOKEN},alice,u-1,"devs"\n')
+    with control_plane(root, request.param, ["--token-auth-file", str(tokens)]) as proc:
+        yield proc
 
 
 def test_create_and_get_with_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
@@ -73,3 +90,40 @@ def test_aggregated_cluster_role_with_kubectl(cp: ControlPlaneProcess) -> None:
             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}], timeout=20)
     finally:
         cp.kubectl("delete", "clusterrole", "t-agg", "t-part", "--ignore-not-found")
+
+
+def test_a_user_bound_by_a_role(cp: ControlPlaneProcess, ns: str) -> None:
+    """alice may list pods where a Role bound to her allows it, and nothing else."""
+    other = f"{ns[:50]}-b"
+    cp.kubectl("create", "namespace", other)
+    try:
+        cp.kubectl("create", "role", "pod-reader", "-n", ns, "--verb=get,list",
+                   "--resource=pods")
+        cp.kubectl("create", "rolebinding", "read", "-n", ns, "--role=pod-reader",
+                   "--user=alice")
+
+        def as_alice(*args: str) -> subprocess.CompletedProcess[str]:
+            return cp.kubectl(f"--token={ALICE_TOKEN}", *args, check=False)
+
+        res = as_alice("get", "pods", "-n", ns)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.strip() == f"No resources found in {ns} namespace."
+        for args, message in [
+            (("get", "pods", "-n", other),
+             f'pods is forbidden: User "alice" cannot list resource "pods" in API group "" '
+             f'in the namespace "{other}"'),
+            (("delete", "pod", "web", "-n", ns),
+             f'pods "web" is forbidden: User "alice" cannot delete resource "pods" in API '
+             f'group "" in the namespace "{ns}"'),
+            (("get", "nodes"),
+             'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" '
+             "at the cluster scope"),
+        ]:
+            res = as_alice(*args)
+            assert res.returncode == 1
+            assert res.stderr.strip() == f"Error from server (Forbidden): {message}"
+        # a wrong token is no one: 401
+        res = cp.kubectl("--token=nobody", "get", "pods", "-n", ns, check=False)
+        assert "Unauthorized" in res.stderr
+    finally:
+        cp.kubectl("delete", "namespace", other, "--wait=false", check=False)
