@@ -24,6 +24,7 @@ from pykubelet.controlplane.registry.rbac import (
     ClusterRoleStrategy,
     RoleBindingStrategy,
     RoleStrategy,
+    rbac_escalation,
 )
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
 from pykubelet.controlplane.registry.statefulsets import StatefulSetStrategy
@@ -48,5 +49,5 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
     registry = Registry(storage, cacher)
     for strategy in STRATEGIES:
         registry.add(strategy(), watch_cache_size)
-    registry.admission = list(DEFAULT_PLUGINS)
+    registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
     return registry

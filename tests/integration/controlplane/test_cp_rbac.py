@@ -127,3 +127,29 @@ def test_a_user_bound_by_a_role(cp: ControlPlaneProcess, ns: str) -> None:
         assert "Unauthorized" in res.stderr
     finally:
         cp.kubectl("delete", "namespace", other, "--wait=false", check=False)
+
+
+def test_escalation_refused_with_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    """alice may write Roles and RoleBindings in her namespace, but not one granting more
+    than she holds."""
+    cp.kubectl("create", "role", "rbac-manager", "-n", ns, "--verb=create,get,list",
+               "--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io"
+               ",pods")
+    cp.kubectl("create", "rolebinding", "alice-manages", "-n", ns, "--role=rbac-manager",
+               "--user=alice")
+    ok = cp.kubectl(f"--token={ALICE_TOKEN}", "create", "role", "pods", "-n", ns,
+                    "--verb=get", "--resource=pods", check=False)
+    assert ok.returncode == 0, ok.stderr
+    res = cp.kubectl(f"--token={ALICE_TOKEN}", "create", "role", "secrets", "-n", ns,
+                     "--verb=get", "--resource=secrets", check=False)
+    assert res.returncode == 1
+    assert res.stderr.strip() == (
+        'Error from server (Forbidden): roles.rbac.authorization.k8s.io "secrets" is '
+        'forbidden: user "alice" (groups=["devs" "system:authenticated"]) is attempting to '
+        'grant RBAC permissions not currently held:\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}')
+    res = cp.kubectl(f"--token={ALICE_TOKEN}", "create", "rolebinding", "admin", "-n", ns,
+                     "--clusterrole=cluster-admin", "--user=alice", check=False)
+    assert res.returncode == 1
+    assert 'rolebindings.rbac.authorization.k8s.io "admin" is forbidden' in res.stderr
+    assert cp.kubectl("get", "rolebinding", "admin", "-n", ns, check=False).returncode == 1

@@ -107,11 +107,7 @@ def run(test: Any) -> None:
     async def main() -> None:
         async with memory_registry(("default", "kube-system", "team-a", "team-b")) as reg:
             await setup(reg)
-            authz = RBACAuthorizer(reg)
-            try:
-                await test(reg, authz)
-            finally:
-                authz.close()
+            await test(reg, RBACAuthorizer(reg))
 
     asyncio.run(main())
 
