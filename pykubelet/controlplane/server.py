@@ -43,6 +43,7 @@ from pykubelet.controlplane.pki import (
     host_addresses,
     make_private_dir,
 )
+from pykubelet.controlplane.registry import bootstrappolicy
 from pykubelet.controlplane.registry.install import new_registry
 from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
 from pykubelet.controlplane.registry.priorityclasses import (
@@ -321,7 +322,7 @@ class ControlPlane:
             await stack.aclose()
 
     async def _bootstrap_objects(self) -> None:
-        """The namespaces and priority classes every cluster has."""
+        """The namespaces, priority classes and RBAC policy every cluster has."""
         ctx = Context()
         ns_store = self.registry.store(NAMESPACES)
         for name in SYSTEM_NAMESPACES:
@@ -334,6 +335,7 @@ class ControlPlane:
             if pc_store.lookup("", name) is None:
                 with contextlib.suppress(errors.StatusError):
                     await pc_store.create(ctx, "", system_class(name))
+        await bootstrappolicy.reconcile(self.registry)
 
     def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The scheduler's last decision for a pod (pysched's decision log)."""

@@ -153,3 +153,22 @@ def test_escalation_refused_with_kubectl(cp: ControlPlaneProcess, ns: str) -> No
     assert res.returncode == 1
     assert 'rolebindings.rbac.authorization.k8s.io "admin" is forbidden' in res.stderr
     assert cp.kubectl("get", "rolebinding", "admin", "-n", ns, check=False).returncode == 1
+
+
+def test_bootstrap_policy_with_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    """The default roles exist at start, view is filled by aggregation, and binding it
+    lets alice read what view reads."""
+    crbs = cp.kubectl("get", "clusterrolebinding", "cluster-admin", "-o", "wide").stdout
+    assert crbs.splitlines()[1].split()[:2] == ["cluster-admin", "ClusterRole/cluster-admin"]
+    assert "system:masters" in crbs.splitlines()[1].split()
+    wait_for(lambda: json.loads(cp.kubectl("get", "clusterrole", "view", "-o", "json").stdout
+                                ).get("rules"), timeout=20)
+    cp.kubectl("create", "rolebinding", "alice-views", "-n", ns, "--clusterrole=view",
+               "--user=alice")
+    ok = cp.kubectl(f"--token={ALICE_TOKEN}", "get", "deployments,configmaps", "-n", ns,
+                    check=False)
+    assert ok.returncode == 0, ok.stderr
+    res = cp.kubectl(f"--token={ALICE_TOKEN}", "get", "secrets", "-n", ns, check=False)
+    assert res.stderr.strip() == (
+        f'Error from server (Forbidden): secrets is forbidden: User "alice" cannot list '
+        f'resource "secrets" in API group "" in the namespace "{ns}"')
