@@ -30,8 +30,9 @@ from pykubelet.controlplane.apiserver.filters.authentication import (
     check_public,
     user_of,
 )
-from pykubelet.controlplane.apiserver.filters.authorization import authorize
+from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
 from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
+from pykubelet.controlplane.apiserver.handlers import reviews
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
 from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
 from pykubelet.controlplane.apiserver.handlers.get import get_resource, list_resource
@@ -270,6 +271,8 @@ class APIServer:
         user = self.user(request)
         if not info.is_resource_request:
             return self._discovery(request, info)
+        if (info.group, info.resource) in reviews.REVIEWS and info.version == "v1":
+            return await self._review(request, info, user)
         store = None
         if (info.group, info.version) in SERVED_GROUP_VERSIONS:
             store = self.registry.by_resource(info.group, info.resource)
@@ -338,6 +341,32 @@ class APIServer:
         if info.verb == "deletecollection":
             return await delete_collection(request, store, ctx, ns_filter, predicate)
         raise errors.method_not_allowed(info.verb, store.info.kind)
+
+    def decide(self, user: User, info: RequestInfo) -> tuple[bool, str]:
+        """The authorizers' decision on a request that is not being made (reviews)."""
+        assert self.rbac is not None
+        return decide(user, info, "", self._referenced, pod_node=self._pod_node,
+                      rbac=self.rbac.authorize)
+
+    async def _review(self, request: web.Request, info: RequestInfo, user: User
+                      ) -> web.Response:
+        """The access reviews: POST only, the caller allowed to create them."""
+        kind = reviews.REVIEWS[(info.group, info.resource)]
+        if info.verb != "create" or info.name or info.subresource or info.namespace:
+            raise errors.method_not_allowed(info.verb, kind)
+        assert self.rbac is not None
+        authorize(user, info, "", self._referenced, pod_node=self._pod_node,
+                  rbac=self.rbac.authorize)
+        body = await read_body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"expected a {kind} object")
+        if info.resource == "selfsubjectaccessreviews":
+            return reviews.self_subject_access_review(user, body, self.decide)
+        if info.resource == "subjectaccessreviews":
+            return reviews.subject_access_review(body, self.decide)
+        if info.resource == "selfsubjectrulesreviews":
+            return reviews.self_subject_rules_review(user, body, self.rbac.resolver)
+        return reviews.self_subject_review(user, body)
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
         if info.version:

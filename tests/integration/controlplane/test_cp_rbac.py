@@ -172,3 +172,33 @@ def test_bootstrap_policy_with_kubectl(cp: ControlPlaneProcess, ns: str) -> None
     assert res.stderr.strip() == (
         f'Error from server (Forbidden): secrets is forbidden: User "alice" cannot list '
         f'resource "secrets" in API group "" in the namespace "{ns}"')
+
+
+def test_auth_can_i_and_whoami_with_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    """kubectl auth can-i answers as RBAC decides (for alice, and for the admin asking
+    --as alice), --list shows her rules, whoami who she is."""
+    cp.kubectl("create", "role", "pod-reader", "-n", ns, "--verb=get,list", "--resource=pods")
+    cp.kubectl("create", "rolebinding", "read", "-n", ns, "--role=pod-reader", "--user=alice")
+
+    def can_i(*args: str) -> tuple[int, str]:
+        res = cp.kubectl("auth", "can-i", *args, check=False)
+        return res.returncode, res.stdout.strip()
+
+    alice = f"--token={ALICE_TOKEN}"
+    assert can_i(alice, "list", "pods", "-n", ns) == (0, "yes")
+    assert can_i(alice, "delete", "pods", "-n", ns) == (1, "no")
+    assert can_i(alice, "list", "pods", "-n", "default") == (1, "no")
+    assert can_i("--as=alice", "get", "pods", "-n", ns) == (0, "yes")
+    assert can_i("--as=alice", "create", "deployments.apps", "-n", ns) == (1, "no")
+    assert can_i("delete", "nodes") == (0, "yes")  # the admin
+    listed = cp.kubectl(alice, "auth", "can-i", "--list", "-n", ns).stdout.splitlines()
+    assert listed[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names",
+                                 "Verbs"]
+    rows = {line.split()[0]: line for line in listed[1:] if line.strip()}
+    assert rows["pods"].split()[-2:] == ["[get", "list]"]  # the Role's rule
+    who = cp.kubectl(alice, "auth", "whoami").stdout.splitlines()
+    assert who[0].split() == ["ATTRIBUTE", "VALUE"]
+    assert who[1].split() == ["Username", "alice"]
+    assert who[2].split() == ["Groups", "[devs", "system:authenticated]"]
+    who = cp.kubectl("--as=bob", "--as-group=qa", "auth", "whoami").stdout.splitlines()
+    assert who[1].split() == ["Username", "bob"]

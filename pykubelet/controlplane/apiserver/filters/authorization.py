@@ -55,17 +55,28 @@ def authorize(
     are joined with newlines after the message. ``single_name`` is the object a list or
     watch is pinned to by a ``metadata.name`` field selector ("" if none),
     ``field_exact(f)`` the value a ``f=value`` field selector term pins."""
+    allowed, why = decide(user, info, single_name, referenced, field_exact, pod_node, rbac)
+    if not allowed:
+        raise errors.forbidden(user.name, info.verb, info.resource, info.group,
+                               info.namespace, info.name, info.subresource, why)
+
+
+def decide(
+    user: User, info: RequestInfo, single_name: str, referenced: ReferencedFn,
+    field_exact: Callable[[str], str | None] = lambda _f: None,
+    pod_node: PodNodeFn = lambda _ns, _n: None,
+    rbac: NextFn = _no_opinion,
+) -> tuple[bool, str]:
+    """The union's decision and reason (what access reviews answer)."""
     if user.is_admin:
-        return
+        return True, ""
     why = _node_why(user, info, single_name, referenced, field_exact, pod_node)
     if why is None:
-        return
+        return True, ""
     allowed, reason = rbac(user, info)
     if allowed:
-        return
-    why = "\n".join(r for r in (why, reason) if r)
-    raise errors.forbidden(user.name, info.verb, info.resource, info.group, info.namespace,
-                           info.name, info.subresource, why)
+        return True, reason
+    return False, "\n".join(r for r in (why, reason) if r)
 
 
 def _node_why(
