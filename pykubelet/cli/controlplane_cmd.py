@@ -54,7 +54,7 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
                    "embedded scheduler: profiles, plugin weights, extenders (kube-scheduler's "
                    "--config)")
-@click.option("--token-auth-file", "token_auth_file", default="",
+@click.option("--token-auth-file", "token_auth_file", default=None,
               type=click.Path(dir_okay=False, exists=True),
               help="static bearer tokens of users, CSV token,user,uid,\"group1,group2\" "
                    "(kube-apiserver's --token-auth-file); RBAC decides what they may do")
@@ -67,7 +67,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, etcd_prefix: str,
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
-                  scheduler_config: str, token_auth_file: str, verbose: bool) -> None:
+                  scheduler_config: str, token_auth_file: str | None, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
