@@ -80,6 +80,11 @@ ROOTS = (
     "io.k8s.api.batch.v1.CronJobList",
     "io.k8s.api.discovery.v1.EndpointSlice",
     "io.k8s.api.discovery.v1.EndpointSliceList",
+    *(
+        "io.k8s.api.rbac.v1." + k
+        for k in ("Role", "RoleList", "ClusterRole", "ClusterRoleList", "RoleBinding",
+                  "RoleBindingList", "ClusterRoleBinding", "ClusterRoleBindingList")
+    ),
     _META + "DeleteOptions",
     _META + "Status",
     _META + "WatchEvent",

@@ -36,6 +36,7 @@ from pykubelet.api import (
     meta_validation,
     object_validation,
     objects,
+    rbac,
     services,
     services_validation,
     validation,
@@ -289,6 +290,28 @@ DAEMON_SET: Kind[daemonset.DaemonSet] = Kind(
     validate_update=daemonset_validation.daemon_set_update_errors,
     validate_status_update=daemonset_validation.daemon_set_status_update_errors,
 )
+# rbac.authorization.k8s.io/v1: what the RBAC authorizer reads
+ROLE: Kind[rbac.Role] = Kind(
+    rbac.GROUP, "v1", "Role", "roles", True, rbac.Role,
+    set_defaults=rbac.set_defaults_role,
+    validate=rbac.role_errors, validate_update=rbac.role_update_errors,
+)
+CLUSTER_ROLE: Kind[rbac.ClusterRole] = Kind(
+    rbac.GROUP, "v1", "ClusterRole", "clusterroles", False, rbac.ClusterRole,
+    validate=rbac.cluster_role_errors, validate_update=rbac.cluster_role_update_errors,
+)
+ROLE_BINDING: Kind[rbac.RoleBinding] = Kind(
+    rbac.GROUP, "v1", "RoleBinding", "rolebindings", True, rbac.RoleBinding,
+    set_defaults=rbac.set_defaults_role_binding,
+    validate=rbac.role_binding_errors, validate_update=rbac.role_binding_update_errors,
+)
+CLUSTER_ROLE_BINDING: Kind[rbac.ClusterRoleBinding] = Kind(
+    rbac.GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", False,
+    rbac.ClusterRoleBinding,
+    set_defaults=rbac.set_defaults_cluster_role_binding,
+    validate=rbac.cluster_role_binding_errors,
+    validate_update=rbac.cluster_role_binding_update_errors,
+)
 
 SERVICE: Kind[services.Service] = Kind(
     "", "v1", "Service", "services", True, services.Service,
@@ -313,6 +336,7 @@ KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
     STATEFUL_SET, CONTROLLER_REVISION, DAEMON_SET, SERVICE, ENDPOINTS, ENDPOINT_SLICE,
+    ROLE, CLUSTER_ROLE, ROLE_BINDING, CLUSTER_ROLE_BINDING,
 )
 _BY_KIND = {(k.api_version, k.kind): k for k in KINDS}
 _BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}

@@ -59,6 +59,10 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
                    "Service's)")
 @click.option("--service-node-port-range", default="30000-32767", show_default=True,
               help="the ports NodePort Services take")
+@click.option("--token-auth-file", "token_auth_file", default=None,
+              type=click.Path(dir_okay=False, exists=True),
+              help="static bearer tokens of users, CSV token,user,uid,\"group1,group2\" "
+                   "(kube-apiserver's --token-auth-file); RBAC decides what they may do")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -69,7 +73,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
                   scheduler_config: str, service_cluster_ip_range: str,
-                  service_node_port_range: str, verbose: bool) -> None:
+                  service_node_port_range: str, token_auth_file: str | None,
+                  verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -115,7 +120,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       leader_election=leader_election(cfg.controlPlane, explicit=leader_elect),
                       scheduler_config=Path(scheduler_config) if scheduler_config else None,
                       service_cluster_ip_range=service_cluster_ip_range,
-                      service_node_port_range=service_node_port_range)
+                      service_node_port_range=service_node_port_range,
+                      token_auth_file=Path(token_auth_file) if token_auth_file else None)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

@@ -27,6 +27,7 @@ from pycni.atomic_files import write_atomic
 from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
+from pykubelet.controlplane.apiserver.filters.tokenfile import StaticTokens
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.serving import APIServerRunner, server_tls_context
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
@@ -42,6 +43,7 @@ from pykubelet.controlplane.pki import (
     host_addresses,
     make_private_dir,
 )
+from pykubelet.controlplane.registry import bootstrappolicy
 from pykubelet.controlplane.registry.install import new_registry
 from pykubelet.controlplane.registry.namespaces import SYSTEM_NAMESPACES
 from pykubelet.controlplane.registry.priorityclasses import (
@@ -49,7 +51,7 @@ from pykubelet.controlplane.registry.priorityclasses import (
     system_class,
 )
 from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
-from pykubelet.controlplane.registry.store import Context
+from pykubelet.controlplane.registry.store import Context, User
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.cacher import Cacher, TooLargeError
@@ -102,6 +104,9 @@ class Options:
     # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
+    # static bearer tokens of users (kube-apiserver's --token-auth-file: CSV
+    # token,user,uid,"group1,group2")
+    token_auth_file: Path | None = None
 
 
 class ControlPlane:
@@ -233,6 +238,7 @@ class ControlPlane:
             metrics=self.metrics.exposition,
             store_check=self.store_check,
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
+            token_users=self._token_users(),
         )
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -321,7 +327,7 @@ class ControlPlane:
             await stack.aclose()
 
     async def _bootstrap_objects(self) -> None:
-        """The namespaces and priority classes every cluster has."""
+        """The namespaces, priority classes and RBAC policy every cluster has."""
         ctx = Context()
         ns_store = self.registry.store(NAMESPACES)
         for name in SYSTEM_NAMESPACES:
@@ -334,12 +340,19 @@ class ControlPlane:
             if pc_store.lookup("", name) is None:
                 with contextlib.suppress(errors.StatusError):
                     await pc_store.create(ctx, "", system_class(name))
+        await bootstrappolicy.reconcile(self.registry)
 
     def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The scheduler's last decision for a pod (pysched's decision log)."""
         sched = getattr(self.scheduler, "scheduler", None)
         last = getattr(sched, "last_decision", None)
         return last(namespace, name) if last is not None else None
+
+    def _token_users(self) -> Callable[[str], User | None]:
+        """The users of ``--token-auth-file`` (read once at start, as kube-apiserver)."""
+        if self.options.token_auth_file is None:
+            return lambda _token: None
+        return StaticTokens.load(self.options.token_auth_file).user
 
     async def _join(self, node: str, body: dict[str, Any], peer: str) -> dict[str, Any]:
         """A node's bootstrap: its own token, and its serving certificate signed from its

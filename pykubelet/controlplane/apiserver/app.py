@@ -25,11 +25,14 @@ from pykubelet.controlplane.apiserver import discovery, negotiation
 from pykubelet.controlplane.apiserver.filters.authentication import (
     Identify,
     Identity,
+    TokenUsers,
     authenticate,
     check_public,
     user_of,
 )
-from pykubelet.controlplane.apiserver.filters.authorization import authorize
+from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
+from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
+from pykubelet.controlplane.apiserver.handlers import reviews
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
 from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
 from pykubelet.controlplane.apiserver.handlers.get import get_resource, list_resource
@@ -94,6 +97,13 @@ class APIServer:
     # called for every request with its method, path with query, status code and seconds
     observers: list[Callable[[str, str, int, float], None]] = field(default_factory=list)
     metrics: Callable[[], bytes] | None = None  # the Prometheus text /metrics serves
+    # users of static bearer tokens (--token-auth-file), beside the admin and node tokens
+    token_users: TokenUsers = lambda _token: None
+    rbac: RBACAuthorizer | None = None  # made over the registry when not given
+
+    def __post_init__(self) -> None:
+        if self.rbac is None:
+            self.rbac = RBACAuthorizer(self.registry)
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
@@ -145,13 +155,13 @@ class APIServer:
 
     # ------------------------------------------------------------------ the filters
     def authenticate(self, request: web.Request) -> Identity:
-        return authenticate(self.identify, request)
+        return authenticate(self.identify, request, self.token_users)
 
     def check_public(self, request: web.Request) -> None:
-        check_public(self.identify, request)
+        check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request)
+        return user_of(self.identify, request, self.token_users)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
@@ -261,6 +271,8 @@ class APIServer:
         user = self.user(request)
         if not info.is_resource_request:
             return self._discovery(request, info)
+        if (info.group, info.resource) in reviews.REVIEWS and info.version == "v1":
+            return await self._review(request, info, user)
         store = None
         if (info.group, info.version) in SERVED_GROUP_VERSIONS:
             store = self.registry.by_resource(info.group, info.resource)
@@ -273,7 +285,9 @@ class APIServer:
         if user.groups and "system:bootstrappers" in user.groups:
             raise errors.forbidden(user.name, info.verb, info.resource, info.group,
                                    info.namespace, info.name, info.subresource)
-        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node)
+        assert self.rbac is not None
+        authorize(user, info, single, self._referenced, field_sel.exact, self._pod_node,
+                  self.rbac.authorize)
         if info.subresource in ("", "status", "ephemeralcontainers"):  # logs, exec: streams
             negotiation.check_accept(request.headers.get("Accept"))
         if info.verb in ("get", "list", "watch"):
@@ -327,6 +341,32 @@ class APIServer:
         if info.verb == "deletecollection":
             return await delete_collection(request, store, ctx, ns_filter, predicate)
         raise errors.method_not_allowed(info.verb, store.info.kind)
+
+    def decide(self, user: User, info: RequestInfo) -> tuple[bool, str]:
+        """The authorizers' decision on a request that is not being made (reviews)."""
+        assert self.rbac is not None
+        return decide(user, info, "", self._referenced, pod_node=self._pod_node,
+                      rbac=self.rbac.authorize)
+
+    async def _review(self, request: web.Request, info: RequestInfo, user: User
+                      ) -> web.Response:
+        """The access reviews: POST only, the caller allowed to create them."""
+        kind = reviews.REVIEWS[(info.group, info.resource)]
+        if info.verb != "create" or info.name or info.subresource or info.namespace:
+            raise errors.method_not_allowed(info.verb, kind)
+        assert self.rbac is not None
+        authorize(user, info, "", self._referenced, pod_node=self._pod_node,
+                  rbac=self.rbac.authorize)
+        body = await read_body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"expected a {kind} object")
+        if info.resource == "selfsubjectaccessreviews":
+            return reviews.self_subject_access_review(user, body, self.decide)
+        if info.resource == "subjectaccessreviews":
+            return reviews.subject_access_review(body, self.decide)
+        if info.resource == "selfsubjectrulesreviews":
+            return reviews.self_subject_rules_review(user, body, self.rbac.resolver)
+        return reviews.self_subject_review(user, body)
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
         if info.version:

@@ -1,7 +1,8 @@
 """Request bodies in Kubernetes' protobuf encoding, read into the JSON shape.
 
 kubectl's typed clients (``kubectl create``
-namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob|service, ``kubectl drain``'s
+namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob|service|role|
+clusterrole|rolebinding|clusterrolebinding, ``kubectl drain``'s
 evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
 ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
@@ -125,6 +126,46 @@ MESSAGES: dict[str, Schema] = {
     "ServicePort": {1: ("name", "string"), 2: ("protocol", "string"), 3: ("port", "int"),
                     4: ("targetPort", "IntOrString"), 5: ("nodePort", "int"),
                     6: ("appProtocol", "string")},
+    # rbac.authorization.k8s.io/v1, as ``kubectl create role/clusterrole/rolebinding/
+    # clusterrolebinding`` send them
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", ["PolicyRule"])},
+    "ClusterRole": {1: ("metadata", "ObjectMeta"), 2: ("rules", ["PolicyRule"]),
+                    3: ("aggregationRule", "AggregationRule")},
+    "PolicyRule": {1: ("verbs", ["string"]), 2: ("apiGroups", ["string"]),
+                   3: ("resources", ["string"]), 4: ("resourceNames", ["string"]),
+                   5: ("nonResourceURLs", ["string"])},
+    "AggregationRule": {1: ("clusterRoleSelectors", ["LabelSelector"])},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", ["Subject"]),
+                    3: ("roleRef", "RoleRef")},
+    "ClusterRoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", ["Subject"]),
+                           3: ("roleRef", "RoleRef")},
+    "Subject": {1: ("kind", "string"), 2: ("apiGroup", "string"), 3: ("name", "string"),
+                4: ("namespace", "string")},
+    "RoleRef": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
+    # authorization.k8s.io/v1 and authentication.k8s.io/v1 reviews, as ``kubectl auth
+    # can-i`` and ``kubectl auth whoami`` send them
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"),
+                                2: ("spec", "SelfSubjectAccessReviewSpec"),
+                                3: ("status", ["skip"])},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"),
+                                    2: ("nonResourceAttributes", "NonResourceAttributes")},
+    "SubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SubjectAccessReviewSpec"),
+                            3: ("status", ["skip"])},
+    "SubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"),
+                                2: ("nonResourceAttributes", "NonResourceAttributes"),
+                                3: ("user", "string"), 4: ("groups", ["string"]),
+                                5: ("extra", ["skip"]), 6: ("uid", "string")},
+    "ResourceAttributes": {1: ("namespace", "string"), 2: ("verb", "string"),
+                           3: ("group", "string"), 4: ("version", "string"),
+                           5: ("resource", "string"), 6: ("subresource", "string"),
+                           7: ("name", "string"), 8: ("fieldSelector", ["skip"]),
+                           9: ("labelSelector", ["skip"])},
+    "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta"),
+                               2: ("spec", "SelfSubjectRulesReviewSpec"),
+                               3: ("status", ["skip"])},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "string")},
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", ["skip"])},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }

@@ -22,6 +22,7 @@ from pykubelet.controlplane.apiserver.tables_apps import (
     stateful_set_printer,
 )
 from pykubelet.controlplane.apiserver.tables_daemonsets import daemon_set_printer
+from pykubelet.controlplane.apiserver.tables_rbac import binding_printer
 from pykubelet.controlplane.apiserver.tables_revisions import controller_revision_printer
 from pykubelet.controlplane.apiserver.tables_services import (
     endpoint_slice_printer,
@@ -467,6 +468,8 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
     "Service": service_printer(col, NAME, AGE, age),
     "Endpoints": endpoints_printer(col, NAME, AGE, age),
     "EndpointSlice": endpoint_slice_printer(col, NAME, AGE, age),
+    "RoleBinding": binding_printer(col, NAME, AGE, age),
+    "ClusterRoleBinding": binding_printer(col, NAME, AGE, age),
 }
 
 DEFAULT_COLUMNS = [NAME, col("Created At", "date", "CreationTimestamp is a timestamp "

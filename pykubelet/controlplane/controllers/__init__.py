@@ -1,9 +1,9 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
 Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, DaemonSets,
-EndpointSlices and Endpoints, event expiry and store compaction, and (on every API server)
-the ``kubernetes`` Service. Each is a coroutine over the control plane, run (and restarted
-if it fails) by the server."""
+EndpointSlices and Endpoints, ClusterRole aggregation, event expiry and store compaction,
+and (on every API server) the ``kubernetes`` Service. Each is a coroutine over the control
+plane, run (and restarted if it fails) by the server."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     kube-system/kube-controller-manager (each on one control plane at a time when the
     control plane elects leaders); compaction on every API server, as kube-apiserver's
     (coordinated in the store)."""
+    from pykubelet.controlplane.controllers.clusterroleaggregation import (
+        run_clusterrole_aggregation,
+    )
     from pykubelet.controlplane.controllers.cronjob import run_cronjob_controller
     from pykubelet.controlplane.controllers.daemonset import run_daemonset_controller
     from pykubelet.controlplane.controllers.deployment import run_deployment_controller
@@ -55,7 +58,8 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_cronjob_controller, run_ttl_after_finished,
                                  run_statefulset_controller, run_daemonset_controller,
                                  run_endpointslice_controller, run_endpoints_controller,
-                                 run_endpointslice_mirroring_controller]
+                                 run_endpointslice_mirroring_controller,
+                                 run_clusterrole_aggregation]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction,
                              run_kubernetes_service]
     if scheduler:

@@ -19,6 +19,13 @@ from pykubelet.controlplane.registry.nodes import NodeStrategy
 from pykubelet.controlplane.registry.pdbs import PDBStrategy
 from pykubelet.controlplane.registry.pods import PodStrategy
 from pykubelet.controlplane.registry.priorityclasses import PriorityClassStrategy
+from pykubelet.controlplane.registry.rbac import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+    rbac_escalation,
+)
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
 from pykubelet.controlplane.registry.services import (
     EndpointSliceStrategy,
@@ -37,6 +44,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     DeploymentStrategy, JobStrategy, CronJobStrategy,
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
     ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
+    RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
 )
 
 
@@ -52,5 +60,5 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
             registry.add(ServiceStrategy(*service_ranges), watch_cache_size)
             continue
         registry.add(strategy(), watch_cache_size)
-    registry.admission = list(DEFAULT_PLUGINS)
+    registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
     return registry

@@ -158,12 +158,20 @@ ENDPOINTS = ResourceInfo(kinds.ENDPOINTS, "endpoints", "/registry/services/endpo
 ENDPOINT_SLICES = ResourceInfo(
     kinds.ENDPOINT_SLICE, "endpointslice", "/registry/endpointslices/",
 )
+# rbac.authorization.k8s.io/v1 (pkg/registry/rbac), stored under upstream's etcd keys
+ROLES = ResourceInfo(kinds.ROLE, "role", "/registry/roles/")
+CLUSTER_ROLES = ResourceInfo(kinds.CLUSTER_ROLE, "clusterrole", "/registry/clusterroles/")
+ROLE_BINDINGS = ResourceInfo(kinds.ROLE_BINDING, "rolebinding", "/registry/rolebindings/")
+CLUSTER_ROLE_BINDINGS = ResourceInfo(
+    kinds.CLUSTER_ROLE_BINDING, "clusterrolebinding", "/registry/clusterrolebindings/",
+)
 
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
     STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
     SERVICES, ENDPOINTS, ENDPOINT_SLICES,
+    ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS,
 )
 
 

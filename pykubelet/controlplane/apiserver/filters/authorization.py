@@ -1,10 +1,12 @@
-"""Authorization: the admin may do anything; a node may do what kubelet needs, as the
-node authorizer and the ``system:node`` role allow it (read its own Node, the pods bound
-to it (listed or watched with ``fieldSelector=spec.nodeName=<itself>``), namespaces,
-events, Services and, for the service proxy the agent runs, EndpointSlices; write its own
-Node and Lease, pod status, mirror pods, events; read the secrets and configmaps its own
-pods use, by name). NodeRestriction (admission) then checks that the objects it writes
-are its own."""
+"""Authorization (kube-apiserver's ``Node,RBAC`` modes): the admin (system:masters) may do
+anything; a node may do what kubelet needs, as the node authorizer and the ``system:node``
+role allow it (read its own Node, the pods bound to it (listed or watched with
+``fieldSelector=spec.nodeName=<itself>``), namespaces, events, Services and, for the
+service proxy the agent runs, EndpointSlices; write its own Node and Lease, pod status,
+mirror pods, events; read the secrets and configmaps its own pods use, by name).
+NodeRestriction (admission) then checks that the objects it writes are its own. What
+neither allows, RBAC (:mod:`.rbac`) decides.
+"""
 
 from __future__ import annotations
 
@@ -38,18 +40,56 @@ NODE_REFERENCED = frozenset({"configmaps", "secrets"})
 
 ReferencedFn = Callable[[str, str, str, str], bool]  # (node, resource, namespace, name)
 PodNodeFn = Callable[[str, str], str | None]  # (namespace, name) -> its spec.nodeName
+# the next authorizer (RBAC): (user, request) -> (allowed, reason)
+NextFn = Callable[[User, RequestInfo], tuple[bool, str]]
+
+
+def _no_opinion(user: User, info: RequestInfo) -> tuple[bool, str]:
+    return False, ""
 
 
 def authorize(
     user: User, info: RequestInfo, single_name: str, referenced: ReferencedFn,
     field_exact: Callable[[str], str | None] = lambda _f: None,
     pod_node: PodNodeFn = lambda _ns, _n: None,
+    rbac: NextFn = _no_opinion,
 ) -> None:
-    """Raise 403 unless ``user`` may do ``info``; ``single_name`` is the object a list or
+    """Raise 403 unless ``user`` may do ``info``, as kube-apiserver's union of authorizers
+    with ``--authorization-mode=Node,RBAC``: system:masters first (the privileged group
+    authorizer), then the node rules, then ``rbac``; the reasons of those with no opinion
+    are joined with newlines after the message. ``single_name`` is the object a list or
     watch is pinned to by a ``metadata.name`` field selector ("" if none),
     ``field_exact(f)`` the value a ``f=value`` field selector term pins."""
+    allowed, why = decide(user, info, single_name, referenced, field_exact, pod_node, rbac)
+    if not allowed:
+        raise errors.forbidden(user.name, info.verb, info.resource, info.group,
+                               info.namespace, info.name, info.subresource, why)
+
+
+def decide(
+    user: User, info: RequestInfo, single_name: str, referenced: ReferencedFn,
+    field_exact: Callable[[str], str | None] = lambda _f: None,
+    pod_node: PodNodeFn = lambda _ns, _n: None,
+    rbac: NextFn = _no_opinion,
+) -> tuple[bool, str]:
+    """The union's decision and reason (what access reviews answer)."""
     if user.is_admin:
-        return
+        return True, ""
+    why = _node_why(user, info, single_name, referenced, field_exact, pod_node)
+    if why is None:
+        return True, ""
+    allowed, reason = rbac(user, info)
+    if allowed:
+        return True, reason
+    return False, "\n".join(r for r in (why, reason) if r)
+
+
+def _node_why(
+    user: User, info: RequestInfo, single_name: str, referenced: ReferencedFn,
+    field_exact: Callable[[str], str | None], pod_node: PodNodeFn,
+) -> str | None:
+    """None when the node authorizer allows the request, else its reason ("" for anyone
+    who is not a node)."""
     node = user.node
     why = ""
     if node is not None:
@@ -57,19 +97,18 @@ def authorize(
         if info.group == "" and info.resource in NODE_REFERENCED and not info.subresource:
             if info.verb in READ and name and referenced(node, info.resource,
                                                         info.namespace, name):
-                return
+                return None
             why = f"no relationship found between node '{node}' and this object"
         elif info.group == "" and not info.subresource and info.verb in READ and (
                 info.resource in ("pods", "nodes")):
             why = _selector_rule(node, info, name, field_exact, pod_node)
             if not why:
-                return
+                return None
         else:
             verbs = NODE_RULES.get((info.group, info.resource, info.subresource))
             if verbs is not None and info.verb in verbs:
-                return
-    raise errors.forbidden(user.name, info.verb, info.resource, info.group, info.namespace,
-                           info.name, info.subresource, why)
+                return None
+    return why
 
 
 def _selector_rule(node: str, info: RequestInfo, name: str,

@@ -68,6 +68,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "services": {"spec": {"ports": [{"port": 80}]}},
     "endpoints": {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
     "endpointslices": {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]},
+    "roles": {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    "clusterroles": {"rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]},
+    "rolebindings": {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                 "name": "r"},
+                     "subjects": [{"kind": "User", "name": "alice"}]},
+    "clusterrolebindings": {"roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                        "kind": "ClusterRole", "name": "view"},
+                            "subjects": [{"kind": "Group", "name": "g"}]},
 }
 
 RESOURCES = [pytest.param(r, id=r.resource) for r in ALL]
@@ -135,7 +143,8 @@ def test_create_errors(info: ResourceInfo) -> None:
             await store.create(Context(), ns, body(info, "rt-twice"))
         assert status_of(exc) == (409, errors.ALREADY_EXISTS)
         with pytest.raises(errors.StatusError) as exc:
-            await store.create(Context(), ns, body(info, "Not_A_Name!"))
+            # "/" is invalid in every kind's names (RBAC names need only be path segments)
+            await store.create(Context(), ns, body(info, "Not_A/Name!"))
         assert status_of(exc) == (422, errors.INVALID)
         with pytest.raises(errors.StatusError) as exc:
             await store.create(Context(), ns, body(info, "rt-rv", resourceVersion="5"))
