@@ -3,7 +3,10 @@ rolled out over the nodes, scaled up and down, updated to the lab registry's ima
 ReplicaSet, the old one at 0) and undone; orphan and foreground deletes (an orphaned Job's
 pod too); a Job of four completions two at a time; a Job whose pod fails ending
 BackoffLimitExceeded, and one a podFailurePolicy FailJob rule ends; a CronJob firing every
-minute (and a Job made from it by hand, which is not one of its runs).
+minute (and a Job made from it by hand, which is not one of its runs); a DaemonSet with a
+pod on every node, a deleted pod replaced on its node and a new image rolled over the
+nodes; a StatefulSet started in order (each pod created only once the one before is Ready,
+as a watch of its pods sees), its pods' hostnames their names, scaled down in reverse.
 
 One lab for the module. The CronJob is created as soon as the lab is up, so its first run
 (at the next minute) happens while the other tests run and the last test only waits for
@@ -71,9 +74,19 @@ class Lab:
     def apply(self, obj: dict[str, Any]) -> None:
         self.kubectl("apply", "-f", "-", input=yaml.safe_dump(obj))
 
-    def rollout_status(self, name: str) -> str:
-        return self.kubectl("rollout", "status", f"deployment/{name}", "--timeout=90s",
+    def rollout_status(self, name: str, kind: str = "deployment") -> str:
+        return self.kubectl("rollout", "status", f"{kind}/{name}", "--timeout=90s",
                             timeout=100).stdout
+
+    def watch_pods(self, selector: str, out: Path) -> subprocess.Popen[bytes]:
+        """``kubectl get pods -w`` of the selector into ``out``, one line per event:
+        ``name|deletionTimestamp|Ready status`` (empty when unset); the caller stops it."""
+        template = ('{.metadata.name}|{.metadata.deletionTimestamp}|'
+                    '{.status.conditions[?(@.type=="Ready")].status}{"\\n"}')
+        with out.open("wb") as sink:
+            return subprocess.Popen(["kubectl", "get", "pods", "-l", selector, "-w",
+                                     "-o", f"jsonpath={template}"], env=self.env,
+                                    stdout=sink, stderr=subprocess.DEVNULL)
 
     def live_pods(self, selector: str) -> list[dict[str, Any]]:
         """Pods of the selector not being deleted."""
@@ -107,6 +120,34 @@ def job(name: str, command: list[str], **spec: Any) -> dict[str, Any]:
     template["spec"]["restartPolicy"] = "Never"
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
             "spec": {**spec, "template": template}}
+
+
+def daemonset(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                     "template": pod_template(name)}}
+
+
+def statefulset(name: str, replicas: int) -> dict[str, Any]:
+    """Pods Ready two seconds after they start, so OrderedReady has something to wait for."""
+    template = pod_template(name)
+    template["spec"]["containers"][0]["readinessProbe"] = {
+        "exec": {"command": ["true"]}, "initialDelaySeconds": 2, "periodSeconds": 1}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "serviceName": name,
+                     "selector": {"matchLabels": {"app": name}}, "template": template}}
+
+
+def watched(out: Path) -> list[tuple[str, bool, bool]]:
+    """What ``Lab.watch_pods`` wrote: (name, being deleted, Ready) per event, in order."""
+    rows = []
+    for line in out.read_text().splitlines():
+        name, deleting, ready = [*line.split("|"), "", ""][:3]
+        rows.append((name, bool(deleting), ready == "True"))
+    return rows
+
+
+NODES = ["node1", "node2", "node3"]
 
 
 CRON = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick"},
@@ -299,6 +340,88 @@ def test_job_pod_failure_policy_fail_job_ends_it_at_the_first_match(lab: Lab) ->
         assert status["failed"] == 1
     finally:
         lab.kubectl("delete", "job", "policy", "--cascade=background", check=False)
+
+
+def test_daemonset_runs_on_every_node_replaces_a_deleted_pod_and_rolls(lab: Lab) -> None:
+    lab.apply(daemonset("every"))
+    try:
+        assert 'daemon set "every" successfully rolled out' in lab.rollout_status(
+            "every", "daemonset")
+        pods = lab.live_pods("app=every")
+        assert sorted(p["spec"]["nodeName"] for p in pods) == NODES
+        assert {p["status"]["phase"] for p in pods} == {"Running"}
+
+        # a pod deleted by hand: the controller makes another on the same node
+        [victim] = [p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == "node2"]
+        lab.kubectl("delete", "pod", victim, "--wait=true", timeout=60)
+        again = wait_for(lambda: [p for p in lab.live_pods("app=every")
+                                  if p["spec"]["nodeName"] == "node2"
+                                  and p["status"].get("phase") == "Running"],
+                         60, "a new pod Running on node2")
+        assert [p["metadata"]["name"] for p in again] != [victim]
+        lab.rollout_status("every", "daemonset")
+        assert sorted(p["spec"]["nodeName"] for p in lab.live_pods("app=every")) == NODES
+
+        # a new image rolls every node's pod (maxUnavailable 1: one node at a time)
+        before = {p["metadata"]["name"] for p in lab.live_pods("app=every")}
+        new_image = f"{lab.registry}/library/busybox:latest"
+        lab.kubectl("set", "image", "daemonset/every", f"c={new_image}")
+        assert 'daemon set "every" successfully rolled out' in lab.rollout_status(
+            "every", "daemonset")
+        pods = wait_for(lambda: (p := lab.live_pods("app=every")) and len(p) == 3 and p,
+                        60, "three pods")
+        assert sorted(p["spec"]["nodeName"] for p in pods) == NODES
+        assert {p["spec"]["containers"][0]["image"] for p in pods} == {new_image}
+        assert not before & {p["metadata"]["name"] for p in pods}
+        status = lab.get("daemonset", "every")["status"]
+        assert status["updatedNumberScheduled"] == status["numberAvailable"] == 3
+    finally:
+        lab.kubectl("delete", "daemonset", "every", "--ignore-not-found", check=False)
+
+
+def test_statefulset_starts_in_order_keeps_names_and_scales_down_in_reverse(
+        lab: Lab, tmp_path: Path) -> None:
+    """OrderedReady: db-1 is created only once db-0 is Ready (the watch sees db-0 Ready
+    before it sees db-1 at all), and so on; scaling to 1 deletes db-2, and db-1 only once
+    db-2 is gone."""
+    seen = tmp_path / "pods.watch"
+    watch = lab.watch_pods("app=db", seen)
+    try:
+        lab.apply(statefulset("db", 3))
+        lab.rollout_status("db", "statefulset")
+        pods = {p["metadata"]["name"]: p for p in lab.live_pods("app=db")}
+        assert sorted(pods) == ["db-0", "db-1", "db-2"]
+        rows = wait_for(lambda: (r := watched(seen)) and any(n == "db-2" and ready
+                                                             for n, _, ready in r) and r,
+                        30, "the watch to see db-2 Ready")
+        for prev, nxt in (("db-0", "db-1"), ("db-1", "db-2")):
+            ready = next(i for i, (n, _, r) in enumerate(rows) if n == prev and r)
+            first = next(i for i, (n, _, _) in enumerate(rows) if n == nxt)
+            assert ready < first, rows
+            ready_at = next(c["lastTransitionTime"] for c in pods[prev]["status"]["conditions"]
+                            if c["type"] == "Ready")
+            assert ready_at <= pods[nxt]["metadata"]["creationTimestamp"]
+
+        # stable identities: the pod's hostname is its name, in the service's subdomain
+        for name, pod in pods.items():
+            assert (pod["spec"]["hostname"], pod["spec"]["subdomain"]) == (name, "db")
+        assert lab.kubectl("exec", "db-1", "--", "hostname").stdout.strip() == "db-1"
+
+        mark = len(watched(seen))
+        lab.kubectl("scale", "statefulset/db", "--replicas=1")
+        wait_for(lambda: [p["metadata"]["name"] for p in lab.items("pods", "-l", "app=db")]
+                 == ["db-0"], 60, "only db-0 left")
+        rows = wait_for(lambda: (r := watched(seen)[mark:]) and any(
+            n == "db-1" and deleting for n, deleting, _ in r) and r, 30,
+            "the watch to see db-1 deleted")
+        last_of_2 = max(i for i, (n, _, _) in enumerate(rows) if n == "db-2")  # DELETED
+        first_deleting_1 = next(i for i, (n, d, _) in enumerate(rows) if n == "db-1" and d)
+        assert last_of_2 < first_deleting_1, rows
+        assert lab.get("statefulset", "db")["status"]["replicas"] == 1
+    finally:
+        watch.terminate()
+        watch.wait(10)
+        lab.kubectl("delete", "statefulset", "db", "--ignore-not-found", check=False)
 
 
 def test_cronjob_fires_within_its_minute(lab: Lab) -> None:
