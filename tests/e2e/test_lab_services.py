@@ -80,11 +80,11 @@ class Lab:
                       if not ready_only or (e.get("conditions") or {}).get("ready")
                       for a in e["addresses"])
 
-    def requests(self, pod: str, ip: str, count: int) -> list[str]:
-        """``count`` GETs from ``pod`` to ip:PORT, one connection each: the names answered
-        (an empty string for a request that got nothing)."""
+    def requests(self, pod: str, ip: str, count: int, port: int = 80) -> list[str]:
+        """``count`` GETs from ``pod`` to ip:port (the Service's port), one connection
+        each: the names answered (an empty string for a request that got nothing)."""
         script = (f"for i in $(seq {count}); do "
-                  f"r=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 {ip} {PORT} | tail -n 1); "
+                  f"r=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 {ip} {port} | tail -n 1); "
                   'echo "$r"; done')
         out = self.kubectl("exec", pod, "--", "sh", "-c", script, timeout=120).stdout
         return [line.strip() for line in out.split("\n")[:-1]][:count] if out else []
