@@ -22,6 +22,7 @@ from pycni.ns import entered
 from pykubelet.lab.layout import NETNS_DIR, LabLayout, NodeLayout
 from pykubelet.runtime.netns import in_throwaway_thread, unmount
 
+SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/12"  # the control plane's default, as the lab leaves it
 _GONE = (errno.ENODEV, errno.ENOENT, errno.ESRCH, errno.EINVAL)
 
 
@@ -116,6 +117,13 @@ def ensure_node_link(lab: LabLayout, node: NodeLayout) -> None:
             net = ipaddress.ip_network(cidr)
             nipr.route("replace", dst=str(net.network_address), dst_len=net.prefixlen,
                        gateway=via, oif=eth)
+        # a kind node has a default route, so a ClusterIP leaves its own namespace (the
+        # node, hostNetwork pods) and OUTPUT's DNAT rewrites it: the lab routes only the
+        # service range, on the lab link without a gateway (a ClusterIP no rule takes
+        # goes nowhere, never to the host's uplink)
+        svc = ipaddress.ip_network(SERVICE_CLUSTER_IP_RANGE)
+        nipr.route("replace", dst=str(svc.network_address), dst_len=svc.prefixlen,
+                   oif=eth, prefsrc=node.address)
     set_sysctls(node.netns, {"net/ipv4/ip_forward": "1"})
 
 
