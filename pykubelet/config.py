@@ -95,6 +95,10 @@ class ControlPlaneConfig:
     # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
     serviceClusterIPRange: str = "10.96.0.0/12"
     serviceNodePortRange: str = "30000-32767"
+    # the cluster DNS served beside the API (the kube-dns Service's endpoints), on
+    # dnsAddress (default: the node's address), port 53 UDP and TCP
+    dnsServer: bool = True
+    dnsAddress: str = ""
 
     @property
     def node_monitor_grace_seconds(self) -> float:

@@ -59,6 +59,12 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
                    "Service's)")
 @click.option("--service-node-port-range", default="30000-32767", show_default=True,
               help="the ports NodePort Services take")
+@click.option("--cluster-dns/--no-cluster-dns", default=True, show_default=True,
+              help="serve the cluster DNS here and list it in the kube-dns Service")
+@click.option("--cluster-dns-address", default="",
+              help="the cluster DNS's address (default: the advertise address)")
+@click.option("--cluster-dns-port", default=53, show_default=True, type=int,
+              help="the cluster DNS's port, UDP and TCP")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -69,7 +75,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   leader_elect: bool | None, leader_elect_lease_duration: str,
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
                   scheduler_config: str, service_cluster_ip_range: str,
-                  service_node_port_range: str, verbose: bool) -> None:
+                  service_node_port_range: str, cluster_dns: bool,
+                  cluster_dns_address: str, cluster_dns_port: int, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -115,7 +122,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       leader_election=leader_election(cfg.controlPlane, explicit=leader_elect),
                       scheduler_config=Path(scheduler_config) if scheduler_config else None,
                       service_cluster_ip_range=service_cluster_ip_range,
-                      service_node_port_range=service_node_port_range)
+                      service_node_port_range=service_node_port_range,
+                      cluster_dns=cluster_dns, cluster_dns_address=cluster_dns_address,
+                      cluster_dns_port=cluster_dns_port)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

@@ -102,6 +102,11 @@ class Options:
     # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
+    # the cluster DNS served here (kube-dns's endpoints): off unless asked for, so
+    # embedded test control planes leave port 53 alone; the CLI and node configs ask
+    cluster_dns: bool = False
+    cluster_dns_address: str = ""  # default: the advertise address
+    cluster_dns_port: int = 53
 
 
 class ControlPlane:
