@@ -236,7 +236,12 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         if key not in known:
             raise KubeletConfigError(f"controlPlane.{key}: unknown field")
     kwargs: dict[str, Any] = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()
-                              if k not in ("store", "leaderElection")}
+                              if k not in ("store", "leaderElection", "dnsServer")}
+    if "dnsServer" in value:
+        if not isinstance(value["dnsServer"], bool):
+            raise KubeletConfigError(f"controlPlane.dnsServer: expected a boolean, got "
+                                     f"{_type_name(value['dnsServer'])}")
+        kwargs["dnsServer"] = value["dnsServer"]
     if "store" in value:
         store = _decode_store(value["store"])
         if "storePath" in value and kwargs["storePath"] != (
