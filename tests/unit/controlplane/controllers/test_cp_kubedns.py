@@ -6,6 +6,7 @@ clean stop at once), and the service-IP repair left to the ``kubernetes`` Servic
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import orjson
@@ -82,3 +83,47 @@ def test_kube_dns_service_lists_live_dns_servers(cluster: Cluster) -> None:
     # a clean stop leaves them at once
     _run(cluster, stop())
     assert _endpoint_ips(cluster) == []
+
+
+def test_run_cluster_dns_serves_and_lists_itself_until_stopped(cluster: Cluster) -> None:
+    """The controller end to end on loopback (port 0: no root): the DNS answers from the
+    API's Services, lists itself in kube-dns's endpoints, and leaves them when cancelled."""
+    import dns.message
+    import dns.query
+    import dns.rdatatype
+
+    from pykubelet.controlplane.controllers.kubedns import run_cluster_dns
+
+    opts = cluster.cp.options
+    saved = (opts.cluster_dns, opts.cluster_dns_address, opts.cluster_dns_port)
+    opts.cluster_dns, opts.cluster_dns_address, opts.cluster_dns_port = True, "127.0.0.1", 0
+    loop = cluster.cp.loop
+    assert isinstance(loop, asyncio.AbstractEventLoop)
+    holder: list[asyncio.Task[None]] = []
+
+    async def start() -> None:
+        holder.append(asyncio.get_running_loop().create_task(run_cluster_dns(cluster.cp)))
+
+    async def stop() -> None:
+        for t in holder:
+            t.cancel()
+        await asyncio.gather(*holder, return_exceptions=True)
+
+    _run(cluster, start())
+    try:
+        end = time.monotonic() + 20
+        while "127.0.0.1" not in _endpoint_ips(cluster):
+            assert time.monotonic() < end, "the DNS never reached kube-dns's endpoints"
+            assert not holder[0].done(), holder[0]
+            time.sleep(0.05)
+        _, ep = cluster.admin("GET", EP)
+        port = ep["subsets"][0]["ports"][0]["port"]
+        assert port != 53  # the bound port, which the endpoints must name
+        query = dns.message.make_query("kube-dns.kube-system.svc.cluster.local",
+                                       dns.rdatatype.A)
+        answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=2)
+        assert [r.address for rrset in answer.answer for r in rrset] == ["10.96.0.10"]
+    finally:
+        _run(cluster, stop())
+        opts.cluster_dns, opts.cluster_dns_address, opts.cluster_dns_port = saved
+    assert "127.0.0.1" not in _endpoint_ips(cluster)
