@@ -95,6 +95,10 @@ class ControlPlaneConfig:
     # kube-apiserver's --service-cluster-ip-range and --service-node-port-range
     serviceClusterIPRange: str = "10.96.0.0/12"
     serviceNodePortRange: str = "30000-32767"
+    # the cluster DNS served beside the API (the kube-dns Service's endpoints), on
+    # dnsAddress (default: the node's address), port 53 UDP and TCP
+    dnsServer: bool = True
+    dnsAddress: str = ""
 
     @property
     def node_monitor_grace_seconds(self) -> float:
@@ -232,7 +236,12 @@ def _decode_control_plane(value: Any) -> ControlPlaneConfig | None:
         if key not in known:
             raise KubeletConfigError(f"controlPlane.{key}: unknown field")
     kwargs: dict[str, Any] = {k: _check_str(f"controlPlane.{k}", v) for k, v in value.items()
-                              if k not in ("store", "leaderElection")}
+                              if k not in ("store", "leaderElection", "dnsServer")}
+    if "dnsServer" in value:
+        if not isinstance(value["dnsServer"], bool):
+            raise KubeletConfigError(f"controlPlane.dnsServer: expected a boolean, got "
+                                     f"{_type_name(value['dnsServer'])}")
+        kwargs["dnsServer"] = value["dnsServer"]
     if "store" in value:
         store = _decode_store(value["store"])
         if "storePath" in value and kwargs["storePath"] != (

@@ -69,7 +69,9 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                           scheduler_config=Path(cfg.controlPlane.schedulerConfig)
                           if cfg.controlPlane.schedulerConfig else None,
                           service_cluster_ip_range=cfg.controlPlane.serviceClusterIPRange,
-                          service_node_port_range=cfg.controlPlane.serviceNodePortRange)
+                          service_node_port_range=cfg.controlPlane.serviceNodePortRange,
+                          cluster_dns=cfg.controlPlane.dnsServer,
+                          cluster_dns_address=cfg.controlPlane.dnsAddress)
         from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
         try:

@@ -63,6 +63,12 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               type=click.Path(dir_okay=False, exists=True),
               help="static bearer tokens of users, CSV token,user,uid,\"group1,group2\" "
                    "(kube-apiserver's --token-auth-file); RBAC decides what they may do")
+@click.option("--cluster-dns/--no-cluster-dns", default=True, show_default=True,
+              help="serve the cluster DNS here and list it in the kube-dns Service")
+@click.option("--cluster-dns-address", default="",
+              help="the cluster DNS's address (default: the advertise address)")
+@click.option("--cluster-dns-port", default=53, show_default=True, type=int,
+              help="the cluster DNS's port, UDP and TCP")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -74,6 +80,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   leader_elect_renew_deadline: str, leader_elect_retry_period: str,
                   scheduler_config: str, service_cluster_ip_range: str,
                   service_node_port_range: str, token_auth_file: str | None,
+                  cluster_dns: bool, cluster_dns_address: str, cluster_dns_port: int,
                   verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
@@ -121,7 +128,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       scheduler_config=Path(scheduler_config) if scheduler_config else None,
                       service_cluster_ip_range=service_cluster_ip_range,
                       service_node_port_range=service_node_port_range,
-                      token_auth_file=Path(token_auth_file) if token_auth_file else None)
+                      token_auth_file=Path(token_auth_file) if token_auth_file else None,
+                      cluster_dns=cluster_dns, cluster_dns_address=cluster_dns_address,
+                      cluster_dns_port=cluster_dns_port)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

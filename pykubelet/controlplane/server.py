@@ -107,6 +107,11 @@ class Options:
     # static bearer tokens of users (kube-apiserver's --token-auth-file: CSV
     # token,user,uid,"group1,group2")
     token_auth_file: Path | None = None
+    # the cluster DNS served here (kube-dns's endpoints): off unless asked for, so
+    # embedded test control planes leave port 53 alone; the CLI and node configs ask
+    cluster_dns: bool = False
+    cluster_dns_address: str = ""  # default: the advertise address
+    cluster_dns_port: int = 53
 
 
 class ControlPlane:

@@ -37,6 +37,9 @@ class JoinInfo:
     ca_cert_hash: str
 
 
+CLUSTER_DNS_IP = "10.96.0.10"  # the kube-dns Service's ClusterIP (kubeadm's)
+
+
 def parse_join_command(text: str) -> JoinInfo:
     """``--server URL --token T --ca-cert-hash H`` (as `control-plane join-command` prints)."""
     words = shlex.split(text.strip())
@@ -85,6 +88,9 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
         "insecureRegistries": [node.registry_address],  # the lab's registry, plain HTTP
         # every node proxies Services, in its own netns (so never the host's tables)
         "serviceProxy": {"enabled": True, "clusterCIDR": f"{POD_SUPERNET}.0.0/16"},
+        # ClusterFirst pods ask the kube-dns Service (node 1's control plane serves it)
+        "clusterDNS": [CLUSTER_DNS_IP],
+        "clusterDomain": "cluster.local",
     }
     embedded = node.is_control_plane and not api_servers
     if embedded:

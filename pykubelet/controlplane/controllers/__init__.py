@@ -2,8 +2,9 @@
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
 Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, DaemonSets,
 EndpointSlices and Endpoints, ClusterRole aggregation, event expiry and store compaction,
-and (on every API server) the ``kubernetes`` Service. Each is a coroutine over the control
-plane, run (and restarted if it fails) by the server."""
+and (on every API server) the ``kubernetes`` Service and the cluster DNS with its
+``kube-dns`` Service. Each is a coroutine over the control plane, run (and restarted if it
+fails) by the server."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
         run_garbage_collector,
     )
     from pykubelet.controlplane.controllers.job import run_job_controller
+    from pykubelet.controlplane.controllers.kubedns import run_cluster_dns
     from pykubelet.controlplane.controllers.kubernetesservice import run_kubernetes_service
     from pykubelet.controlplane.controllers.leaderelection import (
         CONTROLLERS_LEASE,
@@ -61,7 +63,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_endpointslice_mirroring_controller,
                                  run_clusterrole_aggregation]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction,
-                             run_kubernetes_service]
+                             run_kubernetes_service, run_cluster_dns]
     if scheduler:
         from pykubelet.controlplane.controllers.scheduler import run_scheduler
 

@@ -99,7 +99,13 @@ def live_servers(records: list[tuple[str, bytes]], now: float,
 
 
 class KubernetesService:
-    """One API server's part: its lease, the Service, the endpoints."""
+    """One API server's part: its lease, the Service, the endpoints. A subclass keeps
+    another selectorless Service of live servers the same way (kube-dns's, in kubedns)."""
+
+    name = NAME
+    namespace = NAMESPACE
+    lease_prefix = LEASE_PREFIX
+    repairs = True  # the allocations' repair runs with the kubernetes Service only
 
     def __init__(self, cp: ControlPlane, clock: Callable[[], float] = time.time) -> None:
         self.cp = cp
@@ -117,6 +123,15 @@ class KubernetesService:
     def port(self) -> int:
         return self.cp.port
 
+    def wanted_service(self) -> Obj:
+        return service_body(self.strategy.ip_range.first(), self.port)
+
+    def wanted_endpoints(self, ips: list[str]) -> Obj:
+        return endpoints_body(ips, self.port)
+
+    def wanted_slice(self, ips: list[str]) -> Obj:
+        return slice_body(ips, self.port)
+
     async def repair(self) -> None:
         created, released = await self.strategy.allocator(self.storage).repair()
         if created or released:
@@ -125,7 +140,7 @@ class KubernetesService:
 
     async def renew(self) -> None:
         """Write this server's lease record (create or overwrite)."""
-        key = LEASE_PREFIX + self.ip
+        key = self.lease_prefix + self.ip
         value = orjson.dumps({"ip": self.ip, "port": self.port, "renewTime": self.clock()})
         cur = await self.storage.get(key)
         try:
@@ -138,45 +153,46 @@ class KubernetesService:
 
     async def remove_lease(self) -> None:
         with contextlib.suppress(NotFoundError, StorageError):
-            await self.storage.delete(LEASE_PREFIX + self.ip)
+            await self.storage.delete(self.lease_prefix + self.ip)
 
     async def ensure_service(self) -> None:
         """CreateOrUpdateMasterServiceIfNeeded."""
         store = self.cp.registry.store(SERVICES)
-        wanted = service_body(self.strategy.ip_range.first(), self.port)
-        entry = store.lookup(NAMESPACE, NAME)
+        wanted = self.wanted_service()
+        entry = store.lookup(self.namespace, self.name)
         if entry is None:
             try:
-                await store.create(Context(), NAMESPACE, wanted)
+                await store.create(Context(), self.namespace, wanted)
             except errors.StatusError as exc:
                 if exc.code != 409:
                     raise
             return
         have = entry.obj()
         ports = (have.get("spec") or {}).get("ports") or []
-        if [(p.get("port"), p.get("targetPort")) for p in ports] != [(443, self.port)]:
+        if [(p.get("port"), p.get("targetPort")) for p in ports] != \
+                [(p["port"], p["targetPort"]) for p in wanted["spec"]["ports"]]:
             def mutate(obj: Obj) -> Obj:
                 obj["spec"]["ports"] = wanted["spec"]["ports"]
                 return obj
-            await store.guaranteed_update(NAMESPACE, NAME, mutate)
+            await store.guaranteed_update(self.namespace, self.name, mutate)
 
     async def reconcile(self) -> None:
         """The Endpoints and EndpointSlice list every live API server."""
-        items, _ = await self.storage.list_prefix(LEASE_PREFIX)
+        items, _ = await self.storage.list_prefix(self.lease_prefix)
         ips, expired = live_servers([(kv.key, kv.value) for kv in items], self.clock())
         for key in expired:
             with contextlib.suppress(NotFoundError, StorageError):
                 await self.storage.delete(key)
-        await self._write(ENDPOINTS, endpoints_body(ips, self.port), ("subsets",))
-        await self._write(ENDPOINT_SLICES, slice_body(ips, self.port),
+        await self._write(ENDPOINTS, self.wanted_endpoints(ips), ("subsets",))
+        await self._write(ENDPOINT_SLICES, self.wanted_slice(ips),
                           ("endpoints", "ports", "addressType"))
 
     async def _write(self, info: Any, wanted: Obj, fields: tuple[str, ...]) -> None:
         store = self.cp.registry.store(info)
-        entry = store.lookup(NAMESPACE, NAME)
+        entry = store.lookup(self.namespace, self.name)
         if entry is None:
             try:
-                await store.create(Context(), NAMESPACE, wanted)
+                await store.create(Context(), self.namespace, wanted)
             except errors.StatusError as exc:
                 if exc.code != 409:
                     raise
@@ -195,10 +211,11 @@ class KubernetesService:
             obj.setdefault("metadata", {})["labels"] = wanted["metadata"]["labels"]
             return obj
 
-        await store.guaranteed_update(NAMESPACE, NAME, mutate)
+        await store.guaranteed_update(self.namespace, self.name, mutate)
 
     async def run(self) -> None:
-        await self.repair()
+        if self.repairs:
+            await self.repair()
         last_repair = self.clock()
         try:
             while True:
@@ -206,11 +223,11 @@ class KubernetesService:
                     await self.ensure_service()
                     await self.renew()
                     await self.reconcile()
-                    if self.clock() - last_repair >= REPAIR_INTERVAL_S:
+                    if self.repairs and self.clock() - last_repair >= REPAIR_INTERVAL_S:
                         await self.repair()
                         last_repair = self.clock()
                 except errors.StatusError as exc:
-                    log.warning("kubernetes service: %s", exc.message)
+                    log.warning("%s service: %s", self.name, exc.message)
                 await asyncio.sleep(INTERVAL_S)
         finally:  # a clean stop leaves the endpoints at once (RemoveEndpoints)
             with contextlib.suppress(Exception):

@@ -112,3 +112,11 @@ def test_the_control_node_example_decodes() -> None:
     assert e is not None
     assert len(e.endpoints) == 3
     assert leader_election(cfg.controlPlane) is not None
+
+
+def test_the_cluster_dns_is_on_by_default_and_can_be_turned_off() -> None:
+    assert cp({}).dnsServer
+    off = cp({"dnsServer": False, "dnsAddress": "10.250.0.11"})
+    assert (off.dnsServer, off.dnsAddress) == (False, "10.250.0.11")
+    with pytest.raises(KubeletConfigError, match=r"controlPlane\.dnsServer: expected a boolean"):
+        cp({"dnsServer": "no"})

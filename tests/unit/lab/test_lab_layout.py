@@ -155,11 +155,17 @@ def test_node1_config_carries_the_control_plane_and_decodes() -> None:
     # every lab node proxies Services, inside its own network namespace
     assert decoded.serviceProxy.enabled
     assert decoded.serviceProxy.clusterCIDR == "10.244.0.0/16"
+    # its control plane serves the cluster DNS (on its lab address) and pods ask kube-dns
+    assert decoded.controlPlane is not None
+    assert decoded.controlPlane.dnsServer
+    assert decoded.clusterDNS == ["10.96.0.10"]
+    assert decoded.clusterDomain == "cluster.local"
 
 
 def test_joining_nodes_carry_server_token_and_hash() -> None:
     join = JoinInfo("https://10.250.0.11:6443", "abcdef.0123456789abcdef", "sha256:00ff")
     cfg = node_config(LabLayout("lab", 3).node(2), join)
+    assert decode_config(cfg).clusterDNS == ["10.96.0.10"]  # ClusterFirst pods: kube-dns
     assert (cfg["server"], cfg["token"], cfg["caCertHash"]) == (join.server, join.token,
                                                                  join.ca_cert_hash)
     assert "controlPlane" not in cfg
