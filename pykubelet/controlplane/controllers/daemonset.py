@@ -42,9 +42,11 @@ from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
-    WorkQueue,
+    RETRY_BASE_S,
+    RETRY_MAX_S,
     slow_start_batches,
 )
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import (
     CONTROLLER_REVISIONS,
     DAEMON_SETS,
@@ -102,7 +104,8 @@ class DaemonSetController(InformerController):
         self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
         self.backoff = dd.FailedPodsBackoff()
-        self.queue: WorkQueue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue(
+            "daemonset", self.sync, base=RETRY_BASE_S, cap=RETRY_MAX_S, logger=log)
         self.clock = clock
 
     # -- event handlers: enqueue only
@@ -135,7 +138,7 @@ class DaemonSetController(InformerController):
     # -- the worker
     async def run(self) -> None:
         with self.informing():
-            await self.queue.work(self.sync, log, "daemonset")
+            await self.queue.run()
 
     async def sync(self, key: str) -> None:
         """syncDaemonSet."""

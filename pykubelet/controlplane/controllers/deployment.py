@@ -35,7 +35,8 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 )
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
-from pykubelet.controlplane.controllers.replicaset import WorkQueue
+from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
 from pykubelet.controlplane.registry.strategy import StatusStrategy
@@ -59,7 +60,8 @@ class DeploymentController(InformerController):
         self.pods: GenericStore = self.registry.store(PODS)
         self.claimer = ControllerRefManager(self.rss, self.deployments, "apps/v1", "Deployment")
         self.recorder = EventRecorder(self.registry, "deployment-controller")
-        self.queue: WorkQueue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue(
+            "deployment", self.sync, base=RETRY_BASE_S, cap=RETRY_MAX_S, logger=log)
         self.clock = clock
 
     # -- event handlers: enqueue only
@@ -95,7 +97,7 @@ class DeploymentController(InformerController):
     # -- the worker
     async def run(self) -> None:
         with self.informing():
-            await self.queue.work(self.sync, log, "deployment")
+            await self.queue.run()
 
     async def sync(self, key: str) -> None:
         """syncDeployment."""

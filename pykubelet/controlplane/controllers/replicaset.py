@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_f
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import EventRecorder
 from pykubelet.controlplane.controllers.status_writer import write_status
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
@@ -59,6 +60,8 @@ Obj = dict[str, Any]
 
 BURST_REPLICAS = 500  # upstream's BurstReplicas: at most this many creates/deletes a sync
 SLOW_START_INITIAL_BATCH = 1
+# workqueue.DefaultControllerRateLimiter's per-key back-off, as the ReplicaSet, Deployment
+# and DaemonSet controllers use it
 RETRY_BASE_S = 0.005
 RETRY_MAX_S = 1000.0
 REPLICA_FAILURE = "ReplicaFailure"
@@ -154,70 +157,6 @@ def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH) -> l
 # ---------------------------------------------------------------------------- effects
 
 
-class WorkQueue:
-    """Keys to sync, each once however often it is added; a key being synced is not
-    handed out twice; failed keys come back after an exponential back-off."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self._pending: dict[str, None] = {}
-        self._processing: set[str] = set()
-        self._dirty: set[str] = set()
-        self._failures: dict[str, int] = {}
-        self._ready = asyncio.Event()
-
-    def add(self, key: str) -> None:
-        if key in self._processing:
-            self._dirty.add(key)
-            return
-        self._pending[key] = None
-        self._ready.set()
-
-    def add_after(self, key: str, delay: float) -> None:
-        self.loop.call_later(delay, self.add, key)
-
-    def add_rate_limited(self, key: str) -> None:
-        n = self._failures.get(key, 0)
-        self._failures[key] = n + 1
-        self.add_after(key, min(RETRY_BASE_S * 2 ** n, RETRY_MAX_S))
-
-    def forget(self, key: str) -> None:
-        self._failures.pop(key, None)
-
-    async def get(self) -> str:
-        while not self._pending:
-            self._ready.clear()
-            await self._ready.wait()
-        key = next(iter(self._pending))
-        del self._pending[key]
-        self._processing.add(key)
-        return key
-
-    def done(self, key: str) -> None:
-        self._processing.discard(key)
-        if key in self._dirty:
-            self._dirty.discard(key)
-            self.add(key)
-
-    async def work(self, sync: Callable[[str], Awaitable[None]], logger: logging.Logger,
-                   what: str) -> None:
-        """A worker (processNextWorkItem, forever): a key's sync that fails is logged as
-        ``what`` and the key retried after its back-off; one object never stops the loop."""
-        while True:
-            key = await self.get()
-            try:
-                await sync(key)
-                self.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # one object's failure never stops the loop
-                text = exc.message if isinstance(exc, errors.StatusError) else repr(exc)
-                logger.warning("%s %s: sync failed, retrying: %s", what, key, text)
-                self.add_rate_limited(key)
-            finally:
-                self.done(key)
-
-
 class ReplicaSetController(InformerController):
     def __init__(self, cp: ControlPlane, clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.registry = cp.registry
@@ -228,7 +167,8 @@ class ReplicaSetController(InformerController):
         self.recorder = EventRecorder(self.registry, "replicaset-controller")
         self.pod_control = PodControl(self.pods, self.recorder)
         self.expectations = Expectations()
-        self.queue: WorkQueue = WorkQueue()
+        self.queue: WorkQueue = WorkQueue(
+            "replicaset", self.sync, base=RETRY_BASE_S, cap=RETRY_MAX_S, logger=log)
         self.clock = clock
 
     # -- event handlers: enqueue only
@@ -248,7 +188,7 @@ class ReplicaSetController(InformerController):
     # -- the workers
     async def run(self) -> None:
         with self.informing():
-            await self.queue.work(self.sync, log, "replicaset")
+            await self.queue.run()
 
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""

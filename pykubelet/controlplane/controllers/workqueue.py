@@ -1,15 +1,19 @@
 """A keyed work queue (client-go's workqueue, rate-limited and delaying) for the
 watch-driven controllers: a key waits once however often it is added, is never processed
 by two workers at once (added while processing, it comes back after), can be added after
-a delay, and a key whose sync failed comes back after a per-key back-off (1 s doubling to
-a minute, as the Job controller's DefaultJobApiBackOff/MaxJobApiBackOff) until it
-succeeds. Sync failures are logged with the key; one object never stops the loop."""
+a delay, and a key whose sync failed comes back after a per-key back-off until it succeeds
+(by default 1 s doubling to a minute, as the Job controller's DefaultJobApiBackOff/
+MaxJobApiBackOff; the ReplicaSet, Deployment and DaemonSet controllers pass
+DefaultControllerRateLimiter's 5 ms doubling to 1000 s). Sync failures are logged with the
+key (a Status error by its message); one object never stops the loop."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+
+from pykubelet.controlplane import errors
 
 log = logging.getLogger(__name__)
 
@@ -18,9 +22,12 @@ MAX_API_BACKOFF_S = 60.0
 
 
 class WorkQueue:
-    def __init__(self, name: str, sync: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(self, name: str, sync: Callable[[str], Awaitable[None]], *,
+                 base: float = API_BACKOFF_S, cap: float = MAX_API_BACKOFF_S,
+                 logger: logging.Logger = log) -> None:
         self.name = name
         self.sync = sync
+        self.base, self.cap, self.log = base, cap, logger
         self.loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
@@ -71,9 +78,11 @@ class WorkQueue:
                 except Exception as exc:  # one object's failure: logged, retried later
                     n = self._failures.get(key, 0)
                     self._failures[key] = n + 1
-                    delay = min(API_BACKOFF_S * 2 ** n, MAX_API_BACKOFF_S)
-                    log.warning("%s: syncing %s failed (retry in %.0fs): %s", self.name, key,
-                                delay, exc, exc_info=not isinstance(exc, LookupError))
+                    delay = min(self.base * 2 ** n, self.cap)
+                    text = exc.message if isinstance(exc, errors.StatusError) else str(exc)
+                    self.log.warning("%s %s: sync failed, retrying: %s", self.name, key, text,
+                                     exc_info=not isinstance(exc, (LookupError,
+                                                                   errors.StatusError)))
                     self.add_after(key, delay)
                 finally:
                     self._processing.discard(key)

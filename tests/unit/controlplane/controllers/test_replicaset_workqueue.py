@@ -1,4 +1,5 @@
-"""The ReplicaSet/Deployment controllers' work queue worker (processNextWorkItem): a sync
+"""The controllers' work queue worker (processNextWorkItem), with the ReplicaSet,
+Deployment and DaemonSet controllers' back-off: a sync
 that fails is logged with the key and retried after the back-off; one that succeeds is
 forgotten; the worker goes on either way."""
 
@@ -10,7 +11,8 @@ import logging
 import pytest
 
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.replicaset import WorkQueue
+from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
 
 
 def test_a_failed_sync_is_logged_and_retried_then_forgotten(
@@ -19,7 +21,6 @@ def test_a_failed_sync_is_logged_and_retried_then_forgotten(
     log = logging.getLogger("test.workqueue")
 
     async def main() -> None:
-        q = WorkQueue()
         done = asyncio.Event()
 
         async def sync(key: str) -> None:
@@ -28,8 +29,9 @@ def test_a_failed_sync_is_logged_and_retried_then_forgotten(
                 raise errors.StatusError(409, "Conflict", "the object has been modified")
             done.set()
 
+        q = WorkQueue("thing", sync, base=RETRY_BASE_S, cap=RETRY_MAX_S, logger=log)
         q.add("ns/a")
-        worker = asyncio.ensure_future(q.work(sync, log, "thing"))
+        worker = asyncio.ensure_future(q.run())
         try:
             await asyncio.wait_for(done.wait(), 5)
             await asyncio.sleep(0)
