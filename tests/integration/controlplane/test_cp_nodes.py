@@ -554,7 +554,13 @@ def test_a_node_whose_conf_dir_has_no_network_writes_the_default_and_becomes_rea
         for f in (base / "net.d").iterdir():
             f.unlink()  # no network at all
         node.start()
-        wait_for(lambda: node_ready(cp, node.name) == "True", timeout=60, what="node Ready")
+        try:
+            wait_for(lambda: node_ready(cp, node.name) == "True", timeout=60,
+                     what="node Ready")
+        except AssertionError:
+            print(node.log_path.read_text()[-6000:])
+            print(cp.log_path.read_text()[-3000:])
+            raise
         conf = json.loads((base / "net.d" / FILE_NAME).read_text())
         assert conf["plugins"][0]["ipam"]["ranges"] == [[{"subnet": node.subnet}]]
         assert "no CNI network in" in node.log_path.read_text()

@@ -47,7 +47,8 @@ def test_version_and_discovery(cp: ControlPlaneProcess) -> None:
     assert info.git_version.startswith("v1.32.0")
     groups = client.ApisApi(api).get_api_versions()
     assert {g.name for g in groups.groups} == {"coordination.k8s.io", "scheduling.k8s.io",
-                                               "policy", "apps", "batch", "discovery.k8s.io"}
+                                               "policy", "apps", "batch", "discovery.k8s.io",
+                                               "rbac.authorization.k8s.io"}
     core = client.CoreApi(api).get_api_versions()
     assert core.versions == ["v1"]
     res = client.CoreV1Api(api).get_api_resources()

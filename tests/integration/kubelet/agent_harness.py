@@ -16,6 +16,7 @@ real CRI runtimes, real runc. The fixtures are re-exported by conftest.py.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -326,7 +327,7 @@ class AgentHarness:
 
     def config_file(self, **over: Any) -> Path:
         cfg = self.config(**over)
-        data = {k: v for k, v in cfg.__dict__.items() if v not in ("", None, {}, [])}
+        data = {k: v for k, v in dataclasses.asdict(cfg).items() if v not in ("", None, {}, [])}
         data["healthzPort"] = cfg.healthzPort
         path = self.base / "config.yaml"
         path.write_text(yaml.safe_dump(data))
