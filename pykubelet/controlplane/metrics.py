@@ -33,8 +33,8 @@ from prometheus_client import (
 )
 
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_request_info
+from pykubelet.controlplane.controllers.workqueue import WorkqueueMetrics
 from pykubelet.controlplane.registry.resources import group_versions, lookup
-from pykubelet.controlplane.workqueue import WorkqueueMetrics
 from pysched.metrics import SchedulerMetrics
 
 COMPONENT = "apiserver"

@@ -46,7 +46,11 @@ from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_f
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import EventRecorder
 from pykubelet.controlplane.controllers.status_writer import write_status
-from pykubelet.controlplane.controllers.workqueue import WorkQueue
+from pykubelet.controlplane.controllers.workqueue import (
+    CONTROLLER_BASE_S,
+    CONTROLLER_MAX_S,
+    WorkQueue,
+)
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
@@ -62,8 +66,8 @@ BURST_REPLICAS = 500  # upstream's BurstReplicas: at most this many creates/dele
 SLOW_START_INITIAL_BATCH = 1
 # workqueue.DefaultControllerRateLimiter's per-key back-off, as the ReplicaSet, Deployment
 # and DaemonSet controllers use it
-RETRY_BASE_S = 0.005
-RETRY_MAX_S = 1000.0
+RETRY_BASE_S = CONTROLLER_BASE_S
+RETRY_MAX_S = CONTROLLER_MAX_S
 REPLICA_FAILURE = "ReplicaFailure"
 
 

@@ -3,9 +3,10 @@ watch-driven controllers: a key waits once however often it is added, is never p
 by two workers at once (added while processing, it comes back after), can be added after
 a delay, and a key whose sync failed comes back after a per-key back-off until it succeeds
 (by default 1 s doubling to a minute, as the Job controller's DefaultJobApiBackOff/
-MaxJobApiBackOff; the ReplicaSet, Deployment and DaemonSet controllers pass
-DefaultControllerRateLimiter's 5 ms doubling to 1000 s). Sync failures are logged with the
-key (a Status error by its message); one object never stops the loop."""
+MaxJobApiBackOff; the ReplicaSet, Deployment and DaemonSet controllers and the garbage
+collector pass DefaultControllerRateLimiter's 5 ms doubling to 1000 s). Sync failures are
+logged with the key (a Status error by its message); one object never stops the loop.
+Given metrics, the queue reports client-go's workqueue_* series under its name."""
 
 from __future__ import annotations
 
@@ -13,21 +14,45 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from pykubelet.controlplane import errors
 
 log = logging.getLogger(__name__)
 
 API_BACKOFF_S = 1.0
 MAX_API_BACKOFF_S = 60.0
+#: client-go's DefaultControllerRateLimiter (ItemExponentialFailureRateLimiter 5 ms..1000 s)
+CONTROLLER_BASE_S = 0.005
+CONTROLLER_MAX_S = 1000.0
+
+
+class WorkqueueMetrics:
+    """workqueue_depth, workqueue_adds_total, workqueue_retries_total (client-go's
+    component-base/metrics/prometheus/workqueue names), labelled by the queue's name."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.depth = Gauge("workqueue_depth", "Current depth of workqueue", ("name",),
+                           registry=registry)
+        self.adds = Counter("workqueue_adds_total", "Total number of adds handled by "
+                            "workqueue", ("name",), registry=registry)
+        self.retries = Counter("workqueue_retries_total", "Total number of retries handled "
+                               "by workqueue", ("name",), registry=registry)
 
 
 class WorkQueue:
     def __init__(self, name: str, sync: Callable[[str], Awaitable[None]], *,
                  base: float = API_BACKOFF_S, cap: float = MAX_API_BACKOFF_S,
-                 logger: logging.Logger = log) -> None:
+                 logger: logging.Logger = log, metrics: WorkqueueMetrics | None = None,
+                 describe: Callable[[str], str] = str,
+                 expected: tuple[type[Exception], ...] = ()) -> None:
         self.name = name
         self.sync = sync
         self.base, self.cap, self.log = base, cap, logger
+        self.metrics = metrics
+        self.describe = describe  # the key as log lines name it
+        # failures logged without a traceback (besides Status and lookup errors)
+        self.expected = (LookupError, errors.StatusError, *expected)
         self.loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
@@ -46,6 +71,16 @@ class WorkQueue:
         elif key not in self._queued:
             self._queued.add(key)
             self._queue.put_nowait(key)
+            if self.metrics is not None:
+                self.metrics.adds.labels(self.name).inc()
+                self.metrics.depth.labels(self.name).set(len(self._queued))
+
+    def failures(self, key: str) -> int:
+        """How often ``key``'s sync failed since it last succeeded."""
+        return self._failures.get(key, 0)
+
+    def __len__(self) -> int:
+        return len(self._queued)
 
     def add_after(self, key: str, seconds: float) -> None:
         """Queue ``key`` in ``seconds`` (an earlier pending timer for it wins)."""
@@ -69,6 +104,8 @@ class WorkQueue:
             while True:
                 key = await self._queue.get()
                 self._queued.discard(key)
+                if self.metrics is not None:
+                    self.metrics.depth.labels(self.name).set(len(self._queued))
                 self._processing.add(key)
                 try:
                     await self.sync(key)
@@ -80,9 +117,11 @@ class WorkQueue:
                     self._failures[key] = n + 1
                     delay = min(self.base * 2 ** n, self.cap)
                     text = exc.message if isinstance(exc, errors.StatusError) else str(exc)
-                    self.log.warning("%s %s: sync failed, retrying: %s", self.name, key, text,
-                                     exc_info=not isinstance(exc, (LookupError,
-                                                                   errors.StatusError)))
+                    if self.metrics is not None:
+                        self.metrics.retries.labels(self.name).inc()
+                    self.log.warning("%s %s: sync failed, retrying: %s", self.name,
+                                     self.describe(key), text,
+                                     exc_info=not isinstance(exc, self.expected))
                     self.add_after(key, delay)
                 finally:
                     self._processing.discard(key)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.field import go_quote as quote
@@ -21,10 +21,15 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.garbagecollector import decisions as gc
 from pykubelet.controlplane.controllers.garbagecollector.graph import Graph, Node
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
+from pykubelet.controlplane.controllers.workqueue import (
+    CONTROLLER_BASE_S,
+    CONTROLLER_MAX_S,
+    WorkQueue,
+    WorkqueueMetrics,
+)
 from pykubelet.controlplane.registry.gcpolicy import FINALIZER_ORPHAN
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
-from pykubelet.controlplane.workqueue import BASE_DELAY_S, WorkQueue, WorkqueueMetrics
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.registry.store import Registry
@@ -49,14 +54,20 @@ def _group(api_version: str) -> str:
 
 
 class GarbageCollector:
-    def __init__(self, registry: Registry, base_delay: float = BASE_DELAY_S,
+    def __init__(self, registry: Registry, base_delay: float = CONTROLLER_BASE_S,
                  metrics: WorkqueueMetrics | None = None) -> None:
         self.registry = registry
         self.graph = Graph()
-        self.attempt_to_delete = WorkQueue("garbage_collector_attempt_to_delete", base_delay,
-                                           metrics=metrics)
-        self.attempt_to_orphan = WorkQueue("garbage_collector_attempt_to_orphan", base_delay,
-                                           metrics=metrics)
+        self.attempt_to_delete = WorkQueue(
+            "garbage_collector_attempt_to_delete", lambda uid: self.process_delete(uid),
+            base=base_delay,
+            cap=CONTROLLER_MAX_S, logger=log, metrics=metrics, describe=self._describe,
+            expected=(RetryError,))
+        self.attempt_to_orphan = WorkQueue(
+            "garbage_collector_attempt_to_orphan", lambda uid: self.process_orphan(uid),
+            base=base_delay,
+            cap=CONTROLLER_MAX_S, logger=log, metrics=metrics, describe=self._describe,
+            expected=(RetryError,))
         self.recorder = EventRecorder(registry, COMPONENT)
         self._reported: set[tuple[str, str]] = set()
         self._by_prefix: dict[str, GenericStore] = {}
@@ -200,27 +211,15 @@ class GarbageCollector:
 
     # ------------------------------------------------------------------ workers
     async def run(self) -> None:
-        await asyncio.gather(self._worker(self.attempt_to_delete, self.process_delete),
-                             self._worker(self.attempt_to_orphan, self.process_orphan))
+        await asyncio.gather(self.attempt_to_delete.run(), self.attempt_to_orphan.run())
 
-    async def _worker(self, queue: WorkQueue, handle: Callable[[str], Awaitable[None]]
-                      ) -> None:
-        while True:
-            uid = await queue.get()
-            try:
-                await handle(uid)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                delay = queue.add_rate_limited(uid)
-                node = self.graph.nodes.get(uid)
-                key = (f"{node.namespace}/{node.name}" if node and node.namespace
-                       else node.name if node else uid)
-                log.warning("%s: %s (uid %s) failed, retrying in %.3gs: %s", queue.name,
-                            key, uid, delay, exc,
-                            exc_info=not isinstance(exc, RetryError | errors.StatusError))
-            else:
-                queue.forget(uid)
+    def _describe(self, uid: str) -> str:
+        """An object's uid as log lines name it: namespace/name (uid ...)."""
+        node = self.graph.nodes.get(uid)
+        if node is None:
+            return uid
+        key = f"{node.namespace}/{node.name}" if node.namespace else node.name
+        return f"{key} (uid {uid})"
 
     async def process_delete(self, uid: str) -> None:
         """attemptToDeleteItem for one object."""

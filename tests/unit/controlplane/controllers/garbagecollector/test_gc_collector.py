@@ -193,7 +193,7 @@ def test_unknown_owner_kind_is_retried_with_back_off(caplog: pytest.LogCaptureFi
         dep = await create(registry, cm("dep", {"apiVersion": "example.com/v1",
                                                 "kind": "Widget", "name": "w", "uid": "w1"}))
         uid = dep["metadata"]["uid"]
-        await eventually(lambda: collector.attempt_to_delete.failures.get(uid, 0) >= 3)
+        await eventually(lambda: collector.attempt_to_delete.failures(uid) >= 3)
         assert exists(registry, CONFIGMAPS, "dep")  # not deleted on an error
         # other objects are still handled
         await create(registry, cm("orphaned", {"apiVersion": "v1", "kind": "ConfigMap",
@@ -224,29 +224,6 @@ def test_idle_collector_does_no_work() -> None:
         await asyncio.sleep(0.2)
         assert calls == [registry.store(CONFIGMAPS).get(NS, "dep").obj()["metadata"]["uid"]]
     run(t)
-
-
-def test_work_queue_back_off_and_metrics() -> None:
-    from prometheus_client import CollectorRegistry
-
-    from pykubelet.controlplane.workqueue import WorkQueue, WorkqueueMetrics
-
-    async def main() -> None:
-        reg = CollectorRegistry()
-        q = WorkQueue("q", base=0.01, cap=0.04, metrics=WorkqueueMetrics(reg))
-        q.add("a")
-        q.add("a")  # queued once
-        assert len(q) == 1
-        assert reg.get_sample_value("workqueue_adds_total", {"name": "q"}) == 1
-        assert reg.get_sample_value("workqueue_depth", {"name": "q"}) == 1
-        assert await q.get() == "a"
-        assert reg.get_sample_value("workqueue_depth", {"name": "q"}) == 0
-        assert [q.add_rate_limited("a") for _ in range(4)] == [0.01, 0.02, 0.04, 0.04]
-        assert reg.get_sample_value("workqueue_retries_total", {"name": "q"}) == 4
-        assert await asyncio.wait_for(q.get(), 1) == "a"
-        q.forget("a")
-        assert q.add_rate_limited("a") == 0.01
-    asyncio.run(main())
 
 
 def _gone_or_going(registry: Registry, info: Any, ns: str, name: str) -> bool:
