@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -33,7 +34,6 @@ from prometheus_client import (
 )
 
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_request_info
-from pykubelet.controlplane.controllers.workqueue import WorkqueueMetrics
 from pykubelet.controlplane.registry.resources import group_versions, lookup
 from pysched.metrics import SchedulerMetrics
 
@@ -121,6 +121,19 @@ def _non_resource_path(path: str) -> str:
         return clean
     return OTHER
 
+
+
+class WorkqueueMetrics:
+    """workqueue_depth, workqueue_adds_total, workqueue_retries_total (client-go's
+    component-base/metrics/prometheus/workqueue names), labelled by the queue's name."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.depth = Gauge("workqueue_depth", "Current depth of workqueue", ("name",),
+                           registry=registry)
+        self.adds = Counter("workqueue_adds_total", "Total number of adds handled by "
+                            "workqueue", ("name",), registry=registry)
+        self.retries = Counter("workqueue_retries_total", "Total number of retries handled "
+                               "by workqueue", ("name",), registry=registry)
 
 class ControlPlaneMetrics:
     def __init__(self) -> None:

@@ -10,6 +10,7 @@ import copy
 import io
 from typing import Any
 
+from pykubelet.api.revision_patch import template_patch
 from pykubelet.cli.kubectl.describe import RawWriter, describe_pod_template, selector_string
 from pykubelet.cli.kubectl.resources import Target
 from pykubelet.cli.kubectl.rollout_status import (
@@ -268,21 +269,6 @@ def rollback_deployment(session: Session, t: Target, to_revision: int, dry_run: 
     except StatusError as exc:
         raise RolloutError(f"failed restoring revision {to_revision}: {exc.message}") from None
     return "rolled back"
-
-
-def template_patch(owner: Obj) -> Obj:
-    """getDaemonSetPatch / getStatefulSetPatch: the owner's template as a replacing patch,
-    as Go's json.Marshal writes the typed template (``creationTimestamp: null``, each
-    container's ``resources`` struct); the rollbacker compares its bytes with the
-    revision's data, so a revision whose data was written otherwise is never "current"."""
-    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
-    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
-    pod_spec = template.get("spec") or {}
-    for group in ("initContainers", "containers", "ephemeralContainers"):
-        for c in pod_spec.get(group) or []:
-            c.setdefault("resources", {})
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
 
 
 def rollback_history(session: Session, t: Target, obj: Obj, to_revision: int,

@@ -27,7 +27,7 @@ from typing import Any
 from pykubelet.api.daemonset import ROLLING_UPDATE, TEMPLATE_GENERATION_ANNOTATION
 from pykubelet.api.machinery.labels import RequirementError, Selector, requirement
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.controlplane.controllers import history
+from pykubelet.api.revision_patch import template_patch
 from pykubelet.controlplane.controllers.activepods import is_available, is_ready, meta
 from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
 from pykubelet.controlplane.controllers.deploymentutil import scaled_value
@@ -147,9 +147,9 @@ def pod_for_node(ds: Obj, template: Obj, node_name: str) -> Obj:
 
 
 def get_patch(ds: Obj) -> Obj:
-    """getPatch: what a ControllerRevision of a DaemonSet holds (history.template_patch:
-    the bytes kubectl rollout undo computes for the same template)."""
-    return history.template_patch(ds)
+    """getPatch: what a ControllerRevision of a DaemonSet holds (template_patch: the bytes
+    kubectl rollout undo computes for the same template)."""
+    return template_patch(ds)
 
 
 # ---------------------------------------------------------------------------- nodes

@@ -100,34 +100,6 @@ def compute_hash(template: Obj, collision_count: int | None) -> str:
 # ---------------------------------------------------------------------------- revisions
 
 
-def template_patch(owner: Obj) -> Obj:
-    """getPatch of the DaemonSet and StatefulSet controllers: what a revision holds, a
-    strategic merge patch that puts the owner's pod template back (``$patch: replace``),
-    written as Go's json.Marshal writes the typed owner: the template's
-    ``creationTimestamp: null`` (a metav1.Time is never omitted), each container's
-    ``resources`` struct, every object's keys sorted. kubectl's rollbackers compute the
-    same bytes from the object and skip an undo to the current template when they equal
-    the revision's."""
-    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
-    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
-    pod_spec = template.get("spec") or {}
-    for group in ("initContainers", "containers"):
-        for c in pod_spec.get(group) or []:
-            c.setdefault("resources", {})  # a struct: Go writes it even when empty
-    template["$patch"] = "replace"
-    patch: Obj = _sorted({"spec": {"template": template}})
-    return patch
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
-
 def controller_revision_name(prefix: str, hash_: str) -> str:
     """ControllerRevisionName: ``prefix-hash``, the prefix cut to 223 bytes so the name
     fits 253."""

@@ -28,6 +28,7 @@ from pykubelet.api.apps_statefulset import (
     REVISION_LABEL,
     ROLLING_UPDATE,
 )
+from pykubelet.api.revision_patch import template_patch
 from pykubelet.controlplane.controllers import history
 from pykubelet.controlplane.controllers.activepods import (
     is_available,
@@ -199,8 +200,8 @@ def is_unavailable(pod: Obj, min_ready: int, now: dt.datetime) -> bool:
 
 def revision_patch(sts: Obj) -> Obj:
     """getPatch: the part of a set a revision keeps, its template, as a replacing patch
-    written as kubectl's rollbacker writes it (history.template_patch)."""
-    return history.template_patch(sts)
+    written as kubectl's rollbacker writes it (revision_patch.template_patch)."""
+    return template_patch(sts)
 
 
 def apply_revision(sts: Obj, revision: Obj) -> Obj:

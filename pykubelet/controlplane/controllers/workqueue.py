@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from typing import TYPE_CHECKING
 
 from pykubelet.controlplane import errors
+
+if TYPE_CHECKING:
+    from pykubelet.controlplane.metrics import WorkqueueMetrics
 
 log = logging.getLogger(__name__)
 
@@ -25,19 +27,6 @@ MAX_API_BACKOFF_S = 60.0
 #: client-go's DefaultControllerRateLimiter (ItemExponentialFailureRateLimiter 5 ms..1000 s)
 CONTROLLER_BASE_S = 0.005
 CONTROLLER_MAX_S = 1000.0
-
-
-class WorkqueueMetrics:
-    """workqueue_depth, workqueue_adds_total, workqueue_retries_total (client-go's
-    component-base/metrics/prometheus/workqueue names), labelled by the queue's name."""
-
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.depth = Gauge("workqueue_depth", "Current depth of workqueue", ("name",),
-                           registry=registry)
-        self.adds = Counter("workqueue_adds_total", "Total number of adds handled by "
-                            "workqueue", ("name",), registry=registry)
-        self.retries = Counter("workqueue_retries_total", "Total number of retries handled "
-                               "by workqueue", ("name",), registry=registry)
 
 
 class WorkQueue:

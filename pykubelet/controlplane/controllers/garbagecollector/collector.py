@@ -25,8 +25,8 @@ from pykubelet.controlplane.controllers.workqueue import (
     CONTROLLER_BASE_S,
     CONTROLLER_MAX_S,
     WorkQueue,
-    WorkqueueMetrics,
 )
+from pykubelet.controlplane.metrics import WorkqueueMetrics
 from pykubelet.controlplane.registry.gcpolicy import FINALIZER_ORPHAN
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache

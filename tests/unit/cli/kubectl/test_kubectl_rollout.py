@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from pykubelet.api.revision_patch import template_patch
 from pykubelet.cli.kubectl.describe import selector_string
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.resources import Target
 from pykubelet.cli.kubectl.revisions import (
     equal_ignore_hash,
     replicaset_for_revision,
-    template_patch,
     typed_view,
 )
 from pykubelet.cli.kubectl.rollout import failure_text, patch_for

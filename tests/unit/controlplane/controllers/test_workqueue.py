@@ -11,7 +11,8 @@ import logging
 import pytest
 from prometheus_client import CollectorRegistry
 
-from pykubelet.controlplane.controllers.workqueue import WorkQueue, WorkqueueMetrics
+from pykubelet.controlplane.controllers.workqueue import WorkQueue
+from pykubelet.controlplane.metrics import WorkqueueMetrics
 
 
 def test_back_off_doubles_to_its_cap_and_metrics_count_adds_depth_retries(
