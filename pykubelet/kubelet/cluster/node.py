@@ -50,6 +50,7 @@ class APINode:
     def __init__(self, kubelet: Kubelet, creds: NodeCredentials, *, address: str,
                  kubelet_version: str, control_plane: bool = False,
                  server_port: int = node_status.KUBELET_PORT) -> None:
+        self.server_port = server_port
         self.kubelet = kubelet
         cfg = kubelet.config
         self.node_name = kubelet.node_name
@@ -113,6 +114,7 @@ class APINode:
             node_info=node_status.node_info(runtime, kubelet_version),
             addresses=addresses,
             allocatable_overrides=dict(self.kubelet.config.allocatable),
+            kubelet_port=self.server_port,
         )
 
     def _readings(self) -> node_status.Readings:

@@ -71,6 +71,7 @@ class Facts:
     node_info: dict[str, str]
     addresses: list[dict[str, str]]
     allocatable_overrides: dict[str, str] = field(default_factory=dict)
+    kubelet_port: int = KUBELET_PORT  # where the node serves logs/exec (config `port`)
 
 
 def _condition(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
@@ -172,7 +173,7 @@ def build_status(f: Facts, r: Readings, images: list[dict[str, Any]],
         "allocatable": alloc,
         "conditions": stamp(conditions(r), old_conditions, at),
         "addresses": f.addresses,
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": f.kubelet_port}},
         "nodeInfo": f.node_info,
         "images": images,
     }

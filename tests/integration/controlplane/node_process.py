@@ -94,6 +94,9 @@ class NodeProcess:
                "runDir": str(self.base / "run"), "staticPodPath": str(self.base / "manifests"),
                "cniConfDir": str(self.base / "net.d"), "cniBinDir": "/usr/lib/cni",
                "podLogsDir": str(self.base / "logs"), "healthzPort": self.healthz_port,
+               # the node's server on a free port: a port 10250 of the host's address
+               # held by anything else would keep this node from starting
+               "port": free_port(),
                "podCIDR": self.subnet, "nodeLabels": {"test/node": self.name},
                **join_args(self.cp), **self.extra_config}
         self.config_path.write_text(yaml.safe_dump(cfg))

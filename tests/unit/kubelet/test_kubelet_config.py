@@ -60,6 +60,11 @@ def test_defaults():
     assert single_node_default().controlPlane is not None
 
 
+def test_port_defaults_to_kubelets_and_can_be_moved():
+    assert decode_config(dict(HEAD)).port == 10250
+    assert decode_config({**HEAD, "port": 10260}).port == 10260
+
+
 def test_endpoint_given():
     cfg = decode_config({**HEAD, "containerRuntimeEndpoint": "unix:///run/x.sock"})
     assert not cfg.uses_embedded_runtime
@@ -72,6 +77,8 @@ def test_endpoint_given():
         ({"nodeNmae": "x"}, "nodeNmae: unknown field"),
         ({"healthzPort": "80"}, "healthzPort: expected an integer"),
         ({"healthzPort": 70000}, "healthzPort: expected an integer"),
+        ({"port": 0}, "port: expected an integer 1..65535, got 0"),
+        ({"port": "10250"}, "port: expected an integer 1..65535"),
         ({"rootDir": 5}, "rootDir: expected a string"),
         ({"rootDir": "relative/dir"}, "rootDir: must be an absolute path"),
         ({"podCIDR": "10.0.0.0/33"}, "podCIDR:"),

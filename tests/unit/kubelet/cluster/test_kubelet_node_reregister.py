@@ -75,3 +75,19 @@ def test_a_deleted_node_is_registered_again_by_the_status_update() -> None:
     r.renew_lease()  # the Lease now names the new Node as its owner
     owner = api.objects[(LEASES.plural, "n1")]["metadata"]["ownerReferences"][0]
     assert owner["uid"] == node["metadata"]["uid"]
+
+
+def test_status_names_the_port_the_node_serves_on() -> None:
+    """daemonEndpoints.kubeletEndpoint.Port is where the API server reaches the node's
+    server (logs, exec): the config's `port`, 10250 unless moved."""
+    import datetime as dt
+
+    def facts(**kw: Any) -> node_status.Facts:
+        return node_status.Facts(cpu=1, memory=1 << 30, ephemeral_storage=1 << 30,
+                                 node_info={}, addresses=[], **kw)
+
+    at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    readings = node_status.Readings()
+    for f, port in ((facts(), 10250), (facts(kubelet_port=10260), 10260)):
+        status = node_status.build_status(f, readings, [], [], at)
+        assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": port}}
