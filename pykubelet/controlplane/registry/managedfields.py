@@ -12,10 +12,15 @@ from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.fieldmanager import managed as mf
 from pykubelet.controlplane.registry.fieldmanager.managed import Managers
-from pykubelet.controlplane.registry.fieldmanager.manager import ConflictError, FieldManager
+from pykubelet.controlplane.registry.fieldmanager.manager import (
+    ConflictError,
+    FieldManager,
+    cap_updaters,
+)
 from pykubelet.controlplane.registry.fieldmanager.typed import SchemaError
 
 FIELD_MANAGER_MAX_LENGTH = 128  # validation.FieldManagerMaxLength
+BEFORE_FIRST_APPLY = "before-first-apply"
 DEFAULT_MANAGER = "pykubelet"  # the control plane's own writers (its user agent's prefix)
 _OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
 
@@ -74,8 +79,8 @@ def track(strategy: Any, api_version: str, subresource: str, manager: str,
                                        .get("managedFields")) else (
         _managers(old) if old is not None else {})
     try:
-        managers = _manager(strategy, api_version, subresource).update(
-            old, new, base, manager or DEFAULT_MANAGER, rfc3339(now()))
+        managers = cap_updaters(_manager(strategy, api_version, subresource).update(
+            old, new, base, manager or DEFAULT_MANAGER, rfc3339(now())))
     except SchemaError:
         managers = base  # as UpdateNoErrors: a write is never refused for its tracking
     _store(meta, managers)
@@ -98,12 +103,17 @@ def apply(strategy: Any, api_version: str, subresource: str, manager: str, force
     fm = _manager(strategy, api_version, subresource)
     base = _managers(live) if live is not None else {}
     live_obj = None
+    t = rfc3339(now())
     if live is not None:
         live_obj = dict(live)
         live_obj["metadata"] = {k: v for k, v in (live.get("metadata") or {}).items()
                                 if k != "managedFields"}
     try:
-        merged, managers = fm.apply(live_obj, config, base, manager, force, rfc3339(now()))
+        if live_obj is not None and not base:
+            # an object nobody is recorded for (written before managedFields were kept):
+            # what it holds belongs to "before-first-apply" (skipNonAppliedManager)
+            base = fm.update(None, live_obj, {}, BEFORE_FIRST_APPLY, t)
+        merged, managers = fm.apply(live_obj, config, base, manager, force, t)
     except ConflictError as exc:
         raise errors.StatusError(409, errors.CONFLICT, exc.message,
                                  {"causes": exc.causes()}) from None

@@ -144,3 +144,35 @@ class FieldManager:
         owned = frozenset().union(*(m.fields for m in managers.values()))
         gone = frozenset(p for p in dropped if not fp.under(owned, p))
         return typed.remove(merged, gone, self.root)
+
+
+MAX_UPDATE_MANAGERS = 10  # DefaultMaxUpdateManagers
+ANCIENT_CHANGES = "ancient-changes"
+
+
+def cap_updaters(managers: Managers, limit: int = MAX_UPDATE_MANAGERS) -> Managers:
+    """At most ``limit`` Update entries (capManagersManager): the oldest are merged, per
+    apiVersion, into an ``ancient-changes`` entry that takes the newest merged time."""
+    updaters = sorted((m for m in managers.values() if m.operation == mf.UPDATE),
+                      key=lambda m: (m.time, m.key))
+    if len(updaters) <= limit:
+        return managers
+    out = dict(managers)
+    first: dict[str, Key] = {}
+    length = len(updaters)
+    for m in updaters:
+        if length <= limit:
+            break
+        if m.api_version not in first:
+            first[m.api_version] = m.key
+            continue
+        bucket = mf.identity(ANCIENT_CHANGES, mf.UPDATE, m.api_version)
+        if bucket not in out:
+            seed = out.pop(first[m.api_version])
+            out[bucket] = Managed(ANCIENT_CHANGES, mf.UPDATE, m.api_version, seed.fields,
+                                  seed.time)
+        out[bucket] = Managed(ANCIENT_CHANGES, mf.UPDATE, m.api_version,
+                              out[bucket].fields | m.fields, m.time)
+        del out[m.key]
+        length -= 1
+    return out

@@ -170,3 +170,20 @@ def test_force_on_a_non_apply_patch_is_invalid(api: LiveAPI) -> None:
     assert reply.status == 422
     assert reply.json()["message"] == ('PatchOptions.meta.k8s.io "" is invalid: force: '
                                        "Forbidden: may not be specified for non-apply patch")
+
+
+def test_apply_to_an_object_nobody_is_recorded_for_conflicts_with_before_first_apply(
+        api: LiveAPI, cleanup: list[str]) -> None:
+    path = f"{CM}/ssa-old"
+    cleanup.append(path)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa-old"},
+            "data": {"a": "1"}}
+    cur = api.call("POST", CM, body).json()
+    cur["metadata"]["managedFields"] = [{}]  # upstream's way to reset them
+    reply = api.call("PUT", path, cur)
+    assert reply.status == 200, reply.body[:300]
+    assert "managedFields" not in reply.json()["metadata"]
+    reply = apply(api, path, {**body, "data": {"a": "2"}})
+    assert reply.status == 409, reply.body[:300]
+    assert reply.json()["message"] == ('Apply failed with 1 conflict: conflict with '
+                                       '"before-first-apply" using v1: .data.a')

@@ -220,3 +220,22 @@ def test_an_update_that_changes_nothing_keeps_the_entries_and_times() -> None:
     assert fm().update(obj, copy.deepcopy(obj), m, "b", T1) == m
     _, m2 = fm().apply(obj, deploy(), m, "a", False, T1)
     assert m2 == m  # a no-op apply keeps its time
+
+
+def test_more_than_ten_updaters_fold_the_oldest_into_ancient_changes() -> None:
+    from pykubelet.controlplane.registry.fieldmanager.manager import cap_updaters
+    obj = deploy(labels={})
+    m: Managers = {}
+    for i in range(12):
+        new = copy.deepcopy(obj)
+        new["metadata"]["labels"][f"l{i}"] = "x"
+        m = cap_updaters(fm().update(obj, new, m, f"u{i:02d}", f"2026-12-04T00:00:{i:02d}Z"))
+        obj = new
+    names = [e["manager"] for e in mf.encode(m)]
+    assert len(names) == 10
+    assert names[0] == "ancient-changes"  # u00..u02 merged, with u02's time
+    assert names[1:] == [f"u{i:02d}" for i in range(3, 12)]
+    ancient = m[mf.identity("ancient-changes", mf.UPDATE, "apps/v1")]
+    assert ancient.time == "2026-12-04T00:00:02Z"
+    assert {fp.describe(p) for p in ancient.fields} >= {
+        ".metadata.labels.l0", ".metadata.labels.l1", ".metadata.labels.l2"}
