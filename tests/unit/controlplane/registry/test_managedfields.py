@@ -187,3 +187,24 @@ def test_apply_to_an_object_nobody_is_recorded_for_conflicts_with_before_first_a
     assert reply.status == 409, reply.body[:300]
     assert reply.json()["message"] == ('Apply failed with 1 conflict: conflict with '
                                        '"before-first-apply" using v1: .data.a')
+
+
+def test_apply_to_status_is_recorded_for_the_subresource_and_leaves_spec(
+        api: LiveAPI, cleanup: list[str]) -> None:
+    path = f"{DEP}/ssa-status"
+    cleanup.append(path)
+    assert apply(api, path, deployment("ssa-status")).status == 201
+    body = {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "ssa-status"},
+            "spec": {"replicas": 7}, "status": {"observedGeneration": 1, "replicas": 5}}
+    reply = apply(api, f"{path}/status", body, manager="ctl")
+    assert reply.status == 200, reply.body[:300]
+    obj = reply.json()
+    assert obj["status"]["replicas"] == 5
+    assert obj["spec"]["replicas"] == 1  # a status write never changes the spec
+    [entry] = [e for e in obj["metadata"]["managedFields"] if e["manager"] == "ctl"]
+    assert entry["subresource"] == "status"
+    assert entry["fieldsV1"] == {"f:status": {"f:observedGeneration": {}, "f:replicas": {}}}
+    # /status of an object that does not exist is 404, never a create
+    reply = apply(api, f"{DEP}/ssa-none/status", {**body, "metadata": {"name": "ssa-none"}})
+    assert reply.status == 404
