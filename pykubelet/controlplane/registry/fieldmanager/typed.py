@@ -163,19 +163,50 @@ def merge(live: Any, config: Any, node: Node) -> Any:
                 out[k] = copy.deepcopy(v)
         return out
     if _granular_list(live, node) and _granular_list(config, node):
-        item = node.item()
-        index = {item_key(v, node): i for i, v in enumerate(live)}
-        result = list(live)
-        for v in config:
-            el = item_key(v, node)
-            if el in index:
-                if node.shape == LIST_MAP:
-                    result[index[el]] = merge(result[index[el]], v, item)
-            else:
-                index[el] = len(result)
-                result.append(copy.deepcopy(v))
-        return result
+        return _merge_items(live, config, node)
     return copy.deepcopy(config)
+
+
+def _merge_items(live: list[Any], config: list[Any], node: Node) -> list[Any]:
+    """List items merged in structured-merge-diff's order: items both lists hold come
+    in the configuration's order, items only the live list holds keep their place
+    among them, new items come where the configuration has them."""
+    item = node.item()
+    lhs = {item_key(v, node): v for v in live}
+    rhs = {item_key(v, node): v for v in config}
+    l_order, r_order = list(lhs), list(rhs)
+    shared = [pe for pe in r_order if pe in lhs]
+    next_shared = shared.pop(0) if shared else None
+    out: list[Any] = []
+
+    def both(pe: str) -> Any:
+        if pe not in lhs:
+            return copy.deepcopy(rhs[pe])
+        return merge(lhs[pe], rhs[pe], item) if node.shape == LIST_MAP else rhs[pe]
+
+    li = ri = 0
+    while li < len(l_order) or ri < len(r_order):
+        if li < len(l_order) and ri < len(r_order):
+            pe = l_order[li]
+            if pe == r_order[ri]:
+                out.append(both(pe))
+                li, ri = li + 1, ri + 1
+                next_shared = shared.pop(0) if shared else None
+                continue
+            if pe in rhs and next_shared is not None and next_shared != pe:
+                li += 1  # a shared item, but not the one wanted in this round
+                continue
+        if li < len(l_order) and l_order[li] not in rhs:
+            out.append(lhs[l_order[li]])
+            li += 1
+            continue
+        if ri < len(r_order):
+            pe = r_order[ri]
+            out.append(both(pe))
+            ri += 1
+            if next_shared is not None and next_shared == pe:
+                next_shared = shared.pop(0) if shared else None
+    return out
 
 
 def remove(obj: Any, paths: FieldSet, node: Node) -> Any:

@@ -239,3 +239,21 @@ def test_more_than_ten_updaters_fold_the_oldest_into_ancient_changes() -> None:
     assert ancient.time == "2026-12-04T00:00:02Z"
     assert {fp.describe(p) for p in ancient.fields} >= {
         ".metadata.labels.l0", ".metadata.labels.l1", ".metadata.labels.l2"}
+
+
+@pytest.mark.parametrize(("live", "config", "merged"), [
+    # structured-merge-diff's merge ordering: shared items in the configuration's order,
+    # live-only items keep their place, new items where the configuration puts them
+    (["a", "b", "c"], ["c", "a"], ["b", "c", "a"]),
+    (["a", "b"], ["b", "x", "a"], ["b", "x", "a"]),
+    (["a", "b", "c"], ["x"], ["a", "b", "c", "x"]),
+    (["a", "z", "b"], ["a", "n", "b"], ["a", "z", "n", "b"]),
+])
+def test_list_map_items_merge_in_upstreams_order(live: list[str], config: list[str],
+                                                 merged: list[str]) -> None:
+    def containers(names: list[str]) -> list[dict[str, str]]:
+        return [{"name": n, "image": "i"} for n in names]
+
+    obj, _ = fm().apply(deploy(containers=containers(live)),
+                        deploy(containers=containers(config)), {}, "a", True, T0)
+    assert [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]] == merged
