@@ -208,3 +208,34 @@ def test_apply_to_status_is_recorded_for_the_subresource_and_leaves_spec(
     # /status of an object that does not exist is 404, never a create
     reply = apply(api, f"{DEP}/ssa-none/status", {**body, "metadata": {"name": "ssa-none"}})
     assert reply.status == 404
+
+
+def test_apply_to_scale_owns_replicas_under_the_scale_subresource(
+        api: LiveAPI, cleanup: list[str]) -> None:
+    path = f"{DEP}/ssa-scale"
+    cleanup.append(path)
+    reply = api.call("POST", DEP, deployment("ssa-scale"))
+    assert reply.status == 201, reply.body[:300]
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale",
+             "metadata": {"name": "ssa-scale"}, "spec": {"replicas": 4}}
+    reply = apply(api, f"{path}/scale", scale, manager="hpa")
+    assert reply.status == 409  # the creator's Update owns spec.replicas
+    assert reply.json()["details"]["causes"][0]["field"] == ".spec.replicas"
+    reply = apply(api, f"{path}/scale", scale, manager="hpa", force=True)
+    assert reply.status == 200, reply.body[:300]
+    assert reply.json()["kind"] == "Scale"
+    assert reply.json()["spec"]["replicas"] == 4
+    obj = api.call("GET", path).json()
+    assert obj["spec"]["replicas"] == 4
+    [entry] = [e for e in obj["metadata"]["managedFields"] if e["manager"] == "hpa"]
+    assert entry["operation"] == "Apply"
+    assert entry["subresource"] == "scale"
+    assert entry["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    # an apply to the deployment changing replicas now conflicts with the scaler
+    reply = apply(api, path, deployment("ssa-scale", replicas=2), manager="ci")
+    assert reply.status == 409, reply.body[:300]
+    assert reply.json()["message"] == ('Apply failed with 1 conflict: conflict with "hpa" '
+                                       'with subresource "scale": .spec.replicas')
+    reply = apply(api, f"{path}/scale", {**scale, "kind": "Deployment"}, manager="hpa")
+    assert reply.status == 400
+    assert reply.json()["message"] == "invalid object type: autoscaling/v1, Kind=Deployment"
