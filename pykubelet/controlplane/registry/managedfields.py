@@ -69,15 +69,20 @@ def _managers(obj: dict[str, Any]) -> Managers:
 def track(strategy: Any, api_version: str, subresource: str, manager: str,
           old: dict[str, Any] | None, new: dict[str, Any]) -> None:
     """Record a create (``old`` None), update or patch in ``new``'s managedFields:
-    its own entries when it sends some (``[{}]`` clears them), else the live object's."""
+    over the entries a write to the main resource sends (``[{}]`` clears them), else
+    over the live object's (FieldManager.Update: a subresource write, or entries that are
+    absent, empty or do not decode, never replace them)."""
     meta = new.setdefault("metadata", {})
     sent = meta.get("managedFields")
-    if sent == [{}]:
+    if sent == [{}] and not subresource:
         meta.pop("managedFields", None)
         return
-    base = _managers(new) if sent and (old is None or sent != (old.get("metadata") or {})
-                                       .get("managedFields")) else (
-        _managers(old) if old is not None else {})
+    base: Managers = {}
+    if sent and not subresource and (old is None or sent != (old.get("metadata") or {})
+                                     .get("managedFields")):
+        base = _managers(new)
+    if not base and old is not None:
+        base = _managers(old)
     try:
         managers = cap_updaters(_manager(strategy, api_version, subresource).update(
             old, new, base, manager or DEFAULT_MANAGER, rfc3339(now())))

@@ -123,6 +123,8 @@ def _compare(old: Any, new: Any, node: Node, path: Path, out: Comparison) -> Non
         for k in old.keys() | new.keys():
             p = (*path, fp.field(k))
             child = node.child(k)
+            if child.shape == STRUCT and old.get(k, {}) == {} and new.get(k, {}) == {}:
+                continue  # an absent struct and an empty one are the same object
             if k not in new:
                 _below(old[k], child, p, out.removed)
             elif k not in old:

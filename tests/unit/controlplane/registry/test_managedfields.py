@@ -239,3 +239,30 @@ def test_apply_to_scale_owns_replicas_under_the_scale_subresource(
     reply = apply(api, f"{path}/scale", {**scale, "kind": "Deployment"}, manager="hpa")
     assert reply.status == 400
     assert reply.json()["message"] == "invalid object type: autoscaling/v1, Kind=Deployment"
+
+
+def test_sent_managed_fields_replace_on_the_main_resource_only(api: LiveAPI,
+                                                               cleanup: list[str]) -> None:
+    path = f"{DEP}/ssa-sent"
+    cleanup.append(path)
+    cur = apply(api, path, deployment("ssa-sent")).json()
+    mine = [{"manager": "mine", "operation": "Update", "apiVersion": "apps/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}}]
+    # through /status the live entries stay, whatever the body carries
+    reply = api.call("PUT", f"{path}/status",
+                     {**cur, "metadata": {**cur["metadata"], "managedFields": mine}})
+    assert reply.status == 200, reply.body[:300]
+    assert {e["manager"] for e in reply.json()["metadata"]["managedFields"]} == {"kubectl"}
+    cur = reply.json()
+    # entries that do not decode are ignored, the live ones kept
+    bad = [{"manager": "x", "operation": "Bogus", "fieldsType": "FieldsV1", "fieldsV1": {}}]
+    reply = api.call("PUT", path, {**cur, "metadata": {**cur["metadata"],
+                                                       "managedFields": bad}})
+    assert reply.status == 200, reply.body[:300]
+    assert {e["manager"] for e in reply.json()["metadata"]["managedFields"]} == {"kubectl"}
+    cur = reply.json()
+    # a PUT to the main resource replaces them with what it sends
+    reply = api.call("PUT", path, {**cur, "metadata": {**cur["metadata"],
+                                                       "managedFields": mine}})
+    assert reply.status == 200, reply.body[:300]
+    assert [e["manager"] for e in reply.json()["metadata"]["managedFields"]] == ["mine"]

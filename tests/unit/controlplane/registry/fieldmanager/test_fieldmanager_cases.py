@@ -257,3 +257,11 @@ def test_list_map_items_merge_in_upstreams_order(live: list[str], config: list[s
     obj, _ = fm().apply(deploy(containers=containers(live)),
                         deploy(containers=containers(config)), {}, "a", True, T0)
     assert [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]] == merged
+
+
+def test_an_empty_struct_where_there_was_none_is_no_change() -> None:
+    obj = deploy()
+    new = copy.deepcopy(obj)
+    new["spec"]["strategy"] = {}
+    assert fm().update(obj, new, {}, "x", T0) == {}
+    assert fm().update(new, obj, {}, "x", T0) == {}
