@@ -18,6 +18,7 @@ from aiohttp import web
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.negotiation import JSON, PROTOBUF, wants_table
+from pykubelet.controlplane.apiserver.requestinfo import parse_bool
 from pykubelet.controlplane.apiserver.responses import add_warnings, json_response
 from pykubelet.controlplane.registry import managedfields
 from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
@@ -100,7 +101,16 @@ def request_context(request: web.Request, user: User) -> Context:
     return Context(user=user, dry_run=bool(dry_run), field_validation=fv,
                    field_manager=managedfields.manager_or_user_agent(
                        manager, request.headers.get("User-Agent", "")),
-                   force=force == "true")
+                   force=_force(force))
+
+
+def _force(value: str | None) -> bool:
+    """The force parameter as Go's ParseBool reads it (the Python client sends True)."""
+    try:
+        return bool(parse_bool(value))
+    except ValueError:
+        raise errors.bad_request(f'force: invalid value "{str(value)[:64]}": must be a '
+                                 "boolean") from None
 
 
 async def read_body(request: web.Request, patch: bool = False,

@@ -36,7 +36,7 @@ def apply(api: LiveAPI, path: str, body: Any, manager: str | None = "kubectl",
     if manager is not None:
         q.append(f"fieldManager={manager}")
     if force:
-        q.append("force=true")
+        q.append("force=True")  # as the Python client writes it (Go's ParseBool reads it)
     data = yaml.safe_dump(body).encode() if as_yaml else orjson.dumps(body)
     return api.call("PATCH", path + ("?" + "&".join(q) if q else ""), data=data,
                     content_type=APPLY)
