@@ -13,7 +13,7 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.fieldmanager import managed as mf
 from pykubelet.controlplane.registry.fieldmanager.managed import Managers
 from pykubelet.controlplane.registry.fieldmanager.manager import (
-    ConflictError,
+    ApplyConflictError,
     FieldManager,
     cap_updaters,
 )
@@ -119,7 +119,7 @@ def apply(strategy: Any, api_version: str, subresource: str, manager: str, force
             # what it holds belongs to "before-first-apply" (skipNonAppliedManager)
             base = fm.update(None, live_obj, {}, BEFORE_FIRST_APPLY, t)
         merged, managers = fm.apply(live_obj, config, base, manager, force, t)
-    except ConflictError as exc:
+    except ApplyConflictError as exc:
         raise errors.StatusError(409, errors.CONFLICT, exc.message,
                                  {"causes": exc.causes()}) from None
     except SchemaError as exc:

@@ -31,7 +31,7 @@ class Conflict:
     path: Path
 
 
-class ConflictError(Exception):
+class ApplyConflictError(Exception):
     """An apply that would take fields other managers own (409 Conflict)."""
 
     def __init__(self, conflicts: list[Conflict], managers: Managers) -> None:
@@ -111,7 +111,7 @@ class FieldManager:
     def apply(self, live: Any, config: dict[str, Any], managers: Managers, manager: str,
               force: bool, now: str) -> tuple[Any, Managers]:
         """(the object after applying ``config`` over ``live`` (None: absent), the
-        managers after); ConflictError when not forced and others own what it changes."""
+        managers after); ApplyConflictError when not forced and others own what it changes."""
         base = live if live is not None else {}
         merged = typed.merge(base, config, self.root)
         key = mf.identity(manager, mf.APPLY, self.api_version, self.subresource)
@@ -127,7 +127,7 @@ class FieldManager:
         conflicts = [Conflict(k, p) for k, m in sorted(managers.items()) if k != key
                      for p in sorted(m.fields & changed)]
         if conflicts and not force:
-            raise ConflictError(conflicts, managers)
+            raise ApplyConflictError(conflicts, managers)
         out: Managers = {}
         for k, m in managers.items():
             rest = m.fields if k == key else m.fields - changed - frozenset(cmp.removed)

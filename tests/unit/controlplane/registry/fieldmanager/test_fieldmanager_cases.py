@@ -14,7 +14,7 @@ import pytest
 from pykubelet.controlplane.registry.fieldmanager import fieldpath as fp
 from pykubelet.controlplane.registry.fieldmanager import managed as mf
 from pykubelet.controlplane.registry.fieldmanager.managed import Managers
-from pykubelet.controlplane.registry.fieldmanager.manager import ConflictError, FieldManager
+from pykubelet.controlplane.registry.fieldmanager.manager import ApplyConflictError, FieldManager
 
 T0, T1 = "2026-12-04T00:00:00Z", "2026-12-04T00:01:00Z"
 DEPLOY = "io.k8s.api.apps.v1.Deployment"
@@ -98,7 +98,7 @@ def test_atomic_list_args_conflicts_whole_and_force_takes_it() -> None:
     c1 = [{"name": "c", "image": "nginx", "args": ["a", "b"]}]
     c2 = [{"name": "c", "image": "nginx", "args": ["c"]}]
     obj, m = fm().apply(None, deploy(containers=c1), {}, "a", False, T0)
-    with pytest.raises(ConflictError) as err:
+    with pytest.raises(ApplyConflictError) as err:
         fm().apply(obj, deploy(containers=c2), m, "b", False, T1)
     assert err.value.message == (
         f'Apply failed with 1 conflict: conflict with "a": {C}.args')
@@ -134,7 +134,7 @@ def test_conflict_with_an_update_manager_names_its_api_version() -> None:
     m = fm().update(obj, scaled, m, "other", T1)
     assert owned(m, "other", mf.UPDATE) == {".spec.replicas"}
     assert ".spec.replicas" not in owned(m, "kubectl")  # an update takes it
-    with pytest.raises(ConflictError) as err:
+    with pytest.raises(ApplyConflictError) as err:
         fm().apply(scaled, deploy(replicas=5), m, "kubectl", False, T1)
     assert err.value.message == ('Apply failed with 1 conflict: conflict with "other" '
                                  'using apps/v1: .spec.replicas')
@@ -148,7 +148,7 @@ def test_conflict_with_an_update_manager_names_its_api_version() -> None:
 
 def test_several_conflicts_are_listed_by_manager() -> None:
     obj, m = fm().apply(None, deploy(replicas=1, labels={"app": "web"}), {}, "a", False, T0)
-    with pytest.raises(ConflictError) as err:
+    with pytest.raises(ApplyConflictError) as err:
         fm().apply(obj, deploy(replicas=2, labels={"app": "db"}), m, "b", False, T1)
     assert err.value.message == ('Apply failed with 2 conflicts: conflicts with "a":\n'
                                  '- .metadata.labels.app\n- .spec.replicas')
