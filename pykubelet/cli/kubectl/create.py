@@ -19,7 +19,13 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import dry_run_suffix, require_output, to_json, to_yaml
+from pykubelet.cli.kubectl.printers import (
+    dry_run_suffix,
+    omit_managed_fields,
+    require_output,
+    to_json,
+    to_yaml,
+)
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import Resource, StatusError
 
@@ -116,6 +122,7 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
 
 
 def _print(args: argparse.Namespace, kind_string: str, obj: Obj) -> None:
+    obj = omit_managed_fields(obj)
     name = (obj.get("metadata") or {}).get("name", "")
     if args.output == "json":
         sys.stdout.write(to_json(obj, sort_keys=args.dry_run != "client"))

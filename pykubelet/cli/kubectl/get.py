@@ -31,6 +31,8 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("-w", "--watch", action="store_true", help="after listing, watch changes")
     p.add_argument("--watch-only", action="store_true", help="watch changes without listing")
     p.add_argument("--show-labels", action="store_true", help="add a LABELS column")
+    p.add_argument("--show-managed-fields", action="store_true",
+                   help="keep metadata.managedFields in -o json/yaml")
     p.add_argument("-L", "--label-columns", action="append", default=[],
                    help="label keys shown as columns")
     p.add_argument("--no-headers", action="store_true", help="omit the header row")
@@ -180,10 +182,11 @@ def _print_objects(session: Session, args: argparse.Namespace, tgts: list[Target
         for t, obj in items:
             out.write(f"{t.mapping.kind_string}/{(obj.get('metadata') or {}).get('name', '')}\n")
     elif single and items:
-        print_objects(out, args.output, items[0][1])
+        print_objects(out, args.output, items[0][1], args.show_managed_fields)
     elif items or not args.ignore_not_found or errors:
         print_objects(out, args.output, {"apiVersion": "v1", "items": [o for _, o in items],
-                                         "kind": "List", "metadata": {"resourceVersion": ""}})
+                                         "kind": "List", "metadata": {"resourceVersion": ""}},
+                      args.show_managed_fields)
     out.flush()
     for e in errors:
         print(e, file=sys.stderr)

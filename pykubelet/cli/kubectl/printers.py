@@ -207,6 +207,20 @@ def name_line(group: str, kind: str, name: str, operation: str = "") -> str:
     return f"{text} {operation}\n" if operation else text + "\n"
 
 
-def print_objects(out: TextIO, fmt: str, obj: Obj) -> None:
-    """``-o json`` / ``-o yaml`` of one object (or List)."""
+def print_objects(out: TextIO, fmt: str, obj: Obj, show_managed_fields: bool = False) -> None:
+    """``-o json`` / ``-o yaml`` of one object (or List), without
+    ``metadata.managedFields`` unless asked (kubectl's OmitManagedFieldsPrinter)."""
+    if not show_managed_fields:
+        obj = omit_managed_fields(obj)
     out.write(to_json(obj) if fmt == "json" else to_yaml(obj))
+
+
+def omit_managed_fields(obj: Obj) -> Obj:
+    """``obj`` (or each item of a List) without ``metadata.managedFields``."""
+    if isinstance(obj.get("items"), list):
+        return {**obj, "items": [omit_managed_fields(i) if isinstance(i, dict) else i
+                                 for i in obj["items"]]}
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return obj

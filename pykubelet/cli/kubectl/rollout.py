@@ -32,6 +32,7 @@ from typing import Any
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import (
     dry_run_suffix,
+    omit_managed_fields,
     print_objects,
     require_output,
     to_json,
@@ -214,7 +215,8 @@ def _history(session: Session, args: argparse.Namespace, t: Target, obj: Obj) ->
                 print(f"{kind.lower()}.{group}/{name}" if group else f"{kind.lower()}/{name}")
             elif args.output == "json" and o.get("kind") in ("DaemonSet", "StatefulSet"):
                 # a typed object: its fields in the struct's order
-                sys.stdout.write(to_json(in_struct_order(o, str(o["kind"])), sort_keys=False))
+                sys.stdout.write(to_json(in_struct_order(omit_managed_fields(o), str(o["kind"])),
+                                         sort_keys=False))
             else:
                 if args.output == "yaml" and o is not chosen[0]:
                     sys.stdout.write("---\n")

@@ -256,7 +256,10 @@ async def scale(server: APIServer, request: web.Request, info: RequestInfo,
         return _json(current)
     if info.verb == "patch":
         ctype = request.content_type
-        if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+        if ctype == APPLY_PATCH:
+            return _json(await _apply_scale(store, ctx, info, await read_body(request,
+                                                                               patch=True)))
+        if ctype not in PATCH_TYPES:
             raise errors.unsupported_media_type(ctype)
         patch = await read_body(request, patch=True)
         try:
@@ -269,6 +272,31 @@ async def scale(server: APIServer, request: web.Request, info: RequestInfo,
     if ctx.dry_run:
         return _json({**current, "spec": body.get("spec") or {}})
     return _json(await update_scale(store, ctx, info.namespace, info.name, body))
+
+
+async def _apply_scale(store: GenericStore, ctx: Context, info: RequestInfo,
+                       config: Any) -> dict[str, Any]:
+    """An apply to <workload>/scale: the Scale's spec.replicas applied to the workload
+    itself under the subresource "scale" (upstream's scale handler maps the Scale's
+    managed fields onto the parent's spec.replicas)."""
+    if not isinstance(config, dict) or config.get("kind") != "Scale" or (
+            config.get("apiVersion") != "autoscaling/v1"):
+        kind = config.get("kind", "") if isinstance(config, dict) else ""
+        version = config.get("apiVersion", "") if isinstance(config, dict) else ""
+        group, _, ver = str(version).rpartition("/")
+        raise errors.bad_request(f"invalid object type: {group}/{ver}, Kind={kind}")
+    meta = config.get("metadata") or {}
+    parent: dict[str, Any] = {"apiVersion": store.info.group_version,
+                              "kind": store.info.kind,
+                              "metadata": {"name": meta.get("name", info.name)}}
+    spec = config.get("spec") or {}
+    if "replicas" in spec:
+        parent["spec"] = {"replicas": spec["replicas"]}
+    if meta.get("resourceVersion"):
+        parent["metadata"]["resourceVersion"] = meta["resourceVersion"]
+    store.get(info.namespace, info.name)  # 404 before anything: apply to scale never creates
+    result = await store.patch(ctx, info.namespace, info.name, APPLY_PATCH, parent)
+    return scale_of(result.obj() if not isinstance(result, dict) else result)
 
 
 SUBRESOURCES = {

@@ -33,10 +33,12 @@ from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
 from pykubelet.api.machinery.timeutil import later, now, rfc3339
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.registry import managedfields
 from pykubelet.controlplane.registry.gcpolicy import deletion_finalizers
 from pykubelet.controlplane.registry.model import STRICT, UnknownFieldsError
 from pykubelet.controlplane.registry.paging import decode_continue, encode_continue
 from pykubelet.controlplane.registry.patch import (
+    APPLY_PATCH,
     PatchApplyError,
     PatchError,
     PatchTooLarge,
@@ -107,6 +109,10 @@ class Context:
     subresource: str = ""  # the request's (admission tells pods/status from pods)
     field_validation: str = STRICT
     warnings: list[str] = field(default_factory=list)
+    field_manager: str = ""  # the fieldManager parameter, else the user agent's prefix
+    force: bool = False  # an apply takes fields other managers own
+    apply: bool = False  # a server-side apply: managedFields come from the apply
+    applied_fields: list[Any] | None = None  # an apply's managedFields for its create
 
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
@@ -464,6 +470,11 @@ class GenericStore:
             typed = strat.typed(prepared)
         obj = await self._admit_create(typed, strat, ctx)
         obj["kind"], obj["apiVersion"] = self.info.kind, self.info.group_version
+        if ctx.applied_fields is not None:
+            _meta(obj)["managedFields"] = ctx.applied_fields
+        else:
+            managedfields.track(strat, self.info.group_version, ctx.subresource,
+                                ctx.field_manager, None, obj)
         errs = strat.validate_typed(typed)
         if errs:
             raise self._invalid(obj, errs)
@@ -506,6 +517,8 @@ class GenericStore:
         strategy: Strategy | None = None,
     ) -> Entry | Obj:
         strat = strategy or self.strategy
+        if patch_type == APPLY_PATCH:
+            return await self._apply(ctx, namespace, name, patch, strat, strategy is None)
 
         def mutate(old: Obj) -> Obj:
             try:
@@ -522,6 +535,39 @@ class GenericStore:
         precondition = ""
         if isinstance(patch, dict):
             precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
+        return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
+                                             precondition=precondition)
+
+    async def _apply(self, ctx: Context, namespace: str, name: str, config: Any,
+                     strat: Strategy, main: bool) -> Entry | Obj:
+        """A server-side apply (handlers/patch.go's applyPatcher): over the live object,
+        or, when there is none and this is the main resource, a create of the applied
+        configuration."""
+        ctx.apply = True
+        gv = self.info.group_version
+        if self.lookup(namespace, name) is None:
+            if not main:
+                raise self._not_found(name)
+            merged = managedfields.apply(strat, gv, ctx.subresource, ctx.field_manager,
+                                         ctx.force, None, config)
+            meta = _meta(merged)
+            if meta.get("name") != name:
+                shown = meta.get("name") if isinstance(meta.get("name"), str) else ""
+                raise errors.bad_request(f"the name of the object ({str(shown)[:256]}) does "
+                                         f"not match the name on the URL ({name})")
+            ctx.applied_fields = meta.pop("managedFields", [])
+            self._check_namespace(merged, namespace)
+            return await self.create(ctx, namespace, merged)
+
+        def mutate(old: Obj) -> Obj:
+            merged = managedfields.apply(strat, gv, ctx.subresource, ctx.field_manager,
+                                         ctx.force, old, config)
+            self._check_patched(merged, old, namespace, name)
+            return self._decode(merged, ctx, strat)
+
+        precondition = ""
+        if isinstance(config, dict):
+            precondition = str((config.get("metadata") or {}).get("resourceVersion") or "")
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
                                              precondition=precondition)
 
@@ -589,7 +635,6 @@ class GenericStore:
             nm["name"] = name
             if self.info.namespaced:
                 nm["namespace"] = namespace
-            nm.pop("managedFields", None)
             finish = await strat.begin_update(self.registry.storage, new, old, ctx.dry_run)
             done = False
             try:
@@ -612,6 +657,9 @@ class GenericStore:
         nm, om = _meta(new), _meta(old)
         strat.prepare_for_update(new, old)
         await self._admit("UPDATE", new, old, ctx)
+        if not ctx.apply:
+            managedfields.track(strat, self.info.group_version, ctx.subresource,
+                                ctx.field_manager, old, new)
         errs = strat.validate_update(new, old)
         if errs:
             raise self._invalid(new, errs)

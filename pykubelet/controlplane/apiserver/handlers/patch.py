@@ -1,6 +1,6 @@
 """PATCH (kube-apiserver's handlers/patch.go): the three patch types the registry applies
-(JSON, merge, strategic merge); any other Content-Type, server-side apply included, is
-415 before the body is read."""
+(JSON, merge, strategic merge) and server-side apply (``application/apply-patch+yaml``,
+201 when it created the object); any other Content-Type is 415 before the body is read."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ async def patch_resource(request: web.Request, store: GenericStore, ctx: Context
                          namespace: str, name: str, strategy: Strategy | None = None
                          ) -> web.Response:
     ctype = request.content_type
-    if ctype == APPLY_PATCH or ctype not in PATCH_TYPES:
+    if ctype != APPLY_PATCH and ctype not in PATCH_TYPES:
         raise errors.unsupported_media_type(ctype)
     body = await read_body(request, patch=True)
+    existed = strategy is not None or store.lookup(namespace, name) is not None
     result = await store.patch(ctx, namespace, name, ctype, body, strategy)
-    return written(request, store, result, 200, ctx)
+    return written(request, store, result, 200 if existed else 201, ctx)

@@ -18,8 +18,11 @@ from aiohttp import web
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.negotiation import JSON, PROTOBUF, wants_table
+from pykubelet.controlplane.apiserver.requestinfo import parse_bool
 from pykubelet.controlplane.apiserver.responses import add_warnings, json_response
+from pykubelet.controlplane.registry import managedfields
 from pykubelet.controlplane.registry.model import IGNORE, STRICT, WARN
+from pykubelet.controlplane.registry.patch import APPLY_PATCH
 from pykubelet.controlplane.registry.store import (
     Context,
     DeleteOptions,
@@ -90,7 +93,24 @@ def request_context(request: web.Request, user: User) -> Context:
     if fv not in (STRICT, WARN, IGNORE):
         raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported '
                                  'values: "Ignore", "Strict", "Warn"')
-    return Context(user=user, dry_run=bool(dry_run), field_validation=fv)
+    manager = q.get("fieldManager", "")
+    force = q.get("force")
+    if request.method in ("POST", "PUT", "PATCH"):
+        managedfields.check_options(request.method, manager, force,
+                                    request.content_type == APPLY_PATCH)
+    return Context(user=user, dry_run=bool(dry_run), field_validation=fv,
+                   field_manager=managedfields.manager_or_user_agent(
+                       manager, request.headers.get("User-Agent", "")),
+                   force=_force(force))
+
+
+def _force(value: str | None) -> bool:
+    """The force parameter as Go's ParseBool reads it (the Python client sends True)."""
+    try:
+        return bool(parse_bool(value))
+    except ValueError:
+        raise errors.bad_request(f'force: invalid value "{str(value)[:64]}": must be a '
+                                 "boolean") from None
 
 
 async def read_body(request: web.Request, patch: bool = False,
@@ -126,11 +146,25 @@ async def read_body(request: web.Request, patch: bool = False,
         except RecursionError:  # 100k nested "[": PyYAML's composer recurses
             raise errors.bad_request("error converting YAML to JSON: yaml: exceeded max "
                                      "depth") from None
+    if patch and request.content_type == APPLY_PATCH:
+        return _apply_body(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         what = "error decoding patch" if patch else "couldn't get version/kind"
         raise errors.bad_request(f"{what}; json parse error: {exc}") from None
+
+
+def _apply_body(raw: bytes) -> Any:
+    """An apply patch: YAML, of which JSON (what kubectl sends) is a subset."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return yaml.load(raw, Loader=YAML_LOADER)
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise errors.bad_request(f"error decoding YAML: {exc}") from None
 
 
 async def delete_options(request: web.Request) -> DeleteOptions:

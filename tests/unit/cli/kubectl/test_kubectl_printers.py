@@ -9,6 +9,7 @@ from pykubelet.cli.kubectl.printers import (
     cell_text,
     compact_json,
     go_string,
+    print_objects,
     to_json,
     to_yaml,
 )
@@ -76,3 +77,24 @@ def test_yaml_quotes_as_go_yaml() -> None:
                     "q": "didn't: match", "m": "line1\nline2\n", "l": ["1", "x"], "e": {}})
     assert text == ('b: "true"\ne: {}\nl:\n- "1"\n- x\nm: |\n  line1\n  line2\nn: "3600"\n'
                     "q: 'didn''t: match'\ns: plain\nt: \"2026-01-01T00:00:00Z\"\n")
+
+
+def test_json_and_yaml_omit_managed_fields_unless_asked() -> None:
+    """kubectl's OmitManagedFieldsPrinter: -o json/yaml hide metadata.managedFields (of an
+    object and of a List's items); --show-managed-fields keeps them."""
+    entry = {"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:data": {"f:a": {}}}}
+    obj = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "x", "managedFields": [entry]}, "data": {"a": "1"}}
+    for fmt in ("json", "yaml"):
+        out = io.StringIO()
+        print_objects(out, fmt, obj)
+        assert "managedFields" not in out.getvalue()
+        assert "name" in out.getvalue()
+        out = io.StringIO()
+        print_objects(out, fmt, {"apiVersion": "v1", "kind": "List", "items": [obj]})
+        assert "managedFields" not in out.getvalue()
+        out = io.StringIO()
+        print_objects(out, fmt, obj, show_managed_fields=True)
+        assert "f:data" in out.getvalue()
+    assert obj["metadata"]["managedFields"] == [entry]  # the caller's object is unchanged
