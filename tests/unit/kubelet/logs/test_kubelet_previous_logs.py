@@ -65,8 +65,10 @@ def test_previous_logs_in_crash_loop_back_off(
 
     wait_for(backing_off, timeout=BACKOFF_S, what="CrashLoopBackOff")
     assert [c.id for c in instances(runtime)] == [first.id, second.id]
-    target = api._log_target("default", "web", "app", previous=True)
-    assert target.path == second.log_path
+    # the node's view of the containers follows the runtime's events: it names the
+    # second (newest dead) instance as the previous once it has seen that exit
+    wait_for(lambda: api._log_target("default", "web", "app", previous=True).path
+             == second.log_path, what="the second instance is the previous")
     assert api._log_target("default", "web", "app", previous=False).path == second.log_path
 
     def restarted() -> FakeContainer | None:
