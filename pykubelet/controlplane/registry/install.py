@@ -6,6 +6,7 @@ build the same registry here."""
 
 from __future__ import annotations
 
+from pykubelet.controlplane.apiextensions.crds import CRDStrategy
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
@@ -45,6 +46,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
     ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
     RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
+    CRDStrategy,
 )
 
 
