@@ -282,8 +282,10 @@ def serve_custom_resources(api: Any) -> CustomResources:
     """Give an APIServer its CRDs and custom resources, with OpenAPI documents that
     follow them; the caller runs :meth:`CustomResources.run`."""
     from pykubelet.controlplane.apiextensions.openapi import CustomOpenAPI
+    from pykubelet.controlplane.apiextensions.scale import scale
 
     custom = CustomResources(api.registry)
+    custom.subresources["scale"] = scale
     documents = CustomOpenAPI(api.openapi)
     custom.on_change.append(lambda: documents.update(custom.schemas()))
     documents.update(custom.schemas())

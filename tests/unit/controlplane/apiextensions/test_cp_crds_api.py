@@ -28,7 +28,10 @@ def crd(plural: str = "widgets", kind: str = "Widget", scope: str = "Namespaced"
                       "categories": ["all"]},
             "versions": [{
                 "name": "v1", "served": True, "storage": True,
-                "subresources": {"status": {}},
+                "subresources": {"status": {}, "scale": {
+                    "specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas",
+                    "labelSelectorPath": ".status.selector"}},
                 "additionalPrinterColumns": [
                     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
                     {"name": "Size", "type": "string", "jsonPath": ".spec.size"},
@@ -39,7 +42,8 @@ def crd(plural: str = "widgets", kind: str = "Widget", scope: str = "Namespaced"
                         "replicas": {"type": "integer", "minimum": 1, "default": 1},
                         "size": {"type": "string", "enum": ["small", "large"]}}},
                     "status": {"type": "object", "properties": {
-                        "phase": {"type": "string"}}}}}},
+                        "phase": {"type": "string"}, "replicas": {"type": "integer"},
+                        "selector": {"type": "string"}}}}}},
             }],
         },
     }
@@ -283,3 +287,28 @@ def test_a_name_taken_in_the_group_is_not_accepted(api: Any, widgets: str) -> No
     finally:
         api.call("DELETE", f"{CRDS}/widgetz.{GROUP}")
         wait_gone(api, f"{CRDS}/widgetz.{GROUP}")
+
+
+def test_the_scale_subresource(api: Any, widgets: str) -> None:
+    assert api.call("POST", widgets, widget("s", replicas=2)).status == 201
+    st = api.call("PATCH", f"{widgets}/s/status",
+                  {"status": {"replicas": 2, "selector": "app=s"}},
+                  content_type="application/merge-patch+json")
+    assert st.status == 200, st.body
+    got = api.call("GET", f"{widgets}/s/scale")
+    assert got.status == 200, got.body
+    scale = got.json()
+    assert (scale["kind"], scale["apiVersion"]) == ("Scale", "autoscaling/v1")
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"] == {"replicas": 2, "selector": "app=s"}
+    r = api.call("PATCH", f"{widgets}/s/scale", {"spec": {"replicas": 5}},
+                 content_type="application/merge-patch+json")
+    assert r.status == 200, r.body
+    assert r.json()["spec"] == {"replicas": 5}
+    obj = api.call("GET", f"{widgets}/s").json()
+    assert obj["spec"]["replicas"] == 5
+    assert obj["status"]["replicas"] == 2
+    bad = api.call("PUT", f"{widgets}/s/scale", scale | {"spec": {"replicas": -1}})
+    assert bad.status == 422, bad.body
+    res = api.call("GET", f"/apis/{GROUP}/v1").json()["resources"]
+    assert any(r["name"] == "widgets/scale" and r["kind"] == "Scale" for r in res)
