@@ -73,8 +73,9 @@ async def scale(server: Any, request: web.Request, info: Any, store: GenericStor
                 ctx: Context) -> web.StreamResponse:
     """GET/PUT/PATCH <plural>/NAME/scale."""
     strategy = store.strategy
-    assert isinstance(strategy, CustomResourceStrategy) and strategy.scale is not None
+    assert isinstance(strategy, CustomResourceStrategy)
     spec = strategy.scale
+    assert spec is not None
     current = scale_of(store.get(info.namespace, info.name).obj(), spec)
     if info.verb == "get":
         return json_response(current)
