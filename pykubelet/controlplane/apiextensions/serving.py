@@ -27,6 +27,7 @@ from pykubelet.controlplane.apiextensions.crds import (
     storage_version,
 )
 from pykubelet.controlplane.apiextensions.customresources import CustomResourceStrategy
+from pykubelet.controlplane.apiextensions.versions import VersionedCache
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo
 from pykubelet.controlplane.registry.store import (
     Context,
@@ -35,7 +36,7 @@ from pykubelet.controlplane.registry.store import (
     Registry,
 )
 from pykubelet.controlplane.registry.strategy import Obj
-from pykubelet.controlplane.storage.cacher import ResourceCache
+from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
 
 log = logging.getLogger(__name__)
 RING = 10_000
@@ -53,16 +54,24 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
 
 @dataclass
 class Served:
-    """One definition's serving: its cache and a store per served version."""
+    """One definition's serving: a watch cache and a store per served version (the
+    storage version's cache fed by the store, the others mirroring it)."""
 
     crd: Obj
-    cache: ResourceCache
+    cache: VersionedCache  # the storage version's
     stores: dict[str, GenericStore] = field(default_factory=dict)  # version -> store
+    mirrors: list[VersionedCache] = field(default_factory=list)
 
     @property
     def storage(self) -> GenericStore:
         return self.stores[storage_version(self.crd)] if storage_version(self.crd) in (
             self.stores) else next(iter(self.stores.values()))
+
+    def follow(self, cache: ResourceCache, event: CachedEvent) -> None:
+        """The cacher's listener: the storage cache's events, mirrored."""
+        if cache is self.cache:
+            for mirror in self.mirrors:
+                mirror.follow(event)
 
 
 class CustomResources:
@@ -112,24 +121,45 @@ class CustomResources:
         """Serve (or serve anew after a change) every served version of ``crd``."""
         name = crd["metadata"]["name"]
         served = self.served.get(name)
+        stored = storage_version(crd)
+        if served is not None and storage_version(served.crd) != stored:
+            self.unserve(name)  # another storage version: its cache reads anew
+            served = None
         if served is None:
-            probe = CustomResourceStrategy(crd, storage_version(crd))
+            probe = CustomResourceStrategy(crd, stored)
             cache = await self._register_cache(probe)
             served = self.served[name] = Served(crd, cache)
+            self.registry.cacher.listeners.append(served.follow)
+        elif served.stores and served.crd.get("spec") == crd.get("spec"):
+            served.crd = crd  # a status change: what is served stays as it is
+            return
+        for mirror in served.mirrors:  # a changed spec: its watchers start again
+            for w in list(mirror.watchers):
+                w.close()
         served.crd = crd
-        served.stores = {}
+        served.stores, served.mirrors = {}, []
         for v in crd["spec"].get("versions") or []:
-            if v.get("served"):
-                strategy = CustomResourceStrategy(crd, v["name"])
-                served.stores[v["name"]] = GenericStore(self.registry, strategy, served.cache)
+            if not v.get("served"):
+                continue
+            strategy = CustomResourceStrategy(crd, v["name"])
+            cache = served.cache
+            if v["name"] != stored:
+                cache = VersionedCache(served.cache.prefix, strategy.attrs,
+                                       strategy.info.group_version, RING,
+                                       served.cache.current_rev, mirror=True)
+                cache.mirror_of(served.cache)
+                served.mirrors.append(cache)
+            served.stores[v["name"]] = GenericStore(self.registry, strategy, cache)
         self._changed()
 
-    async def _register_cache(self, strategy: CustomResourceStrategy) -> ResourceCache:
+    async def _register_cache(self, strategy: CustomResourceStrategy) -> VersionedCache:
         """A watch cache for a resource that appears while the cache runs: registered
         (so the store's events reach it from now on), then filled from the store."""
         cacher = self.registry.cacher
         prefix = strategy.info.storage_prefix
-        cache = cacher.register(prefix, strategy.attrs, RING)
+        cache = VersionedCache(prefix, strategy.attrs, strategy.info.group_version, RING,
+                               lambda: cacher.rev)
+        cacher.resources[prefix] = cache
         items, _rev = await self.registry.storage.list_prefix(prefix)
         entries = [cache.make_entry(kv.key, kv.value, kv.mod_revision, kv.create_revision)
                    for kv in items]
@@ -140,9 +170,14 @@ class CustomResources:
         served = self.served.pop(name, None)
         if served is None:
             return
-        self.registry.cacher.resources.pop(served.cache.prefix, None)
-        for w in list(served.cache.watchers):
-            w.close()
+        cacher = self.registry.cacher
+        if cacher.resources.get(served.cache.prefix) is served.cache:
+            del cacher.resources[served.cache.prefix]
+        if served.follow in cacher.listeners:
+            cacher.listeners.remove(served.follow)
+        for cache in (served.cache, *served.mirrors):
+            for w in list(cache.watchers):
+                w.close()
         self._changed()
 
     def _changed(self) -> None:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -312,3 +313,48 @@ def test_the_scale_subresource(api: Any, widgets: str) -> None:
     assert bad.status == 422, bad.body
     res = api.call("GET", f"/apis/{GROUP}/v1").json()["resources"]
     assert any(r["name"] == "widgets/scale" and r["kind"] == "Scale" for r in res)
+
+
+def test_several_versions_with_the_none_conversion(api: Any) -> None:
+    body = crd("multis", "Multi")
+    v1 = body["spec"]["versions"][0]
+    beta = copy.deepcopy(v1) | {"name": "v1beta1", "storage": False}
+    beta["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["extra"] = {
+        "type": "string"}
+    body["spec"]["versions"] = [beta, v1]
+    assert api.call("POST", CRDS, body).status == 201
+    try:
+        wait_established(api, f"multis.{GROUP}")
+        beta_path = f"/apis/{GROUP}/v1beta1/namespaces/default/multis"
+        v1_path = f"/apis/{GROUP}/v1/namespaces/default/multis"
+        start = api.call("GET", v1_path).json()["metadata"]["resourceVersion"]
+        made = api.call("POST", beta_path, {"apiVersion": f"{GROUP}/v1beta1", "kind": "Multi",
+                                            "metadata": {"name": "m"},
+                                            "spec": {"size": "small", "extra": "x"}})
+        assert made.status == 201, made.body
+        assert made.json()["apiVersion"] == f"{GROUP}/v1beta1"
+        as_v1 = api.call("GET", f"{v1_path}/m").json()
+        assert as_v1["apiVersion"] == f"{GROUP}/v1"
+        assert as_v1["spec"]["extra"] == "x"  # None conversion: nothing but apiVersion
+        assert as_v1["metadata"]["resourceVersion"] == made.json()["metadata"][
+            "resourceVersion"]
+        listed = api.call("GET", beta_path).json()
+        assert [i["apiVersion"] for i in listed["items"]] == [f"{GROUP}/v1beta1"]
+        # a v1 write reads back in v1beta1
+        as_v1["spec"]["replicas"] = 3
+        assert api.call("PUT", f"{v1_path}/m", as_v1).status == 200
+        got = api.call("GET", f"{beta_path}/m").json()
+        assert (got["apiVersion"], got["spec"]["replicas"]) == (f"{GROUP}/v1beta1", 3)
+        events = api.call("GET", f"{beta_path}?watch=1&resourceVersion={start}"
+                                 "&timeoutSeconds=1").body.splitlines()
+        seen = [(orjson.loads(e)["type"], orjson.loads(e)["object"]["apiVersion"])
+                for e in events]
+        assert seen == [("ADDED", f"{GROUP}/v1beta1"), ("MODIFIED", f"{GROUP}/v1beta1")]
+        group = api.call("GET", f"/apis/{GROUP}").json()
+        assert group["preferredVersion"]["version"] == "v1"
+        assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+        stored = api.call("GET", f"{CRDS}/multis.{GROUP}").json()["status"]["storedVersions"]
+        assert stored == ["v1"]
+    finally:
+        api.call("DELETE", f"{CRDS}/multis.{GROUP}")
+        wait_gone(api, f"{CRDS}/multis.{GROUP}")
