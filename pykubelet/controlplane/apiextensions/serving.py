@@ -150,6 +150,10 @@ class CustomResources:
                 cache.mirror_of(served.cache)
                 served.mirrors.append(cache)
             served.stores[v["name"]] = GenericStore(self.registry, strategy, cache)
+        if served.stores:  # the registry's walkers (namespace deletion, the garbage
+            # collector) find custom resources as they find every other resource
+            spec = crd["spec"]
+            self.registry.stores[(spec["group"], spec["names"]["plural"])] = served.storage
         self._changed()
 
     async def _register_cache(self, strategy: CustomResourceStrategy) -> VersionedCache:
@@ -170,6 +174,8 @@ class CustomResources:
         served = self.served.pop(name, None)
         if served is None:
             return
+        spec = served.crd["spec"]
+        self.registry.stores.pop((spec["group"], spec["names"]["plural"]), None)
         cacher = self.registry.cacher
         if cacher.resources.get(served.cache.prefix) is served.cache:
             del cacher.resources[served.cache.prefix]
