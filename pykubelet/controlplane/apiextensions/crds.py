@@ -12,14 +12,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.field import FieldError
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane.apiextensions import validation
 from pykubelet.controlplane.apiextensions.unstructured import Unstructured, UnstructuredStrategy
-from pykubelet.controlplane.registry.resources import CRDS
+from pykubelet.controlplane.registry.resources import ResourceInfo, Subresource
 from pykubelet.controlplane.registry.strategy import Obj
 
+GROUP = "apiextensions.k8s.io"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+
+# served by apiextensions beside the built-in resources of registry/resources.py (as
+# apiextensions-apiserver is kube-apiserver's delegate); objects kept as JSON
+CRD_KIND: Kind[Any] = Kind(GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions",
+                           False, Unstructured)
+CRDS = ResourceInfo(
+    CRD_KIND, "customresourcedefinition", f"/registry/{GROUP}/customresourcedefinitions/",
+    ("crd", "crds"), ("api-extensions",),
+    subresources=(Subresource("status", "CustomResourceDefinition", ("get", "patch", "update"),
+                              GROUP, "v1"),),
+)
 
 def storage_version(crd: Obj) -> str:
     for v in (crd.get("spec") or {}).get("versions") or []:

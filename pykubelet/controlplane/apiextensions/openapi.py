@@ -9,6 +9,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+from pykubelet.controlplane.apiextensions.crds import CRDS
 from pykubelet.controlplane.apiserver.openapi import OpenAPI, document, gv_path, resource_paths
 from pykubelet.controlplane.registry.resources import ResourceInfo
 
@@ -36,13 +37,14 @@ def kind_schema(r: ResourceInfo, schema: Obj) -> Obj:
 
 def documents(resources: Iterable[tuple[ResourceInfo, Obj | None]]) -> dict[str, Obj]:
     """path (``apis/<group>/<version>``) -> document, for (resource, schema) pairs; a
-    schema of None: an object without properties."""
+    schema of None: the resource has no definition (CRDs themselves)."""
     paths: dict[str, Obj] = {}
     components: dict[str, Obj] = {}
     for r, schema in resources:
         gv = gv_path(r.group, r.version)
-        definition = definition_name(r)
-        components.setdefault(gv, {})[definition] = kind_schema(r, schema or {})
+        definition = None if r is CRDS else definition_name(r)
+        if definition is not None:
+            components.setdefault(gv, {})[definition] = kind_schema(r, schema or {})
         paths.setdefault(gv, {}).update(resource_paths(r, definition))
     return {gv: document(p, components.get(gv, {})) for gv, p in paths.items()}
 

@@ -87,6 +87,8 @@ class CustomResources:
 
     # ------------------------------------------------------------------ lookups
     def store(self, group: str, version: str, resource: str) -> GenericStore | None:
+        if (group, version, resource) == (CRDS.group, CRDS.version, CRDS.resource):
+            return self._crd_store()
         for served in self.served.values():
             spec = served.crd["spec"]
             if spec["group"] == group and spec["names"]["plural"] == resource:
@@ -94,13 +96,13 @@ class CustomResources:
         return None
 
     def resources(self) -> list[ResourceInfo]:
-        """Every served version's ResourceInfo, for discovery."""
+        """CRDs, then every served version's ResourceInfo, for discovery."""
         return [r for r, _schema in self.schemas()]
 
     def schemas(self) -> list[tuple[ResourceInfo, Obj | None]]:
-        """(ResourceInfo, its version's schema) of each served version, a group's
-        preferred version first, for discovery and OpenAPI."""
-        out: list[tuple[ResourceInfo, Obj | None]] = []
+        """(ResourceInfo, its version's schema) of CRDs (no schema) and of each served
+        version, a group's preferred version first, for discovery and OpenAPI."""
+        out: list[tuple[ResourceInfo, Obj | None]] = [(CRDS, None)]
         for served in self.served.values():
             for store in sorted(served.stores.values(),
                                 key=lambda s: version_priority(s.info.version)):

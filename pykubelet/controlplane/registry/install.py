@@ -46,7 +46,6 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
     ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
     RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
-    CRDStrategy,
 )
 
 
@@ -62,5 +61,8 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
             registry.add(ServiceStrategy(*service_ranges), watch_cache_size)
             continue
         registry.add(strategy(), watch_cache_size)
+    # CustomResourceDefinitions: apiextensions-apiserver's, served beside the built-in
+    # resources (pykubelet.controlplane.apiextensions), stored and cached as they are
+    registry.add(CRDStrategy(), watch_cache_size)
     registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
     return registry

@@ -166,21 +166,12 @@ CLUSTER_ROLE_BINDINGS = ResourceInfo(
     kinds.CLUSTER_ROLE_BINDING, "clusterrolebinding", "/registry/clusterrolebindings/",
 )
 
-# apiextensions.k8s.io/v1: objects kept as JSON (no class: pykubelet.controlplane.apiextensions)
-CRDS = ResourceInfo(
-    Kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-         False, dict),
-    "customresourcedefinition", "/registry/apiextensions.k8s.io/customresourcedefinitions/",
-    ("crd", "crds"), ("api-extensions",),
-    subresources=(_status("CustomResourceDefinition", "apiextensions.k8s.io"),),
-)
-
 ALL: tuple[ResourceInfo, ...] = (
     PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
     STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
     SERVICES, ENDPOINTS, ENDPOINT_SLICES,
-    ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS, CRDS,
+    ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS,
 )
 
 

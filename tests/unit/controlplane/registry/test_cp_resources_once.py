@@ -12,15 +12,14 @@ from pathlib import Path
 from pykubelet.api import kinds
 from pykubelet.controlplane.apiserver import discovery
 from pykubelet.controlplane.registry import install
-from pykubelet.controlplane.registry.resources import ALL, CRDS, PODS
+from pykubelet.controlplane.registry.resources import ALL, PODS
 
 REGISTRY = Path(install.__file__).parent
 
 
 def test_every_resource_is_its_model_kind() -> None:
     for info in ALL:
-        # CRDs have no class: apiextensions keeps them as JSON
-        assert info.model in kinds.KINDS or info is CRDS, info
+        assert info.model in kinds.KINDS, info
         assert (info.group, info.version, info.kind, info.resource, info.namespaced) == (
             info.model.group, info.model.version, info.model.kind, info.model.plural,
             info.model.namespaced)
