@@ -26,6 +26,7 @@ from aiohttp import web
 from pycni.atomic_files import write_atomic
 from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
+from pykubelet.controlplane.apiextensions.serving import serve_custom_resources
 from pykubelet.controlplane.apiserver.app import APIServer
 from pykubelet.controlplane.apiserver.filters.tokenfile import StaticTokens
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
@@ -245,6 +246,8 @@ class ControlPlane:
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
             token_users=self._token_users(),
         )
+        custom = serve_custom_resources(self.api)  # CRDs and what they declare
+        self._tasks.append(asyncio.create_task(custom.run(), name="customresources"))
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         # the controllers and watches end before the server's connections are closed

@@ -100,6 +100,8 @@ class APIServer:
     # users of static bearer tokens (--token-auth-file), beside the admin and node tokens
     token_users: TokenUsers = lambda _token: None
     rbac: RBACAuthorizer | None = None  # made over the registry when not given
+    # the CRDs and custom resources served (apiextensions.serving.CustomResources)
+    custom: Any = None
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -245,16 +247,20 @@ class APIServer:
     async def _api_root(self, request: web.Request) -> web.Response:
         self.authenticate(request)
         if discovery.wants_aggregated(request.headers.get("Accept", "")):
-            return json_response(discovery.aggregated(core=True),
+            return json_response(discovery.aggregated(core=True, extra=self._extra()),
                                  headers={"Content-Type": discovery.AGGREGATED_V2})
         return json_response(discovery.api_versions(self.server_address))
 
     async def _apis_root(self, request: web.Request) -> web.Response:
         self.authenticate(request)
         if discovery.wants_aggregated(request.headers.get("Accept", "")):
-            return json_response(discovery.aggregated(core=False),
+            return json_response(discovery.aggregated(core=False, extra=self._extra()),
                                  headers={"Content-Type": discovery.AGGREGATED_V2})
-        return json_response(discovery.api_group_list())
+        return json_response(discovery.api_group_list(self._extra()))
+
+    def _extra(self) -> list[Any]:
+        """The resources served besides the built-in ones (CRDs, custom resources)."""
+        return self.custom.resources() if self.custom is not None else []
 
     # ------------------------------------------------------------------ resources
     async def _resource(self, request: web.Request) -> web.StreamResponse:
@@ -274,8 +280,11 @@ class APIServer:
         if (info.group, info.resource) in reviews.REVIEWS and info.version == "v1":
             return await self._review(request, info, user)
         store = None
-        if (info.group, info.version) in SERVED_GROUP_VERSIONS:
+        builtin = (info.group, info.version) in SERVED_GROUP_VERSIONS
+        if builtin:
             store = self.registry.by_resource(info.group, info.resource)
+        elif self.custom is not None:
+            store = self.custom.store(info.group, info.version, info.resource)
         if store is None or (info.namespace and not store.info.namespaced
                              and info.resource != "namespaces"):
             raise errors.path_not_found()
@@ -296,7 +305,8 @@ class APIServer:
         ctx.subresource = info.subresource
         if info.subresource:
             sub = store.info.subresource(info.subresource)
-            fn = self.subresources.get((store.info.resource, info.subresource))
+            fn = self.subresources.get((store.info.resource, info.subresource)) if builtin else (
+                self.custom.subresources.get(info.subresource))
             wrapped = store.strategy.subresource_strategy(info.subresource)
             if sub is None or (fn is None and wrapped is None):
                 raise errors.path_not_found()
@@ -370,10 +380,10 @@ class APIServer:
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
         if info.version:
-            body = discovery.resource_list(info.group, info.version)
+            body = discovery.resource_list(info.group, info.version, self._extra())
         else:
             group = request.path.strip("/").split("/")[1] if info.api_prefix == "apis" else ""
-            body = discovery.api_group(group)
+            body = discovery.api_group(group, self._extra())
         if body is None:
             raise errors.path_not_found()
         return json_response(body)

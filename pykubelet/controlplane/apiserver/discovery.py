@@ -5,6 +5,7 @@ does), never mixing the two (k8s-api.md §1)."""
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from typing import Any
 
 from pykubelet.controlplane.registry.resources import ALL, ResourceInfo, group_versions
@@ -46,22 +47,41 @@ def _gv(group: str, version: str) -> dict[str, str]:
     return {"groupVersion": f"{group}/{version}", "version": version}
 
 
-def api_group_list() -> dict[str, Any]:
-    groups = []
+def _all(extra: Sequence[ResourceInfo]) -> list[ResourceInfo]:
+    """The built-in resources, then ``extra`` (CRDs and custom resources, in the order
+    their serving gives: a group's preferred version first)."""
+    return [*ALL, *extra]
+
+
+def _groups(extra: Sequence[ResourceInfo]) -> dict[str, list[str]]:
+    """Each group's versions, the preferred first."""
+    out: dict[str, list[str]] = {}
     for group, version in group_versions():
+        out.setdefault(group, []).append(version)
+    for r in extra:
+        versions = out.setdefault(r.group, [])
+        if r.version not in versions:
+            versions.append(r.version)
+    return out
+
+
+def api_group_list(extra: Sequence[ResourceInfo] = ()) -> dict[str, Any]:
+    groups = []
+    for group, versions in _groups(extra).items():
         if not group:
             continue
-        groups.append({"name": group, "versions": [_gv(group, version)],
-                       "preferredVersion": _gv(group, version)})
+        groups.append({"name": group, "versions": [_gv(group, v) for v in versions],
+                       "preferredVersion": _gv(group, versions[0])})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(group: str) -> dict[str, Any] | None:
-    for g, version in group_versions():
-        if g == group and g:
-            return {"kind": "APIGroup", "apiVersion": "v1", "name": group,
-                    "versions": [_gv(group, version)], "preferredVersion": _gv(group, version)}
-    return None
+def api_group(group: str, extra: Sequence[ResourceInfo] = ()) -> dict[str, Any] | None:
+    versions = _groups(extra).get(group)
+    if not group or not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group,
+            "versions": [_gv(group, v) for v in versions],
+            "preferredVersion": _gv(group, versions[0])}
 
 
 def _resource_entries(r: ResourceInfo) -> list[dict[str, Any]]:
@@ -82,8 +102,9 @@ def _resource_entries(r: ResourceInfo) -> list[dict[str, Any]]:
     return out
 
 
-def resource_list(group: str, version: str) -> dict[str, Any] | None:
-    resources = [r for r in ALL if r.group == group and r.version == version]
+def resource_list(group: str, version: str,
+                  extra: Sequence[ResourceInfo] = ()) -> dict[str, Any] | None:
+    resources = [r for r in _all(extra) if r.group == group and r.version == version]
     if not resources:
         return None
     gv = f"{group}/{version}" if group else version
@@ -91,9 +112,10 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
             "resources": [e for r in resources for e in _resource_entries(r)]}
 
 
-def _aggregated_group(group: str, version: str) -> dict[str, Any]:
+def _aggregated_version(group: str, version: str,
+                        extra: Sequence[ResourceInfo]) -> dict[str, Any]:
     resources = []
-    for r in ALL:
+    for r in _all(extra):
         if r.group != group or r.version != version:
             continue
         entry: dict[str, Any] = {
@@ -115,11 +137,12 @@ def _aggregated_group(group: str, version: str) -> dict[str, Any]:
                 for s in r.subresources
             ]
         resources.append(entry)
-    return {"metadata": {"name": group, "creationTimestamp": None},
-            "versions": [{"version": version, "resources": resources, "freshness": "Current"}]}
+    return {"version": version, "resources": resources, "freshness": "Current"}
 
 
-def aggregated(core: bool) -> dict[str, Any]:
-    items = [_aggregated_group(g, v) for g, v in group_versions() if (g == "") == core]
+def aggregated(core: bool, extra: Sequence[ResourceInfo] = ()) -> dict[str, Any]:
+    items = [{"metadata": {"name": g, "creationTimestamp": None},
+              "versions": [_aggregated_version(g, v, extra) for v in versions]}
+             for g, versions in _groups(extra).items() if (g == "") == core]
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
             "metadata": {}, "items": items}

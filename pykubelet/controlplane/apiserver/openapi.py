@@ -31,9 +31,10 @@ def model_schemas(r: ResourceInfo) -> tuple[str, dict[str, Any]] | None:
     """The kind's upstream definition name and its components.schemas (the object model)."""
     try:
         kind = r.model
-    except KeyError:
+        definition = kind.definition
+    except KeyError:  # no class (CustomResourceDefinitions are kept as JSON)
         return None
-    return kind.definition, kind.openapi_schemas()
+    return definition, kind.openapi_schemas()
 
 _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", "application/apply-patch+yaml")
@@ -86,10 +87,34 @@ def _collection_ops(r: ResourceInfo, definition: str | None) -> dict[str, Any]:
     }
 
 
+def resource_paths(r: ResourceInfo, definition: str | None) -> dict[str, Any]:
+    """The paths of one resource (collection, object, status) with their operations."""
+    paths: dict[str, Any] = {}
+    base = "/" + gv_path(r.group, r.version)
+    if r.namespaced:
+        coll = f"{base}/namespaces/{{namespace}}/{r.resource}"
+    else:
+        coll = f"{base}/{r.resource}"
+    paths[coll] = _collection_ops(r, definition)
+    paths[f"{coll}/{{name}}"] = _ops(r, definition)
+    for s in r.subresources:
+        if s.name == "status":
+            paths[f"{coll}/{{name}}/status"] = _ops(r, definition)
+    return paths
+
+
+def document(paths: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": KUBE_VERSION},
+        "paths": paths,
+        "components": {"schemas": components},
+    }
+
+
 def gv_document(group: str, version: str, schemas: SchemaFn | None = None) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     components: dict[str, Any] = {}
-    base = "/" + gv_path(group, version)
     for r in ALL:
         if r.group != group or r.version != version:
             continue
@@ -98,15 +123,7 @@ def gv_document(group: str, version: str, schemas: SchemaFn | None = None) -> di
         if found is not None:
             definition, schema_set = found
             components.update(schema_set)
-        if r.namespaced:
-            coll = f"{base}/namespaces/{{namespace}}/{r.resource}"
-        else:
-            coll = f"{base}/{r.resource}"
-        paths[coll] = _collection_ops(r, definition)
-        paths[f"{coll}/{{name}}"] = _ops(r, definition)
-        for s in r.subresources:
-            if s.name == "status":
-                paths[f"{coll}/{{name}}/status"] = _ops(r, definition)
+        paths.update(resource_paths(r, definition))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBE_VERSION},
@@ -126,6 +143,17 @@ class OpenAPI:
             body = orjson.dumps(gv_document(group, version, schemas))
             self.docs[path] = body
             self.hashes[path] = hashlib.sha512(body).hexdigest()[:64].upper()
+
+    def put(self, path: str, doc: dict[str, Any] | None) -> None:
+        """Serve ``doc`` at /openapi/v3/``path`` (None: serve nothing there), for the
+        group versions that come and go (custom resources)."""
+        if doc is None:
+            self.docs.pop(path, None)
+            self.hashes.pop(path, None)
+            return
+        body = orjson.dumps(doc)
+        self.docs[path] = body
+        self.hashes[path] = hashlib.sha512(body).hexdigest()[:64].upper()
 
     def index(self) -> dict[str, Any]:
         return {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}

@@ -486,9 +486,15 @@ def cells_for(kind: str, obj: Obj, now: dt.datetime) -> list[Any]:
     return [_name(obj), (obj.get("metadata") or {}).get("creationTimestamp")]
 
 
-def row(kind: str, entry: Entry, now: dt.datetime, include_object: str) -> Obj:
+# a resource's own columns and cells (custom resources' additionalPrinterColumns)
+Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
+
+
+def row(kind: str, entry: Entry, now: dt.datetime, include_object: str,
+        printer: Printer | None = None) -> Obj:
     obj = entry.obj()
-    out: Obj = {"cells": cells_for(kind, obj, now)}
+    cells = printer[1](obj, now) if printer is not None else cells_for(kind, obj, now)
+    out: Obj = {"cells": cells}
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
@@ -500,6 +506,7 @@ def row(kind: str, entry: Entry, now: dt.datetime, include_object: str) -> Obj:
 def table(
     kind: str, entries: Iterable[Entry], revision: int, include_object: str = "Metadata",
     *, headers: bool = True, continue_token: str = "", remaining: int | None = None,
+    printer: Printer | None = None,
 ) -> Obj:
     now = dt.datetime.now(dt.UTC)
     meta: Obj = {"resourceVersion": str(revision)}
@@ -509,6 +516,6 @@ def table(
         meta["remainingItemCount"] = remaining
     out: Obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
     if headers:
-        out["columnDefinitions"] = columns_for(kind)
-    out["rows"] = [row(kind, e, now, include_object) for e in entries]
+        out["columnDefinitions"] = printer[0] if printer is not None else columns_for(kind)
+    out["rows"] = [row(kind, e, now, include_object, printer) for e in entries]
     return out

@@ -6,6 +6,7 @@ build the same registry here."""
 
 from __future__ import annotations
 
+from pykubelet.controlplane.apiextensions.crds import CRDStrategy
 from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
@@ -60,5 +61,8 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
             registry.add(ServiceStrategy(*service_ranges), watch_cache_size)
             continue
         registry.add(strategy(), watch_cache_size)
+    # CustomResourceDefinitions: apiextensions-apiserver's, served beside the built-in
+    # resources (pykubelet.controlplane.apiextensions), stored and cached as they are
+    registry.add(CRDStrategy(), watch_cache_size)
     registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
     return registry

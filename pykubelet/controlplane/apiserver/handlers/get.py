@@ -50,7 +50,8 @@ def list_resource(request: web.Request, store: GenericStore, namespace: str | No
     if table_version is not None:
         t = tables.table(store.info.kind, result.entries, result.revision,
                          q.get("includeObject", "Metadata"),
-                         continue_token=result.continue_token, remaining=result.remaining)
+                         continue_token=result.continue_token, remaining=result.remaining,
+                         printer=getattr(store.strategy, "printer", None))
         t["apiVersion"] = table_version
         return json_response(t)
     return json_response(list_bytes(store, [e.data for e in result.entries],

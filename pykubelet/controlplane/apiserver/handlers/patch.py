@@ -7,8 +7,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from pykubelet.controlplane import errors
+from pykubelet.controlplane.apiextensions.customresources import unsupported_media_type
 from pykubelet.controlplane.apiserver.handlers.rest import read_body, written
-from pykubelet.controlplane.registry.patch import APPLY_PATCH, PATCH_TYPES
+from pykubelet.controlplane.registry.patch import APPLY_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH
 from pykubelet.controlplane.registry.store import Context, GenericStore
 from pykubelet.controlplane.registry.strategy import Strategy
 
@@ -19,6 +20,9 @@ async def patch_resource(request: web.Request, store: GenericStore, ctx: Context
     ctype = request.content_type
     if ctype != APPLY_PATCH and ctype not in PATCH_TYPES:
         raise errors.unsupported_media_type(ctype)
+    if ctype == STRATEGIC_MERGE_PATCH and getattr(store.strategy, "refuses_strategic_merge",
+                                                  False):
+        raise unsupported_media_type(ctype)  # custom resources have no patch strategy
     body = await read_body(request, patch=True)
     existed = strategy is not None or store.lookup(namespace, name) is not None
     result = await store.patch(ctx, namespace, name, ctype, body, strategy)

@@ -198,7 +198,8 @@ def object_response(request: web.Request, store: GenericStore,
     table_version = wants_table(request.headers.get("Accept", ""))
     if table_version is not None and isinstance(obj, Entry):
         include = request.query.get("includeObject", "Metadata")
-        t = tables.table(store.info.kind, [obj], obj.rev, include)
+        t = tables.table(store.info.kind, [obj], obj.rev, include,
+                         printer=getattr(store.strategy, "printer", None))
         t["apiVersion"] = table_version
         return json_response(t, code)
     if isinstance(obj, Entry):

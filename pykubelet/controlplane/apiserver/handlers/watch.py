@@ -67,7 +67,8 @@ class WatchStream:
             return bytes(entry.derived(kind, lambda: _event_line(kind, entry.data)))
         api_version, include = self.table
         t = tables.table(self.store.info.kind, [entry], entry.rev, include,
-                         headers=not self._headers_sent)
+                         headers=not self._headers_sent,
+                         printer=getattr(self.store.strategy, "printer", None))
         t["apiVersion"] = api_version
         self._headers_sent = True
         return _event_line(kind, orjson.dumps(t))
