@@ -27,6 +27,7 @@ from pykubelet.controlplane.registry.rbac import (
     rbac_escalation,
 )
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
+from pykubelet.controlplane.registry.serviceaccounts import ServiceAccountStrategy
 from pykubelet.controlplane.registry.services import (
     EndpointSliceStrategy,
     EndpointsStrategy,
@@ -45,6 +46,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
     ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
     RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
+    ServiceAccountStrategy,
 )
 
 
