@@ -50,7 +50,12 @@ from pykubelet.controlplane.registry.priorityclasses import (
     SYSTEM_CLASSES,
     system_class,
 )
-from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
+from pykubelet.controlplane.registry.resources import (
+    NAMESPACES,
+    NODES,
+    PRIORITY_CLASSES,
+    SERVICE_ACCOUNTS,
+)
 from pykubelet.controlplane.registry.store import Context, User
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
 from pykubelet.controlplane.serviceaccount import keys as sa_keys
@@ -350,7 +355,8 @@ class ControlPlane:
             await stack.aclose()
 
     async def _bootstrap_objects(self) -> None:
-        """The namespaces, priority classes and RBAC policy every cluster has."""
+        """The namespaces, priority classes and RBAC policy every cluster has, and the
+        system namespaces' ``default`` ServiceAccounts."""
         ctx = Context()
         ns_store = self.registry.store(NAMESPACES)
         for name in SYSTEM_NAMESPACES:
@@ -364,6 +370,13 @@ class ControlPlane:
                 with contextlib.suppress(errors.StatusError):
                     await pc_store.create(ctx, "", system_class(name))
         await bootstrappolicy.reconcile(self.registry)
+        sa_store = self.registry.store(SERVICE_ACCOUNTS)
+        for name in SYSTEM_NAMESPACES:  # the serviceaccount controller's first pass, early
+            if sa_store.lookup(name, "default") is None:
+                with contextlib.suppress(errors.StatusError):
+                    await sa_store.create(ctx, name, {"apiVersion": "v1",
+                                                      "kind": "ServiceAccount",
+                                                      "metadata": {"name": "default"}})
 
     def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The scheduler's last decision for a pod (pysched's decision log)."""
