@@ -113,9 +113,34 @@ def bound_object(registry: Registry, namespace: str, sa_name: str, ref: Obj
     return pod, secret, node
 
 
+def node_restriction(registry: Registry, node: str, namespace: str, name: str,
+                     ref: Obj | None) -> None:
+    """NodeRestriction's admitServiceAccount: a node's token must be bound, by UID, to a
+    pod bound to that node."""
+
+    def forbidden(why: str) -> errors.StatusError:
+        return errors.StatusError(403, errors.FORBIDDEN,
+                                  f'serviceaccounts "{name}" is forbidden: {why}',
+                                  {"name": name, "kind": "serviceaccounts"})
+
+    ref = ref or {}
+    if (ref.get("apiVersion"), ref.get("kind")) != ("v1", "Pod") or not ref.get("name"):
+        raise forbidden("node requested token not bound to a pod")
+    if not ref.get("uid"):
+        raise forbidden("node requested token with a pod binding without a uid")
+    pod = registry.store(PODS).get(namespace, ref["name"]).obj()
+    if ref["uid"] != _uid(pod):
+        raise forbidden(f"the UID in the bound object reference ({ref['uid']}) does not match "
+                        "the UID in record. The object might have been deleted and then "
+                        "recreated")
+    if (pod.get("spec") or {}).get("nodeName") != node:
+        raise forbidden("node requested token bound to a pod scheduled on a different node")
+
+
 def issue(issuer: Issuer, registry: Registry, store: GenericStore, namespace: str, name: str,
-          body: Obj) -> Obj:
-    """The TokenRequest ``body`` answered: its spec defaulted, its status the token."""
+          body: Obj, node: str | None = None) -> Obj:
+    """The TokenRequest ``body`` answered: its spec defaulted, its status the token.
+    ``node``: the node asking (its NodeRestriction rules apply), if a node asks."""
     meta = body.get("metadata") or {}
     if meta.get("name", name) not in ("", name):
         raise errors.bad_request("the name of the object does not match the name on the URL")
@@ -126,10 +151,12 @@ def issue(issuer: Issuer, registry: Registry, store: GenericStore, namespace: st
     if errs:
         raise errors.invalid("TokenRequest", "authentication.k8s.io", name,
                              [errors.cause(e) for e in errs])
-    pod = secret = node = None
     ref = spec.get("boundObjectRef")
+    if node is not None:
+        node_restriction(registry, node, namespace, name, ref)
+    pod = secret = bound_node = None
     if ref:
-        pod, secret, node = bound_object(registry, namespace, name, ref)
+        pod, secret, bound_node = bound_object(registry, namespace, name, ref)
     if not spec.get("audiences"):
         spec["audiences"] = issuer.api_audiences
     exp = int(spec["expirationSeconds"])
@@ -139,7 +166,7 @@ def issue(issuer: Issuer, registry: Registry, store: GenericStore, namespace: st
             and set(spec["audiences"]) <= set(issuer.api_audiences)):
         warn_after, exp = int(now) + exp, EXTENDED_EXPIRATION_S
     claims = jwt.new_claims(issuer.issuer, namespace, Ref(name, _uid(sa)), spec["audiences"],
-                            exp, now=now, pod=pod, secret=secret, node=node,
+                            exp, now=now, pod=pod, secret=secret, node=bound_node,
                             warn_after=warn_after)
     token = jwt.sign(claims, issuer.key)
     expires = dt.datetime.fromtimestamp(int(now) + int(spec["expirationSeconds"]), dt.UTC)
@@ -156,7 +183,8 @@ def handler(issuer: Issuer) -> Callable[..., Any]:
                     store: GenericStore, ctx: Context) -> web.StreamResponse:
         body = typed_body(await read_body(request), "TokenRequest",
                           "io.k8s.api.authentication.v1.TokenRequest", API_VERSION)
-        out = issue(issuer, server.registry, store, info.namespace, info.name, body)
+        out = issue(issuer, server.registry, store, info.namespace, info.name, body,
+                    ctx.user.node)
         return web.Response(body=orjson.dumps(out), status=201,
                             content_type="application/json")
 

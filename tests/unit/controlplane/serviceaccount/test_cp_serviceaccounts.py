@@ -165,3 +165,49 @@ def test_a_pod_bound_token_dies_with_the_pod(cluster: Cluster, ns: str) -> None:
     assert code == 200, body
     code, body = as_pod("GET", f"/api/v1/namespaces/{ns}/pods")
     assert code == 401, body
+
+
+def test_a_node_gets_tokens_only_for_its_own_pods(cluster: Cluster, ns: str) -> None:
+    """The Node authorizer lets a node ask for the account of a pod bound to it, and
+    NodeRestriction only for a token bound to that pod by UID."""
+    node = cluster.node("sa-node")
+    make_sa(cluster, ns, "on-node")
+    make_sa(cluster, ns, "elsewhere")
+    pods = {}
+    for name, account, where in (("mine", "on-node", "sa-node"),
+                                 ("theirs", "elsewhere", "other-node")):
+        code, pods[name] = cluster.admin("POST", f"/api/v1/namespaces/{ns}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"serviceAccountName": account, "nodeName": where,
+                     "containers": [{"name": "c", "image": "busybox"}]}})
+        assert code == 201, pods[name]
+
+    def ask(account: str, ref: dict[str, Any] | None) -> tuple[int, Any]:
+        spec: dict[str, Any] = {"expirationSeconds": 3607}
+        if ref is not None:
+            spec["boundObjectRef"] = ref
+        return node("POST", f"/api/v1/namespaces/{ns}/serviceaccounts/{account}/token",
+                    {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                     "spec": spec})
+
+    mine = {"apiVersion": "v1", "kind": "Pod", "name": "mine",
+            "uid": pods["mine"]["metadata"]["uid"]}
+    code, tr = ask("on-node", mine)
+    assert code == 201, tr
+    claims = payload(tr["status"]["token"])
+    # the admission's 3607 s pod token: a year, with warnafter at 3607 s
+    assert claims["kubernetes.io"]["warnafter"] - claims["iat"] == 3607
+    assert claims["exp"] - claims["iat"] == 365 * 24 * 3600
+    code, body = ask("on-node", None)
+    assert code == 403, body
+    assert body["message"] == ('serviceaccounts "on-node" is forbidden: node requested token '
+                               "not bound to a pod")
+    code, body = ask("on-node", {**mine, "uid": ""})
+    assert code == 403, body
+    assert body["message"].endswith("node requested token with a pod binding without a uid")
+    code, body = ask("elsewhere", {"apiVersion": "v1", "kind": "Pod", "name": "theirs",
+                                   "uid": pods["theirs"]["metadata"]["uid"]})
+    assert code == 403, body
+    assert body["message"].startswith('serviceaccounts "elsewhere" is forbidden: User '
+                                      '"system:node:sa-node" cannot create resource '
+                                      '"serviceaccounts/token"')
