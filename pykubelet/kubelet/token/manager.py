@@ -22,7 +22,7 @@ MAX_TTL_S = 24 * 3600  # maxTTL: refresh a day-old token whatever its lifetime
 REFRESH_FRACTION = 0.8
 
 
-class TokenError(Exception):
+class TokenFetchError(Exception):
     """No token (the control plane refused or is away); the message says why."""
 
 
@@ -84,12 +84,12 @@ class TokenManager:
             status = out["status"]
             issued = Issued(status["token"], _issued_at(status["token"], now),
                             parse_time(status["expirationTimestamp"]).timestamp())
-        except TokenError:
+        except TokenFetchError:
             raise
         except Exception as exc:
             if hit is not None and now < hit.expires:
                 return hit.token.encode()  # keep the old one while it is good
-            raise TokenError(f'failed to fetch token: {exc}') from None
+            raise TokenFetchError(f'failed to fetch token: {exc}') from None
         with self._lock:
             self._cache[key] = issued
         return issued.token.encode()

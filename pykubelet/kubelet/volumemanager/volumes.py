@@ -39,7 +39,7 @@ from pykubelet.api.types import (
     Volume,
 )
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs, RefError
-from pykubelet.kubelet.token.manager import TokenError, TokenManager
+from pykubelet.kubelet.token.manager import TokenFetchError, TokenManager
 from pykubelet.kubelet.volumemanager import downward_api
 
 log = logging.getLogger(__name__)
@@ -292,7 +292,7 @@ def _token_file(pod: Pod, vol: Volume, refs: ObjectRefs | None,
         token = tokens.pod_token(pod.namespace, pod.spec.service_account_name or "default",
                                  src.audience, src.expiration_seconds or 3600, pod.name,
                                  pod.uid)
-    except TokenError as exc:
+    except TokenFetchError as exc:
         raise _set_up_error(vol, str(exc)) from None
     return {src.path: (token, mode)}
 

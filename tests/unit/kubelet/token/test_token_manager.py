@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pykubelet.api.machinery.timeutil import rfc3339
-from pykubelet.kubelet.token.manager import Issued, TokenError, TokenManager, requires_refresh
+from pykubelet.kubelet.token.manager import Issued, TokenFetchError, TokenManager, requires_refresh
 
 T0 = 1_800_000_000
 
@@ -76,7 +76,7 @@ def test_a_failed_refresh_keeps_a_good_token_then_fails() -> None:
     api.now = T0 + 590
     assert tokens.pod_token("ns", "sa", "", 600, "p", "u") == first
     api.now = T0 + 601
-    with pytest.raises(TokenError, match="failed to fetch token"):
+    with pytest.raises(TokenFetchError, match="failed to fetch token"):
         tokens.pod_token("ns", "sa", "", 600, "p", "u")
 
 

@@ -15,7 +15,7 @@ from pykubelet.api.decode import decode_pod
 from pykubelet.api.defaults import set_defaults_pod
 from pykubelet.api.types import Pod
 from pykubelet.controlplane.registry.serviceaccountadmission import token_volume_source
-from pykubelet.kubelet.token.manager import TokenError
+from pykubelet.kubelet.token.manager import TokenFetchError
 from pykubelet.kubelet.volumemanager.volumes import (
     VolumeError,
     _projected_files,
@@ -32,7 +32,7 @@ class Tokens:
 
     def pod_token(self, *args: Any) -> bytes:
         if self.fail:
-            raise TokenError("failed to fetch token: serviceaccounts \"reader\" not found")
+            raise TokenFetchError("failed to fetch token: serviceaccounts \"reader\" not found")
         self.asked.append(args)
         return b"header.payload.sig"
 
