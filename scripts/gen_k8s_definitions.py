@@ -49,6 +49,8 @@ ROOTS = (
             "ConfigMapList",
             "Secret",
             "SecretList",
+            "ServiceAccount",
+            "ServiceAccountList",
             "Binding",
             "Service",
             "ServiceList",
@@ -57,6 +59,7 @@ ROOTS = (
             "ReplicationController",
         )
     ),
+    "io.k8s.api.authentication.v1.TokenRequest",
     "io.k8s.api.coordination.v1.Lease",
     "io.k8s.api.coordination.v1.LeaseList",
     "io.k8s.api.scheduling.v1.PriorityClass",

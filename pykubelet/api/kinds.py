@@ -218,6 +218,11 @@ SECRET: Kind[objects.Secret] = Kind(
     validate=object_validation.secret_errors,
     validate_update=object_validation.secret_update_errors,
 )
+SERVICE_ACCOUNT: Kind[objects.ServiceAccount] = Kind(
+    "", "v1", "ServiceAccount", "serviceaccounts", True, objects.ServiceAccount,
+    validate=object_validation.service_account_errors,
+    validate_update=object_validation.service_account_update_errors,
+)
 BINDING: Kind[objects.Binding] = Kind(
     "", "v1", "Binding", "bindings", True, objects.Binding,
     validate=object_validation.binding_errors,
@@ -333,7 +338,8 @@ ENDPOINT_SLICE: Kind[services.EndpointSlice] = Kind(
 )
 
 KINDS: tuple[Kind[Any], ...] = (
-    POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, BINDING, LEASE, PRIORITY_CLASS,
+    POD, NODE, NAMESPACE, EVENT, CONFIG_MAP, SECRET, SERVICE_ACCOUNT, BINDING, LEASE,
+    PRIORITY_CLASS,
     POD_DISRUPTION_BUDGET, EVICTION, REPLICA_SET, DEPLOYMENT, JOB, CRON_JOB,
     STATEFUL_SET, CONTROLLER_REVISION, DAEMON_SET, SERVICE, ENDPOINTS, ENDPOINT_SLICE,
     ROLE, CLUSTER_ROLE, ROLE_BINDING, CLUSTER_ROLE_BINDING,

@@ -51,6 +51,7 @@ from pykubelet.api.objects import (
     PodDisruptionBudget,
     PriorityClass,
     Secret,
+    ServiceAccount,
 )
 from pykubelet.api.types import TAINT_EFFECTS, Taint
 
@@ -259,6 +260,15 @@ def _immutable_data(
         if getattr(new, attr) != getattr(old, attr):
             errs.append(forbidden(camel(attr), _IMMUTABLE_WHEN_SET))
     return errs
+
+
+def service_account_errors(sa: ServiceAccount) -> list[FieldError]:
+    """ValidateServiceAccount: the metadata, the name a DNS subdomain."""
+    return validate_object_meta(sa.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+
+
+def service_account_update_errors(new: ServiceAccount, old: ServiceAccount) -> list[FieldError]:
+    return validate_object_meta_update(new.metadata, old.metadata) + service_account_errors(new)
 
 
 def secret_errors(secret: Secret) -> list[FieldError]:

@@ -1,6 +1,7 @@
 """The other kinds the API server serves, beside the Pod (types.py): core/v1 Node, Namespace,
-Event, ConfigMap, Secret, Binding; coordination.k8s.io/v1 Lease; scheduling.k8s.io/v1
-PriorityClass; policy/v1 PodDisruptionBudget and Eviction; meta/v1 DeleteOptions and Status.
+Event, ConfigMap, Secret, ServiceAccount, Binding; coordination.k8s.io/v1 Lease;
+scheduling.k8s.io/v1 PriorityClass; policy/v1 PodDisruptionBudget and Eviction; meta/v1
+DeleteOptions and Status.
 
 Same rules as types.py: snake_case attributes, camelCase on the wire, Go's omitempty on the
 way out, and each class naming the upstream type it models (`__k8s__`) so the walker checks,
@@ -17,6 +18,7 @@ from pykubelet.api.types import (
     KEEP,
     IntOrString,
     LabelSelector,
+    LocalObjectReference,
     Model,
     ObjectMeta,
     ResourceList,
@@ -291,6 +293,23 @@ class Secret(Model):
     # write-only convenience: merged into data (base64-encoded) when the secret is stored
     string_data: dict[str, str] = field(default_factory=dict)
     type: str = ""
+
+
+# --------------------------------------------------------------------------- ServiceAccount
+
+
+@dataclass(kw_only=True)
+class ServiceAccount(Model):
+    """core/v1 ServiceAccount: a name pods run as; its tokens are TokenRequests' JWTs."""
+
+    __k8s__ = _CORE + "ServiceAccount"
+
+    api_version: str = field(default="v1", metadata=KEEP)
+    kind: str = field(default="ServiceAccount", metadata=KEEP)
+    metadata: ObjectMeta = field(default_factory=ObjectMeta, metadata=KEEP)
+    secrets: list[ObjectReference] = field(default_factory=list)
+    image_pull_secrets: list[LocalObjectReference] = field(default_factory=list)
+    automount_service_account_token: bool | None = None
 
 
 # --------------------------------------------------------------------------- Binding

@@ -51,9 +51,20 @@ from pykubelet.controlplane.registry.priorityclasses import (
     SYSTEM_CLASSES,
     system_class,
 )
-from pykubelet.controlplane.registry.resources import NAMESPACES, NODES, PRIORITY_CLASSES
+from pykubelet.controlplane.registry.resources import (
+    NAMESPACES,
+    NODES,
+    PRIORITY_CLASSES,
+    SERVICE_ACCOUNTS,
+)
 from pykubelet.controlplane.registry.store import Context, User
 from pykubelet.controlplane.schedulerconfig import load_scheduler_config
+from pykubelet.controlplane.serviceaccount import keys as sa_keys
+from pykubelet.controlplane.serviceaccount import tokenrequest
+from pykubelet.controlplane.serviceaccount.authenticator import (
+    ServiceAccountTokens,
+    registry_uids,
+)
 from pykubelet.controlplane.storage import Storage, StorageError
 from pykubelet.controlplane.storage.cacher import Cacher, TooLargeError
 from pykubelet.controlplane.storage.etcd import EtcdConfig, EtcdStorage
@@ -113,6 +124,9 @@ class Options:
     cluster_dns: bool = False
     cluster_dns_address: str = ""  # default: the advertise address
     cluster_dns_port: int = 53
+    # kube-apiserver's --service-account-issuer and --api-audiences (empty: the issuer)
+    service_account_issuer: str = tokenrequest.DEFAULT_ISSUER
+    api_audiences: list[str] = field(default_factory=list)
 
 
 class ControlPlane:
@@ -141,6 +155,7 @@ class ControlPlane:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.serving = asyncio.Event()
         self.ca_hash = ""
+        self.sa_issuer: tokenrequest.Issuer | None = None
         self.scheduler: Any = None  # the SchedulerRunner, once its controller runs
         self.metrics = ControlPlaneMetrics()
         self.revisions = RevisionReader(self._read_revision)  # for consistent reads
@@ -218,6 +233,13 @@ class ControlPlane:
                                              self.root / "tokens.json")).mod_revision
         self.pki.ensure_ca()
         self.ca_hash = ca_cert_hash(self.pki.ca_pem)
+        if self.options.etcd is not None:
+            sa_key = await shared.adopt_sa_key(self.storage, self.pki.dir)
+        else:
+            sa_key = sa_keys.ensure_key(self.pki.dir)
+        issuer = self.sa_issuer = tokenrequest.Issuer(
+            sa_keys.load_key_pem(sa_key), self.options.service_account_issuer,
+            tuple(self.options.api_audiences))
         self.tokens = Tokens(self.root / "tokens.json")
         if self.options.etcd is not None:
             self._tasks.append(asyncio.create_task(
@@ -237,14 +259,15 @@ class ControlPlane:
             openapi=OpenAPI(),
             bookmark_interval=self.options.bookmark_interval,
             join_handler=self._join,
-            subresources=dict(SUBRESOURCES),
+            subresources={**SUBRESOURCES,
+                          ("serviceaccounts", "token"): tokenrequest.handler(issuer)},
             node_proxy=node_proxy,
             decisions=self._decision,
             observers=[self.metrics.observe_request],
             metrics=self.metrics.exposition,
             store_check=self.store_check,
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
-            token_users=self._token_users(),
+            token_users=self._token_users(issuer),
         )
         custom = serve_custom_resources(self.api)  # CRDs and what they declare
         self._tasks.append(asyncio.create_task(custom.run(), name="customresources"))
@@ -335,7 +358,8 @@ class ControlPlane:
             await stack.aclose()
 
     async def _bootstrap_objects(self) -> None:
-        """The namespaces, priority classes and RBAC policy every cluster has."""
+        """The namespaces, priority classes and RBAC policy every cluster has, and the
+        system namespaces' ``default`` ServiceAccounts."""
         ctx = Context()
         ns_store = self.registry.store(NAMESPACES)
         for name in SYSTEM_NAMESPACES:
@@ -349,6 +373,13 @@ class ControlPlane:
                 with contextlib.suppress(errors.StatusError):
                     await pc_store.create(ctx, "", system_class(name))
         await bootstrappolicy.reconcile(self.registry)
+        sa_store = self.registry.store(SERVICE_ACCOUNTS)
+        for name in SYSTEM_NAMESPACES:  # the serviceaccount controller's first pass, early
+            if sa_store.lookup(name, "default") is None:
+                with contextlib.suppress(errors.StatusError):
+                    await sa_store.create(ctx, name, {"apiVersion": "v1",
+                                                      "kind": "ServiceAccount",
+                                                      "metadata": {"name": "default"}})
 
     def _decision(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The scheduler's last decision for a pod (pysched's decision log)."""
@@ -356,11 +387,18 @@ class ControlPlane:
         last = getattr(sched, "last_decision", None)
         return last(namespace, name) if last is not None else None
 
-    def _token_users(self) -> Callable[[str], User | None]:
-        """The users of ``--token-auth-file`` (read once at start, as kube-apiserver)."""
-        if self.options.token_auth_file is None:
-            return lambda _token: None
-        return StaticTokens.load(self.options.token_auth_file).user
+    def _token_users(self, issuer: tokenrequest.Issuer) -> Callable[[str], User | None]:
+        """The users of ``--token-auth-file`` (read once at start, as kube-apiserver),
+        then service accounts' tokens (the union of upstream's token authenticators)."""
+        static = (StaticTokens.load(self.options.token_auth_file).user
+                  if self.options.token_auth_file is not None else lambda _token: None)
+        accounts = ServiceAccountTokens(issuer.issuer, issuer.api_audiences,
+                                        [issuer.key.public_key()], registry_uids(self.registry))
+
+        def users(token: str) -> User | None:
+            return static(token) or accounts.user(token)
+
+        return users
 
     async def _join(self, node: str, body: dict[str, Any], peer: str) -> dict[str, Any]:
         """A node's bootstrap: its own token, and its serving certificate signed from its

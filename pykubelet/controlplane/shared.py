@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pykubelet.controlplane.pki import PKI, Tokens
+from pykubelet.controlplane.serviceaccount import keys as sa_keys
 from pykubelet.controlplane.storage import (
     ConflictError,
     KeyExistsError,
@@ -114,3 +115,30 @@ async def follow_node_tokens(storage: Storage, tokens: Tokens, seen: int) -> Non
         nodes = json.loads(kv.value).get("nodes") or {}
         if any(tokens.nodes.get(n) != t for n, t in nodes.items()):
             tokens.merge_nodes(nodes)
+
+
+async def adopt_sa_key(storage: Storage, pki_dir: Path) -> bytes:
+    """One service-account signing key for every control plane over the store, kept in
+    the same record as the CA (``saKey``): the store's if it has one, else ours, added
+    (a record written before there were service accounts gets it then)."""
+    ours = sa_keys.ensure_key(pki_dir)
+    for _ in range(20):
+        kv = await storage.get(BOOTSTRAP_KEY)
+        if kv is None:
+            return ours
+        data = json.loads(kv.value)
+        theirs = data.get("saKey")
+        if theirs:
+            if theirs.encode() != ours:
+                sa_keys.install_key(pki_dir, theirs.encode())
+                log.info("adopted the service-account key of the control planes over "
+                         "this store")
+            return str(theirs).encode()
+        data["saKey"] = ours.decode()
+        try:
+            await storage.update(BOOTSTRAP_KEY, json.dumps(data, sort_keys=True).encode(),
+                                 kv.mod_revision)
+            return ours
+        except ConflictError:
+            continue
+    raise SharedCredentialsError("could not record the service-account key in the store")

@@ -596,6 +596,9 @@ class Kubelet:
             self._record_status(spec, self._observe(spec), time.time())
         self.manager.remove_pod(observed)
         teardown_pod_dir(self.config.rootDir, pod.uid)
+        tokens = getattr(self.manager.object_refs, "tokens", None)
+        if tokens is not None:  # DeleteServiceAccountToken: the pod's tokens are done
+            tokens.delete_pod(pod.uid)
         self.pod_cgroups.remove(pod.uid)
         if not deleting:
             self.status_manager.remove_pod_status(pod.uid)

@@ -18,6 +18,7 @@ import random
 import sys
 from typing import Any
 
+from pykubelet.cli.kubectl import create_serviceaccount
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import (
     dry_run_suffix,
@@ -66,6 +67,7 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", default="", help="(cronjob) the cron schedule")
     p.add_argument("--restart", default="", help="(cronjob) OnFailure|Never")
     p.add_argument("--from", dest="from_", default="", help="(job) cronjob/NAME to copy")
+    create_serviceaccount.add_flags(p)
 
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
@@ -76,6 +78,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         from pykubelet.cli.kubectl import apply
 
         return apply.run("create", args, session)
+    if words[0] in create_serviceaccount.GENERATORS:
+        return create_serviceaccount.run(words, args, session)
     gen = GENERATORS.get(words[0])
     if gen is None:
         raise CommandError(f'error: unknown command "{words[0]}" for "pykubectl create"')

@@ -2,7 +2,7 @@
 
 kubectl's typed clients (``kubectl create``
 namespace|configmap|secret|priorityclass|pdb|deployment|job|cronjob|service|role|
-clusterrole|rolebinding|clusterrolebinding, ``kubectl drain``'s
+clusterrole|rolebinding|clusterrolebinding|serviceaccount|token, ``kubectl drain``'s
 evictions) send ``application/vnd.kubernetes.protobuf`` bodies: the magic ``k8s\\0`` and a
 ``runtime.Unknown`` envelope whose ``raw`` is the typed message.
 Responses stay JSON (those clients accept it). The messages below are the kinds those
@@ -166,6 +166,22 @@ MESSAGES: dict[str, Schema] = {
                                3: ("status", ["skip"])},
     "SelfSubjectRulesReviewSpec": {1: ("namespace", "string")},
     "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", ["skip"])},
+    # core/v1 ServiceAccount and authentication.k8s.io/v1 TokenRequest, as ``kubectl create
+    # serviceaccount`` and ``kubectl create token`` send them
+    "ServiceAccount": {1: ("metadata", "ObjectMeta"), 2: ("secrets", ["ObjectReference"]),
+                       3: ("imagePullSecrets", ["LocalObjectReference"]),
+                       4: ("automountServiceAccountToken", "bool")},
+    "ObjectReference": {1: ("kind", "string"), 2: ("namespace", "string"),
+                        3: ("name", "string"), 4: ("uid", "string"),
+                        5: ("apiVersion", "string"), 6: ("resourceVersion", "string"),
+                        7: ("fieldPath", "string")},
+    "LocalObjectReference": {1: ("name", "string")},
+    "TokenRequest": {1: ("metadata", "ObjectMeta"), 2: ("spec", "TokenRequestSpec"),
+                     3: ("status", ["skip"])},
+    "TokenRequestSpec": {1: ("audiences", ["string"]), 4: ("expirationSeconds", "int"),
+                         3: ("boundObjectRef", "BoundObjectReference")},
+    "BoundObjectReference": {1: ("kind", "string"), 2: ("apiVersion", "string"),
+                             3: ("name", "string"), 4: ("uid", "string")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")},
 }

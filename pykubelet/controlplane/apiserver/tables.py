@@ -439,6 +439,10 @@ PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]] =
         [NAME, col("Type", desc="The type of the secret"),
          col("Data", "integer", "The number of data in the secret"), AGE],
         lambda o: [_name(o), o.get("type", ""), len(o.get("data") or {})]),
+    "ServiceAccount": _simple(
+        [NAME, col("Secrets", desc="Secrets is a list of the secrets in the same namespace "
+                   "that pods running using this ServiceAccount are allowed to use."), AGE],
+        lambda o: [_name(o), len(o.get("secrets") or [])]),
     "Lease": _simple(
         [NAME, col("Holder", desc="The holder of the lease"), AGE],
         lambda o: [_name(o), (o.get("spec") or {}).get("holderIdentity") or ""]),

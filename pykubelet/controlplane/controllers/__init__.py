@@ -1,7 +1,8 @@
 """The control loops that run beside the API: the scheduler, node lifecycle, pod GC,
 namespace deletion, disruption budgets, garbage collection by ownerReferences, ReplicaSets,
 Deployments, Jobs and their TTL after finishing, CronJobs, StatefulSets, DaemonSets,
-EndpointSlices and Endpoints, ClusterRole aggregation, event expiry and store compaction,
+EndpointSlices and Endpoints, ClusterRole aggregation, ServiceAccounts (``default``
+and ``kube-root-ca.crt`` in every namespace), event expiry and store compaction,
 and (on every API server) the ``kubernetes`` Service and the cluster DNS with its
 ``kube-dns`` Service. Each is a coroutine over the control plane, run (and restarted if it
 fails) by the server."""
@@ -50,6 +51,10 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
     from pykubelet.controlplane.controllers.nodelifecycle import run_node_lifecycle
     from pykubelet.controlplane.controllers.podgc import run_pod_gc
     from pykubelet.controlplane.controllers.replicaset import run_replicaset_controller
+    from pykubelet.controlplane.controllers.serviceaccounts import (
+        run_root_ca_cert_publisher,
+        run_serviceaccounts_controller,
+    )
     from pykubelet.controlplane.controllers.statefulset import run_statefulset_controller
     from pykubelet.controlplane.controllers.ttlafterfinished import run_ttl_after_finished
 
@@ -62,6 +67,7 @@ def default_controllers(scheduler: bool = True) -> list[Controller]:
                                  run_endpointslice_controller, run_endpoints_controller,
                                  run_endpointslice_mirroring_controller,
                                  run_clusterrole_aggregation]
+    managed += [run_serviceaccounts_controller, run_root_ca_cert_publisher]
     out: list[Controller] = [leader_elected(CONTROLLERS_LEASE, managed), run_compaction,
                              run_kubernetes_service, run_cluster_dns]
     if scheduler:

@@ -7,7 +7,7 @@ build the same registry here."""
 from __future__ import annotations
 
 from pykubelet.controlplane.apiextensions.crds import CRDStrategy
-from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS
+from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS, namespace_lifecycle
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
 from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
@@ -28,6 +28,8 @@ from pykubelet.controlplane.registry.rbac import (
     rbac_escalation,
 )
 from pykubelet.controlplane.registry.replicasets import DeploymentStrategy, ReplicaSetStrategy
+from pykubelet.controlplane.registry.serviceaccountadmission import SERVICE_ACCOUNT_ADMISSION
+from pykubelet.controlplane.registry.serviceaccounts import ServiceAccountStrategy
 from pykubelet.controlplane.registry.services import (
     EndpointSliceStrategy,
     EndpointsStrategy,
@@ -46,6 +48,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     StatefulSetStrategy, ControllerRevisionStrategy, DaemonSetStrategy,
     ServiceStrategy, EndpointsStrategy, EndpointSliceStrategy,
     RoleStrategy, ClusterRoleStrategy, RoleBindingStrategy, ClusterRoleBindingStrategy,
+    ServiceAccountStrategy,
 )
 
 
@@ -65,4 +68,7 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
     # resources (pykubelet.controlplane.apiextensions), stored and cached as they are
     registry.add(CRDStrategy(), watch_cache_size)
     registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
+    # ServiceAccount right after NamespaceLifecycle, as kube-apiserver orders them
+    registry.admission.insert(registry.admission.index(namespace_lifecycle) + 1,
+                              SERVICE_ACCOUNT_ADMISSION)
     return registry

@@ -65,11 +65,13 @@ def configmap_names(pod: Obj) -> set[str]:
 
 
 def references(pod: Obj, resource: str) -> set[str]:
-    """The names of ``resource`` ("secrets" or "configmaps") the pod uses."""
+    """The names of ``resource`` ("secrets", "configmaps", "serviceaccounts") the pod uses."""
     if resource == "secrets":
         return secret_names(pod)
     if resource == "configmaps":
         return configmap_names(pod)
+    if resource == "serviceaccounts":  # the account the pod runs as (token requests)
+        return {str((pod.get("spec") or {}).get("serviceAccountName") or "default")}
     return set()
 
 

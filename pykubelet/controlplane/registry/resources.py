@@ -109,6 +109,11 @@ NAMESPACES = ResourceInfo(
 EVENTS = ResourceInfo(kinds.EVENT, "event", "/registry/events/", ("ev",))
 CONFIGMAPS = ResourceInfo(kinds.CONFIG_MAP, "configmap", "/registry/configmaps/", ("cm",))
 SECRETS = ResourceInfo(kinds.SECRET, "secret", "/registry/secrets/")
+# pkg/registry/core/serviceaccount: tokens are TokenRequests against a ServiceAccount
+SERVICE_ACCOUNTS = ResourceInfo(
+    kinds.SERVICE_ACCOUNT, "serviceaccount", "/registry/serviceaccounts/", ("sa",),
+    subresources=(Subresource("token", "TokenRequest", ("create",), "authentication.k8s.io"),),
+)
 LEASES = ResourceInfo(kinds.LEASE, "lease", "/registry/leases/")
 PRIORITY_CLASSES = ResourceInfo(
     kinds.PRIORITY_CLASS, "priorityclass", "/registry/priorityclasses/", ("pc",),
@@ -167,7 +172,8 @@ CLUSTER_ROLE_BINDINGS = ResourceInfo(
 )
 
 ALL: tuple[ResourceInfo, ...] = (
-    PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, LEASES, PRIORITY_CLASSES, PDBS,
+    PODS, NODES, NAMESPACES, EVENTS, CONFIGMAPS, SECRETS, SERVICE_ACCOUNTS, LEASES,
+    PRIORITY_CLASSES, PDBS,
     REPLICA_SETS, DEPLOYMENTS, JOBS, CRONJOBS,
     STATEFUL_SETS, CONTROLLER_REVISIONS, DAEMON_SETS,
     SERVICES, ENDPOINTS, ENDPOINT_SLICES,

@@ -14,7 +14,17 @@ import threading
 import time
 from typing import Any, Protocol
 
-from pykubelet.client.rest import CONFIGMAPS, SECRETS, ClientError, RESTClient, StatusError
+from pykubelet.client.rest import (
+    CONFIGMAPS,
+    SECRETS,
+    ClientError,
+    Resource,
+    RESTClient,
+    StatusError,
+)
+from pykubelet.kubelet.token.manager import TokenManager
+
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts")
 
 CACHE_TTL_S = 5.0
 
@@ -39,6 +49,12 @@ class APIObjectRefs:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
+        # pods' service-account tokens, asked for with the node's credentials
+        self.tokens = TokenManager(self._request_token)
+
+    def _request_token(self, namespace: str, name: str, body: dict[str, Any]) -> Any:
+        return self.client.request("POST", SERVICE_ACCOUNTS.path(namespace, name, "token"),
+                                   body=body)
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, bytes] | None:
         key = (kind, namespace, name)

@@ -1,8 +1,8 @@
 """Pod volumes on the node: emptyDir (a directory, or tmpfs for medium Memory), hostPath
 (with its type checks), configMap and secret (files projected from the objects, secrets on
 tmpfs), downwardAPI (the pod's fields and resources, ``downward_api``) and projected
-(configMap, secret and downwardAPI sources in one directory; a serviceAccountToken source
-is skipped: this node has no token to write), both on tmpfs as kubelet's, under
+(configMap, secret, downwardAPI and serviceAccountToken sources in one directory: the token
+from the kubelet's token manager, bound to the pod), both on tmpfs as kubelet's, under
 ``<rootDir>/pods/<uid>/volumes`` as kubelet lays them out, plus the kubelet-managed
 /etc/hosts file. Setup is idempotent (a restarted agent finds the volumes
 in place) and refreshes configMap and secret files; teardown unmounts tmpfs and removes the
@@ -35,9 +35,11 @@ from pykubelet.api.types import (
     ConfigMapVolumeSource,
     KeyToPath,
     Pod,
+    ServiceAccountTokenProjection,
     Volume,
 )
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs, RefError
+from pykubelet.kubelet.token.manager import TokenFetchError, TokenManager
 from pykubelet.kubelet.volumemanager import downward_api
 
 log = logging.getLogger(__name__)
@@ -272,10 +274,27 @@ def _projected_files(pod: Pod, vol: Volume, refs: ObjectRefs | None,
             except downward_api.DownwardAPIError as exc:
                 raise _set_up_error(vol, str(exc)) from None
         elif source.service_account_token is not None:
-            # the TokenRequest API is not served: no token to write yet
-            log.debug("%s: volume %s: serviceAccountToken source skipped", pod.format(),
-                      vol.name)
+            out.update(_token_file(pod, vol, refs, source.service_account_token, mode))
     return out
+
+
+def _token_file(pod: Pod, vol: Volume, refs: ObjectRefs | None,
+                src: ServiceAccountTokenProjection, mode: int) -> dict[str, tuple[bytes, int]]:
+    """A serviceAccountToken source's file: a token bound to the pod, from the node's
+    token manager (the API object refs' ``tokens``; a node without a control plane has
+    none, and writes no token)."""
+    tokens: TokenManager | None = getattr(refs, "tokens", None)
+    if tokens is None:
+        log.debug("%s: volume %s: no control plane, serviceAccountToken source skipped",
+                  pod.format(), vol.name)
+        return {}
+    try:
+        token = tokens.pod_token(pod.namespace, pod.spec.service_account_name or "default",
+                                 src.audience, src.expiration_seconds or 3600, pod.name,
+                                 pod.uid)
+    except TokenFetchError as exc:
+        raise _set_up_error(vol, str(exc)) from None
+    return {src.path: (token, mode)}
 
 
 def _memory_backed(pod: Pod, vol: Volume, root_dir: str, plugin: str,

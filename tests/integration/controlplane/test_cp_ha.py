@@ -162,3 +162,27 @@ def test_a_root_with_another_ca_is_refused_and_left_alone(
     with pytest.raises(RuntimeError, match="not the one the other control planes"):
         proc.start(timeout=20)
     assert stranger.ca_pem == before
+
+
+def test_a_service_account_token_one_server_issued_works_on_the_other(
+        pair: tuple[ControlPlaneProcess, ControlPlaneProcess]) -> None:
+    """Both API servers sign and verify with one sa.key (shared through etcd, as the CA)."""
+    a, b = pair
+    ra, rb = Raw(a), Raw(b)
+    assert (a.root / "pki" / "sa.key").read_bytes() == (b.root / "pki" / "sa.key").read_bytes()
+    code, body = ra("POST", "/api/v1/namespaces/default/serviceaccounts",
+                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "ha"}})
+    assert code == 201, body
+    # b's watch cache has the account before b judges the token
+    wait_for(lambda: rb("GET", "/api/v1/namespaces/default/serviceaccounts/ha")[0] == 200,
+             timeout=10, what="the account on b")
+    code, tr = ra("POST", "/api/v1/namespaces/default/serviceaccounts/ha/token",
+                  {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {}})
+    assert code == 201, tr
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    for raw in (ra, rb):
+        code, body = raw("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review,
+                         token=tr["status"]["token"])
+        assert code == 201, body
+        assert body["status"]["userInfo"]["username"] == "system:serviceaccount:default:ha"

@@ -50,3 +50,26 @@ def test_the_second_control_plane_adopts_the_first_ones_ca_and_tokens(
             await store.close()
 
     asyncio.run(main())
+
+
+def test_every_control_plane_signs_with_the_first_ones_service_account_key(
+        tmp_path: Path) -> None:
+    """sa.key travels in the bootstrap record as the CA does (also into a record written
+    before it had one), so a token one API server issued verifies on the others."""
+
+    async def main() -> None:
+        store = SQLiteStorage(":memory:")
+        await store.start()
+        try:
+            a, b = PKI(tmp_path / "a"), PKI(tmp_path / "b")
+            await shared.adopt(store, a, tmp_path / "a" / "tokens.json")
+            key_a = await shared.adopt_sa_key(store, a.dir)
+            await shared.adopt(store, b, tmp_path / "b" / "tokens.json")
+            key_b = await shared.adopt_sa_key(store, b.dir)
+            assert key_a == key_b
+            assert (a.dir / "sa.key").read_bytes() == (b.dir / "sa.key").read_bytes()
+            assert (b.dir / "sa.key").stat().st_mode & 0o777 == 0o600
+        finally:
+            await store.close()
+
+    asyncio.run(main())

@@ -26,8 +26,8 @@ def test_the_subpackages_are_upstreams() -> None:
     subpackages = {p.name for p in KUBELET.iterdir() if (p / "__init__.py").is_file()}
     assert subpackages == {
         "cluster", "cm", "container", "cri", "events", "images", "kuberuntime", "lifecycle",
-        "logs", "network", "pleg", "pod", "prober", "server", "status", "testing", "util",
-        "volumemanager",
+        "logs", "network", "pleg", "pod", "prober", "server", "status", "testing", "token",
+        "util", "volumemanager",
     }
 
 

@@ -99,6 +99,12 @@ def _node_why(
                                                         info.namespace, name):
                 return None
             why = f"no relationship found between node '{node}' and this object"
+        elif (info.resource, info.subresource) == ("serviceaccounts", "token"):
+            # authorizeCreateToken: the account of a pod bound to the node
+            if info.verb == "create" and referenced(node, info.resource, info.namespace,
+                                                    info.name):
+                return None
+            why = f"no relationship found between node '{node}' and this object"
         elif info.group == "" and not info.subresource and info.verb in READ and (
                 info.resource in ("pods", "nodes")):
             why = _selector_rule(node, info, name, field_exact, pod_node)

@@ -125,3 +125,19 @@ def test_kubectl_create_deployment_body_is_read() -> None:
                  "template": {"metadata": {"labels": {"app": "web"}},
                               "spec": {"containers": [{"name": "busybox",
                                                        "image": "busybox"}]}}}}
+
+
+def test_kubectl_create_serviceaccount_and_token_bodies_are_read() -> None:
+    """What ``kubectl create sa reader`` and ``kubectl create token reader --duration=10m
+    --bound-object-kind Pod --bound-object-name web`` send."""
+    sa = envelope("ServiceAccount", field(1, field(1, b"reader")))
+    assert decode_object(sa) == {"kind": "ServiceAccount", "apiVersion": "v1",
+                                 "metadata": {"name": "reader"}}
+    ref = field(1, b"Pod") + field(2, b"v1") + field(3, b"web")
+    spec = field(1, b"vault") + int_field(4, 600) + field(3, ref)
+    tr = envelope("TokenRequest", field(1, b"") + field(2, spec) + field(3, field(1, b"")),
+                  "authentication.k8s.io/v1")
+    assert decode_object(tr) == {
+        "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+        "spec": {"audiences": ["vault"], "expirationSeconds": 600,
+                 "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web"}}}

@@ -15,7 +15,13 @@ from registry_fixture import memory_registry
 from pykubelet.api.machinery import codec
 from pykubelet.controlplane.registry import store as store_module
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy
-from pykubelet.controlplane.registry.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, PODS
+from pykubelet.controlplane.registry.resources import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NAMESPACES,
+    PODS,
+    SERVICE_ACCOUNTS,
+)
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
 from pykubelet.controlplane.registry.strategy import Obj
 
@@ -50,6 +56,10 @@ def _create_counting(resource: Any, body: Obj) -> tuple[list[str], Obj]:
     async def run() -> tuple[list[str], Obj]:
         calls, p1, p2 = _count_decodes()
         async with memory_registry(("default",)) as reg:
+            # the namespace's default ServiceAccount exists (else admission makes it: a
+            # decode of its own)
+            await reg.store(SERVICE_ACCOUNTS).create(Context(), "default", {
+                "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
             with p1, p2:
                 entry = await reg.store(resource).create(Context(), "default", dict(body))
         return calls, entry.obj()  # type: ignore[union-attr]

@@ -38,6 +38,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
                "reason": "Tested", "message": "resttest", "type": "Normal"},
     "configmaps": {"data": {"k": "v"}},
     "secrets": {"stringData": {"k": "v"}},
+    "serviceaccounts": {"automountServiceAccountToken": False},
     "leases": {"spec": {"holderIdentity": "me"}},
     "priorityclasses": {"value": 1000},
     "poddisruptionbudgets": {"spec": {"minAvailable": 1,

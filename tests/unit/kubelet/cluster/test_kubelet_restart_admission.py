@@ -96,6 +96,9 @@ def test_restarts_with_the_node_read_late_never_reject_a_running_pod(
         made = admin.create(PODS, {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"nodeName": NODE, "nodeSelector": {"team": "a"},
+                     # no token volume: it would need kube-root-ca.crt (no controllers here)
+                     # and a tmpfs mount
+                     "automountServiceAccountToken": False,
                      "containers": [{"name": name, "image": IMAGE}]}}, "default")
         return str(made["metadata"]["uid"])
 

@@ -1,0 +1,1 @@
+"""Service accounts: their JWTs, the signing key, TokenRequest and the token authenticator."""

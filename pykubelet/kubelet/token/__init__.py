@@ -1,0 +1,1 @@
+"""The kubelet's service-account tokens (pkg/kubelet/token)."""
