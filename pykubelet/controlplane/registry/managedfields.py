@@ -54,8 +54,11 @@ def check_options(method: str, manager: str, force: str | None, apply: bool) -> 
 
 
 def _manager(strategy: Any, api_version: str, subresource: str) -> FieldManager:
+    # custom resources (and CRDs) have no upstream definition here: schemaless, as
+    # upstream's deduced type (maps granular, lists atomic)
     kind = getattr(strategy, "kind", None)
-    definition = getattr(kind, "definition", None) if kind is not None else None
+    cls = getattr(kind, "cls", None)
+    definition = vars(cls).get("__k8s__") if cls is not None else None
     return FieldManager(definition, api_version, subresource)
 
 
