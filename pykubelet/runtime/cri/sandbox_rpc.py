@@ -40,6 +40,14 @@ def _profile(p: pb.SecurityProfile, present: bool) -> dict[str, str] | None:
     }
 
 
+def _namespace_mode(value: int, which: str) -> str:
+    """A NamespaceMode's name; proto3 carries unknown numbers, which name no mode."""
+    if value not in pb.NamespaceMode.values():
+        raise InvalidArgument(
+            f"config.linux.security_context.namespace_options.{which}: unknown value {value}")
+    return pb.NamespaceMode.Name(value)  # type: ignore[arg-type]
+
+
 def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> SandboxSpec:
     """Translate a PodSandboxConfig; InvalidArgument names the field that is wrong."""
     if not config.HasField("metadata"):
@@ -78,9 +86,9 @@ def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> 
         hostname=config.hostname, log_directory=config.log_directory, dns=dns,
         port_mappings=ports, labels=dict(config.labels), annotations=dict(config.annotations),
         cgroup_parent=linux.cgroup_parent,
-        network_mode=pb.NamespaceMode.Name(ns.network),
-        ipc_mode=pb.NamespaceMode.Name(ns.ipc),
-        pid_mode=pb.NamespaceMode.Name(ns.pid),
+        network_mode=_namespace_mode(ns.network, "network"),
+        ipc_mode=_namespace_mode(ns.ipc, "ipc"),
+        pid_mode=_namespace_mode(ns.pid, "pid"),
         security=security, sysctls=dict(linux.sysctls), runtime_handler=runtime_handler,
     )
 
