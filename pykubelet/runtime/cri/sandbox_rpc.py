@@ -45,7 +45,7 @@ def _namespace_mode(value: int, which: str) -> str:
     if value not in pb.NamespaceMode.values():
         raise InvalidArgument(
             f"config.linux.security_context.namespace_options.{which}: unknown value {value}")
-    return pb.NamespaceMode.Name(value)  # type: ignore[arg-type]
+    return pb.NamespaceMode.Name(value)
 
 
 def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> SandboxSpec:
