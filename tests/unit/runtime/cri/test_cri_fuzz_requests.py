@@ -122,6 +122,8 @@ SANDBOX = st.builds(
     linux=st.builds(pb.LinuxPodSandboxConfig, cgroup_parent=TEXT, security_context=st.builds(
         pb.LinuxSandboxSecurityContext,
         namespace_options=st.builds(pb.NamespaceOption, network=ENUM, pid=ENUM, ipc=ENUM),
+        seccomp=st.builds(pb.SecurityProfile, profile_type=ENUM, localhost_ref=TEXT),
+        apparmor=st.builds(pb.SecurityProfile, profile_type=ENUM, localhost_ref=TEXT),
         privileged=st.booleans())))
 
 
@@ -131,6 +133,8 @@ SANDBOX = st.builds(
     metadata=pb.PodSandboxMetadata(name="a", uid="u", namespace="n"),
     linux=pb.LinuxPodSandboxConfig(security_context=pb.LinuxSandboxSecurityContext(
         namespace_options=pb.NamespaceOption(network=7)))))
+@example(pb.PodSandboxConfig.FromString(  # atheris' find: a seccomp profile_type of 18
+    bytes.fromhex("0a090a01701201751a016e1201702a05905011103f420612044a020812")))
 def test_sandbox_requests_convert_or_are_cri_errors(config: pb.PodSandboxConfig) -> None:
     error: CRIError | None = None
     try:
