@@ -5,6 +5,7 @@ own error type (``error``), so the extenders' decoding stays usable on its own."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -18,7 +19,10 @@ _WORDS = {int: "an integer", str: "a string", bool: "a boolean", list: "a list",
 
 
 def field_path(path: str, key: str) -> str:
-    """``path.key``, or ``key`` at the top of the document."""
+    """``path.key``, or ``key`` at the top of the document; a key that would not show as
+    itself (empty, spaces, control characters, not a string) in quotes."""
+    if not isinstance(key, str) or not key or not key.isprintable() or " " in key:
+        key = json.dumps(key if isinstance(key, str) else str(key))
     return f"{path}.{key}" if path else key
 
 

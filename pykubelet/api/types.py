@@ -322,6 +322,16 @@ class Capabilities(Model):
 
 
 @dataclass(kw_only=True)
+class SeccompProfile(Model):
+    """A pod's or container's seccomp profile; kubelet turns it into CRI's SecurityProfile."""
+
+    __k8s__ = "io.k8s.api.core.v1.SeccompProfile"
+
+    type: str = field(default="", metadata=KEEP)
+    localhost_profile: str | None = None
+
+
+@dataclass(kw_only=True)
 class SecurityContext(Model):
     __k8s__ = "io.k8s.api.core.v1.SecurityContext"
 
@@ -332,6 +342,7 @@ class SecurityContext(Model):
     run_as_non_root: bool | None = None
     read_only_root_filesystem: bool | None = None
     allow_privilege_escalation: bool | None = None
+    seccomp_profile: SeccompProfile | None = None
 
 
 @dataclass(kw_only=True)
@@ -723,6 +734,7 @@ class PodSecurityContext(Model):
     supplemental_groups: list[int] = field(default_factory=list)
     fs_group: int | None = None
     sysctls: list[Sysctl] = field(default_factory=list)
+    seccomp_profile: SeccompProfile | None = None
 
 
 @dataclass(kw_only=True)

@@ -135,7 +135,13 @@ def extract_layer(layer: tarfile.TarFile, fs: Path, diff_id: str,
                 os.setxattr(d, "trusted.overlay.opaque", b"y")
             continue
         if base.startswith(_WHITEOUT_PREFIX):
-            hidden = (parent_rel + "/" if parent_rel else "") + base[len(_WHITEOUT_PREFIX):]
+            hidden_base = base[len(_WHITEOUT_PREFIX):]
+            if hidden_base in ("", ".", ".."):
+                # containerd's validateWhiteout: ".wh.." would white out the directory
+                # itself, ".wh..." its parent (at the top, the store holding the layer)
+                raise InvalidArgument(f"{what}: entry {rel!r}: invalid whiteout name: "
+                                      f"{base}: invalid archive")
+            hidden = (parent_rel + "/" if parent_rel else "") + hidden_base
             target = _ensure_parents(fs, hidden, what)
             _remove_existing(target, keep_dir=False)
             if is_root:

@@ -349,11 +349,12 @@ def build_mounts(config: ContainerConfigSpec, sandbox: SandboxView,
 # ------------------------------------------------------------------------- linux
 def namespaces(security: SecurityContext, sandbox: SandboxView,
                pid_ns_path: str = "", cgroup_v2: bool = False) -> list[dict[str, str]]:
-    """The container's namespaces: the sandbox's network, IPC and UTS joined, its own
-    mount (and PID, unless shared); on a cgroup v2 host a container that is not privileged
-    also gets its own cgroup namespace, so the read-only /sys/fs/cgroup shows its cgroup
-    and hides the host's (containerd's WithNamespacedCgroup; v1 hosts and privileged
-    containers keep the host's, for compatibility)."""
+    """The container's namespaces: the sandbox's network, IPC and UTS joined (hostNetwork:
+    the node's network and UTS), its own mount (and PID, unless shared); on a cgroup v2
+    host a container that is not privileged also gets its own cgroup namespace, so the
+    read-only /sys/fs/cgroup shows its cgroup and hides the host's (containerd's
+    WithNamespacedCgroup; v1 hosts and privileged containers keep the host's, for
+    compatibility)."""
     ns: list[dict[str, str]] = [{"type": "mount"}]
     if security.network_mode != NS_NODE:
         ns.append({"type": "network", "path": sandbox.netns_path} if sandbox.netns_path
@@ -361,8 +362,10 @@ def namespaces(security: SecurityContext, sandbox: SandboxView,
     if security.ipc_mode != NS_NODE:
         ns.append({"type": "ipc", "path": sandbox.ipc_ns_path}
                   if sandbox.ipc_ns_path and security.ipc_mode == NS_POD else {"type": "ipc"})
-    ns.append({"type": "uts", "path": sandbox.uts_ns_path} if sandbox.uts_ns_path
-              else {"type": "uts"})
+    if security.network_mode != NS_NODE:
+        # hostNetwork shares the node's UTS namespace too (containerd: WithoutNamespace)
+        ns.append({"type": "uts", "path": sandbox.uts_ns_path} if sandbox.uts_ns_path
+                  else {"type": "uts"})
     if security.pid_mode == NS_TARGET:
         # another container's PID namespace (containerd: /proc/<target's pid>/ns/pid)
         if not pid_ns_path:
@@ -508,6 +511,6 @@ def build_spec(
             "io.kubernetes.cri.sandbox-id": sandbox.id,
         },
     }
-    if not joins_uts and sandbox.hostname:
-        spec["hostname"] = sandbox.hostname
+    if not joins_uts and sandbox.hostname and sec.network_mode != NS_NODE:
+        spec["hostname"] = sandbox.hostname  # only in a UTS namespace of its own
     return spec

@@ -87,13 +87,23 @@ class TerminalSize:
 
 
 class ResizeDecoder:
-    """Splits a byte stream of concatenated JSON values (Go's json.Decoder input)."""
+    """Splits a byte stream of concatenated JSON values (Go's json.Decoder input).
+
+    kubelet's handleResizing stops at the first value that does not decode; here a value
+    nested too deep to decode, or more than MAX_PENDING bytes that never complete one (a
+    size is some 30 bytes), stop it likewise: later bytes are dropped, so a client cannot
+    make the stream hold, and re-read at every message, an ever longer tail."""
+
+    MAX_PENDING = 4096
 
     def __init__(self) -> None:
         self._buf = ""
         self._decoder = json.JSONDecoder()
+        self.stopped = False
 
     def feed(self, data: bytes) -> list[TerminalSize]:
+        if self.stopped:
+            return []
         self._buf += data.decode(errors="replace")
         out: list[TerminalSize] = []
         while True:
@@ -103,14 +113,23 @@ class ResizeDecoder:
                 return out
             try:
                 value, end = self._decoder.raw_decode(text)
+            except RecursionError:
+                self._stop()
+                return out
             except ValueError:
                 self._buf = text
+                if len(text) > self.MAX_PENDING:
+                    self._stop()
                 return out
             self._buf = text[end:]
             if isinstance(value, dict):
                 w, h = value.get("Width", 0), value.get("Height", 0)
                 if isinstance(w, int) and isinstance(h, int) and w >= 0 and h >= 0:
                     out.append(TerminalSize(w, h))
+
+    def _stop(self) -> None:
+        self.stopped = True
+        self._buf = ""
 
 
 def negotiate(client: list[str], server: tuple[str, ...]) -> str | None:
@@ -159,15 +178,21 @@ def exit_code_from_status(raw: bytes, *, json_status: bool = True) -> int:
         raise RemoteCommandError(raw.decode(errors="replace"))
     try:
         status = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise RemoteCommandError(f"error stream: not a Status: {raw[:200]!r}") from exc
+    if not isinstance(status, dict):
+        raise RemoteCommandError(f"error stream: not a Status: {raw[:200]!r}")
     if status.get("status") == "Success":
         return 0
-    if status.get("reason") == NON_ZERO_EXIT_CODE_REASON:
-        for cause in (status.get("details") or {}).get("causes") or []:
-            if cause.get("reason") == EXIT_CODE_CAUSE:
+    details = status.get("details")
+    if status.get("reason") == NON_ZERO_EXIT_CODE_REASON and isinstance(details, dict):
+        causes = details.get("causes")
+        for cause in causes if isinstance(causes, list) else []:
+            if isinstance(cause, dict) and cause.get("reason") == EXIT_CODE_CAUSE:
                 try:
                     return int(cause.get("message", ""))
-                except ValueError:
+                except (TypeError, ValueError):
                     break
-    raise RemoteCommandError(status.get("message") or json.dumps(status))
+    message = status.get("message")
+    raise RemoteCommandError(message if isinstance(message, str) and message
+                             else json.dumps(status)[:1024])

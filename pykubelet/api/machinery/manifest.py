@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from pykubelet.api.machinery import yamlalias
 from pykubelet.api.machinery.errors import APIError
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -46,7 +47,7 @@ def parse_documents(text: str) -> list[Any]:
         except ValueError:
             pass  # YAML that looks like JSON (flow style), or several documents
     try:
-        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        return [d for d in yamlalias.load_all(text, _Loader) if d is not None]
     except yaml.YAMLError as exc:
         raise SyntaxProblem(str(exc)) from None
 
@@ -59,6 +60,6 @@ def parse_document(text: str) -> Any:
         except ValueError:
             pass
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yamlalias.load(text, _Loader)
     except yaml.YAMLError as exc:
         raise SyntaxProblem(str(exc)) from None

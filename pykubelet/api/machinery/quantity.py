@@ -56,6 +56,8 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
+        if not math.isfinite(value):  # YAML's .inf and .nan: no quantity, as "inf" is none
+            raise QuantityError(invalid_quantity(value, ERR_FORMAT))
         return Fraction(str(value))
     if not isinstance(value, str):
         raise QuantityError(f"quantity must be a string or number, not {type(value).__name__}")

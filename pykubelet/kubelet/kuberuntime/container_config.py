@@ -20,6 +20,7 @@ from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs, RefError
 from pykubelet.kubelet.kuberuntime.labels import new_container_annotations, new_container_labels
 from pykubelet.kubelet.kuberuntime.sandbox_config import namespace_options
+from pykubelet.kubelet.kuberuntime.seccomp import SeccompProfileError, seccomp_profile
 from pykubelet.oom import own_oom_score_adj
 
 CPU_PERIOD = 100_000
@@ -202,8 +203,8 @@ def linux_resources(
     return res
 
 
-def _security_context(pod: Pod, container: Container, target_id: str = ""
-                      ) -> pb.LinuxContainerSecurityContext:
+def _security_context(pod: Pod, container: Container, target_id: str = "",
+                      seccomp_profile_root: str = "") -> pb.LinuxContainerSecurityContext:
     sc = pb.LinuxContainerSecurityContext()
     sc.namespace_options.CopyFrom(namespace_options(pod))
     if target_id and sc.namespace_options.pid == pb.CONTAINER:
@@ -211,9 +212,12 @@ def _security_context(pod: Pod, container: Container, target_id: str = ""
         # (a pod sharing one, or the host's, keeps it)
         sc.namespace_options.pid = pb.TARGET
         sc.namespace_options.target_id = target_id
-    sc.seccomp.profile_type = pb.SecurityProfile.Unconfined
     psc = pod.spec.security_context
     csc = container.security_context
+    try:
+        sc.seccomp.CopyFrom(seccomp_profile(psc, csc, seccomp_profile_root))
+    except SeccompProfileError as exc:
+        raise ContainerConfigError(str(exc)) from exc
     run_as_user = csc.run_as_user if csc and csc.run_as_user is not None else None
     run_as_group = csc.run_as_group if csc and csc.run_as_group is not None else None
     if psc is not None:
@@ -310,9 +314,11 @@ def generate_container_config(
     termination_log: str | None = None,
     refs: ObjectRefs | None = None,
     target_id: str = "",
+    seccomp_profile_root: str = "",
 ) -> pb.ContainerConfig:
     """The ContainerConfig kubelet sends for ``container`` at ``restart_count``;
-    ``target_id``: the CRI id of the container an ephemeral one targets."""
+    ``target_id``: the CRI id of the container an ephemeral one targets;
+    ``seccomp_profile_root``: where Localhost seccomp profiles live."""
     env = make_environment(pod, container, pod_ip, host_ip, refs)
     env_map = dict(env)
     cfg = pb.ContainerConfig(
@@ -333,5 +339,6 @@ def generate_container_config(
         tty=container.tty,
     )
     cfg.linux.resources.CopyFrom(linux_resources(pod, container, memory_capacity))
-    cfg.linux.security_context.CopyFrom(_security_context(pod, container, target_id))
+    cfg.linux.security_context.CopyFrom(
+        _security_context(pod, container, target_id, seccomp_profile_root))
     return cfg

@@ -47,6 +47,7 @@ from pykubelet.kubelet.kuberuntime.log_symlinks import (
     log_symlink_path,
     remove_log_symlink,
 )
+from pykubelet.kubelet.kuberuntime.seccomp import seccomp_profile_root
 from pykubelet.kubelet.kuberuntime.termination_ordering import TerminationOrdering
 from pykubelet.kubelet.logs.container_logs import (
     FALLBACK_LOG_BYTES,
@@ -299,6 +300,7 @@ class ContainerRuntime:
                 termination_log=termination_log,
                 refs=self.object_refs,
                 target_id=target_id,
+                seccomp_profile_root=seccomp_profile_root(self.root_dir),
             )
         except (ContainerConfigError, OSError) as exc:
             self.event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc}", container.name)

@@ -49,6 +49,7 @@ from pykubelet.kubelet.kuberuntime.sandbox_config import (
     generate_pod_sandbox_config,
     pod_hostname_and_domain,
 )
+from pykubelet.kubelet.kuberuntime.seccomp import SeccompProfileError, seccomp_profile_root
 from pykubelet.kubelet.kuberuntime.termination_ordering import TerminationOrdering
 from pykubelet.kubelet.network.dns import Configurer
 from pykubelet.kubelet.util import failpoints
@@ -279,10 +280,12 @@ class RuntimeManager:
             return result
         try:
             sandbox_config = generate_pod_sandbox_config(
-                pod, actions.attempt, self.node_name, self.pod_logs_dir, self.dns
+                pod, actions.attempt, self.node_name, self.pod_logs_dir, self.dns,
+                seccomp_profile_root=seccomp_profile_root(self.root_dir),
             )
-        except OSError as exc:
-            # GetPodDNS could not read the node's resolv.conf: no sandbox with a guess
+        except (OSError, SeccompProfileError) as exc:
+            # GetPodDNS could not read the node's resolv.conf, or a Localhost seccomp profile
+            # names no file: no sandbox with a guess
             msg = f'GeneratePodSandboxConfig for pod "{pod.name}_{pod.namespace}({pod.uid})" ' \
                   f"failed: {exc}"
             result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)

@@ -16,6 +16,7 @@ from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.qos import qos_class
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.kuberuntime.labels import new_pod_annotations, new_pod_labels
+from pykubelet.kubelet.kuberuntime.seccomp import seccomp_profile
 from pykubelet.kubelet.network.dns import Configurer
 
 CLUSTER_DOMAIN = "cluster.local"
@@ -130,11 +131,13 @@ def pod_resources(pod: Pod) -> pb.LinuxContainerResources | None:
 
 
 def generate_pod_sandbox_config(
-    pod: Pod, attempt: int, node_name: str, pod_logs_dir: str, dns: Configurer | None = None
+    pod: Pod, attempt: int, node_name: str, pod_logs_dir: str, dns: Configurer | None = None,
+    seccomp_profile_root: str = "",
 ) -> pb.PodSandboxConfig:
     """The PodSandboxConfig kubelet would send for ``pod`` at sandbox ``attempt``; its DNS
     from ``dns`` (the kubelet's configurer; default: no cluster DNS, the node's
-    resolv.conf). Raises OSError when the node's resolv.conf cannot be read."""
+    resolv.conf). Raises OSError when the node's resolv.conf cannot be read, and
+    SeccompProfileError for a Localhost seccomp profile without its file."""
     cfg = pb.PodSandboxConfig(
         metadata=pb.PodSandboxMetadata(
             name=pod.name, namespace=pod.namespace, uid=pod.uid, attempt=attempt
@@ -153,8 +156,8 @@ def generate_pod_sandbox_config(
     linux.cgroup_parent = pod_cgroup_parent(pod)
     sc = linux.security_context
     sc.namespace_options.CopyFrom(namespace_options(pod))
-    sc.seccomp.profile_type = pb.SecurityProfile.Unconfined
     psc = pod.spec.security_context
+    sc.seccomp.CopyFrom(seccomp_profile(psc, None, seccomp_profile_root))
     if psc is not None:
         if psc.run_as_user is not None:
             sc.run_as_user.value = psc.run_as_user

@@ -31,13 +31,24 @@ _STATES = {READY: pb.SANDBOX_READY, NOTREADY: pb.SANDBOX_NOTREADY}
 _EVERYTHING = pb.PodSandboxFilter()  # an empty filter: kubelet's PLEG relist
 
 
-def _profile(p: pb.SecurityProfile, present: bool) -> dict[str, str] | None:
+def _profile(p: pb.SecurityProfile, present: bool, which: str) -> dict[str, str] | None:
     if not present:
         return None
+    if p.profile_type not in pb.SecurityProfile.ProfileType.values():
+        raise InvalidArgument(f"config.linux.security_context.{which}.profile_type: "
+                              f"unknown value {p.profile_type}")
     return {
         "profile_type": pb.SecurityProfile.ProfileType.Name(p.profile_type),
         "localhost_ref": p.localhost_ref,
     }
+
+
+def _namespace_mode(value: int, which: str) -> str:
+    """A NamespaceMode's name; proto3 carries unknown numbers, which name no mode."""
+    if value not in pb.NamespaceMode.values():
+        raise InvalidArgument(
+            f"config.linux.security_context.namespace_options.{which}: unknown value {value}")
+    return pb.NamespaceMode.Name(value)
 
 
 def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> SandboxSpec:
@@ -62,8 +73,8 @@ def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> 
                           list(config.dns_config.options))
     security: dict[str, Any] = {
         "privileged": sc.privileged,
-        "seccomp": _profile(sc.seccomp, sc.HasField("seccomp")),
-        "apparmor": _profile(sc.apparmor, sc.HasField("apparmor")),
+        "seccomp": _profile(sc.seccomp, sc.HasField("seccomp"), "seccomp"),
+        "apparmor": _profile(sc.apparmor, sc.HasField("apparmor"), "apparmor"),
         "run_as_user": sc.run_as_user.value if sc.HasField("run_as_user") else None,
         "run_as_group": sc.run_as_group.value if sc.HasField("run_as_group") else None,
         "supplemental_groups": list(sc.supplemental_groups),
@@ -78,9 +89,9 @@ def spec_from_config(config: pb.PodSandboxConfig, runtime_handler: str = "") -> 
         hostname=config.hostname, log_directory=config.log_directory, dns=dns,
         port_mappings=ports, labels=dict(config.labels), annotations=dict(config.annotations),
         cgroup_parent=linux.cgroup_parent,
-        network_mode=pb.NamespaceMode.Name(ns.network),
-        ipc_mode=pb.NamespaceMode.Name(ns.ipc),
-        pid_mode=pb.NamespaceMode.Name(ns.pid),
+        network_mode=_namespace_mode(ns.network, "network"),
+        ipc_mode=_namespace_mode(ns.ipc, "ipc"),
+        pid_mode=_namespace_mode(ns.pid, "pid"),
         security=security, sysctls=dict(linux.sysctls), runtime_handler=runtime_handler,
     )
 

@@ -189,6 +189,41 @@ def test_bad_archives_change_nothing(tmp_path: Path, busybox_tar: Path) -> None:
     assert list((tmp_path / "images" / "tmp").iterdir()) == []
 
 
+def test_layer_whiteouts_devices_and_setuid_as_root(tmp_path: Path, busybox_tar: Path) -> None:
+    """As root, as containerd's archive.Apply: a whiteout naming its own directory or its
+    parent (".wh..", ".wh...") is refused, where ".wh..." at a layer's top used to wipe
+    every layer of the store; device nodes are made and setuid bits kept (issue 29)."""
+    store = ImageStore(tmp_path / "images")
+    [good] = store.import_archive(busybox_tar)
+    layers_before = sorted(p.name for p in (tmp_path / "images" / "layers").iterdir())
+    for name in (".wh...", ".wh..", "bin/.wh..."):
+        bad = tmp_path / "whiteout.tar"
+        _docker_archive(bad, [_tar_bytes([("bin", None, 0o755), (name, b"", 0o644)])],
+                        ["example.com/bad:wh"])
+        with pytest.raises(InvalidArgument, match="invalid whiteout name"):
+            store.import_archive(bad)
+        assert sorted(p.name for p in (tmp_path / "images" / "layers").iterdir()) \
+            == layers_before
+        assert store.list() == [good]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dev = tarfile.TarInfo("dev-null")
+        dev.type, dev.devmajor, dev.devminor, dev.mode = tarfile.CHRTYPE, 1, 3, 0o666
+        tar.addfile(dev)
+        su = tarfile.TarInfo("su")
+        su.size, su.mode, su.uid = 2, 0o4755, 0
+        tar.addfile(su, io.BytesIO(b"#!"))
+    layer = buf.getvalue()
+    archive = tmp_path / "special.tar"
+    _docker_archive(archive, [layer], ["example.com/special:1"])
+    store.import_archive(archive)
+    fs = store.layer_dir("sha256:" + hashlib.sha256(layer).hexdigest())
+    st = os.lstat(fs / "dev-null")
+    assert stat.S_ISCHR(st.st_mode)
+    assert (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
+    assert stat.S_IMODE(os.lstat(fs / "su").st_mode) == 0o4755
+
+
 def test_remove_collects_layers_unless_leased(tmp_path: Path, busybox_tar: Path) -> None:
     store = ImageStore(tmp_path / "images")
     [img] = store.import_archive(busybox_tar)

@@ -182,9 +182,14 @@ def test_build_spec_joins_sandbox_namespaces_and_mounts_pod_files(tmp_path: Path
 
 
 def test_host_network_has_no_network_namespace() -> None:
+    """Nor its own UTS namespace: containerd leaves both to the host for hostNetwork
+    (WithoutNamespace(UTSNamespace)), so the pod sees and shares the node's hostname."""
     sec = SecurityContext(network_mode="NODE", ipc_mode="NODE", pid_mode="NODE")
     ns = oci_spec.namespaces(sec, SB())
-    assert [n["type"] for n in ns] == ["mount", "uts"]
+    assert [n["type"] for n in ns] == ["mount"]
+    spec = oci_spec.build_spec(cfg(command=("/c",), security=sec), IMAGE,
+                               SB(hostname="node-1"), oci_spec.ResolvedUser(0, 0), "/pk/c")
+    assert "hostname" not in spec  # runc would set the host's
 
 
 def test_resources_and_oom_score_adj() -> None:

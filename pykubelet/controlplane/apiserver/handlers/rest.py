@@ -15,6 +15,7 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pykubelet.api.machinery import yamlalias
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import negotiation, protobuf, tables
 from pykubelet.controlplane.apiserver.negotiation import JSON, PROTOBUF, wants_table
@@ -140,7 +141,7 @@ async def read_body(request: web.Request, patch: bool = False,
             raise errors.bad_request(str(exc)[:256]) from None
     if ctype == negotiation.YAML:
         try:
-            return yaml.load(raw, Loader=YAML_LOADER)
+            return yamlalias.load(raw, YAML_LOADER)
         except yaml.YAMLError as exc:
             raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
         except RecursionError:  # 100k nested "[": PyYAML's composer recurses
