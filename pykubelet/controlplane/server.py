@@ -34,6 +34,8 @@ from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
+from pykubelet.controlplane.metricsserver.api import MetricsAPI
+from pykubelet.controlplane.metricsserver.scraper import DEFAULT_RESOLUTION_S, Scraper
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import (
     PKI,
@@ -112,6 +114,8 @@ class Options:
     cluster_dns: bool = False
     cluster_dns_address: str = ""  # default: the advertise address
     cluster_dns_port: int = 53
+    # the built-in metrics-server's scrape interval (its --metric-resolution), seconds
+    metric_resolution: float = DEFAULT_RESOLUTION_S
 
 
 class ControlPlane:
@@ -228,6 +232,9 @@ class ControlPlane:
         host, port = split_listen(self.options.listen)
         node_proxy = NodeProxy(self.registry, self._kubelet_client_context())
         stack.push_async_callback(node_proxy.close)
+        scraper = Scraper(lambda: (e.obj() for e in self.registry.store(NODES).select(
+            None, None)), node_proxy.resource_metrics, self.options.metric_resolution)
+        self._tasks.append(asyncio.create_task(scraper.run(), name="metrics-scraper"))
         self.api = APIServer(
             self.registry,
             self.tokens.identify,
@@ -244,6 +251,7 @@ class ControlPlane:
             store_check=self.store_check,
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
             token_users=self._token_users(),
+            metrics_api=MetricsAPI(self.registry, scraper),
         )
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
