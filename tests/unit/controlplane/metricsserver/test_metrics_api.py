@@ -5,7 +5,12 @@ nothing is scraped until the API is asked."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from cp_live import LiveAPI
@@ -42,7 +47,9 @@ def fake(api: LiveAPI) -> Iterator[FakeNodes]:
     node = {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "mx-node", "labels": {"role": "worker"}}}
     assert api.call("POST", "/api/v1/nodes", node, token=token).status == 201
-    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}],
+                        "allocatable": {"cpu": "2", "memory": "4Gi"},
+                        "capacity": {"cpu": "4", "memory": "8Gi"}}}
     reply = api.call("PATCH", "/api/v1/nodes/mx-node/status", ready, token=token,
                      content_type="application/merge-patch+json")
     assert reply.status == 200, reply.body
@@ -124,3 +131,41 @@ def test_only_get_and_list(api: LiveAPI, fake: FakeNodes) -> None:
     reply = api.call("DELETE", "/apis/metrics.k8s.io/v1beta1/nodes/mx-node")
     assert reply.status == 405
     assert api.call("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/mx/nodes").status == 404
+
+
+def _run(api: LiveAPI, program: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    kubeconfig = api.cp.kubeconfig_path
+    env = dict(os.environ, KUBECONFIG=str(kubeconfig),
+               KUBECACHEDIR=str(Path(kubeconfig).parent / "kube-cache"))
+    return subprocess.run([*program, *args], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+PYKUBECTL = [sys.executable, "-m", "pykubelet.cli.kubectl.main"]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+@pytest.mark.parametrize("args", [
+    ("top", "nodes", "-l", "role=worker"),
+    ("top", "node", "mx-node", "--show-capacity"),
+    ("top", "pods", "-n", "mx"),
+    ("top", "pods", "-n", "mx", "--containers", "--sort-by", "memory"),
+    ("top", "pod", "web", "-n", "mx", "--no-headers"),
+    ("top", "pods", "-n", "mx", "-l", "tier=back"),
+])
+def test_pykubectl_top_prints_what_kubectl_top_prints(api: LiveAPI, fake: FakeNodes,
+                                                       args: tuple[str, ...]) -> None:
+    want = _run(api, ["kubectl"], *args)
+    assert want.returncode == 0, want.stderr
+    assert "mx-node" in want.stdout or "web" in want.stdout or "db" in want.stdout
+    got = _run(api, PYKUBECTL, *args)
+    assert (got.returncode, got.stdout) == (0, want.stdout), got.stderr
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_errors_in_kubectls_words(api: LiveAPI, fake: FakeNodes) -> None:
+    for args in (("top", "pods", "-n", "default"), ("top", "pod", "nope", "-n", "mx")):
+        want = _run(api, ["kubectl"], *args)
+        got = _run(api, PYKUBECTL, *args)
+        assert (got.returncode, got.stdout, got.stderr) == (
+            want.returncode, want.stdout, want.stderr), args
