@@ -169,3 +169,20 @@ def test_errors_in_kubectls_words(api: LiveAPI, fake: FakeNodes) -> None:
         got = _run(api, PYKUBECTL, *args)
         assert (got.returncode, got.stdout, got.stderr) == (
             want.returncode, want.stdout, want.stderr), args
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_without_the_group_both_say_the_api_is_not_available(
+        api: LiveAPI, fake: FakeNodes, tmp_path: Path) -> None:
+    server = api.cp.api
+    assert server is not None
+    saved, server.metrics_api = server.metrics_api, None
+    try:
+        env = dict(os.environ, KUBECONFIG=str(api.cp.kubeconfig_path),
+                   KUBECACHEDIR=str(tmp_path))
+        outs = [subprocess.run([*prog, "top", "nodes"], capture_output=True, text=True,
+                               env=env, timeout=60) for prog in (["kubectl"], PYKUBECTL)]
+    finally:
+        server.metrics_api = saved
+    assert outs[0].returncode == outs[1].returncode == 1
+    assert outs[0].stderr == outs[1].stderr == "error: Metrics API not available\n"
