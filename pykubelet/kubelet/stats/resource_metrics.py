@@ -11,7 +11,9 @@ stats cannot be read only ``scrape_error 1`` and ``resource_scrape_error 1`` are
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
+from decimal import Decimal
 
 from pykubelet.kubelet.stats.cri_stats import PodUsage
 from pykubelet.kubelet.stats.node_stats import Usage
@@ -55,11 +57,31 @@ def _labels(pairs: list[tuple[str, str]]) -> str:
 
 
 def _number(value: float) -> str:
-    """Go's strconv.FormatFloat(v, 'g', -1, 64) for the values we write (client_golang)."""
-    if value == int(value) and abs(value) < 1e21:
-        text = repr(float(value))
-        return text[:-2] if text.endswith(".0") else text
-    return repr(value)
+    """client_golang's writeFloat: strconv.AppendFloat(v, 'g', -1, 64), the shortest digits
+    that read back, in exponent form when the exponent is below -4 or at least 6
+    (``2.2120448e+09``, ``32802.404612066``, ``4096``)."""
+    v = float(value)
+    if v == 0:
+        return "0"
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    sign, digit_tuple, exp = Decimal(repr(v)).as_tuple()
+    assert isinstance(exp, int)
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    exp += len("".join(map(str, digit_tuple))) - len(digits)  # the zeros stripped
+    dp = len(digits) + exp  # where the decimal point falls among the digits
+    x = dp - 1
+    minus = "-" if sign else ""
+    if x < -4 or x >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{minus}0.{'0' * -dp}{digits}"
+    if dp >= len(digits):
+        return f"{minus}{digits}{'0' * (dp - len(digits))}"
+    return f"{minus}{digits[:dp]}.{digits[dp:]}"
 
 
 class _Families:

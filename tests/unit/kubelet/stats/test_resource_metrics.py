@@ -3,6 +3,7 @@ parseable by a Prometheus parser; a failed read is a scrape error and nothing el
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pykubelet.kubelet.stats import resource_metrics
@@ -24,13 +25,13 @@ def test_samples_as_kubelet_writes_them() -> None:
            "node in core-seconds" in lines
     assert "# TYPE node_cpu_usage_seconds_total counter" in lines
     assert "node_cpu_usage_seconds_total 32802.404612066 1700000000123" in lines
-    assert "node_memory_working_set_bytes 2212044800 1700000000123" in lines
+    assert "node_memory_working_set_bytes 2.2120448e+09 1700000000123" in lines
     assert 'container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"} ' \
            '1.5 1700000000123' in lines
     assert 'container_memory_working_set_bytes{container="app",namespace="default",' \
            'pod="web"} 4096 1700000000123' in lines
     assert 'container_start_time_seconds{container="app",namespace="default",pod="web"} ' \
-           '1700000000' in lines
+           '1.7e+09' in lines
     assert 'pod_cpu_usage_seconds_total{namespace="default",pod="web"} 1.5 1700000000123' \
         in lines
     assert 'pod_memory_working_set_bytes{namespace="default",pod="web"} 4096 1700000000123' \
@@ -39,6 +40,16 @@ def test_samples_as_kubelet_writes_them() -> None:
     assert "scrape_error 0" in lines
     names = [ln.split()[2] for ln in lines if ln.startswith("# TYPE")]
     assert names == sorted(names)
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0, "0"), (1, "1"), (4096, "4096"), (123456, "123456"), (1234567, "1.234567e+06"),
+    (2212044800, "2.2120448e+09"), (32802.404612066, "32802.404612066"), (1.5, "1.5"),
+    (0.0001, "0.0001"), (0.00001234, "1.234e-05"), (1e21, "1e+21"), (-2.5, "-2.5"),
+    (1700000000.123456789, "1.7000000001234567e+09"),
+])
+def test_numbers_as_client_golang_writes_them(value: float, text: str) -> None:
+    assert resource_metrics._number(value) == text
 
 
 def test_a_prometheus_parser_reads_it() -> None:
