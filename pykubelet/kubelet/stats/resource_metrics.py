@@ -5,7 +5,9 @@ metrics-server computes its CPU rates from.
 
 Names, help and labels are upstream's (``[STABLE]`` as component-base prints a stable
 metric's help); families in name order as client_golang's gatherer sorts them. When the
-stats cannot be read only ``scrape_error 1`` and ``resource_scrape_error 1`` are served.
+stats cannot be read only ``resource_scrape_error 1`` is served. ``scrape_error``
+(deprecated in 1.29) is hidden from 1.30 on, as component-base hides it in the kubelet
+version we report.
 """
 
 from __future__ import annotations
@@ -41,8 +43,6 @@ FAMILIES: dict[str, tuple[str, str, bool]] = {
         "gauge", "Current working set of the pod in bytes", True),
     "resource_scrape_error": (
         "gauge", "1 if there was an error while getting container metrics, 0 otherwise", True),
-    "scrape_error": (
-        "gauge", "1 if there was an error while getting container metrics, 0 otherwise", False),
 }
 
 
@@ -135,7 +135,6 @@ def render(node: Usage | None, pods: list[PodUsage] | None) -> bytes:
             fam.add("pod_memory_working_set_bytes", pod.usage.memory_working_set_bytes,
                     labels, pod.usage.timestamp_ns)
     fam.add("resource_scrape_error", error)
-    fam.add("scrape_error", error)
     return fam.render()
 
 
