@@ -69,6 +69,10 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="the cluster DNS's address (default: the advertise address)")
 @click.option("--cluster-dns-port", default=53, show_default=True, type=int,
               help="the cluster DNS's port, UDP and TCP")
+@click.option("--metric-resolution", type=click.FloatRange(min=0.1), default=15.0,
+              show_default=True,
+              help="seconds between scrapes of the nodes' resource metrics while the "
+                   "metrics API is in use (metrics-server's --metric-resolution)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -81,6 +85,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   scheduler_config: str, service_cluster_ip_range: str,
                   service_node_port_range: str, token_auth_file: str | None,
                   cluster_dns: bool, cluster_dns_address: str, cluster_dns_port: int,
+                  metric_resolution: float,
                   verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
@@ -130,7 +135,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       service_node_port_range=service_node_port_range,
                       token_auth_file=Path(token_auth_file) if token_auth_file else None,
                       cluster_dns=cluster_dns, cluster_dns_address=cluster_dns_address,
-                      cluster_dns_port=cluster_dns_port)
+                      cluster_dns_port=cluster_dns_port,
+                      metric_resolution=metric_resolution)
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
     try:

@@ -56,6 +56,16 @@ class NodeProxy:
                 .get("Port") or DEFAULT_KUBELET_PORT)
         return f"https://{host}:{port}"
 
+    async def resource_metrics(self, node: str) -> str:
+        """The node's ``/metrics/resource`` text (what metrics-server scrapes)."""
+        url = f"{self.endpoint(node)}/metrics/resource"
+        async with self.session().get(url, server_hostname=node) as resp:
+            body = await resp.text()
+            if resp.status != 200:
+                raise errors.service_unavailable(
+                    f"request failed, status: {resp.status}: {body.strip()[:200]}")
+            return body
+
     async def container_logs(self, request: web.Request, node: str, namespace: str, pod: str,
                              container: str) -> web.StreamResponse:
         url = f"{self.endpoint(node)}/containerLogs/{namespace}/{pod}/{container}"

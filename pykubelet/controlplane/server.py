@@ -35,6 +35,8 @@ from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
 from pykubelet.controlplane.election import Elector, LeaderElection, default_identity
 from pykubelet.controlplane.freshness import RevisionReader
 from pykubelet.controlplane.metrics import ControlPlaneMetrics
+from pykubelet.controlplane.metricsserver.api import MetricsAPI
+from pykubelet.controlplane.metricsserver.scraper import DEFAULT_RESOLUTION_S, Scraper
 from pykubelet.controlplane.nodeproxy import NodeProxy
 from pykubelet.controlplane.pki import (
     PKI,
@@ -127,6 +129,8 @@ class Options:
     # kube-apiserver's --service-account-issuer and --api-audiences (empty: the issuer)
     service_account_issuer: str = tokenrequest.DEFAULT_ISSUER
     api_audiences: list[str] = field(default_factory=list)
+    # the built-in metrics-server's scrape interval (its --metric-resolution), seconds
+    metric_resolution: float = DEFAULT_RESOLUTION_S
 
 
 class ControlPlane:
@@ -251,6 +255,9 @@ class ControlPlane:
         host, port = split_listen(self.options.listen)
         node_proxy = NodeProxy(self.registry, self._kubelet_client_context())
         stack.push_async_callback(node_proxy.close)
+        scraper = Scraper(lambda: (e.obj() for e in self.registry.store(NODES).select(
+            None, None)), node_proxy.resource_metrics, self.options.metric_resolution)
+        self._tasks.append(asyncio.create_task(scraper.run(), name="metrics-scraper"))
         self.api = APIServer(
             self.registry,
             self.tokens.identify,
@@ -268,6 +275,7 @@ class ControlPlane:
             store_check=self.store_check,
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
             token_users=self._token_users(issuer),
+            metrics_api=MetricsAPI(self.registry, scraper),
         )
         custom = serve_custom_resources(self.api)  # CRDs and what they declare
         self._tasks.append(asyncio.create_task(custom.run(), name="customresources"))

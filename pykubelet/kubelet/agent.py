@@ -63,6 +63,9 @@ from pykubelet.kubelet.pod_workers import PodWorkers, UpdateType
 from pykubelet.kubelet.prober.prober_manager import ProberManager, ProbeTarget
 from pykubelet.kubelet.prober.probes import ContainerView, ProbeType
 from pykubelet.kubelet.server.healthz import AgentHTTPServer
+from pykubelet.kubelet.stats import resource_metrics
+from pykubelet.kubelet.stats.cri_stats import list_pods_usage
+from pykubelet.kubelet.stats.node_stats import read_node_usage
 from pykubelet.kubelet.status.generate import (
     WaitingReason,
     deleted_and_stopped,
@@ -224,6 +227,7 @@ class Kubelet:
                 self.healthy,
                 self.render_metrics,
                 self.event_list,
+                self.render_resource_metrics,
             )
             self.http.start()
         self._running_at_start = self._pods_running_in_runtime()
@@ -651,6 +655,10 @@ class Kubelet:
     def render_metrics(self) -> bytes:
         """/metrics: kubelet's metrics as Prometheus text, the pod gauges counted now."""
         return self.metrics.render(self._pod_gauges)
+
+    def render_resource_metrics(self) -> bytes:
+        """/metrics/resource: the node's, pods' and containers' CPU and memory now."""
+        return resource_metrics.collect(read_node_usage, lambda: list_pods_usage(self.cri))
 
     def _pod_gauges(self) -> tuple[int, dict[str, int]]:
         """kubelet_running_pods (pods with a ready sandbox) and containers by state."""

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cordon": ("nodes", "Mark a node as unschedulable"),
     "uncordon": ("nodes", "Mark a node as schedulable"),
     "drain": ("nodes", "Cordon a node and evict its pods"),
+    "top": ("top", "Display resource (CPU/memory) usage of nodes or pods"),
     "why": ("why", "Why a pod is Pending, or why it went where it went (scheduler's reasons)"),
     "dashboard": ("dashboard", "Serve a live web view of the cluster on a local port"),
     "version": ("info", "Print the client and server version"),

@@ -48,6 +48,7 @@ from pykubelet.controlplane.apiserver.handlers.watch import serve_watch
 from pykubelet.controlplane.apiserver.openapi import V2_CONTENT_TYPE, V2_PROTOBUF, OpenAPI
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_bool, parse_request_info
 from pykubelet.controlplane.apiserver.responses import json_response, status_response
+from pykubelet.controlplane.metricsserver import objects as metrics_objects
 from pykubelet.controlplane.registry import podrefs
 from pykubelet.controlplane.registry.admission import MIRROR_POD_ANNOTATION
 from pykubelet.controlplane.registry.resources import ALL
@@ -102,6 +103,8 @@ class APIServer:
     rbac: RBACAuthorizer | None = None  # made over the registry when not given
     # the CRDs and custom resources served (apiextensions.serving.CustomResources)
     custom: Any = None
+    # metrics.k8s.io (pykubelet.controlplane.metricsserver.api.MetricsAPI), when served
+    metrics_api: Any = None
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -254,9 +257,14 @@ class APIServer:
     async def _apis_root(self, request: web.Request) -> web.Response:
         self.authenticate(request)
         if discovery.wants_aggregated(request.headers.get("Accept", "")):
-            return json_response(discovery.aggregated(core=False, extra=self._extra()),
-                                 headers={"Content-Type": discovery.AGGREGATED_V2})
-        return json_response(discovery.api_group_list(self._extra()))
+            body = discovery.aggregated(core=False, extra=self._extra())
+            if self.metrics_api is not None:
+                body["items"].append(metrics_objects.aggregated_group())
+            return json_response(body, headers={"Content-Type": discovery.AGGREGATED_V2})
+        groups = discovery.api_group_list(self._extra())
+        if self.metrics_api is not None:
+            groups["groups"].append(metrics_objects.api_group_entry())
+        return json_response(groups)
 
     def _extra(self) -> list[Any]:
         """The resources served besides the built-in ones (CRDs, custom resources)."""
@@ -277,6 +285,8 @@ class APIServer:
         user = self.user(request)
         if not info.is_resource_request:
             return self._discovery(request, info)
+        if info.group == metrics_objects.GROUP and self.metrics_api is not None:
+            return await self._metrics_resource(request, info, user)
         if (info.group, info.resource) in reviews.REVIEWS and info.version == "v1":
             return await self._review(request, info, user)
         store = None
@@ -378,12 +388,41 @@ class APIServer:
             return reviews.self_subject_rules_review(user, body, self.rbac.resolver)
         return reviews.self_subject_review(user, body)
 
+    async def _metrics_resource(self, request: web.Request, info: RequestInfo, user: User
+                                ) -> web.Response:
+        """metrics.k8s.io, served here as the aggregated metrics-server would serve it."""
+        found = metrics_objects.RESOURCES.get(info.resource)
+        if (info.version != metrics_objects.VERSION or found is None or info.subresource
+                or (info.namespace and not found[1])):
+            raise errors.path_not_found()
+        try:
+            label_sel = parse_label_selector(request.query.get("labelSelector"))
+            field_sel = parse_field_selector(request.query.get("fieldSelector"))
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from None
+        assert self.rbac is not None
+        authorize(user, info, field_sel.exact("metadata.name") or "", self._referenced,
+                  field_sel.exact, self._pod_node, self.rbac.authorize)
+        if info.verb not in ("get", "list"):
+            raise errors.method_not_allowed(info.verb, found[0])
+
+        def predicate(a: Attrs) -> bool:
+            fields = {"metadata.name": a.name, "metadata.namespace": a.namespace}
+            return bool(label_sel.matches(a.labels) and field_sel.matches(fields))
+
+        return json_response(await self.metrics_api.serve(
+            info.verb, info.resource, info.namespace, info.name, predicate))
+
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
         if info.version:
             body = discovery.resource_list(info.group, info.version, self._extra())
+            if info.group == metrics_objects.GROUP and self.metrics_api is not None:
+                body = metrics_objects.resource_list()
         else:
             group = request.path.strip("/").split("/")[1] if info.api_prefix == "apis" else ""
             body = discovery.api_group(group, self._extra())
+            if group == metrics_objects.GROUP and self.metrics_api is not None:
+                body = metrics_objects.api_group()
         if body is None:
             raise errors.path_not_found()
         return json_response(body)

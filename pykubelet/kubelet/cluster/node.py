@@ -86,7 +86,8 @@ class APINode:
         kubelet.manager.object_refs = APIObjectRefs(self.client)
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
-                                 self._log_target, self)
+                                 self._log_target, self,
+                                 resource_metrics=kubelet.render_resource_metrics)
         # the service proxy (kube-proxy's iptables mode), where the node config enables it
         self.proxy = (ServiceProxy(self.client, self.node_name, cfg.serviceProxy,
                                    kubelet.metrics.registry)

@@ -144,6 +144,10 @@ class CRIClient:
         req = pb.ContainerStatusRequest(container_id=container_id)
         return self._call(self._rt, "ContainerStatus", req).status
 
+    def list_container_stats(self) -> list[pb.ContainerStats]:
+        resp = self._call(self._rt, "ListContainerStats", pb.ListContainerStatsRequest())
+        return list(resp.stats)
+
     def reopen_container_log(self, container_id: str) -> None:
         req = pb.ReopenContainerLogRequest(container_id=container_id)
         self._call(self._rt, "ReopenContainerLog", req)

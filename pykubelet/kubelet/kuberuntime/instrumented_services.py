@@ -105,6 +105,9 @@ class InstrumentedRuntimeService:
             "ContainerStatus", lambda: self.service.container_status(container_id)
         )
 
+    def list_container_stats(self) -> list[pb.ContainerStats]:
+        return self._record("ListContainerStats", self.service.list_container_stats)
+
     def reopen_container_log(self, container_id: str) -> None:
         self._record(
             "ReopenContainerLog", lambda: self.service.reopen_container_log(container_id)

@@ -1,5 +1,6 @@
 """The agent's local HTTP port (healthzBindAddress:healthzPort): /healthz, /pods, /metrics,
-and /events (ours: the pod events this agent recorded, for a node without an API server).
+/metrics/resource (kubelet's resource metrics, also on the node server) and /events (ours:
+the pod events this agent recorded, for a node without an API server).
 
 /pods answers a v1 PodList of the pods this node runs, with their status, as kubelet's
 read-only /pods endpoint does; /healthz answers "ok" while the sync loop and the PLEG are
@@ -30,6 +31,7 @@ class AgentHTTPServer:
         healthy: Callable[[], tuple[bool, str]],
         metrics: Callable[[], bytes],
         events: Callable[[], dict[str, Any]] | None = None,
+        resource_metrics: Callable[[], bytes] | None = None,
     ) -> None:
         outer = self
 
@@ -59,6 +61,8 @@ class AgentHTTPServer:
                         self._send(200, body, "application/json")
                     elif path == "/metrics":
                         self._send(200, outer._metrics(), METRICS_CONTENT_TYPE)
+                    elif path == "/metrics/resource" and outer._resource_metrics is not None:
+                        self._send(200, outer._resource_metrics(), METRICS_CONTENT_TYPE)
                     else:
                         self._send(404, b"404 page not found\n", "text/plain")
                 except BrokenPipeError:
@@ -71,6 +75,7 @@ class AgentHTTPServer:
         self._healthy = healthy
         self._metrics = metrics
         self._events = events
+        self._resource_metrics = resource_metrics
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None

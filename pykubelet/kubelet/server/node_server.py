@@ -7,6 +7,8 @@ a client certificate from that CA whose subject is the API server's kubelet clie
 (``kube-apiserver-kubelet-client``): anything else is refused, so only the control plane
 (which checked the user's token and authorization) reaches a node's logs.
 
+``GET /metrics/resource`` is kubelet's resource metrics (what metrics-server scrapes).
+
 ``GET /containerLogs/<namespace>/<pod>/<container>`` reads the container's CRI log file
 (``<time> <stream> <P|F> <message>`` lines, partial lines joined) with kubectl's options:
 ``follow`` (until the container exits), ``previous`` (the instance before the current
@@ -48,6 +50,7 @@ log = logging.getLogger(__name__)
 
 API_SERVER_CLIENT_CN = "kube-apiserver-kubelet-client"
 FOLLOW_POLL_S = 0.1
+RESOURCE_METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class LogError(Exception):
@@ -185,8 +188,10 @@ class NodeServer:
     """aiohttp on its own loop thread, TLS with client certificates."""
 
     def __init__(self, address: str, port: int, cert: Path, key: Path, ca_pem: bytes,
-                 lookup: LogLookup, streams: StreamHost | None = None) -> None:
+                 lookup: LogLookup, streams: StreamHost | None = None,
+                 resource_metrics: Callable[[], bytes] | None = None) -> None:
         self.address = address
+        self.resource_metrics = resource_metrics
         self.port = port
         self.lookup = lookup
         self.streams = streams
@@ -209,6 +214,7 @@ class NodeServer:
         """The routes, behind the error and authentication middlewares."""
         app = web.Application(middlewares=[self._errors, self._auth])
         app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/metrics/resource", self._resource_metrics)
         app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self._logs)
         for prefix, handler in (("/exec", self._exec), ("/attach", self._attach)):
             app.router.add_route("GET", prefix + "/{ns}/{pod}/{container}", handler)
@@ -267,6 +273,13 @@ class NodeServer:
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
+
+    async def _resource_metrics(self, request: web.Request) -> web.Response:
+        """What metrics-server scrapes (read off the loop: CRI calls and cgroup files)."""
+        if self.resource_metrics is None:
+            return web.Response(status=404, text="404 page not found\n")
+        body = await asyncio.to_thread(self.resource_metrics)
+        return web.Response(body=body, headers={"Content-Type": RESOURCE_METRICS_TYPE})
 
     async def _logs(self, request: web.Request) -> web.StreamResponse:
         ns, pod, container = (request.match_info[k] for k in ("ns", "pod", "container"))

@@ -52,6 +52,8 @@ class FakeContainer:
     exit_code: int = 0
     reason: str = ""
     message: str = ""
+    cpu_usage_core_nanoseconds: int = 0  # what ListContainerStats reports; tests set them
+    memory_working_set_bytes: int = 0
 
 
 def _matches(labels: Mapping[str, str], selector: Mapping[str, str] | None) -> bool:
@@ -295,6 +297,23 @@ class FakeRuntimeService:
                 for c in self.containers.values()
                 if (not sandbox_id or c.sandbox_id == sandbox_id)
                 and _matches(c.config.labels, label_selector)
+            ]
+
+    def list_container_stats(self) -> list[pb.ContainerStats]:
+        """Every container's counters as tests set them, stamped with the clock."""
+        with self._lock:
+            self._enter("ListContainerStats")
+            now = int(self.clock() * 1e9)
+            return [
+                pb.ContainerStats(
+                    attributes=pb.ContainerAttributes(
+                        id=c.id, metadata=c.config.metadata, labels=dict(c.config.labels),
+                        annotations=dict(c.config.annotations)),
+                    cpu=pb.CpuUsage(timestamp=now, usage_core_nano_seconds=pb.UInt64Value(
+                        value=c.cpu_usage_core_nanoseconds)),
+                    memory=pb.MemoryUsage(timestamp=now, working_set_bytes=pb.UInt64Value(
+                        value=c.memory_working_set_bytes)))
+                for c in self.containers.values()
             ]
 
     def container_status(self, container_id: str) -> pb.ContainerStatus:

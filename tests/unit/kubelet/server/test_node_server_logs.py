@@ -86,3 +86,10 @@ def test_a_handler_that_fails_answers_500_with_its_message(
     assert "can't compare offset-naive and offset-aware datetimes" in text
     assert any("can't compare" in r.getMessage() or (r.exc_info and "can't compare" in str(
         r.exc_info[1])) for r in caplog.records)
+
+
+def test_metrics_resource_is_served_to_the_control_plane(tmp_path: Path) -> None:
+    server = node_server(tmp_path, lambda *a: LogTarget("", lambda: False))
+    assert get(server, "/metrics/resource")[0] == 404  # no source given
+    server.resource_metrics = lambda: b"resource_scrape_error 0\n"
+    assert get(server, "/metrics/resource") == (200, "resource_scrape_error 0\n")
