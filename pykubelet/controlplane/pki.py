@@ -20,11 +20,12 @@ import secrets
 import socket
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
@@ -167,6 +168,34 @@ class PKI:
         _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
         return paths
 
+    def issue_client(self, name: str, user: str, groups: Sequence[str] = ()) -> ServingPaths:
+        """``pki/<name>.{crt,key}``: a client certificate for ``user`` in ``groups`` (the
+        subject's CN and O, which the API server's x509 authenticator reads back), as
+        kubeadm makes ``kubernetes-admin``'s; kept while it is fresh and names the same."""
+        self.ensure_ca()
+        paths = ServingPaths(self.dir / f"{name}.crt", self.dir / f"{name}.key")
+        attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+        if user:  # none: a certificate that names no one (the authenticator's no opinion)
+            attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+        subject = x509.Name(attrs)
+        if paths.cert.exists() and paths.key.exists():
+            cert = x509.load_pem_x509_certificate(paths.cert.read_bytes())
+            fresh = cert.not_valid_after_utc > dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+            if fresh and cert.subject == subject and self._signed_by_ca(cert):
+                return paths
+        key = _key()
+        cert = self._sign_leaf(subject, key.public_key(), [ExtendedKeyUsageOID.CLIENT_AUTH], [])
+        _write_private(paths.key, _key_pem(key))
+        _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
+        return paths
+
+    def _signed_by_ca(self, cert: x509.Certificate) -> bool:
+        """Was ``cert`` signed by this CA (not by one an HA peer's CA replaced)?"""
+        try:
+            cert.verify_directly_issued_by(x509.load_pem_x509_certificate(self.ca_pem))
+        except (ValueError, TypeError, InvalidSignature):
+            return False
+        return True
 
     def sign_node_csr(self, csr_pem: bytes, node: str, addresses: Collection[str]) -> bytes:
         """A node's serving certificate from its CSR (kubelet's TLS bootstrap, approved

@@ -32,6 +32,7 @@ from pykubelet.controlplane.apiserver.filters.authentication import (
 )
 from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
 from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
+from pykubelet.controlplane.apiserver.filters.x509 import X509Authenticator
 from pykubelet.controlplane.apiserver.handlers import reviews
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
 from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
@@ -100,6 +101,8 @@ class APIServer:
     # users of static bearer tokens (--token-auth-file), beside the admin and node tokens
     token_users: TokenUsers = lambda _token: None
     rbac: RBACAuthorizer | None = None  # made over the registry when not given
+    # users of client certificates the cluster CA signed (None: certificates are no one)
+    client_certs: X509Authenticator | None = None
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -155,13 +158,13 @@ class APIServer:
 
     # ------------------------------------------------------------------ the filters
     def authenticate(self, request: web.Request) -> Identity:
-        return authenticate(self.identify, request, self.token_users)
+        return authenticate(self.identify, request, self.token_users, self.client_certs)
 
     def check_public(self, request: web.Request) -> None:
         check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request, self.token_users)
+        return user_of(self.identify, request, self.token_users, self.client_certs)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:

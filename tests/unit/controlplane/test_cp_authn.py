@@ -1,6 +1,7 @@
 """Authentication as kube-apiserver's filters do it: the bearer scheme in any case, an
 invalid token refused even on public paths, the OpenAPI documents for authenticated
-callers only, and impersonation (``kubectl --as``) honoured for the admin alone."""
+callers only, client certificates the cluster CA signed, and impersonation (``kubectl
+--as``) honoured for the admin alone."""
 
 from __future__ import annotations
 
@@ -71,3 +72,19 @@ def test_openapi_documents_need_authentication(cluster: Any) -> None:
         code, body = anonymous("GET", path)
         assert code == 401, (path, body)
         assert cluster.admin("GET", path)[0] == 200
+
+
+def test_a_client_certificate_is_its_cn_in_its_o_groups(cluster: Any) -> None:
+    carol = cluster.cert_user("cert-carol", "devs")
+    code, body = carol("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                       {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert code == 201, body
+    assert body["status"]["userInfo"] == {"username": "cert-carol",
+                                          "groups": ["devs", "system:authenticated"]}
+    code, body = carol("GET", "/api/v1/namespaces/default/pods")
+    assert code == 403, body
+    assert body["message"] == ('pods is forbidden: User "cert-carol" cannot list resource '
+                               '"pods" in API group "" in the namespace "default"')
+    admin = cluster.cert_user("cert-admin", "system:masters")
+    assert admin("GET", "/api/v1/namespaces/default/pods")[0] == 200
+
