@@ -164,7 +164,8 @@ class APIServer:
         check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request, self.token_users, self.client_certs)
+        return user_of(self.identify, request, self.token_users, self.client_certs,
+                       self.decide)
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.apiserver.filters.impersonation import impersonate
+from pykubelet.controlplane.apiserver.filters.impersonation import (
+    Authorize,
+    admin_only,
+    impersonate,
+)
 from pykubelet.controlplane.apiserver.filters.x509 import (
     CertificateError,
     X509Authenticator,
@@ -86,8 +90,10 @@ def check_public(identify: Identify, request: web.Request,
 
 def user_of(identify: Identify, request: web.Request,
             token_users: TokenUsers = _no_users,
-            certs: X509Authenticator | None = None) -> User:
-    """The user a request acts as: its identity's user, or whom it impersonates."""
+            certs: X509Authenticator | None = None,
+            authorize: Authorize = admin_only) -> User:
+    """The user a request acts as: its identity's user, or whom it impersonates (when
+    ``authorize`` lets it)."""
     ident = authenticate(identify, request, token_users, certs)
     if ident.kind == "admin":
         user = ADMIN
@@ -97,4 +103,4 @@ def user_of(identify: Identify, request: web.Request,
         user = ident.user
     else:
         user = BOOTSTRAP
-    return impersonate(request, user)
+    return impersonate(request, user, authorize)
