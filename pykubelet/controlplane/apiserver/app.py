@@ -389,8 +389,9 @@ class APIServer:
         return entry.attrs.fields.get("spec.nodeName") if entry is not None else None
 
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
-        """Does a pod bound to ``node`` use this configmap or secret? Mirror pods are no
-        relationship (the node made them itself), as in the Node authorizer's graph."""
+        """Does a pod bound to ``node`` use this object (a configmap, secret, claim or
+        service account: podrefs.references)? Mirror pods are no relationship (the node
+        made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
         for entry in pods.select(namespace, None, ("spec.nodeName", node)):
