@@ -69,6 +69,17 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="the cluster DNS's address (default: the advertise address)")
 @click.option("--cluster-dns-port", default=53, show_default=True, type=int,
               help="the cluster DNS's port, UDP and TCP")
+@click.option("--audit-log-path", default="",
+              help="write the audit log (audit.k8s.io/v1 Event JSON lines) to this file, "
+                   "'-' for standard output; needs --audit-policy-file")
+@click.option("--audit-policy-file", default="", type=click.Path(dir_okay=False),
+              help="the audit policy (audit.k8s.io/v1 Policy): the level of each request")
+@click.option("--audit-log-maxage", default=0, show_default=True, type=int,
+              help="days to keep rotated audit files (0: no limit)")
+@click.option("--audit-log-maxbackup", default=0, show_default=True, type=int,
+              help="rotated audit files to keep (0: all)")
+@click.option("--audit-log-maxsize", default=0, show_default=True, type=int,
+              help="megabytes of the audit file before it is rotated (0: 100)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -81,7 +92,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   scheduler_config: str, service_cluster_ip_range: str,
                   service_node_port_range: str, token_auth_file: str | None,
                   cluster_dns: bool, cluster_dns_address: str, cluster_dns_port: int,
-                  verbose: bool) -> None:
+                  audit_log_path: str, audit_policy_file: str, audit_log_maxage: int,
+                  audit_log_maxbackup: int, audit_log_maxsize: int, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -130,13 +142,22 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       service_node_port_range=service_node_port_range,
                       token_auth_file=Path(token_auth_file) if token_auth_file else None,
                       cluster_dns=cluster_dns, cluster_dns_address=cluster_dns_address,
-                      cluster_dns_port=cluster_dns_port)
+                      cluster_dns_port=cluster_dns_port, audit_log_path=audit_log_path,
+                      audit_policy_file=Path(audit_policy_file) if audit_policy_file else None,
+                      audit_log_maxage=audit_log_maxage, audit_log_maxbackup=audit_log_maxbackup,
+                      audit_log_maxsize=audit_log_maxsize)
+    from pykubelet.controlplane.apiserver.audit.policy import PolicyError
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
+    if audit_log_path and not audit_policy_file:
+        logging.getLogger(__name__).warning(
+            "--audit-log-path without --audit-policy-file: no audit events are written")
     try:
         cp = ControlPlane(options)
     except SchedulerConfigError as exc:
         raise click.ClickException(f"--scheduler-config {exc}") from None
+    except PolicyError as exc:
+        raise click.ClickException(f"--audit-policy-file: {exc}") from None
     cp.controllers = default_controllers()
 
     async def main() -> None:

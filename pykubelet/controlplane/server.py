@@ -27,6 +27,9 @@ from pycni.atomic_files import write_atomic
 from pykubelet.client.kubeconfig import admin_kubeconfig, cert_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiserver.app import APIServer
+from pykubelet.controlplane.apiserver.audit.backend import LogBackend, LogOptions
+from pykubelet.controlplane.apiserver.audit.policy import load_policy
+from pykubelet.controlplane.apiserver.filters.audit import AuditFilter
 from pykubelet.controlplane.apiserver.filters.tokenfile import StaticTokens
 from pykubelet.controlplane.apiserver.filters.x509 import (
     X509Authenticator,
@@ -119,6 +122,14 @@ class Options:
     cluster_dns: bool = False
     cluster_dns_address: str = ""  # default: the advertise address
     cluster_dns_port: int = 53
+    # the audit log (kube-apiserver's --audit-log-path, "-" standard output, and
+    # --audit-policy-file; off unless both are given), rotated by --audit-log-maxage (days),
+    # --audit-log-maxbackup (files) and --audit-log-maxsize (megabytes)
+    audit_log_path: str = ""
+    audit_policy_file: Path | None = None
+    audit_log_maxage: int = 0
+    audit_log_maxbackup: int = 0
+    audit_log_maxsize: int = 0
 
 
 class ControlPlane:
@@ -128,6 +139,8 @@ class ControlPlane:
         self.options = options
         # first: a bad file refuses the control plane before anything is opened
         self.scheduler_config = load_scheduler_config(options.scheduler_config)
+        self.audit_policy = (load_policy(options.audit_policy_file)
+                             if options.audit_policy_file and options.audit_log_path else None)
         self.root = options.root
         self.pki = PKI(self.root)
         self.tokens: Tokens | None = None
@@ -255,6 +268,12 @@ class ControlPlane:
             token_users=self._token_users(),
             client_certs=X509Authenticator(self.pki.ca_pem),
         )
+        if self.audit_policy is not None:
+            backend = LogBackend(LogOptions(
+                self.options.audit_log_path, self.options.audit_log_maxage,
+                self.options.audit_log_maxbackup, self.options.audit_log_maxsize))
+            stack.callback(backend.close)
+            self.api.audit = AuditFilter(backend, self.audit_policy, self.api.requestor)
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         # the controllers and watches end before the server's connections are closed

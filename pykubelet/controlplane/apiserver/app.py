@@ -22,12 +22,18 @@ from pykubelet.api.machinery.field import go_quote
 from pykubelet.api.machinery.validation import is_dns1123_subdomain
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import discovery, negotiation
+from pykubelet.controlplane.apiserver.filters.audit import (
+    ACTING_USER_KEY,
+    PANIC_KEY,
+    AuditFilter,
+)
 from pykubelet.controlplane.apiserver.filters.authentication import (
     Identify,
     Identity,
     TokenUsers,
     authenticate,
     check_public,
+    identity_user,
     user_of,
 )
 from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
@@ -103,6 +109,7 @@ class APIServer:
     rbac: RBACAuthorizer | None = None  # made over the registry when not given
     # users of client certificates the cluster CA signed (None: certificates are no one)
     client_certs: X509Authenticator | None = None
+    audit: AuditFilter | None = None  # the audit log (None: off, kube-apiserver's default)
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -110,7 +117,12 @@ class APIServer:
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
+        middlewares = [self._errors]
+        if self.audit is not None:  # outermost: it sees the answer the errors became
+            middlewares.insert(0, self.audit.middleware)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
+        if self.audit is not None:
+            app.on_response_prepare.append(self.audit.on_prepare)
         r = app.router
         for path, fn in (("/version", self._version), ("/healthz", self._health),
                          ("/livez", self._health), ("/readyz", self._readyz),
@@ -151,6 +163,7 @@ class APIServer:
             return status_response(errors.StatusError(exc.status, errors.BAD_REQUEST, exc.reason))
         except Exception as exc:
             log.exception("internal error serving %s %r", request.method, request.path)
+            request[PANIC_KEY] = str(exc) or type(exc).__name__  # the audit's Panic stage
             return status_response(errors.internal(str(exc)))
         finally:
             for obs in self.observers:
@@ -164,8 +177,18 @@ class APIServer:
         check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request, self.token_users, self.client_certs,
+        user = user_of(self.identify, request, self.token_users, self.client_certs,
                        self.decide)
+        if self.audit is not None:
+            request[ACTING_USER_KEY] = user
+        return user
+
+    def requestor(self, request: web.Request) -> User | None:
+        """Who authenticated (before impersonation), None for no one: the audit's user."""
+        try:
+            return identity_user(self.authenticate(request))
+        except errors.StatusError:
+            return None
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:

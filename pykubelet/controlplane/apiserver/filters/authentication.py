@@ -94,13 +94,16 @@ def user_of(identify: Identify, request: web.Request,
             authorize: Authorize = admin_only) -> User:
     """The user a request acts as: its identity's user, or whom it impersonates (when
     ``authorize`` lets it)."""
-    ident = authenticate(identify, request, token_users, certs)
+    return impersonate(request, identity_user(
+        authenticate(identify, request, token_users, certs)), authorize)
+
+
+def identity_user(ident: Identity) -> User:
+    """The user an authenticated identity is."""
     if ident.kind == "admin":
-        user = ADMIN
-    elif ident.kind == "node":
-        user = User(f"system:node:{ident.node}", NODES_GROUPS)
-    elif ident.user is not None:
-        user = ident.user
-    else:
-        user = BOOTSTRAP
-    return impersonate(request, user, authorize)
+        return ADMIN
+    if ident.kind == "node":
+        return User(f"system:node:{ident.node}", NODES_GROUPS)
+    if ident.user is not None:
+        return ident.user
+    return BOOTSTRAP
