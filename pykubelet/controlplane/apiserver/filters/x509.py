@@ -35,32 +35,51 @@ class CertificateError(ValueError):
     authenticator knows it)."""
 
 
+CACHE_SIZE = 1024
+
+
 class X509Authenticator:
-    """Users of client certificates the cluster CA signed directly."""
+    """Users of client certificates the cluster CA signed directly. A certificate that
+    verified is remembered (by its DER bytes) with its validity window, so a client's
+    requests after its first cost a dict lookup and a time check, not a signature check
+    (0.25 ms each)."""
 
     def __init__(self, ca_pem: bytes) -> None:
         self.ca = x509.load_pem_x509_certificate(ca_pem)
+        # DER -> (user, not before, not after) of certificates that verified
+        self._verified: dict[bytes, tuple[User | None, dt.datetime, dt.datetime]] = {}
 
     def user(self, der: bytes, now: dt.datetime | None = None) -> User | None:
         """The certificate's user (its CN, its O as groups, plus system:authenticated),
         None for a certificate with no CN (upstream: no opinion), or CertificateError with
         the reason it does not verify (upstream's ``verifying certificate ... failed``)."""
+        now = now or dt.datetime.now(dt.UTC)
+        hit = self._verified.get(der)
+        if hit is not None and hit[1] <= now <= hit[2]:
+            return hit[0]
+        user, cert = self._user(der, now)
+        if len(self._verified) >= CACHE_SIZE:
+            self._verified.clear()
+        self._verified[der] = (user, cert.not_valid_before_utc, cert.not_valid_after_utc)
+        return user
+
+    def _user(self, der: bytes, now: dt.datetime) -> tuple[User | None, x509.Certificate]:
         try:
             cert = x509.load_der_x509_certificate(der)
         except ValueError as exc:
             raise CertificateError(f"x509: malformed certificate: {exc}") from None
-        why = self._verify(cert, now or dt.datetime.now(dt.UTC))
+        why = self._verify(cert, now)
         if why:
             raise CertificateError(
                 f"verifying certificate {_identifier(cert)} failed: x509: {why}")
         cn = [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
         if not cn or not cn[0]:
-            return None
+            return None, cert
         groups = [str(a.value) for a in
                   cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
         if AUTHENTICATED not in groups:  # the authenticated group adder
             groups.append(AUTHENTICATED)
-        return User(cn[0], tuple(groups))
+        return User(cn[0], tuple(groups)), cert
 
     def _verify(self, cert: x509.Certificate, now: dt.datetime) -> str:
         """Go's Certificate.Verify with the CA as the only root and the client-auth usage

@@ -112,3 +112,18 @@ def test_the_handshake_asks_but_does_not_judge(pki: PKI, tmp_path: Path) -> None
     # no certificate at all: the handshake still succeeds
     bare = ssl.create_default_context(cadata=pki.ca_pem.decode())
     assert asyncio.run(_handshake(server, bare)) is None
+
+
+def test_a_verified_certificate_is_remembered_within_its_validity(pki: PKI) -> None:
+    carol = _der(pki.issue_client("carol", "carol", ("devs",)).cert)
+    auth = X509Authenticator(pki.ca_pem)
+    assert auth.user(carol) is not None
+    calls = []
+    real = auth._verify
+    auth._verify = lambda cert, now: calls.append(1) or real(cert, now)  # type: ignore[method-assign]
+    assert auth.user(carol) == User("carol", ("devs", "system:authenticated"))
+    assert calls == []  # remembered
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=400)
+    with pytest.raises(CertificateError, match="expired"):
+        auth.user(carol, now=later)  # outside the window: verified again, and refused
+    assert calls == [1]
