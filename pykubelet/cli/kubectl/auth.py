@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError
@@ -20,6 +21,7 @@ from pykubelet.client.rest import Resource
 Obj = dict[str, Any]
 SSAR = Resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", namespaced=False)
 SSR = Resource("authentication.k8s.io", "v1", "selfsubjectreviews", namespaced=False)
+SSRR = Resource("authorization.k8s.io", "v1", "selfsubjectrulesreviews", namespaced=False)
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:
@@ -28,6 +30,9 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("-A", "--all-namespaces", action="store_true",
                    help="(can-i) in every namespace")
     p.add_argument("-q", "--quiet", action="store_true", help="(can-i) the exit code only")
+    p.add_argument("--list", action="store_true",
+                   help="(can-i) every action allowed in the namespace")
+    p.add_argument("--no-headers", action="store_true", help="(can-i --list) no header")
     p.add_argument("--subresource", default="", help="(can-i) the subresource")
     p.add_argument("-o", "--output", default="", help="(whoami) json|yaml")
 
@@ -45,6 +50,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
 
 
 def can_i(args: argparse.Namespace, words: list[str], session: Session) -> int:
+    if args.list:
+        return can_i_list(args, session)
     if len(words) < 2:
         raise CommandError("error: you must specify two arguments: verb resource or "
                            "verb resource/resourceName.")
@@ -80,6 +87,94 @@ def can_i(args: argparse.Namespace, words: list[str], session: Session) -> int:
                     line += f" - {extra}"
         print(line)
     return 0 if allowed else 1
+
+
+def can_i_list(args: argparse.Namespace, session: Session) -> int:
+    """RunAccessList: the SelfSubjectRulesReview's rules broken down, compacted, sorted and
+    printed as kubectl's table."""
+    review = session.client.create(SSRR, {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+        "metadata": {"creationTimestamp": None}, "spec": {"namespace": session.namespace},
+        "status": {"resourceRules": None, "nonResourceRules": None, "incomplete": False}})
+    status = review.get("status") or {}
+    if status.get("incomplete"):
+        print(f"Warning: the list may be incomplete: {status.get('evaluationError', '')}",
+              file=sys.stderr)
+    rules = [{"verbs": r.get("verbs") or [], "apiGroups": r.get("apiGroups") or [],
+              "resources": r.get("resources") or [],
+              "resourceNames": r.get("resourceNames") or [], "nonResourceURLs": []}
+             for r in status.get("resourceRules") or []]
+    rules += [{"verbs": r.get("verbs") or [], "apiGroups": [], "resources": [],
+               "resourceNames": [], "nonResourceURLs": r.get("nonResourceURLs") or []}
+              for r in status.get("nonResourceRules") or []]
+    rows = sorted(_compact([sub for r in rules for sub in _breakdown(r)]), key=_rule_string)
+    w = TabWriter(sys.stdout)
+    if not args.no_headers:
+        w.write("Resources\tNon-Resource URLs\tResource Names\tVerbs\n")
+    for r in rows:
+        w.write(f"{_resource_group(r)}\t{go_string(r['nonResourceURLs'])}\t"
+                f"{go_string(r['resourceNames'])}\t{go_string(r['verbs'])}\n")
+    w.flush()
+    return 0
+
+
+def _rule(verbs: list[str], groups: Sequence[str] = (), resources: Sequence[str] = (),
+          names: Sequence[str] = (), urls: Sequence[str] = ()) -> Obj:
+    """rbacv1helpers.NewRule(...).RuleOrDie(): every list sorted."""
+    return {"verbs": sorted(verbs), "apiGroups": sorted(groups),
+            "resources": sorted(resources), "resourceNames": sorted(names),
+            "nonResourceURLs": sorted(urls)}
+
+
+def _breakdown(rule: Obj) -> list[Obj]:
+    """rbacutil.BreakdownRule: one rule per group, resource and name; one per URL and
+    verb."""
+    out = []
+    for g in rule["apiGroups"]:
+        for res in rule["resources"]:
+            if rule["resourceNames"]:
+                out += [_rule(rule["verbs"], [g], [res], [n]) for n in rule["resourceNames"]]
+            else:
+                out.append(_rule(rule["verbs"], [g], [res]))
+    out += [_rule([v], urls=[u]) for u in rule["nonResourceURLs"] for v in rule["verbs"]]
+    return out
+
+
+def _compact(rules: list[Obj]) -> list[Obj]:
+    """rbacutil.CompactRules: rules of one group, one resource and at most one name
+    merge their verbs (a sorted set)."""
+    compacted: list[Obj] = []
+    simple: dict[tuple[str, str, str | None], Obj] = {}
+    for r in rules:
+        if (len(r["resourceNames"]) > 1 or r["nonResourceURLs"] or len(r["apiGroups"]) != 1
+                or len(r["resources"]) != 1):
+            compacted.append(r)
+            continue
+        key = (r["apiGroups"][0], r["resources"][0],
+               r["resourceNames"][0] if r["resourceNames"] else None)
+        if key in simple:
+            simple[key]["verbs"] = sorted({*simple[key]["verbs"], *r["verbs"]})
+        else:
+            simple[key] = {**r, "verbs": list(r["verbs"])}
+    return compacted + list(simple.values())
+
+
+def _rule_string(r: Obj) -> str:
+    """PolicyRule.String(), which kubectl sorts the rows by."""
+    return ("&PolicyRule{" + f"Verbs:{go_string(r['verbs'])},"
+            f"APIGroups:{go_string(r['apiGroups'])},Resources:{go_string(r['resources'])},"
+            f"ResourceNames:{go_string(r['resourceNames'])},"
+            f"NonResourceURLs:{go_string(r['nonResourceURLs'])},}}")
+
+
+def _resource_group(r: Obj) -> str:
+    """describe.CombineResourceGroup."""
+    if not r["resources"]:
+        return ""
+    head, sep, sub = str(r["resources"][0]).partition("/")
+    if r["apiGroups"] and r["apiGroups"][0]:
+        head += "." + str(r["apiGroups"][0])
+    return head + (f"/{sub}" if sep else "")
 
 
 def _resource_for(word: str, session: Session) -> tuple[str, str]:
