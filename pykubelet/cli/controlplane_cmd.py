@@ -188,6 +188,30 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     sys.exit(0)
 
 
+@control_plane.command("kubeconfig-user")
+@click.option("--client-name", required=True, help="the user: the certificate's CN")
+@click.option("--org", "orgs", multiple=True, help="a group: the certificate's O, repeatable")
+@click.pass_context
+def kubeconfig_user(ctx: click.Context, client_name: str, orgs: tuple[str, ...]) -> None:
+    """Print a kubeconfig for a user with a new client certificate the cluster CA signs
+    (kubeadm kubeconfig user): the API server takes it as CLIENT_NAME in the ORG groups,
+    and RBAC decides what they may do. The key is printed, never kept."""
+    import yaml
+
+    from pykubelet.client.kubeconfig import cert_kubeconfig
+    from pykubelet.controlplane.pki import PKI
+
+    root = Path(ctx.obj["root"])
+    pki = PKI(root)
+    if not pki.ca_cert_path.exists() or not pki.ca_key_path.exists():
+        raise click.ClickException(f"{root}: no control plane state here (start it first)")
+    server_file = root / "server"
+    server = server_file.read_text().strip() if server_file.exists() else "https://ADDRESS:6443"
+    cert, key = pki.sign_client(client_name, orgs)
+    click.echo(yaml.safe_dump(cert_kubeconfig(server, pki.ca_pem, client_name, cert, key),
+                              sort_keys=False), nl=False)
+
+
 @control_plane.command("join-command")
 @click.pass_context
 def join_command(ctx: click.Context) -> None:

@@ -77,6 +77,15 @@ def host_addresses() -> list[str]:
     return out
 
 
+def _client_subject(user: str, groups: Sequence[str]) -> x509.Name:
+    """O per group, then CN (kubeadm's order); no user: a certificate naming no one (the
+    authenticator's no opinion)."""
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    if user:
+        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+    return x509.Name(attrs)
+
+
 @dataclass
 class ServingPaths:
     cert: Path
@@ -174,20 +183,24 @@ class PKI:
         kubeadm makes ``kubernetes-admin``'s; kept while it is fresh and names the same."""
         self.ensure_ca()
         paths = ServingPaths(self.dir / f"{name}.crt", self.dir / f"{name}.key")
-        attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
-        if user:  # none: a certificate that names no one (the authenticator's no opinion)
-            attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
-        subject = x509.Name(attrs)
+        subject = _client_subject(user, groups)
         if paths.cert.exists() and paths.key.exists():
             cert = x509.load_pem_x509_certificate(paths.cert.read_bytes())
             fresh = cert.not_valid_after_utc > dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
             if fresh and cert.subject == subject and self._signed_by_ca(cert):
                 return paths
-        key = _key()
-        cert = self._sign_leaf(subject, key.public_key(), [ExtendedKeyUsageOID.CLIENT_AUTH], [])
-        _write_private(paths.key, _key_pem(key))
-        _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
+        cert_pem, key_pem = self.sign_client(user, groups)
+        _write_private(paths.key, key_pem)
+        _write_private(paths.cert, cert_pem)
         return paths
+
+    def sign_client(self, user: str, groups: Sequence[str] = ()) -> tuple[bytes, bytes]:
+        """(certificate, key) PEM of a new client certificate for ``user`` in ``groups``,
+        kept nowhere (kubeadm kubeconfig user's)."""
+        key = _key()
+        cert = self._sign_leaf(_client_subject(user, groups), key.public_key(),
+                               [ExtendedKeyUsageOID.CLIENT_AUTH], [])
+        return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
     def _signed_by_ca(self, cert: x509.Certificate) -> bool:
         """Was ``cert`` signed by this CA (not by one an HA peer's CA replaced)?"""
