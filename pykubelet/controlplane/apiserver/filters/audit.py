@@ -9,6 +9,7 @@ as. Request and response bodies only at the Request and RequestResponse levels."
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 import uuid
@@ -86,7 +87,14 @@ class AuditFilter:
             request.headers.get("User-Agent", ""), received), level, omit, long_running, user)
         request[AUDIT_KEY] = audit
         self._write(audit, "RequestReceived")
-        resp = await handler(request)
+        try:
+            resp = await handler(request)
+        except asyncio.CancelledError:  # the client left (a watch closed): still complete
+            self._acting_user(request, audit)
+            if audit.started:
+                audit.event["responseStatus"] = {"metadata": {}, "code": 200}
+            self._write(audit, "ResponseComplete")
+            raise
         self._acting_user(request, audit)
         if level in (REQUEST, REQUEST_RESPONSE):
             await self._request_object(request, audit, info)

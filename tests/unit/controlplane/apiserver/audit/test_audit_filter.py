@@ -143,3 +143,38 @@ def test_a_watch_is_started_then_complete(cluster: Any) -> None:
                                             "ResponseComplete"]
     assert events[1]["responseStatus"] == {"metadata": {}, "code": 200}
     assert events[0]["verb"] == "watch"
+
+
+
+def test_a_request_the_client_leaves_is_complete(tmp_path: Path) -> None:
+    """A handler cancelled (the client left a watch) still leaves its ResponseComplete."""
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    from pykubelet.controlplane.apiserver.audit.backend import LogBackend, LogOptions
+    from pykubelet.controlplane.apiserver.audit.policy import decode_policy
+    from pykubelet.controlplane.apiserver.filters.audit import AuditFilter
+
+    log = tmp_path / "audit.log"
+    backend = LogBackend(LogOptions(str(log)))
+    audit = AuditFilter(backend, decode_policy({"apiVersion": "audit.k8s.io/v1",
+                                                "kind": "Policy",
+                                                "rules": [{"level": "Metadata"}]}),
+                        lambda _r: None)
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        raise asyncio.CancelledError
+
+    async def run() -> None:
+        request = make_mocked_request("GET", "/api/v1/pods?watch=true")
+        with pytest.raises(asyncio.CancelledError):
+            await audit.middleware(request, handler)
+
+    try:
+        asyncio.run(run())
+    finally:
+        backend.close()
+    stages = [json.loads(x)["stage"] for x in log.read_text().splitlines()]
+    assert stages == ["RequestReceived", "ResponseComplete"]
