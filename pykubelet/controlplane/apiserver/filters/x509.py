@@ -128,7 +128,19 @@ def peer_certificate(transport: Any) -> bytes | None:
 
 # -- asking for certificates without judging them in the handshake -----------------------
 _VERIFY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-_accept_any = _VERIFY_CB(lambda _ok, _store: 1)  # kept alive: OpenSSL holds its address
+_libssl: Any = None  # the libssl Python's _ssl uses, once loaded
+
+
+def _accept(ok: int, store: int | None) -> int:
+    """OpenSSL's verify callback: go on whatever the verdict. A failed check leaves its
+    error in the thread's OpenSSL error queue, which Python's ssl would report as the
+    connection's next read error ("[ASN1] EVP lib"): it is cleared here."""
+    if not ok and _libssl is not None:
+        _libssl.ERR_clear_error()
+    return 1
+
+
+_accept_any = _VERIFY_CB(_accept)  # kept alive: OpenSSL holds its address
 
 
 def request_client_certificates(ctx: ssl.SSLContext, ca_pem: bytes) -> bool:
@@ -142,8 +154,10 @@ def request_client_certificates(ctx: ssl.SSLContext, ca_pem: bytes) -> bool:
     ctx.load_verify_locations(cadata=ca_pem.decode())
     ctx.post_handshake_auth = False  # newPySSLSocket would reset the callback otherwise
     ctx.verify_mode = ssl.CERT_OPTIONAL
+    global _libssl
     try:
         lib = ctypes.CDLL(ssl._ssl.__file__)  # type: ignore[attr-defined]
+        lib.ERR_clear_error.argtypes, lib.ERR_clear_error.restype = [], None
         get_mode = lib.SSL_CTX_get_verify_mode
         get_mode.argtypes, get_mode.restype = [ctypes.c_void_p], ctypes.c_int
         set_verify = lib.SSL_CTX_set_verify
@@ -157,6 +171,7 @@ def request_client_certificates(ctx: ssl.SSLContext, ca_pem: bytes) -> bool:
         if (not ptr or get_mode(ptr) != _SSL_VERIFY_PEER
                 or get_options(ptr) != int(ctx.options)):
             raise OSError("the SSL_CTX of this Python's SSLContext was not found")
+        _libssl = lib
         set_verify(ptr, _SSL_VERIFY_PEER, _accept_any)
     except (OSError, AttributeError) as exc:
         log.warning("client certificates are verified in the TLS handshake (%s)", exc)

@@ -76,20 +76,29 @@ def test_no_common_name_is_no_opinion(pki: PKI) -> None:
 
 
 async def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> bytes | None:
-    """Connect on loopback with ``client``; the DER certificate the server saw."""
+    """Connect on loopback with ``client`` and trade a line each way (the connection
+    must carry data after the handshake, not only complete it); the DER certificate the
+    server saw."""
     seen: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         obj = writer.get_extra_info("ssl_object")
-        seen.set_result(obj.getpeercert(binary_form=True))
+        der = obj.getpeercert(binary_form=True)
+        line = await reader.readline()
+        writer.write(b"echo " + line)
+        await writer.drain()
+        seen.set_result(der)
         writer.close()
 
     srv = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=server)
     try:
         port = srv.sockets[0].getsockname()[1]
-        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client,
-                                                  server_hostname="localhost")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client,
+                                                       server_hostname="localhost")
         try:
+            writer.write(b"ping\n")
+            await writer.drain()
+            assert await asyncio.wait_for(reader.readline(), 5) == b"echo ping\n"
             return await asyncio.wait_for(seen, 5)
         finally:
             writer.close()
