@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver.audit import events
 from pykubelet.controlplane.apiserver.audit.backend import LogBackend
 from pykubelet.controlplane.apiserver.audit.policy import (
@@ -27,6 +28,7 @@ from pykubelet.controlplane.apiserver.audit.policy import (
     REQUEST_RESPONSE,
     Policy,
 )
+from pykubelet.controlplane.apiserver.handlers.rest import read_body
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo, parse_request_info
 from pykubelet.controlplane.registry.store import User
 
@@ -118,14 +120,15 @@ class AuditFilter:
 
     async def _request_object(self, request: web.Request, audit: _Audit,
                               info: RequestInfo) -> None:
-        """The request's JSON body (a patch as sent), when it had one."""
+        """The request's body as the handlers read it (JSON, YAML, or protobuf as
+        kubectl's generators send it; a patch as sent), when it had one that reads."""
         if request.method not in ("POST", "PUT", "PATCH") or not request.body_exists:
             return
         try:
-            raw = await request.read()
-            audit.event["requestObject"] = orjson.loads(raw)
-        except (web.HTTPException, orjson.JSONDecodeError, ValueError):
-            return  # too large or not JSON (protobuf): no object, as for unknown kinds
+            audit.event["requestObject"] = await read_body(request,
+                                                           patch=request.method == "PATCH")
+        except (errors.StatusError, web.HTTPException, ValueError):
+            return  # too large or unreadable: no object, as upstream for what it cannot decode
 
     async def on_prepare(self, request: web.Request, response: web.StreamResponse) -> None:
         """Audit-Id on every answer; ResponseStarted for long-running requests."""
