@@ -99,6 +99,10 @@ class ControlPlaneConfig:
     # dnsAddress (default: the node's address), port 53 UDP and TCP
     dnsServer: bool = True
     dnsAddress: str = ""
+    # the audit log, as kube-apiserver's --audit-policy-file and --audit-log-path (off
+    # unless both are set)
+    auditPolicyFile: str = ""
+    auditLogPath: str = ""
 
     @property
     def node_monitor_grace_seconds(self) -> float:

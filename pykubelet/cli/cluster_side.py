@@ -71,13 +71,19 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                           service_cluster_ip_range=cfg.controlPlane.serviceClusterIPRange,
                           service_node_port_range=cfg.controlPlane.serviceNodePortRange,
                           cluster_dns=cfg.controlPlane.dnsServer,
-                          cluster_dns_address=cfg.controlPlane.dnsAddress)
+                          cluster_dns_address=cfg.controlPlane.dnsAddress,
+                          audit_log_path=cfg.controlPlane.auditLogPath,
+                          audit_policy_file=Path(cfg.controlPlane.auditPolicyFile)
+                          if cfg.controlPlane.auditPolicyFile else None)
+        from pykubelet.controlplane.apiserver.audit.policy import PolicyError
         from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
         try:
             cp_thread = ControlPlaneThread(options)
         except SchedulerConfigError as exc:
             raise click.ClickException(f"controlPlane.schedulerConfig {exc}") from None
+        except PolicyError as exc:
+            raise click.ClickException(f"controlPlane.auditPolicyFile: {exc}") from None
         cp_thread.cp.controllers = default_controllers()
         try:
             cp_thread.start()

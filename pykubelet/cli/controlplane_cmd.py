@@ -73,6 +73,17 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               show_default=True,
               help="seconds between scrapes of the nodes' resource metrics while the "
                    "metrics API is in use (metrics-server's --metric-resolution)")
+@click.option("--audit-log-path", default="",
+              help="write the audit log (audit.k8s.io/v1 Event JSON lines) to this file, "
+                   "'-' for standard output; needs --audit-policy-file")
+@click.option("--audit-policy-file", default="", type=click.Path(dir_okay=False),
+              help="the audit policy (audit.k8s.io/v1 Policy): the level of each request")
+@click.option("--audit-log-maxage", default=0, show_default=True, type=int,
+              help="days to keep rotated audit files (0: no limit)")
+@click.option("--audit-log-maxbackup", default=0, show_default=True, type=int,
+              help="rotated audit files to keep (0: all)")
+@click.option("--audit-log-maxsize", default=0, show_default=True, type=int,
+              help="megabytes of the audit file before it is rotated (0: 100)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -86,7 +97,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   service_node_port_range: str, token_auth_file: str | None,
                   cluster_dns: bool, cluster_dns_address: str, cluster_dns_port: int,
                   metric_resolution: float,
-                  verbose: bool) -> None:
+                  audit_log_path: str, audit_policy_file: str, audit_log_maxage: int,
+                  audit_log_maxbackup: int, audit_log_maxsize: int, verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -136,13 +148,22 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       token_auth_file=Path(token_auth_file) if token_auth_file else None,
                       cluster_dns=cluster_dns, cluster_dns_address=cluster_dns_address,
                       cluster_dns_port=cluster_dns_port,
-                      metric_resolution=metric_resolution)
+                      metric_resolution=metric_resolution, audit_log_path=audit_log_path,
+                      audit_policy_file=Path(audit_policy_file) if audit_policy_file else None,
+                      audit_log_maxage=audit_log_maxage, audit_log_maxbackup=audit_log_maxbackup,
+                      audit_log_maxsize=audit_log_maxsize)
+    from pykubelet.controlplane.apiserver.audit.policy import PolicyError
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 
+    if audit_log_path and not audit_policy_file:
+        logging.getLogger(__name__).warning(
+            "--audit-log-path without --audit-policy-file: no audit events are written")
     try:
         cp = ControlPlane(options)
     except SchedulerConfigError as exc:
         raise click.ClickException(f"--scheduler-config {exc}") from None
+    except PolicyError as exc:
+        raise click.ClickException(f"--audit-policy-file: {exc}") from None
     cp.controllers = default_controllers()
 
     async def main() -> None:
@@ -171,6 +192,30 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
     except PermissionError as exc:
         raise click.ClickException(f"{exc.filename}: {exc.strerror}") from None
     sys.exit(0)
+
+
+@control_plane.command("kubeconfig-user")
+@click.option("--client-name", required=True, help="the user: the certificate's CN")
+@click.option("--org", "orgs", multiple=True, help="a group: the certificate's O, repeatable")
+@click.pass_context
+def kubeconfig_user(ctx: click.Context, client_name: str, orgs: tuple[str, ...]) -> None:
+    """Print a kubeconfig for a user with a new client certificate the cluster CA signs
+    (kubeadm kubeconfig user): the API server takes it as CLIENT_NAME in the ORG groups,
+    and RBAC decides what they may do. The key is printed, never kept."""
+    import yaml
+
+    from pykubelet.client.kubeconfig import cert_kubeconfig
+    from pykubelet.controlplane.pki import PKI
+
+    root = Path(ctx.obj["root"])
+    pki = PKI(root)
+    if not pki.ca_cert_path.exists() or not pki.ca_key_path.exists():
+        raise click.ClickException(f"{root}: no control plane state here (start it first)")
+    server_file = root / "server"
+    server = server_file.read_text().strip() if server_file.exists() else "https://ADDRESS:6443"
+    cert, key = pki.sign_client(client_name, orgs)
+    click.echo(yaml.safe_dump(cert_kubeconfig(server, pki.ca_pem, client_name, cert, key),
+                              sort_keys=False), nl=False)
 
 
 @control_plane.command("join-command")

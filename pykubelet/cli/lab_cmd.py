@@ -69,11 +69,14 @@ def lab(ctx: click.Context, state_dir: str, run_dir: str) -> None:
               type=click.Path(dir_okay=False),
               help="a KubeSchedulerConfiguration (profiles, plugin weights, extenders) for "
                    "the lab's scheduler, as kube-scheduler's --config")
+@click.option("--audit", is_flag=True,
+              help="the control planes write an audit log (audit.log beside their store) "
+                   "with a Metadata-level policy; off by default, as kube-apiserver's")
 @click.pass_context
 def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
        kubeconfig: str | None, node_monitor_grace_period: float | None,
        control_planes: int, store: str, leader_elect_lease_duration: str,
-       scheduler_config: str | None) -> None:
+       scheduler_config: str | None, audit: bool) -> None:
     """Create a lab of NODES nodes and wait until every node is Ready.
 
     The lab runs a local OCI registry on the host's end of its bridge (10.250.K.1:5000),
@@ -110,7 +113,7 @@ def up(ctx: click.Context, nodes: int, name: str, wait: str, retain: bool,
                    node_monitor_grace_period=node_monitor_grace_period,
                    control_planes=control_planes, store=store, lease_duration=lease,
                    scheduler_config=Path(scheduler_config).resolve() if scheduler_config
-                   else None, **ctx.obj)
+                   else None, audit=audit, **ctx.obj)
     click.echo(f"Creating lab {name!r} with {nodes} node{'s' if nodes != 1 else ''} ...",
                err=True)
     try:

@@ -118,6 +118,24 @@ def admin_kubeconfig(server: str, ca_pem: bytes, token: str, name: str = "pykube
     return cfg
 
 
+def cert_kubeconfig(server: str, ca_pem: bytes, user: str, cert_pem: bytes, key_pem: bytes,
+                    name: str = "pykube") -> Config:
+    """A kubeconfig whose user is a client certificate, as kubeadm writes admin.conf
+    (user ``kubernetes-admin``, context ``kubernetes-admin@<cluster>``)."""
+    cfg = empty()
+    cfg["clusters"] = [{"name": name, "cluster": {
+        "server": server,
+        "certificate-authority-data": base64.b64encode(ca_pem).decode()}}]
+    cfg["users"] = [{"name": user, "user": {
+        "client-certificate-data": base64.b64encode(cert_pem).decode(),
+        "client-key-data": base64.b64encode(key_pem).decode()}}]
+    context = f"{user}@{name}"
+    cfg["contexts"] = [{"name": context, "context": {"cluster": name, "user": user,
+                                                     "namespace": "default"}}]
+    cfg["current-context"] = context
+    return cfg
+
+
 def read(path: Path) -> Config:
     try:
         text = path.read_text()

@@ -20,11 +20,12 @@ import secrets
 import socket
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
@@ -74,6 +75,15 @@ def host_addresses() -> list[str]:
             if a.family == socket.AF_INET and a.address not in out:
                 out.append(a.address)
     return out
+
+
+def _client_subject(user: str, groups: Sequence[str]) -> x509.Name:
+    """O per group, then CN (kubeadm's order); no user: a certificate naming no one (the
+    authenticator's no opinion)."""
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    if user:
+        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+    return x509.Name(attrs)
 
 
 @dataclass
@@ -167,6 +177,38 @@ class PKI:
         _write_private(paths.cert, cert.public_bytes(serialization.Encoding.PEM))
         return paths
 
+    def issue_client(self, name: str, user: str, groups: Sequence[str] = ()) -> ServingPaths:
+        """``pki/<name>.{crt,key}``: a client certificate for ``user`` in ``groups`` (the
+        subject's CN and O, which the API server's x509 authenticator reads back), as
+        kubeadm makes ``kubernetes-admin``'s; kept while it is fresh and names the same."""
+        self.ensure_ca()
+        paths = ServingPaths(self.dir / f"{name}.crt", self.dir / f"{name}.key")
+        subject = _client_subject(user, groups)
+        if paths.cert.exists() and paths.key.exists():
+            cert = x509.load_pem_x509_certificate(paths.cert.read_bytes())
+            fresh = cert.not_valid_after_utc > dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+            if fresh and cert.subject == subject and self._signed_by_ca(cert):
+                return paths
+        cert_pem, key_pem = self.sign_client(user, groups)
+        _write_private(paths.key, key_pem)
+        _write_private(paths.cert, cert_pem)
+        return paths
+
+    def sign_client(self, user: str, groups: Sequence[str] = ()) -> tuple[bytes, bytes]:
+        """(certificate, key) PEM of a new client certificate for ``user`` in ``groups``,
+        kept nowhere (kubeadm kubeconfig user's)."""
+        key = _key()
+        cert = self._sign_leaf(_client_subject(user, groups), key.public_key(),
+                               [ExtendedKeyUsageOID.CLIENT_AUTH], [])
+        return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+
+    def _signed_by_ca(self, cert: x509.Certificate) -> bool:
+        """Was ``cert`` signed by this CA (not by one an HA peer's CA replaced)?"""
+        try:
+            cert.verify_directly_issued_by(x509.load_pem_x509_certificate(self.ca_pem))
+        except (ValueError, TypeError, InvalidSignature):
+            return False
+        return True
 
     def sign_node_csr(self, csr_pem: bytes, node: str, addresses: Collection[str]) -> bytes:
         """A node's serving certificate from its CSR (kubelet's TLS bootstrap, approved

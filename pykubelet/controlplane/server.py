@@ -24,11 +24,18 @@ from typing import Any
 from aiohttp import web
 
 from pycni.atomic_files import write_atomic
-from pykubelet.client.kubeconfig import admin_kubeconfig, write_kubeconfig
+from pykubelet.client.kubeconfig import admin_kubeconfig, cert_kubeconfig, write_kubeconfig
 from pykubelet.controlplane import errors, shared
 from pykubelet.controlplane.apiextensions.serving import serve_custom_resources
 from pykubelet.controlplane.apiserver.app import APIServer
+from pykubelet.controlplane.apiserver.audit.backend import LogBackend, LogOptions
+from pykubelet.controlplane.apiserver.audit.policy import load_policy
+from pykubelet.controlplane.apiserver.filters.audit import AuditFilter
 from pykubelet.controlplane.apiserver.filters.tokenfile import StaticTokens
+from pykubelet.controlplane.apiserver.filters.x509 import (
+    X509Authenticator,
+    request_client_certificates,
+)
 from pykubelet.controlplane.apiserver.openapi import OpenAPI
 from pykubelet.controlplane.apiserver.serving import APIServerRunner, server_tls_context
 from pykubelet.controlplane.apiserver.subresources import SUBRESOURCES
@@ -83,6 +90,9 @@ CONSISTENT_READ_TIMEOUT_S = 10.0
 # the API server's own names (in its serving certificate and in-cluster clients' URLs)
 API_DNS_NAMES = frozenset({"localhost", "kubernetes", "kubernetes.default",
                            "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
+# the admin kubeconfig with a client certificate, beside the token one (--kubeconfig)
+ADMIN_CERT_USER = "kubernetes-admin"
+ADMIN_CERT_KUBECONFIG = "admin-cert.kubeconfig"
 
 
 def split_listen(listen: str) -> tuple[str, int]:
@@ -131,6 +141,14 @@ class Options:
     api_audiences: list[str] = field(default_factory=list)
     # the built-in metrics-server's scrape interval (its --metric-resolution), seconds
     metric_resolution: float = DEFAULT_RESOLUTION_S
+    # the audit log (kube-apiserver's --audit-log-path, "-" standard output, and
+    # --audit-policy-file; off unless both are given), rotated by --audit-log-maxage (days),
+    # --audit-log-maxbackup (files) and --audit-log-maxsize (megabytes)
+    audit_log_path: str = ""
+    audit_policy_file: Path | None = None
+    audit_log_maxage: int = 0
+    audit_log_maxbackup: int = 0
+    audit_log_maxsize: int = 0
 
 
 class ControlPlane:
@@ -140,6 +158,8 @@ class ControlPlane:
         self.options = options
         # first: a bad file refuses the control plane before anything is opened
         self.scheduler_config = load_scheduler_config(options.scheduler_config)
+        self.audit_policy = (load_policy(options.audit_policy_file)
+                             if options.audit_policy_file and options.audit_log_path else None)
         self.root = options.root
         self.pki = PKI(self.root)
         self.tokens: Tokens | None = None
@@ -203,7 +223,9 @@ class ControlPlane:
     def _ssl_context(self) -> ssl.SSLContext:
         dns, ips = self.serving_names()
         paths = self.pki.issue("apiserver", "kube-apiserver", dns=dns, ips=ips)
-        return server_tls_context(paths.cert, paths.key)
+        ctx = server_tls_context(paths.cert, paths.key)
+        request_client_certificates(ctx, self.pki.ca_pem)  # judged by the x509 authenticator
+        return ctx
 
     def _kubelet_client_context(self) -> ssl.SSLContext:
         """What the API server shows nodes' servers, and how it checks theirs."""
@@ -276,7 +298,14 @@ class ControlPlane:
             consistent_read=self.consistent_read if self.options.etcd is not None else None,
             token_users=self._token_users(issuer),
             metrics_api=MetricsAPI(self.registry, scraper),
+            client_certs=X509Authenticator(self.pki.ca_pem),
         )
+        if self.audit_policy is not None:
+            backend = LogBackend(LogOptions(
+                self.options.audit_log_path, self.options.audit_log_maxage,
+                self.options.audit_log_maxbackup, self.options.audit_log_maxsize))
+            stack.callback(backend.close)
+            self.api.audit = AuditFilter(backend, self.audit_policy, self.api.requestor)
         custom = serve_custom_resources(self.api)  # CRDs and what they declare
         self._tasks.append(asyncio.create_task(custom.run(), name="customresources"))
         self._runner = APIServerRunner(self.api.app(), access_log=None, handle_signals=False)
@@ -459,6 +488,14 @@ class ControlPlane:
         assert self.tokens is not None
         out = self.options.kubeconfig or self.root / "admin.kubeconfig"
         config = admin_kubeconfig(self.local_url, self.pki.ca_pem, self.tokens.admin)
+        # kubeadm's admin identity beside the token one, written first (the token one's
+        # presence says the control plane serves): a client certificate of kubernetes-admin in
+        # system:masters (kubeadm's super-admin.conf group; its admin.conf since 1.29 binds
+        # kubeadm:cluster-admins to cluster-admin instead)
+        admin = self.pki.issue_client("admin", ADMIN_CERT_USER, ("system:masters",))
+        write_kubeconfig(out.with_name(ADMIN_CERT_KUBECONFIG), cert_kubeconfig(
+            self.local_url, self.pki.ca_pem, ADMIN_CERT_USER, admin.cert.read_bytes(),
+            admin.key.read_bytes()))
         write_kubeconfig(out, config)
         self.kubeconfig_path = out
         write_atomic(self.root / "server", self.server_url + "\n")

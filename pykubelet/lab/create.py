@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from pykubelet.api.machinery.timeutil import parse_time_or_none
-from pykubelet.lab import image_server, kubecontext, network, processes, state, teardown
+from pykubelet.lab import (
+    auditpolicy,
+    image_server,
+    kubecontext,
+    network,
+    processes,
+    state,
+    teardown,
+)
 from pykubelet.lab.layout import (
     RUN_ROOT,
     STATE_ROOT,
@@ -58,6 +66,7 @@ class Options:
     store: str = "sqlite"
     lease_duration: float | None = None  # the control planes' leader election (etcd labs)
     scheduler_config: Path | None = None  # a KubeSchedulerConfiguration for the scheduler
+    audit: bool = False  # the control planes' audit log (lab/auditpolicy.py's policy)
 
 
 @dataclass
@@ -152,7 +161,9 @@ def _prepare_nodes(ctx: Context) -> None:
     if ctx.state.store == "sqlite":  # node 1 embeds it; an etcd lab's nodes all join
         ctx.provider.write_config(ctx.lab.control_node, None,
                                   ctx.options.node_monitor_grace_period,
-                                  scheduler_config=ctx.state.scheduler_config)
+                                  scheduler_config=ctx.state.scheduler_config,
+                                  audit_policy=str(ctx.lab.audit_policy_file)
+                                  if ctx.state.audit else "")
 
 
 def _start_etcd(ctx: Context) -> None:
@@ -481,7 +492,7 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
                           store=options.store,
                           embedded_control_plane=options.store == "sqlite",
                           node_monitor_grace_period=options.node_monitor_grace_period,
-                          lease_duration=options.lease_duration)
+                          lease_duration=options.lease_duration, audit=options.audit)
             if options.scheduler_config is not None:  # the lab keeps its own copy
                 st.scheduler_config = str(st.layout.scheduler_config_file)
             ctx = Context(options, st, NetnsProvider())
@@ -489,6 +500,8 @@ def up(options: Options, printer: StatusPrinter | None = None) -> Context:
             if options.scheduler_config is not None:
                 st.layout.scheduler_config_file.write_bytes(
                     options.scheduler_config.read_bytes())
+            if options.audit:
+                st.layout.audit_policy_file.write_text(auditpolicy.POLICY)
         started = time.monotonic()
         for describe, run in steps(options):
             printer.start(describe(ctx))

@@ -273,6 +273,11 @@ class LabLayout:
         return self.state_dir / "scheduler-config.yaml"
 
     @property
+    def audit_policy_file(self) -> Path:
+        """The audit policy of ``up --audit`` (auditpolicy.POLICY, which the lab writes)."""
+        return self.state_dir / "audit-policy.yaml"
+
+    @property
     def lock_file(self) -> Path:
         return self.run_root / f"{self.name}.lock"
 

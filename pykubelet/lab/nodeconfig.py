@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from pykubelet.config import API_VERSION, KIND, ControlPlaneConfig, decode_config
@@ -61,10 +62,15 @@ def node_monitor_grace_configurable() -> bool:
     return "nodeMonitorGracePeriod" in {f.name for f in fields(ControlPlaneConfig)}
 
 
+def audit_log(node: NodeLayout) -> Path:
+    """Where a control node's control plane writes the audit log (``up --audit``)."""
+    return node.control_plane_root / "audit.log"
+
+
 def node_config(node: NodeLayout, join: JoinInfo | None,
                 node_monitor_grace_period: float | None = None, *,
                 api_servers: list[str] | None = None,
-                scheduler_config: str = "") -> dict[str, Any]:
+                scheduler_config: str = "", audit_policy: str = "") -> dict[str, Any]:
     """The node's KubeletConfiguration; ``join`` is required for every node but an
     embedded control node. With ``api_servers`` (an etcd lab, whose control planes run as
     their own processes) every node joins: its preferred API server is ``server`` and
@@ -100,6 +106,9 @@ def node_config(node: NodeLayout, join: JoinInfo | None,
             cfg["controlPlane"]["nodeMonitorGracePeriod"] = f"{node_monitor_grace_period:g}s"
         if scheduler_config:
             cfg["controlPlane"]["schedulerConfig"] = scheduler_config
+        if audit_policy:  # `up --audit`: the log beside the control plane's store
+            cfg["controlPlane"]["auditPolicyFile"] = audit_policy
+            cfg["controlPlane"]["auditLogPath"] = str(audit_log(node))
     elif join is None:
         raise JoinError(f"{node.name}: a joining node needs node 1's join command")
     else:

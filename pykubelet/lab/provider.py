@@ -19,7 +19,13 @@ import yaml
 from pycni.atomic_files import write_atomic
 from pykubelet.lab import network, processes
 from pykubelet.lab.layout import ETCD_CLIENT_PORT, ETCD_PEER_PORT, LabLayout, NodeLayout
-from pykubelet.lab.nodeconfig import JoinInfo, cni_conflist, node_config, parse_join_command
+from pykubelet.lab.nodeconfig import (
+    JoinInfo,
+    audit_log,
+    cni_conflist,
+    node_config,
+    parse_join_command,
+)
 from pykubelet.lab.state import LabState, ProcessRef
 
 BUSYBOX_REPO = "localhost/busybox"
@@ -76,9 +82,10 @@ class NetnsProvider:
 
     def write_config(self, node: NodeLayout, join: JoinInfo | None,
                      node_monitor_grace_period: float | None = None,
-                     api_servers: list[str] | None = None, scheduler_config: str = "") -> Path:
+                     api_servers: list[str] | None = None, scheduler_config: str = "",
+                     audit_policy: str = "") -> Path:
         cfg = node_config(node, join, node_monitor_grace_period, api_servers=api_servers,
-                          scheduler_config=scheduler_config)
+                          scheduler_config=scheduler_config, audit_policy=audit_policy)
         _write_atomic(node.config_path, yaml.safe_dump(cfg, sort_keys=False))
         return node.config_path
 
@@ -126,6 +133,9 @@ class NetnsProvider:
             args += ["--node-monitor-grace-period", str(node_monitor_grace_period)]
         if state.scheduler_config:
             args += ["--scheduler-config", state.scheduler_config]
+        if state.audit:
+            args += ["--audit-policy-file", str(lab.audit_policy_file),
+                     "--audit-log-path", str(audit_log(node))]
         if state.store == "etcd":
             args += ["--etcd-servers", ",".join(lab.etcd_endpoints_for(node.index)),
                      "--leader-elect", "--identity", f"{node.name}_{uuid.uuid4()}",

@@ -78,6 +78,7 @@ class LabState:
     node_monitor_grace_period: float | None = None
     lease_duration: float | None = None
     scheduler_config: str = ""  # the lab's copy of `up --scheduler-config FILE`
+    audit: bool = False  # `up --audit`: the control planes write an audit log
     registry: ProcessRef | None = None  # the local registry on the host (docker-registry)
 
     @property
@@ -112,6 +113,7 @@ class LabState:
             node_monitor_grace_period=_seconds(data.get("node_monitor_grace_period")),
             lease_duration=_seconds(data.get("lease_duration")),
             scheduler_config=str(data.get("scheduler_config") or ""),
+            audit=bool(data.get("audit", False)),
             registry=ref(data.get("registry")))
 
 

@@ -1,5 +1,6 @@
 """``pykubectl create``: ``-f`` files (``apply``'s create), or one object made from flags as
-kubectl's generators make it (pkg/cmd/create: ``deployment``, ``job``, ``cronjob``).
+kubectl's generators make it (pkg/cmd/create: ``deployment``, ``job``, ``cronjob``, and
+``role``, ``clusterrole``, ``rolebinding``, ``clusterrolebinding`` from :mod:`.rbacgen`).
 
 The generated objects are kubectl's typed objects: labels ``app=NAME`` on a Deployment, its
 selector and template; each container named after its image (``reg/my_img:1`` ->
@@ -37,20 +38,33 @@ JOBS = Resource("batch", "v1", "jobs")
 CRONJOBS = Resource("batch", "v1", "cronjobs")
 # generator word (and its aliases) -> canonical name
 GENERATORS = {"deployment": "deployment", "deploy": "deployment", "job": "job",
-              "cronjob": "cronjob", "cj": "cronjob"}
+              "cronjob": "cronjob", "cj": "cronjob", "role": "role",
+              "clusterrole": "clusterrole", "rolebinding": "rolebinding",
+              "clusterrolebinding": "clusterrolebinding"}
 # canonical name -> (resource, kind string, the flags cobra requires)
 SPECS: dict[str, tuple[Resource, str, tuple[str, ...]]] = {
     "deployment": (DEPLOYMENTS, "deployment.apps", ("image",)),
     "job": (JOBS, "job.batch", ()),
     "cronjob": (CRONJOBS, "cronjob.batch", ("image", "schedule")),
+    "role": (Resource("rbac.authorization.k8s.io", "v1", "roles"),
+             "role.rbac.authorization.k8s.io", ()),
+    "clusterrole": (Resource("rbac.authorization.k8s.io", "v1", "clusterroles", False),
+                    "clusterrole.rbac.authorization.k8s.io", ()),
+    "rolebinding": (Resource("rbac.authorization.k8s.io", "v1", "rolebindings"),
+                    "rolebinding.rbac.authorization.k8s.io", ()),
+    "clusterrolebinding": (Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings",
+                                    False),
+                           "clusterrolebinding.rbac.authorization.k8s.io", ("clusterrole",)),
 }
+RBAC_GENERATORS = frozenset({"role", "clusterrole", "rolebinding", "clusterrolebinding"})
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's: no vowels, no 0, 1, 3
 
 
 def register(name: str, p: argparse.ArgumentParser) -> None:
     p.description = ("Create resources from files or stdin, or a deployment, job or cronjob "
                      "from flags (create deployment NAME --image=I [-- COMMAND...]).")
-    p.add_argument("words", nargs="*", metavar="[deployment|job|cronjob NAME]")
+    p.add_argument("words", nargs="*", metavar="[deployment|job|cronjob|role|clusterrole|"
+                   "rolebinding|clusterrolebinding NAME]")
     p.add_argument("-f", "--filename", action="append", default=[],
                    help="file, directory or - (stdin); repeatable")
     p.add_argument("-R", "--recursive", action="store_true", help="walk directories")
@@ -68,6 +82,22 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--restart", default="", help="(cronjob) OnFailure|Never")
     p.add_argument("--from", dest="from_", default="", help="(job) cronjob/NAME to copy")
     create_serviceaccount.add_flags(p)
+    p.add_argument("--verb", action="append", default=[], help="(role, clusterrole) verbs")
+    p.add_argument("--resource", action="append", default=[],
+                   help="(role, clusterrole) resource[.group][/subresource]")
+    p.add_argument("--resource-name", action="append", default=[],
+                   help="(role, clusterrole) a resource name, repeatable")
+    p.add_argument("--non-resource-url", action="append", default=[],
+                   help="(clusterrole) a non-resource URL")
+    p.add_argument("--aggregation-rule", action="append", default=[],
+                   help="(clusterrole) key=value labels of the roles to aggregate")
+    p.add_argument("--role", default="", help="(rolebinding) the Role to bind")
+    p.add_argument("--clusterrole", default="", help="(rolebinding, clusterrolebinding) the "
+                   "ClusterRole to bind")
+    p.add_argument("--user", action="append", default=[], help="(bindings) a user")
+    p.add_argument("--group", action="append", default=[], help="(bindings) a group")
+    p.add_argument("--serviceaccount", action="append", default=[],
+                   help="(bindings) a service account, NAMESPACE:NAME")
 
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
@@ -96,6 +126,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
     ns = session.namespace
     explicit = ns if session.explicit_namespace else ""
     command: list[str] = args.after_dash
+    if gen in RBAC_GENERATORS:
+        return _create_rbac(gen, names[0], explicit, resource, kind_string, args, session)
     if gen == "deployment":
         obj = deployment_for(names[0], _images(args.image), args.replicas, args.port, command,
                              explicit)
@@ -121,6 +153,42 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
             obj = session.client.request("POST", resource.path(ns), params=params, body=obj)
         except StatusError as exc:
             raise CommandError(f"error: failed to create {gen}: {exc.message}") from None
+    _print(args, kind_string, obj)
+    return 0
+
+
+def _create_rbac(gen: str, name: str, namespace: str, resource: Resource, kind_string: str,
+                 args: argparse.Namespace, session: Session) -> int:
+    """create role/clusterrole/rolebinding/clusterrolebinding: the server's refusal is
+    printed as kubectl prints any (no "failed to create")."""
+    from pykubelet.cli.kubectl import rbacgen
+
+    def mapper(res: str, group: str) -> tuple[str, str] | None:
+        try:
+            m = session.discovery.resolve_one(f"{res}.{group}" if group else res)
+        except CommandError:
+            return None
+        return m.group, m.resource
+
+    if gen == "role":
+        obj = rbacgen.role(name, namespace, args.verb, args.resource, args.resource_name,
+                           mapper)
+    elif gen == "clusterrole":
+        obj = rbacgen.cluster_role(name, args.verb, args.resource, args.resource_name,
+                                   args.non_resource_url, args.aggregation_rule, mapper)
+    else:
+        obj = rbacgen.binding("RoleBinding" if gen == "rolebinding" else "ClusterRoleBinding",
+                              name, namespace, args.role, args.clusterrole, args.user,
+                              args.group, args.serviceaccount)
+    if args.save_config:
+        _annotate(obj)
+    if args.dry_run != "client":
+        params: dict[str, Any] = {"fieldManager": args.field_manager or "kubectl-create",
+                                  "fieldValidation": "Strict"}
+        if args.dry_run == "server":
+            params["dryRun"] = "All"
+        obj = session.client.request("POST", resource.path(session.namespace), params=params,
+                                     body=obj)
     _print(args, kind_string, obj)
     return 0
 

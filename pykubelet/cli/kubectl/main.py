@@ -37,12 +37,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "top": ("top", "Display resource (CPU/memory) usage of nodes or pods"),
     "why": ("why", "Why a pod is Pending, or why it went where it went (scheduler's reasons)"),
     "dashboard": ("dashboard", "Serve a live web view of the cluster on a local port"),
+    "auth": ("auth", "Inspect authorization: can-i, whoami"),
     "version": ("info", "Print the client and server version"),
     "api-resources": ("info", "Print the resource types the server serves"),
 }
 # global flags that take a value (so the command word is found after them)
 VALUE_FLAGS = ("--kubeconfig", "--context", "-n", "--namespace", "--cache-dir",
-               "--request-timeout")
+               "--request-timeout", "--as", "--as-group")
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,6 +69,10 @@ def add_global_flags(p: argparse.ArgumentParser) -> None:
                    "~/.kube/cache)")
     g.add_argument("--request-timeout", type=_duration, help="seconds (or 5s, 1m) to wait "
                    "for each answer")
+    g.add_argument("--as", dest="as_user", default="",
+                   help="the user to act as (impersonation: Impersonate-User)")
+    g.add_argument("--as-group", action="append", default=[],
+                   help="a group to act as, repeatable (Impersonate-Group)")
 
 
 def _duration(text: str) -> float:
@@ -138,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         from pykubelet.cli.kubectl.session import GlobalOptions, Session
 
         session = Session(GlobalOptions(args.kubeconfig, args.context, args.namespace,
-                                        args.cache_dir, args.request_timeout))
+                                        args.cache_dir, args.request_timeout,
+                                        args.as_user, tuple(args.as_group)))
         return int(module.run(command, args, session) or 0)
     except KeyboardInterrupt:
         return 130

@@ -24,6 +24,8 @@ class GlobalOptions:
     namespace: str | None = None
     cache_dir: str | None = None
     request_timeout: float | None = None
+    as_user: str = ""  # --as: every request impersonates this user
+    as_groups: tuple[str, ...] = ()  # --as-group
 
 
 class Session:
@@ -50,6 +52,12 @@ class Session:
         assert isinstance(client, StdlibClient)
         if self.opts.request_timeout:
             client.timeout = self.opts.request_timeout
+        if self.opts.as_groups and not self.opts.as_user:
+            raise CommandError("error: requesting uid, groups or user-extra for  without "
+                               "impersonating a user")
+        if self.opts.as_user:
+            client.impersonate = [("Impersonate-User", self.opts.as_user),
+                                  *(("Impersonate-Group", g) for g in self.opts.as_groups)]
         return client
 
     @property

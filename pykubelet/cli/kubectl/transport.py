@@ -24,8 +24,26 @@ _RETRYABLE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetEr
               http.client.CannotSendRequest)
 
 
+class _Headers(dict[str, str]):
+    """Headers with repeated names (``Impersonate-Group`` once per group): http.client
+    sends what ``items()`` yields."""
+
+    def __init__(self, base: dict[str, str], repeated: list[tuple[str, str]]) -> None:
+        super().__init__(base)
+        self.repeated = repeated
+
+    def items(self) -> Any:
+        return [*super().items(), *self.repeated]
+
+
 class StdlibClient(RESTClient):
     """RESTClient over http.client (see the module doc)."""
+
+    impersonate: list[tuple[str, str]] = []  # (header, value) pairs: --as, --as-group
+
+    def _headers(self, content_type: str | None, accept: str | None) -> dict[str, str]:
+        headers = super()._headers(content_type, accept)
+        return _Headers(headers, self.impersonate) if self.impersonate else headers
 
     def _new_pool(self, ctx: ssl.SSLContext) -> Any:
         parts = urlsplit(self.server)

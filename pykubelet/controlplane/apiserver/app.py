@@ -22,16 +22,23 @@ from pykubelet.api.machinery.field import go_quote
 from pykubelet.api.machinery.validation import is_dns1123_subdomain
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiserver import discovery, negotiation
+from pykubelet.controlplane.apiserver.filters.audit import (
+    ACTING_USER_KEY,
+    PANIC_KEY,
+    AuditFilter,
+)
 from pykubelet.controlplane.apiserver.filters.authentication import (
     Identify,
     Identity,
     TokenUsers,
     authenticate,
     check_public,
+    identity_user,
     user_of,
 )
 from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
 from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
+from pykubelet.controlplane.apiserver.filters.x509 import X509Authenticator
 from pykubelet.controlplane.apiserver.handlers import reviews
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
 from pykubelet.controlplane.apiserver.handlers.delete import delete_collection, delete_resource
@@ -105,6 +112,9 @@ class APIServer:
     custom: Any = None
     # metrics.k8s.io (pykubelet.controlplane.metricsserver.api.MetricsAPI), when served
     metrics_api: Any = None
+    # users of client certificates the cluster CA signed (None: certificates are no one)
+    client_certs: X509Authenticator | None = None
+    audit: AuditFilter | None = None  # the audit log (None: off, kube-apiserver's default)
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -112,7 +122,12 @@ class APIServer:
 
     # ------------------------------------------------------------------ the app
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
+        middlewares = [self._errors]
+        if self.audit is not None:  # outermost: it sees the answer the errors became
+            middlewares.insert(0, self.audit.middleware)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
+        if self.audit is not None:
+            app.on_response_prepare.append(self.audit.on_prepare)
         r = app.router
         for path, fn in (("/version", self._version), ("/healthz", self._health),
                          ("/livez", self._health), ("/readyz", self._readyz),
@@ -153,6 +168,7 @@ class APIServer:
             return status_response(errors.StatusError(exc.status, errors.BAD_REQUEST, exc.reason))
         except Exception as exc:
             log.exception("internal error serving %s %r", request.method, request.path)
+            request[PANIC_KEY] = str(exc) or type(exc).__name__  # the audit's Panic stage
             return status_response(errors.internal(str(exc)))
         finally:
             for obs in self.observers:
@@ -160,13 +176,24 @@ class APIServer:
 
     # ------------------------------------------------------------------ the filters
     def authenticate(self, request: web.Request) -> Identity:
-        return authenticate(self.identify, request, self.token_users)
+        return authenticate(self.identify, request, self.token_users, self.client_certs)
 
     def check_public(self, request: web.Request) -> None:
         check_public(self.identify, request, self.token_users)
 
     def user(self, request: web.Request) -> User:
-        return user_of(self.identify, request, self.token_users)
+        user = user_of(self.identify, request, self.token_users, self.client_certs,
+                       self.decide)
+        if self.audit is not None:
+            request[ACTING_USER_KEY] = user
+        return user
+
+    def requestor(self, request: web.Request) -> User | None:
+        """Who authenticated (before impersonation), None for no one: the audit's user."""
+        try:
+            return identity_user(self.authenticate(request))
+        except errors.StatusError:
+            return None
 
     # ------------------------------------------------------------------ plain endpoints
     async def _version(self, request: web.Request) -> web.Response:
@@ -434,8 +461,9 @@ class APIServer:
         return entry.attrs.fields.get("spec.nodeName") if entry is not None else None
 
     def _referenced(self, node: str, resource: str, namespace: str, name: str) -> bool:
-        """Does a pod bound to ``node`` use this configmap or secret? Mirror pods are no
-        relationship (the node made them itself), as in the Node authorizer's graph."""
+        """Does a pod bound to ``node`` use this object (a configmap, secret, claim or
+        service account: podrefs.references)? Mirror pods are no relationship (the node
+        made them itself), as in the Node authorizer's graph."""
         pods = self.registry.by_resource("", "pods")
         assert pods is not None
         for entry in pods.select(namespace, None, ("spec.nodeName", node)):

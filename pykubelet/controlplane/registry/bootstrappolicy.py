@@ -64,6 +64,46 @@ def _role(name: str, rules: list[Obj] | None = None, aggregate_from: str = "",
     return out
 
 
+def node_rules() -> list[Obj]:
+    """NodeRules(): what every node may do, as the Node authorizer's static rules and the
+    ``system:node`` role (bound to nobody, as upstream's since 1.8); the Node authorizer
+    narrows secrets, configmaps, volumes, service account tokens, leases, nodes and pods
+    to the node's own before these are read."""
+    return [
+        rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+        rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews",
+                                                    "subjectaccessreviews"]),
+        rule(READ, [""], ["services"]),
+        rule(["create", "get", "list", "watch"], [""], ["nodes"]),
+        rule(["patch", "update"], [""], ["nodes/status"]),
+        rule(["patch", "update"], [""], ["nodes"]),
+        rule(["create", "patch", "update"], [""], ["events"]),
+        rule(READ, [""], ["pods"]),
+        rule(["create", "delete"], [""], ["pods"]),
+        rule(["patch", "update"], [""], ["pods/status"]),
+        rule(["create"], [""], ["pods/eviction"]),
+        rule(READ, [""], ["configmaps", "secrets"]),
+        rule(["get"], [""], ["persistentvolumeclaims", "persistentvolumes"]),
+        rule(["get"], [""], ["endpoints"]),
+        rule(["create", "get", "list", "watch"], ["certificates.k8s.io"],
+             ["certificatesigningrequests"]),
+        rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"],
+             ["leases"]),
+        rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
+        rule(["create"], [""], ["serviceaccounts/token"]),
+        rule(["get", "patch", "update"], [""], ["persistentvolumeclaims/status"]),
+        rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+        rule(["create", "delete", "get", "patch", "update"], ["storage.k8s.io"], ["csinodes"]),
+        rule(READ, ["node.k8s.io"], ["runtimeclasses"]),
+    ]
+
+
+# the service proxy runs inside every node's agent with the node's credentials (kube-proxy
+# has its own, system:kube-proxy, bound to system:node-proxier): what it reads beyond
+# node_rules, granted to the nodes' group through RBAC rather than the Node authorizer
+NODE_SERVICE_PROXY = "pykubelet:node-service-proxy"
+
+
 def cluster_roles() -> list[Obj]:
     """ClusterRoles(): the roles the policy defines, by name."""
     return [
@@ -176,6 +216,9 @@ def cluster_roles() -> list[Obj]:
             rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
         ]),
         _role("system:kube-dns", [rule(["list", "watch"], [""], ["endpoints", "services"])]),
+        _role("system:node", node_rules()),
+        _role(NODE_SERVICE_PROXY, [
+            rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]),
     ]
 
 
@@ -210,6 +253,8 @@ def cluster_role_bindings() -> list[Obj]:
         _binding("system:node-proxier", [_user("system:kube-proxy")]),
         _binding("system:kube-dns", [{"kind": "ServiceAccount", "name": "kube-dns",
                                       "namespace": "kube-system"}]),
+        _binding("system:node", []),
+        _binding(NODE_SERVICE_PROXY, [_group("system:nodes")]),
     ]
 
 

@@ -64,14 +64,37 @@ def configmap_names(pod: Obj) -> set[str]:
     return names
 
 
+def pvc_names(pod: Obj) -> set[str]:
+    """The persistent volume claims the pod mounts: named ones, and the claim of each
+    generic ephemeral volume (``<pod>-<volume>``), as the Node authorizer's graph."""
+    spec = pod.get("spec") or {}
+    pod_name = str((pod.get("metadata") or {}).get("name") or "")
+    names: set[str] = set()
+    for vol in spec.get("volumes") or []:
+        vol = vol or {}
+        names.add(_name(vol.get("persistentVolumeClaim"), "claimName"))
+        if vol.get("ephemeral") is not None and vol.get("name"):
+            names.add(f"{pod_name}-{vol['name']}")
+    names.discard("")
+    return names
+
+
+def service_account_names(pod: Obj) -> set[str]:
+    """The pod's service account (``default`` when it names none)."""
+    return {str((pod.get("spec") or {}).get("serviceAccountName") or "default")}
+
+
 def references(pod: Obj, resource: str) -> set[str]:
-    """The names of ``resource`` ("secrets", "configmaps", "serviceaccounts") the pod uses."""
+    """The names of ``resource`` (secrets, configmaps, persistentvolumeclaims,
+    serviceaccounts) the pod uses."""
     if resource == "secrets":
         return secret_names(pod)
     if resource == "configmaps":
         return configmap_names(pod)
-    if resource == "serviceaccounts":  # the account the pod runs as (token requests)
-        return {str((pod.get("spec") or {}).get("serviceAccountName") or "default")}
+    if resource == "persistentvolumeclaims":
+        return pvc_names(pod)
+    if resource == "serviceaccounts":
+        return service_account_names(pod)
     return set()
 
 

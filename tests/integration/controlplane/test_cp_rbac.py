@@ -202,3 +202,41 @@ def test_auth_can_i_and_whoami_with_kubectl(cp: ControlPlaneProcess, ns: str) ->
     assert who[2].split() == ["Groups", "[devs", "system:authenticated]"]
     who = cp.kubectl("--as=bob", "--as-group=qa", "auth", "whoami").stdout.splitlines()
     assert who[1].split() == ["Username", "bob"]
+
+
+def test_kubectl_as_needs_the_impersonate_verb(cp: ControlPlaneProcess, ns: str) -> None:
+    """kubectl --as/--as-group for alice: refused in upstream's words until a role grants
+    her ``impersonate`` on that user and group, then the request is judged as them."""
+    alice = f"--token={ALICE_TOKEN}"
+    res = cp.kubectl(alice, "--as=bob", "get", "pods", "-n", ns, check=False)
+    assert res.returncode == 1
+    assert res.stderr.strip() == (
+        'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot '
+        'impersonate resource "users" in API group "" at the cluster scope')
+    try:
+        for name, resource, target in (("t-imp-bob", "users", "bob"),
+                                       ("t-imp-readers", "groups", "readers")):
+            cp.kubectl("create", "clusterrole", name, "--verb=impersonate",
+                       f"--resource={resource}", f"--resource-name={target}")
+            cp.kubectl("create", "clusterrolebinding", name, f"--clusterrole={name}",
+                       "--user=alice")
+        cp.kubectl("create", "role", "pod-reader", "-n", ns, "--verb=list", "--resource=pods")
+        cp.kubectl("create", "rolebinding", "readers", "-n", ns, "--role=pod-reader",
+                   "--group=readers")
+        res = cp.kubectl(alice, "--as=bob", "get", "pods", "-n", ns, check=False)
+        assert res.stderr.strip() == (
+            f'Error from server (Forbidden): pods is forbidden: User "bob" cannot list '
+            f'resource "pods" in API group "" in the namespace "{ns}"')
+        res = cp.kubectl(alice, "--as=bob", "--as-group=readers", "get", "pods", "-n", ns,
+                         check=False)
+        assert res.returncode == 0, res.stderr
+        res = cp.kubectl(alice, "--as=bob", "--as-group=system:masters", "get", "pods",
+                         check=False)
+        assert res.stderr.strip() == (
+            'Error from server (Forbidden): groups "system:masters" is forbidden: User '
+            '"alice" cannot impersonate resource "groups" in API group "" at the cluster '
+            "scope")
+    finally:
+        cp.kubectl("delete", "clusterrolebinding", "t-imp-bob", "t-imp-readers",
+                   "--ignore-not-found")
+        cp.kubectl("delete", "clusterrole", "t-imp-bob", "t-imp-readers", "--ignore-not-found")

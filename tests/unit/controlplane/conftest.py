@@ -22,8 +22,11 @@ from pykubelet.controlplane.server import ControlPlane, ControlPlaneThread, Opti
 class Raw:
     """Plain HTTPS requests with a bearer token (what client libraries won't send)."""
 
-    def __init__(self, cp: ControlPlane, token: str | None = None) -> None:
+    def __init__(self, cp: ControlPlane, token: str | None = None,
+                 cert: tuple[Path, Path] | None = None) -> None:
         ctx = ssl.create_default_context(cadata=cp.pki.ca_pem.decode())
+        if cert is not None:  # a client certificate (and then no token unless given)
+            ctx.load_cert_chain(*cert)
         self.pool = urllib3.PoolManager(ssl_context=ctx, retries=False)
         self.base = cp.local_url
         assert cp.tokens is not None
@@ -76,6 +79,11 @@ class Cluster:
         """POST /bootstrap/node with the join token, as a joining node does."""
         return Raw(self.cp, self.tokens.join)("POST", "/bootstrap/node",
                                               {"nodeName": node, **body})
+
+    def cert_user(self, user: str, *groups: str) -> Raw:
+        """A client of a certificate the cluster CA signed for ``user`` in ``groups``."""
+        paths = self.cp.pki.issue_client(f"test-{user}", user, groups)
+        return Raw(self.cp, "", cert=(paths.cert, paths.key))
 
     def node(self, node: str) -> Raw:
         """A node's own credentials from the real bootstrap flow."""

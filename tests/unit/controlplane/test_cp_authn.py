@@ -1,6 +1,7 @@
 """Authentication as kube-apiserver's filters do it: the bearer scheme in any case, an
 invalid token refused even on public paths, the OpenAPI documents for authenticated
-callers only, and impersonation (``kubectl --as``) honoured for the admin alone."""
+callers only, client certificates the cluster CA signed, and impersonation (``kubectl
+--as``) as the authorizers allow the ``impersonate`` verb."""
 
 from __future__ import annotations
 
@@ -71,3 +72,93 @@ def test_openapi_documents_need_authentication(cluster: Any) -> None:
         code, body = anonymous("GET", path)
         assert code == 401, (path, body)
         assert cluster.admin("GET", path)[0] == 200
+
+
+def test_a_client_certificate_is_its_cn_in_its_o_groups(cluster: Any) -> None:
+    carol = cluster.cert_user("cert-carol", "devs")
+    code, body = carol("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                       {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert code == 201, body
+    assert body["status"]["userInfo"] == {"username": "cert-carol",
+                                          "groups": ["devs", "system:authenticated"]}
+    code, body = carol("GET", "/api/v1/namespaces/default/pods")
+    assert code == 403, body
+    assert body["message"] == ('pods is forbidden: User "cert-carol" cannot list resource '
+                               '"pods" in API group "" in the namespace "default"')
+    admin = cluster.cert_user("cert-admin", "system:masters")
+    assert admin("GET", "/api/v1/namespaces/default/pods")[0] == 200
+
+
+def _grant(cluster: Any, name: str, user: str, rules: list[dict[str, Any]]) -> None:
+    base = "/apis/rbac.authorization.k8s.io/v1"
+    code, body = cluster.admin("POST", f"{base}/clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": name}, "rules": rules})
+    assert code == 201, body
+    code, body = cluster.admin("POST", f"{base}/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                      "name": user}]})
+    assert code == 201, body
+
+
+def _revoke(cluster: Any, name: str) -> None:
+    base = "/apis/rbac.authorization.k8s.io/v1"
+    cluster.admin("DELETE", f"{base}/clusterrolebindings/{name}")
+    cluster.admin("DELETE", f"{base}/clusterroles/{name}")
+
+
+def test_impersonation_is_what_rbac_grants(cluster: Any) -> None:
+    """The impersonate verb on users, groups, serviceaccounts, userextras and uids, each
+    checked by the authorizers (upstream's WithImpersonation), in upstream's words."""
+    alice = cluster.cert_user("imp-alice")
+    pods = "/api/v1/namespaces/default/pods"
+
+    def forbidden(headers: dict[str, str]) -> str:
+        code, body = alice("GET", pods, headers=headers)
+        assert code == 403, body
+        return str(body["message"])
+
+    assert forbidden({"Impersonate-User": "bob"}) == (
+        'users "bob" is forbidden: User "imp-alice" cannot impersonate resource "users" in '
+        'API group "" at the cluster scope')
+    try:
+        _grant(cluster, "imp-alice-imp", "imp-alice", [
+            {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"],
+             "resourceNames": ["bob"]},
+            {"apiGroups": [""], "resources": ["groups"], "verbs": ["impersonate"],
+             "resourceNames": ["imp-readers"]}])
+        # bob himself may not list pods: the request is judged as bob
+        assert forbidden({"Impersonate-User": "bob"}) == (
+            'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in '
+            'the namespace "default"')
+        assert forbidden({"Impersonate-User": "carl"}).startswith(
+            'users "carl" is forbidden: User "imp-alice" cannot impersonate')
+        assert forbidden({"Impersonate-User": "bob", "Impersonate-Group": "system:masters"}
+                         ) == ('groups "system:masters" is forbidden: User "imp-alice" cannot '
+                               'impersonate resource "groups" in API group "" at the cluster '
+                               "scope")
+        assert forbidden({"Impersonate-User": "system:serviceaccount:default:ci"}) == (
+            'serviceaccounts "ci" is forbidden: User "imp-alice" cannot impersonate resource '
+            '"serviceaccounts" in API group "" in the namespace "default"')
+        assert forbidden({"Impersonate-User": "bob", "Impersonate-Extra-Scopes": "view"}) == (
+            'userextras.authentication.k8s.io "view" is forbidden: User "imp-alice" cannot '
+            'impersonate resource "userextras/scopes" in API group "authentication.k8s.io" '
+            "at the cluster scope")
+        assert forbidden({"Impersonate-User": "bob", "Impersonate-Uid": "u-1"}) == (
+            'uids.authentication.k8s.io "u-1" is forbidden: User "imp-alice" cannot '
+            'impersonate resource "uids" in API group "authentication.k8s.io" at the cluster '
+            "scope")
+        code, body = alice("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                           {"apiVersion": "authentication.k8s.io/v1",
+                            "kind": "SelfSubjectReview"},
+                           headers={"Impersonate-User": "bob",
+                                    "Impersonate-Group": "imp-readers"})
+        assert code == 201, body
+        assert body["status"]["userInfo"] == {
+            "username": "bob", "groups": ["imp-readers", "system:authenticated"]}
+    finally:
+        _revoke(cluster, "imp-alice-imp")

@@ -210,3 +210,16 @@ def test_the_scheduler_config_copy_is_remembered_for_restart_node(tmp_path: Path
     assert back == st
     assert back is not None
     assert back.scheduler_config.endswith("scheduler-config.yaml")
+
+
+def test_audit_is_remembered_for_restart_node(tmp_path: Path) -> None:
+    st = LabState("s", 1, 0, str(tmp_path), str(tmp_path / "run"), audit=True)
+    state.save(st)
+    back = state.load(tmp_path / "s" / "lab.json")
+    assert back is not None
+    assert back.audit
+    plain = LabState("p", 1, 0, str(tmp_path), str(tmp_path / "run"))
+    state.save(plain)
+    again = state.load(tmp_path / "p" / "lab.json")
+    assert again is not None
+    assert not again.audit

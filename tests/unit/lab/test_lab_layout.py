@@ -6,6 +6,7 @@ import ipaddress
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pykubelet.config import decode_config
 from pykubelet.lab.layout import (
@@ -219,3 +220,38 @@ def test_lab_up_refuses_a_bad_scheduler_config_before_making_anything(tmp_path: 
     assert p.stderr.strip().endswith(
         f"Error: --scheduler-config {bad}: profiles[0].schedulerName: Required value")
     assert not (tmp_path / "state").exists()
+
+
+def test_audit_reaches_the_embedded_control_plane_only_when_asked(tmp_path: Path) -> None:
+    """``lab up --audit``: node 1's config names the lab's policy and a log beside the
+    store; the policy is a valid audit.k8s.io/v1 Policy; without --audit nothing."""
+    from pykubelet.controlplane.apiserver.audit.policy import decode_policy
+    from pykubelet.controlplane.apiserver.requestinfo import parse_request_info
+    from pykubelet.controlplane.registry.store import User
+    from pykubelet.lab.auditpolicy import POLICY
+
+    layout = LabLayout("lab", 2)
+    node = layout.node(1)
+    cfg = node_config(node, None, audit_policy=str(layout.audit_policy_file))
+    decoded = decode_config(cfg)
+    assert decoded.controlPlane is not None
+    assert decoded.controlPlane.auditPolicyFile == str(layout.audit_policy_file)
+    assert decoded.controlPlane.auditLogPath == str(node.control_plane_root / "audit.log")
+    plain = node_config(node, None)["controlPlane"]
+    assert "auditPolicyFile" not in plain
+    assert "auditLogPath" not in plain
+    policy = decode_policy(yaml.safe_load(POLICY))
+    admin = User("kubernetes-admin", ("system:masters", "system:authenticated"))
+    node1 = User("system:node:node1", ("system:nodes", "system:authenticated"))
+    for user, method, path, level in [
+        (admin, "POST", "/api/v1/namespaces/a/pods", "Request"),
+        (admin, "PUT", "/api/v1/namespaces/a/secrets/s", "Metadata"),
+        (admin, "GET", "/api/v1/namespaces/a/pods", "Metadata"),
+        (admin, "GET", "/readyz", "None"),
+        (node1, "PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node1",
+         "None"),
+        (admin, "PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x",
+         "Request"),
+    ]:
+        assert policy.level_and_stages(user, parse_request_info(method, path))[0] == level, (
+            method, path)
