@@ -78,3 +78,21 @@ def test_informers_drive_the_syncs_and_a_clean_stop_removes_the_rules() -> None:
         sp.stop()
     assert "-X KUBE-SERVICES" in ipt.restores[-1]
     assert len(ipt.commands) == 9  # every jump rule deleted
+
+
+def test_the_mode_picks_the_proxier() -> None:
+    """serviceProxy.mode as kube-proxy's --proxy-mode: iptables (the default) or nftables."""
+    from fake_nft import FakeNft
+
+    from pykubelet.proxy.nft_proxier import NftProxier
+    from pykubelet.proxy.proxier import Proxier
+
+    client = FakeClient({"services": [], "endpointslices": []})
+    sp = ServiceProxy(client, "node1", ServiceProxyConfig(enabled=True),  # type: ignore[arg-type]
+                      iptables=FakeIptables())  # type: ignore[arg-type]
+    assert isinstance(sp.proxier, Proxier)
+    nft = FakeNft()
+    sp = ServiceProxy(client, "node1",  # type: ignore[arg-type]
+                      ServiceProxyConfig(enabled=True, mode="nftables"), nft=nft)  # type: ignore[arg-type]
+    assert isinstance(sp.proxier, NftProxier)
+    assert sp.proxier.nft is nft
