@@ -33,9 +33,10 @@ from pykubelet.proxy.nft import Nft
 from pykubelet.proxy.nftables_rules import (
     FAMILY,
     TABLE,
-    Elements,
     NftOptions,
     NftRuleSet,
+    ServiceKey,
+    ServiceState,
     build,
 )
 from pykubelet.proxy.serviceport import EndpointInfo, ServicePortInfo, ServicePortName
@@ -60,9 +61,7 @@ class NftProxier(ChangeTracker):
         self.metrics = metrics
         self.conntrack = conntrack
         self._first = True  # the next full sync starts by deleting the table
-        self._chains: set[str] = set()  # service/endpoint chains as the last good sync left
-        self._affinity_sets: set[str] = set()
-        self._elements: Elements = {}
+        self._state: dict[ServiceKey, ServiceState] = {}  # as the last good sync left it
         self._stale: dict[str, float] = {}  # flushed chain -> when
         self._last_error = ""
         self.last_rules: NftRuleSet | None = None
@@ -105,7 +104,8 @@ class NftProxier(ChangeTracker):
     def _write(self, services: dict[ServicePortName, ServicePortInfo],
                endpoints: dict[ServicePortName, list[EndpointInfo]],
                changed: set[tuple[str, str]] | None) -> NftRuleSet:
-        chains, sets = self._chains, self._affinity_sets
+        chains: set[str] = set()
+        sets: set[str] = set()
         if changed is None and not self._first:
             try:
                 chains, sets = self.nft.chains(), self.nft.sets()
@@ -113,7 +113,7 @@ class NftProxier(ChangeTracker):
                 self._fail(f"Failed to list nftables chains: {e}")
                 raise
         rules = build(services, endpoints, self.options, self.nft_options, changed=changed,
-                      previous=self._elements, existing_chains=chains,
+                      previous=self._state, existing_chains=chains,
                       existing_affinity_sets=sets,
                       delete_table_first=changed is None and self._first)
         try:
@@ -131,9 +131,7 @@ class NftProxier(ChangeTracker):
             self._stale.setdefault(chain, now)
         for chain in rules.active_chains:
             self._stale.pop(chain, None)
-        self._chains = rules.active_chains | set(self._stale)
-        self._affinity_sets = rules.active_affinity_sets
-        self._elements = rules.elements
+        self._state = rules.state
         self.last_rules = rules
         if self.metrics:
             m = self.metrics
@@ -149,7 +147,6 @@ class NftProxier(ChangeTracker):
             return
         for chain in due:
             del self._stale[chain]
-            self._chains.discard(chain)
         try:
             self.nft.run("".join(f"delete chain {FAMILY} {TABLE} {c}\n" for c in due))
         except RestoreError as e:
@@ -175,6 +172,6 @@ class NftProxier(ChangeTracker):
             with self._mu:
                 self._need_full = True
             self._first = True
-            self._chains, self._affinity_sets, self._elements = set(), set(), {}
+            self._state = {}
             self._stale.clear()
         return True
