@@ -14,7 +14,16 @@ import threading
 import time
 from typing import Any, Protocol
 
-from pykubelet.client.rest import CONFIGMAPS, SECRETS, ClientError, RESTClient, StatusError
+from pykubelet.client.rest import (
+    CONFIGMAPS,
+    SECRETS,
+    ClientError,
+    Resource,
+    RESTClient,
+    StatusError,
+)
+
+SERVICES = Resource("", "v1", "services")
 
 CACHE_TTL_S = 5.0
 
@@ -30,6 +39,10 @@ class ObjectRefs(Protocol):
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         """The Secret's keys and decoded values; None if it does not exist."""
 
+    def services(self, namespace: str) -> list[dict[str, Any]]:
+        """The Services of ``namespace`` and the default namespace's ``kubernetes``
+        Service (what a pod's service environment variables are made of)."""
+
 
 class APIObjectRefs:
     """ObjectRefs over the API (the node may read what its pods use, by name)."""
@@ -39,6 +52,7 @@ class APIObjectRefs:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
+        self._services: dict[str, tuple[float, list[dict[str, Any]]]] = {}
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, bytes] | None:
         key = (kind, namespace, name)
@@ -66,6 +80,29 @@ class APIObjectRefs:
 
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         return self._get("secret", namespace, name)
+
+    def services(self, namespace: str) -> list[dict[str, Any]]:
+        """Read as the configmaps: cached a few seconds per namespace, so a pod's
+        containers share one list (upstream reads a Service informer's cache)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._services.get(namespace)
+            if hit is not None and now - hit[0] < self.ttl:
+                return hit[1]
+        try:
+            items = list(self.client.list(SERVICES, namespace).get("items") or [])
+            if namespace != "default":
+                try:
+                    items.append(self.client.get(SERVICES, "kubernetes", "default"))
+                except StatusError as exc:
+                    if not exc.not_found:
+                        raise
+        except (StatusError, ClientError) as exc:
+            raise RefError(f"failed to list services when setting up env vars: {exc}"
+                           ) from None
+        with self._lock:
+            self._services[namespace] = (now, items)
+        return items
 
 
 def _values(kind: str, obj: dict[str, Any]) -> dict[str, bytes]:
