@@ -91,7 +91,7 @@ def bench_variant(variant: str, n: int, eps: int, rounds: int) -> None:
         try:
             opts = Options(cluster_cidr="10.64.0.0/10")
             proxier: Proxier | NftProxier = (
-                NftProxier(Nft(netns=path), "node1", opts) if variant == "nftables"
+                NftProxier(Nft.default(netns=path), "node1", opts) if variant == "nftables"
                 else Proxier(Iptables(variant, netns=path), "node1", opts))
             proxier.set_services(services(n))
             proxier.set_endpoint_slices([endpoint_slice(i, eps) for i in range(n)])

@@ -45,7 +45,7 @@ def make_proxier(node_name: str, config: ServiceProxyConfig,
     if config.mode == "nftables":
         options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
                           random_fully=True)
-        tool = nft or Nft()
+        tool = nft or Nft.default()
         return NftProxier(tool, node_name, options, metrics=metrics,
                           conntrack=ConntrackCleaner(tool.netns) if nft is None else None)
     ipt = iptables or Iptables()

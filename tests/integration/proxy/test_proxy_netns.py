@@ -21,7 +21,7 @@ import pytest
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
-from pykubelet.proxy.nft import Nft
+from pykubelet.proxy.nft import LibNft, Nft
 from pykubelet.proxy.nft_proxier import NftProxier
 from pykubelet.proxy.proxier import Proxier
 
@@ -218,9 +218,12 @@ def nft_tables(netns: str) -> str:
     return sh("ip", "netns", "exec", name(netns), "nft", "list", "tables")
 
 
-def test_nftables_clusterip_and_nodeport_follow_endpoints_and_clean_up(lab: Lab) -> None:
-    """serviceProxy.mode nftables: the same traffic through one ``ip kube-proxy`` table."""
-    nft = Nft(netns=lab.node)
+@pytest.mark.parametrize("tool", ["libnftables", "nft"])
+def test_nftables_clusterip_and_nodeport_follow_endpoints_and_clean_up(lab: Lab,
+                                                                       tool: str) -> None:
+    """serviceProxy.mode nftables: the same traffic through one ``ip kube-proxy`` table,
+    written through libnftables in this process or the ``nft`` tool."""
+    nft = LibNft(netns=lab.node) if tool == "libnftables" else Nft(netns=lab.node)
     # an earlier run's table with a stale chain: replaced by the first sync, atomically
     nft.run("add table ip kube-proxy\nadd chain ip kube-proxy service-OLD-x/y/tcp/\n")
     proxier = NftProxier(nft, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"))
