@@ -55,6 +55,15 @@ def make_proxier(node_name: str, config: ServiceProxyConfig,
                    ConntrackCleaner(ipt.netns) if iptables is None else None)
 
 
+def other_mode(mode: str, iptables: Iptables | None = None,
+               nft: Nft | None = None) -> Proxier | NftProxier:
+    """A proxier of the mode not in use, only to clean up after it: kube-proxy removes the
+    other modes' rules at start, so switching serviceProxy.mode leaves nothing behind."""
+    if mode == "nftables":
+        return Proxier(iptables or Iptables())
+    return NftProxier(nft or Nft.default())
+
+
 class ServiceProxy:
     def __init__(self, client: RESTClient, node_name: str, config: ServiceProxyConfig,
                  registry: CollectorRegistry | None = None,
@@ -62,6 +71,9 @@ class ServiceProxy:
         self.proxier = make_proxier(
             node_name, config, ProxyMetrics(registry) if registry is not None else None,
             iptables, nft)
+        # the host's tables only (a test passing its own tools keeps the host untouched)
+        self._other = (other_mode(config.mode) if iptables is None and nft is None
+                       else None)
         min_period, period = config.sync_periods()
         self.runner = BoundedFrequencyRunner("service-proxy", self.proxier.sync, min_period,
                                              period)
@@ -91,6 +103,11 @@ class ServiceProxy:
             self.runner.run()
 
     def start(self) -> None:
+        if self._other is not None:
+            try:
+                self._other.cleanup()
+            except Exception as exc:  # a missing tool: nothing of that mode can be there
+                log.warning("service proxy: the other mode's rules not cleaned up: %s", exc)
         self.runner.start()
         self.services.start()
         self.slices.start()

@@ -96,3 +96,31 @@ def test_the_mode_picks_the_proxier() -> None:
                       ServiceProxyConfig(enabled=True, mode="nftables"), nft=nft)  # type: ignore[arg-type]
     assert isinstance(sp.proxier, NftProxier)
     assert sp.proxier.nft is nft
+
+
+def test_start_removes_the_other_modes_rules() -> None:
+    """As kube-proxy at start: the nftables mode cleans up iptables' KUBE- chains and the
+    iptables mode the ip kube-proxy table (here on fakes; a ServiceProxy given its own
+    tools leaves the host's alone)."""
+    from fake_nft import FakeNft
+
+    from pykubelet.proxy.nft_proxier import NftProxier
+    from pykubelet.proxy.proxier import Proxier
+    from pykubelet.proxy.service_proxy import other_mode
+
+    ipt, nft = FakeIptables(), FakeNft()
+    nft.run("add table ip kube-proxy\nadd chain ip kube-proxy services\n")
+    left = other_mode("iptables", nft=nft)  # type: ignore[arg-type]
+    assert isinstance(left, NftProxier)
+    assert isinstance(other_mode("nftables", iptables=ipt), Proxier)  # type: ignore[arg-type]
+    client = FakeClient({"services": [], "endpointslices": []})
+    sp = ServiceProxy(client, "node1", ServiceProxyConfig(enabled=True),  # type: ignore[arg-type]
+                      iptables=ipt)  # type: ignore[arg-type]
+    assert sp._other is None
+    sp._other = left
+    sp.start()
+    try:
+        assert nft.dump() == []  # the leftover table is gone
+    finally:
+        sp.stop(clean=False)
+        client.close()
