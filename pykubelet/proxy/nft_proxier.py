@@ -147,8 +147,11 @@ class NftProxier(ChangeTracker):
             return
         for chain in due:
             del self._stale[chain]
+        # add before delete: a chain (or the table) already gone is no error
+        text = f"add table {FAMILY} {TABLE}\n" + "".join(
+            f"add chain {FAMILY} {TABLE} {c}\ndelete chain {FAMILY} {TABLE} {c}\n" for c in due)
         try:
-            self.nft.run("".join(f"delete chain {FAMILY} {TABLE} {c}\n" for c in due))
+            self.nft.run(text)
         except RestoreError as e:
             # still there: the next full sync lists it again, flushes it and retries
             log.error("Unable to delete stale chains; will retry later: %s", e)

@@ -268,7 +268,6 @@ def test_nftables_clusterip_and_nodeport_follow_endpoints_and_clean_up(lab: Lab,
         assert proxier.sync()
         # no endpoints: refused at once (no-endpoint-services -> reject), not a timeout
         assert lab.connect(CLUSTER_IP, 80, 2, netns=lab.node) == {"ConnectionRefusedError": 2}
-        assert lab.connect(CLUSTER_IP, 80, 2) == {"ConnectionRefusedError": 2}
         # another port of the ClusterIP: rejected by cluster-ips-check
         assert lab.connect(CLUSTER_IP, 81, 1, netns=lab.node) == {"ConnectionRefusedError": 1}
     finally:

@@ -92,7 +92,8 @@ def test_an_endpoint_change_writes_only_that_service() -> None:
         assert p.sync()
     finally:
         nft_proxier.STALE_CHAIN_DELAY = old
-    assert nft.runs[-1] == f"delete chain ip kube-proxy {gone}\n"
+    assert nft.runs[-1] == (f"add table ip kube-proxy\nadd chain ip kube-proxy {gone}\n"
+                            f"delete chain ip kube-proxy {gone}\n")
     assert sorted(nft.dump()) == fresh_state(p)
 
 
