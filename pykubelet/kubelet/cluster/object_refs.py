@@ -52,7 +52,6 @@ class APIObjectRefs:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
-        self._services: dict[str, tuple[float, list[dict[str, Any]]]] = {}
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, bytes] | None:
         key = (kind, namespace, name)
@@ -82,13 +81,9 @@ class APIObjectRefs:
         return self._get("secret", namespace, name)
 
     def services(self, namespace: str) -> list[dict[str, Any]]:
-        """Read as the configmaps: cached a few seconds per namespace, so a pod's
-        containers share one list (upstream reads a Service informer's cache)."""
-        now = time.monotonic()
-        with self._lock:
-            hit = self._services.get(namespace)
-            if hit is not None and now - hit[0] < self.ttl:
-                return hit[1]
+        """Read at each container start, not cached: upstream reads a Service informer,
+        current within moments, so a Service created just before a pod is in its
+        variables (a cache of seconds missed it)."""
         try:
             items = list(self.client.list(SERVICES, namespace).get("items") or [])
             if namespace != "default":
@@ -100,8 +95,6 @@ class APIObjectRefs:
         except (StatusError, ClientError) as exc:
             raise RefError(f"failed to list services when setting up env vars: {exc}"
                            ) from None
-        with self._lock:
-            self._services[namespace] = (now, items)
         return items
 
 
