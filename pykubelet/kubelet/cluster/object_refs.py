@@ -52,6 +52,7 @@ class APIObjectRefs:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
+        self._last_services: dict[str, list[dict[str, Any]]] = {}
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, bytes] | None:
         key = (kind, namespace, name)
@@ -81,9 +82,10 @@ class APIObjectRefs:
         return self._get("secret", namespace, name)
 
     def services(self, namespace: str) -> list[dict[str, Any]]:
-        """Read at each container start, not cached: upstream reads a Service informer,
-        current within moments, so a Service created just before a pod is in its
-        variables (a cache of seconds missed it)."""
+        """Read at each container start: upstream reads a Service informer, current within
+        moments, so a Service created just before a pod is in its variables (a cache of
+        seconds missed it). With the control plane away, the last list read for the
+        namespace stands in, as the informer's cache would."""
         try:
             items = list(self.client.list(SERVICES, namespace).get("items") or [])
             if namespace != "default":
@@ -93,8 +95,14 @@ class APIObjectRefs:
                     if not exc.not_found:
                         raise
         except (StatusError, ClientError) as exc:
+            with self._lock:
+                last = self._last_services.get(namespace)
+            if last is not None:
+                return last
             raise RefError(f"failed to list services when setting up env vars: {exc}"
                            ) from None
+        with self._lock:
+            self._last_services[namespace] = items
         return items
 
 

@@ -8,6 +8,7 @@ resources (cpu shares/quota, memory limit, QoS oom_score_adj) and the security c
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Mapping
@@ -18,10 +19,12 @@ from pykubelet.api.qos import container_oom_score_adj
 from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs, RefError
-from pykubelet.kubelet.envvars import service_env_var_map
+from pykubelet.kubelet.kuberuntime.envvars import service_env_var_map
 from pykubelet.kubelet.kuberuntime.labels import new_container_annotations, new_container_labels
 from pykubelet.kubelet.kuberuntime.sandbox_config import namespace_options
 from pykubelet.oom import own_oom_score_adj
+
+log = logging.getLogger(__name__)
 
 CPU_PERIOD = 100_000
 MIN_SHARES = 2
@@ -183,13 +186,18 @@ def make_environment(
 
 def _service_env(pod: Pod, refs: ObjectRefs | None) -> dict[str, str]:
     """getServiceEnvVarMap over the services the control plane has (none without one, as
-    a kubelet without a service lister)."""
+    a kubelet without a service lister). Services never read (the control plane away
+    since the agent started): the container starts without them, logged; upstream
+    refuses such a pod (not a static one) until its informer has synced, which here
+    would keep every container down through a control-plane outage."""
     if refs is None:
         return {}
     try:
         services = refs.services(pod.namespace)
     except RefError as exc:
-        raise ContainerConfigError(str(exc)) from None
+        log.warning("pod %s/%s: no service environment variables: %s", pod.namespace,
+                    pod.name, exc)
+        return {}
     links = pod.spec.enable_service_links is not False
     return service_env_var_map(services, pod.namespace, links)
 

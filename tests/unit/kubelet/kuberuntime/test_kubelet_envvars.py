@@ -11,8 +11,8 @@ import pytest
 
 from pykubelet.api.manifest import parse_pod
 from pykubelet.kubelet.cluster.object_refs import RefError
-from pykubelet.kubelet.envvars import from_services, service_env_var_map
-from pykubelet.kubelet.kuberuntime.container_config import ContainerConfigError, make_environment
+from pykubelet.kubelet.kuberuntime.container_config import make_environment
+from pykubelet.kubelet.kuberuntime.envvars import from_services, service_env_var_map
 
 
 def svc(name: str, ip: str, ports: list[dict[str, Any]], ns: str = "") -> dict[str, Any]:
@@ -141,8 +141,12 @@ def test_a_container_gets_the_service_variables_after_its_own() -> None:
     assert make_environment(p, p.spec.containers[0], "", refs=None) == []
 
 
-def test_services_that_cannot_be_read_are_a_config_error() -> None:
-    p = pod([])
-    with pytest.raises(ContainerConfigError, match="failed to list services"):
-        make_environment(p, p.spec.containers[0], "", refs=Refs(
-            error="failed to list services when setting up env vars: connection refused"))
+def test_services_that_cannot_be_read_leave_the_container_without_them(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The control plane away and no list read yet: the container still starts (without
+    service variables, logged), so an outage never keeps containers down."""
+    p = pod([{"name": "A", "value": "1"}])
+    env = make_environment(p, p.spec.containers[0], "", refs=Refs(
+        error="failed to list services when setting up env vars: connection refused"))
+    assert env == [("A", "1")]
+    assert "no service environment variables" in caplog.text
