@@ -6,16 +6,20 @@ tables), for each iptables variant:
 ``iptables-restore --noflush`` (the proxier's first sync: iptables-save, build, restore);
 (b) one endpoint change: a partial sync (KUBE-SERVICES and the one service's chains);
 (c) python-iptables (libiptc, legacy tables only), rule by rule, on a slice of the same
-rules, extrapolated to the whole set: why the proxier restores instead.
+rules, extrapolated to the whole set: why the proxier restores instead;
+(d) the nftables proxier (serviceProxy.mode nftables): its first full sync (one ``nft -f``
+transaction) and one endpoint change (that service's chains and map elements).
 Goals (issue 20): full sync <= 1 s, one endpoint change <= 50 ms. Run as root:
 
     .venv/bin/python bench/proxy_bench.py [--services 1000] [--endpoints 10] [--rounds 3]
+        [--variants legacy,nft,nftables]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import time
 from typing import Any
@@ -23,7 +27,9 @@ from typing import Any
 from pycni import ns
 from pykubelet.proxy import iptables_rules
 from pykubelet.proxy.iptables_restore import Iptables
-from pykubelet.proxy.iptables_rules import Options
+from pykubelet.proxy.iptables_rules import Options, RuleSet
+from pykubelet.proxy.nft import Nft
+from pykubelet.proxy.nft_proxier import NftProxier
 from pykubelet.proxy.proxier import Proxier
 from pykubelet.proxy.serviceport import endpoints_map, service_ports
 
@@ -46,6 +52,15 @@ def endpoint_slice(i: int, eps: int, skip: int = -1) -> dict[str, Any]:
             "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}
 
 
+def cpu() -> float:
+    """User + system time of this process and its waited-for children (the restore and nft
+    tools): what a sync costs on an idle host, where wall time on a shared one also counts
+    the time other processes held the CPUs."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def ms(xs: list[float]) -> str:
     return f"median {statistics.median(xs) * 1000:7.1f} ms  (min {min(xs) * 1000:.1f}, " \
            f"max {max(xs) * 1000:.1f})"
@@ -66,30 +81,43 @@ def bench_generation(n: int, eps: int, rounds: int) -> None:
 
 
 def bench_variant(variant: str, n: int, eps: int, rounds: int) -> None:
+    """One iptables variant's restore, or (``nftables``) the nftables proxier's nft -f."""
     full: list[float] = []
     partial: list[float] = []
+    full_cpu: list[float] = []
+    partial_cpu: list[float] = []
     for _ in range(rounds):
         path = ns.create_netns(NETNS)
         try:
-            proxier = Proxier(Iptables(variant, netns=path), "node1",
-                              Options(cluster_cidr="10.64.0.0/10"))
+            opts = Options(cluster_cidr="10.64.0.0/10")
+            proxier: Proxier | NftProxier = (
+                NftProxier(Nft.default(netns=path), "node1", opts) if variant == "nftables"
+                else Proxier(Iptables(variant, netns=path), "node1", opts))
             proxier.set_services(services(n))
             proxier.set_endpoint_slices([endpoint_slice(i, eps) for i in range(n)])
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu()
             assert proxier.sync()
             full.append(time.perf_counter() - t0)
+            full_cpu.append(cpu() - c0)
             for k in range(3):  # one endpoint leaves one service, then comes back
                 proxier.on_endpoint_slice(None, endpoint_slice(k, eps, skip=k % eps))
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), cpu()
                 assert proxier.sync()
                 partial.append(time.perf_counter() - t0)
-            assert proxier.last_rules is not None
-            rules = proxier.last_rules.nat_rules + proxier.last_rules.filter_rules
+                partial_cpu.append(cpu() - c0)
+            last = proxier.last_rules
+            assert last is not None
+            size = (f"{last.nat_rules + last.filter_rules} rules" if isinstance(last, RuleSet)
+                    else f"{len(last.active_chains)} service and endpoint chains")
         finally:
             ns.delete_netns(path)
-    print(f"iptables-{variant}-restore: {n} services x {eps} endpoints, {rules} rules")
+    tool = "nft -f (nftables proxier)" if variant == "nftables" else \
+        f"iptables-{variant}-restore"
+    print(f"{tool}: {n} services x {eps} endpoints, {size}")
     print(f"  full sync            {ms(full)}")
+    print(f"    cpu (us + tools)   {ms(full_cpu)}")
     print(f"  one endpoint change  {ms(partial)}")
+    print(f"    cpu (us + tools)   {ms(partial_cpu)}")
 
 
 def bench_iptc(n_services: int, eps: int) -> None:
@@ -144,7 +172,7 @@ def main() -> None:
     p.add_argument("--services", type=int, default=1000)
     p.add_argument("--endpoints", type=int, default=10)
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--variants", default="legacy,nft")
+    p.add_argument("--variants", default="legacy,nft,nftables")
     a = p.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (network namespaces)")

@@ -109,12 +109,19 @@ class ControlPlaneConfig:
         return parse_duration(self.nodeMonitorGracePeriod)
 
 
+#: kube-proxy's --proxy-mode values this agent implements
+PROXY_MODES = ("iptables", "nftables")
+
+
 @dataclass(frozen=True)
 class ServiceProxyConfig:
     """The node's service proxy (kube-proxy's iptables mode, in the agent): off unless
     enabled; the rest as KubeProxyConfiguration names them, with its defaults."""
 
     enabled: bool = False
+    # kube-proxy's --proxy-mode: "iptables" (KUBE-* chains through iptables-restore) or
+    # "nftables" (one "ip kube-proxy" table through nft -f)
+    mode: str = "iptables"
     # --cluster-cidr: traffic to a cluster IP from outside it is masqueraded
     clusterCIDR: str = ""
     minSyncPeriod: str = "1s"  # iptables.minSyncPeriod: at most one sync per this (burst 2)
@@ -429,6 +436,12 @@ def _decode_service_proxy(value: Any) -> ServiceProxyConfig:
             if not isinstance(v, bool):
                 raise KubeletConfigError(f"{where}.{key}: expected true or false, got {v!r}")
             kwargs[key] = v
+        elif key == "mode":
+            text = _check_str(f"{where}.{key}", v)
+            if text not in PROXY_MODES:
+                raise KubeletConfigError(f"{where}.{key}: unsupported value {text!r}: "
+                                         f"supported values: {', '.join(PROXY_MODES)}")
+            kwargs[key] = text
         elif key == "clusterCIDR":
             text = _check_str(f"{where}.{key}", v or "")
             if text:

@@ -11,7 +11,15 @@ only the legacy tables, which an iptables-nft host's ``iptables`` does not show
 iptables-legacy-restore 0.34 s full, 0.16 s for one endpoint change (legacy rewrites the
 whole table blob every time); iptables-nft-restore 0.04 s for one endpoint change but
 ~8 s full (its --noflush path is slow with thousands of chains, in user space; upstream's
-answer is the nftables proxier).
+answer is the nftables proxier, :mod:`.nft_proxier`).
+
+Where legacy's endpoint change goes (perf of one 44-line --noflush restore into a nat
+table of 32,000 rules): ~0.02 s user, ~0.15 s kernel, all of it proportional to the whole
+table: IPT_SO_GET_ENTRIES copies the table out (_copy_to_user, xt_*_to_user), libiptc
+edits it, IPT_SO_SET_REPLACE copies it back and the kernel checks every rule again
+(_copy_from_user, translate_table, xt_find_match/xt_find_target per rule,
+alloc_counters). The x_tables ABI has no per-chain update, so no restore input makes it
+smaller; only a smaller table (or the nftables mode) does.
 
 The variant is the host's (pycni.masq.select: the ``iptables`` alternative), so the rules
 land where ``iptables -t nat -S`` shows them; legacy tools take the xtables lock (``-w 5``),

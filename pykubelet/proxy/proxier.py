@@ -23,12 +23,11 @@ under us (firewalld, an admin's ``iptables -F``), and a full sync puts everythin
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from pykubelet.proxy import iptables_rules
+from pykubelet.proxy.changes import ChangeTracker, ServiceKey
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables, RestoreError, chains_of, extract_lines
 from pykubelet.proxy.iptables_rules import (
@@ -49,21 +48,9 @@ from pykubelet.proxy.serviceport import (
     EndpointInfo,
     ServicePortInfo,
     ServicePortName,
-    endpoints_map,
-    service_ports,
-    slice_service,
 )
 
 log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
-ServiceKey = tuple[str, str]
-
-
-def _key(obj: Obj) -> ServiceKey:
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
-
 
 def missing_jumps(saved: Mapping[str, str]) -> list[JumpRule]:
     """The jump rules not found in the built-in chains of ``saved`` (table -> save text)."""
@@ -77,7 +64,7 @@ def missing_jumps(saved: Mapping[str, str]) -> list[JumpRule]:
     return out
 
 
-class Proxier:
+class Proxier(ChangeTracker):
     """Keeps this node's KUBE-* rules in step with the Services and EndpointSlices seen."""
 
     def __init__(self, iptables: Iptables, node_name: str = "", options: Options | None = None,
@@ -85,97 +72,13 @@ class Proxier:
                  conntrack: ConntrackCleaner | None = None) -> None:
         self.iptables = iptables
         self.conntrack = conntrack
-        self.node_name = node_name
         self.options = options or Options()
         self.metrics = metrics
-        self._mu = threading.Lock()
-        self._services: dict[ServiceKey, Obj] = {}
-        self._slices: dict[ServiceKey, dict[str, Obj]] = {}  # service -> slice name -> slice
-        self._svc_ports: dict[ServiceKey, list[ServicePortInfo]] = {}
-        self._endpoints: dict[ServiceKey, dict[ServicePortName, list[EndpointInfo]]] = {}
-        self._changed: set[ServiceKey] = set()
-        self._need_full = True
-        self._services_synced = False
-        self._slices_synced = False
+        ChangeTracker.__init__(self, node_name)
         self._active_chains: set[str] = set()
         self._top_level: TopLevel = {}  # the top-level chains' rules as last restored
         self._last_error = ""
         self.last_rules: RuleSet | None = None
-
-    # -- change tracking (informer handlers: quick, no I/O) --
-
-    def on_service(self, old: Obj | None, new: Obj | None) -> None:
-        """OnServiceAdd/Update/Delete: ``old`` None for an add, ``new`` None for a delete."""
-        obj = new if new is not None else old
-        if obj is None:
-            return
-        key = _key(obj)
-        with self._mu:
-            if new is None:
-                self._services.pop(key, None)
-                self._svc_ports.pop(key, None)
-            else:
-                self._services[key] = new
-                self._svc_ports[key] = service_ports(new)
-            self._changed.add(key)
-
-    def on_endpoint_slice(self, old: Obj | None, new: Obj | None) -> None:
-        """OnEndpointSliceAdd/Update/Delete: the owning service's endpoints are rebuilt."""
-        obj = new if new is not None else old
-        if obj is None:
-            return
-        svc = slice_service(obj)
-        if svc is None:
-            return
-        name = _key(obj)[1]
-        with self._mu:
-            slices = self._slices.setdefault(svc, {})
-            if new is None:
-                slices.pop(name, None)
-            else:
-                slices[name] = new
-            if not slices:
-                self._slices.pop(svc, None)
-                self._endpoints.pop(svc, None)
-            else:
-                self._endpoints[svc] = endpoints_map(slices.values(), self.node_name)
-            self._changed.add(svc)
-
-    def set_services(self, services: list[Obj]) -> None:
-        """OnServiceSynced with the full list (a relist replaces what was known)."""
-        with self._mu:
-            gone = set(self._services) - {_key(s) for s in services}
-        for key in gone:
-            self.on_service({"metadata": {"namespace": key[0], "name": key[1]}}, None)
-        for s in services:
-            self.on_service(None, s)
-        with self._mu:
-            self._services_synced = True
-
-    def set_endpoint_slices(self, slices: list[Obj]) -> None:
-        """OnEndpointSlicesSynced with the full list."""
-        with self._mu:
-            self._slices.clear()
-            old = set(self._endpoints)
-            self._endpoints.clear()
-            self._changed |= old
-        for es in slices:
-            self.on_endpoint_slice(None, es)
-        with self._mu:
-            self._slices_synced = True
-
-    @property
-    def initialized(self) -> bool:
-        return self._services_synced and self._slices_synced
-
-    def force_full_sync(self) -> None:
-        with self._mu:
-            self._need_full = True
-
-    def pending(self) -> bool:
-        """Whether a sync would write anything new."""
-        with self._mu:
-            return self._need_full or bool(self._changed)
 
     # -- syncProxyRules --
 
@@ -194,13 +97,7 @@ class Proxier:
                      KUBE_PROXY_CANARY)
             self.force_full_sync()
         start = time.monotonic()
-        with self._mu:
-            partial = not self._need_full
-            changed = set(self._changed)
-            self._changed.clear()
-            services = {p.name: p for ports in self._svc_ports.values() for p in ports}
-            endpoints = {n: eps for by_port in self._endpoints.values()
-                         for n, eps in by_port.items()}
+        partial, changed, services, endpoints = self.take_changes()
         ok = False
         try:
             self._write(services, endpoints, changed if partial else None)
@@ -219,9 +116,7 @@ class Proxier:
                 (self.metrics.partial_sync_duration if partial
                  else self.metrics.full_sync_duration).observe(elapsed)
             if not ok:
-                with self._mu:
-                    self._need_full = True  # the changes are consumed: only a full sync is safe
-                    self._changed |= changed
+                self.sync_failed(changed)  # the changes are consumed: a full sync next
         log.debug("SyncProxyRules complete in %.3fs (partial=%s, ok=%s)", elapsed, partial, ok)
         return ok
 
@@ -256,8 +151,7 @@ class Proxier:
                     self.metrics.partial_restore_failures.inc()
             raise
         self._last_error = ""
-        with self._mu:
-            self._need_full = False
+        self.sync_succeeded()
         self._active_chains = rules.active_nat_chains
         self._top_level = top_level
         self.last_rules = rules

@@ -1,5 +1,6 @@
 """The service proxy as a part of the node agent: informers over Services and EndpointSlices
-feed the proxier's change tracking, and one rate-limited runner syncs the rules
+feed the change tracking of the proxier the node config's ``serviceProxy.mode`` picks
+(kube-proxy's ``iptables`` or ``nftables``), and one rate-limited runner syncs the rules
 (kube-proxy's ProxyServer: the config handlers, then ``syncRunner.Run()``; no polling).
 
 The first sync waits for both lists (the proxier is initialized by them); a clean stop
@@ -20,6 +21,8 @@ from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
 from pykubelet.proxy.metrics import ProxyMetrics
+from pykubelet.proxy.nft import Nft
+from pykubelet.proxy.nft_proxier import NftProxier
 from pykubelet.proxy.proxier import Proxier
 from pykubelet.proxy.runner import BoundedFrequencyRunner
 
@@ -34,16 +37,43 @@ LABEL_SELECTOR = "!service.kubernetes.io/service-proxy-name,!service.kubernetes.
 Obj = dict[str, Any]
 
 
+def make_proxier(node_name: str, config: ServiceProxyConfig,
+                 metrics: ProxyMetrics | None = None, iptables: Iptables | None = None,
+                 nft: Nft | None = None) -> Proxier | NftProxier:
+    """The proxier ``config.mode`` names (kube-proxy's --proxy-mode), on the host's tables
+    unless a test passes its own tool."""
+    if config.mode == "nftables":
+        options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
+                          random_fully=True)
+        tool = nft or Nft.default()
+        return NftProxier(tool, node_name, options, metrics=metrics,
+                          conntrack=ConntrackCleaner(tool.netns) if nft is None else None)
+    ipt = iptables or Iptables()
+    options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
+                      random_fully=ipt.has_random_fully())
+    return Proxier(ipt, node_name, options, metrics,
+                   ConntrackCleaner(ipt.netns) if iptables is None else None)
+
+
+def other_mode(mode: str, iptables: Iptables | None = None,
+               nft: Nft | None = None) -> Proxier | NftProxier:
+    """A proxier of the mode not in use, only to clean up after it: kube-proxy removes the
+    other modes' rules at start, so switching serviceProxy.mode leaves nothing behind."""
+    if mode == "nftables":
+        return Proxier(iptables or Iptables())
+    return NftProxier(nft or Nft.default())
+
+
 class ServiceProxy:
     def __init__(self, client: RESTClient, node_name: str, config: ServiceProxyConfig,
                  registry: CollectorRegistry | None = None,
-                 iptables: Iptables | None = None) -> None:
-        ipt = iptables or Iptables()
-        options = Options(cluster_cidr=config.clusterCIDR, masquerade_all=config.masqueradeAll,
-                          random_fully=ipt.has_random_fully())
-        self.proxier = Proxier(ipt, node_name, options,
-                               ProxyMetrics(registry) if registry is not None else None,
-                               ConntrackCleaner(ipt.netns) if iptables is None else None)
+                 iptables: Iptables | None = None, nft: Nft | None = None) -> None:
+        self.proxier = make_proxier(
+            node_name, config, ProxyMetrics(registry) if registry is not None else None,
+            iptables, nft)
+        # the host's tables only (a test passing its own tools keeps the host untouched)
+        self._other = (other_mode(config.mode) if iptables is None and nft is None
+                       else None)
         min_period, period = config.sync_periods()
         self.runner = BoundedFrequencyRunner("service-proxy", self.proxier.sync, min_period,
                                              period)
@@ -73,6 +103,11 @@ class ServiceProxy:
             self.runner.run()
 
     def start(self) -> None:
+        if self._other is not None:
+            try:
+                self._other.cleanup()
+            except Exception as exc:  # a missing tool: nothing of that mode can be there
+                log.warning("service proxy: the other mode's rules not cleaned up: %s", exc)
         self.runner.start()
         self.services.start()
         self.slices.start()

@@ -78,3 +78,61 @@ def test_pod_resolves_the_kubernetes_service(env: dict[str, str]) -> None:
     answer = got.stdout.split("Name:", 1)[-1]
     assert "kubernetes.default.svc.cluster.local" in answer, got.stdout
     assert "Address: 10.96.0.1" in answer, got.stdout
+
+
+def _wait_running(env: dict[str, str], name: str) -> dict[str, Any]:
+    end = time.monotonic() + 120
+    while (pod := _json(env, "pod", name)).get("status", {}).get("phase") != "Running":
+        assert time.monotonic() < end, f"pod {name} never ran"
+        time.sleep(0.5)
+    return pod
+
+
+def test_short_names_and_service_variables_in_a_pod(env: dict[str, str]) -> None:
+    """What a user types, as on kind: ``wget http://web/`` and ``http://web.default/`` from
+    a pod reach the ``web`` Service through the resolv.conf search list (glibc's
+    getaddrinfo, which busybox's wget uses, tries ``web.default.svc.cluster.local`` first:
+    ndots:5); the pod's environment names the ``kubernetes`` and ``web`` Services
+    (KUBERNETES_SERVICE_HOST, WEB_SERVICE_HOST, ...). busybox 1.35's ``nslookup`` sends the
+    name as typed and never applies the search list (checked against a logging DNS server:
+    it asks ``kubernetes.default.`` only), so ``nslookup kubernetes.default`` answers
+    NXDOMAIN from any cluster DNS, CoreDNS included: the same on kind (docker-library/
+    busybox#48 and #75, busybox bug 11161; Kubernetes' DNS docs pin busybox 1.28, whose
+    nslookup went through the C library). The full name works (the test above)."""
+    web = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "web", "labels": {"app": "web"}},
+           "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+               "name": "httpd", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+               "command": ["sh", "-c", "mkdir -p /www && echo hello from web > "
+                           "/www/index.html && exec httpd -f -p 80 -h /www"],
+               "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 1}}]}}
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80}]}}
+    _run(env, "kubectl", "create", "-f", "-", input=json.dumps(web))
+    _run(env, "kubectl", "create", "-f", "-", input=json.dumps(svc))
+    cluster_ip = _json(env, "service", "web")["spec"]["clusterIP"]
+    client = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shortnames"},
+              "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+                  "name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                  "command": ["sleep", "3600"]}]}}
+    _run(env, "kubectl", "create", "-f", "-", input=json.dumps(client))
+    _wait_running(env, "web")
+    _wait_running(env, "shortnames")
+
+    variables = dict(line.split("=", 1) for line in _run(
+        env, "kubectl", "exec", "shortnames", "--", "env").stdout.splitlines() if "=" in line)
+    assert variables["KUBERNETES_SERVICE_HOST"] == "10.96.0.1", variables
+    assert variables["KUBERNETES_SERVICE_PORT"] == "443", variables
+    assert variables["WEB_SERVICE_HOST"] == cluster_ip, variables
+    assert variables["WEB_PORT"] == f"tcp://{cluster_ip}:80", variables
+
+    for url in ("http://web/", "http://web.default/"):
+        end = time.monotonic() + 60  # the endpoint turning ready, the proxy's next sync
+        while True:
+            got = _run(env, "kubectl", "exec", "shortnames", "--", "wget", "-qO-", url,
+                       check=False)
+            if got.returncode == 0:
+                break
+            assert time.monotonic() < end, f"wget {url}: {got.stdout}{got.stderr}"
+            time.sleep(1)
+        assert got.stdout.strip() == "hello from web", got.stdout

@@ -1,6 +1,7 @@
 """Services on a 3-node lab through the real kubectl (issue 20 item 5): a ClusterIP Service
 over pods on node1 and node2 reached from a pod on node3 and spread over both; a deleted
-backend leaving the rotation; the ClusterIP reached from a node's own network namespace
+backend leaving the rotation; a Deployment's rolling update behind a Service failing no
+request; the ClusterIP reached from a node's own network namespace
 (what a hostNetwork pod sees); a NodePort reached from the host on every node's lab
 address; a headless Service's EndpointSlice listing the ready pods; a node's clean stop and
 ``lab down`` leaving no KUBE- chains behind.
@@ -226,6 +227,58 @@ def test_deleted_backend_leaves_the_rotation(lab: Lab) -> None:
     time.sleep(1)  # node3's proxy syncs the change (the bench measures how fast)
     names = lab.requests("client", ip, 20)
     assert names == ["web-a"] * 20, names
+
+
+def test_rolling_update_behind_a_service_fails_no_request(lab: Lab) -> None:
+    """A Deployment's rolling update (maxSurge 1, maxUnavailable 0) behind a Service with
+    readiness probes, under a stream of requests from node3: none fails. A new pod takes
+    traffic once ready; an old one leaves the EndpointSlice as it starts terminating, and
+    its preStop sleep keeps it answering until every node's proxy has dropped it (the
+    proxies sync at most once a second): Kubernetes' own advice for graceful rollouts."""
+    template = {
+        "metadata": {"labels": {"app": "roll"}},
+        "spec": {"terminationGracePeriodSeconds": 10, "containers": [{
+            "name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+            "command": SERVER, "env": [{"name": "VERSION", "value": "1"}],
+            "ports": [{"containerPort": PORT}],
+            "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 1},
+            "lifecycle": {"preStop": {"exec": {"command": ["sleep", "3"]}}}}]}}
+    lab.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "roll"},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "roll"}},
+                        "strategy": {"type": "RollingUpdate", "rollingUpdate": {
+                            "maxSurge": 1, "maxUnavailable": 0}},
+                        "template": template}},
+              service("roll", "roll"))
+    lab.kubectl("rollout", "status", "deployment/roll", "--timeout=120s", timeout=130)
+    ip = lab.jsonpath("svc", "roll", "{.spec.clusterIP}")
+    wait_for(lambda: len(lab.slice_addresses("roll")) == 2, 60, "two ready endpoints")
+    old = set(wait_for(lambda: (got := lab.requests("client", ip, 20)) and all(got)
+                       and len(set(got)) == 2 and got, 60, "both old pods answering"))
+    # requests one after another until told to stop, each line the name that answered
+    script = ("rm -f /tmp/stop; while [ ! -f /tmp/stop ]; do "
+              f"r=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 {ip} 80 | tail -n 1); "
+              'echo "r=$r"; sleep 0.1; done')
+    load = subprocess.Popen(["kubectl", "exec", "client", "--", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=lab.env)
+    try:
+        time.sleep(2)
+        lab.kubectl("set", "env", "deployment/roll", "VERSION=2")
+        lab.kubectl("rollout", "status", "deployment/roll", "--timeout=180s", timeout=190)
+        new = set(wait_for(lambda: (got := lab.requests("client", ip, 20)) and all(got)
+                           and not set(got) & old and got, 60, "the new pods answering"))
+        time.sleep(2)
+    finally:
+        lab.kubectl("exec", "client", "--", "touch", "/tmp/stop", check=False)
+        out, err = load.communicate(timeout=60)
+    answers = [line[2:].strip() for line in out.splitlines() if line.startswith("r=")]
+    failed = [i for i, a in enumerate(answers) if not a]
+    assert answers, f"no requests made: {err}"
+    assert not failed, f"{len(failed)} of {len(answers)} requests failed (at {failed[:10]})"
+    assert set(answers) & old, set(answers)  # traffic before the rollout ...
+    assert set(answers) & new, set(answers)  # ... and after it, in one stream
+    print(f"rolling update: {len(answers)} requests, none failed, "
+          f"{len(set(answers))} pods answered")
 
 
 def test_clean_stop_of_a_node_leaves_no_kube_chains(lab: Lab) -> None:

@@ -88,7 +88,7 @@ class APINode:
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
                                  self._log_target, self,
                                  resource_metrics=kubelet.render_resource_metrics)
-        # the service proxy (kube-proxy's iptables mode), where the node config enables it
+        # the service proxy (kube-proxy's iptables or nftables mode), where the config enables it
         self.proxy = (ServiceProxy(self.client, self.node_name, cfg.serviceProxy,
                                    kubelet.metrics.registry)
                       if cfg.serviceProxy.enabled else None)

@@ -25,6 +25,7 @@ from pykubelet.client.rest import (
 from pykubelet.kubelet.token.manager import TokenManager
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts")
+SERVICES = Resource("", "v1", "services")
 
 CACHE_TTL_S = 5.0
 
@@ -40,6 +41,10 @@ class ObjectRefs(Protocol):
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         """The Secret's keys and decoded values; None if it does not exist."""
 
+    def services(self, namespace: str) -> list[dict[str, Any]]:
+        """The Services of ``namespace`` and the default namespace's ``kubernetes``
+        Service (what a pod's service environment variables are made of)."""
+
 
 class APIObjectRefs:
     """ObjectRefs over the API (the node may read what its pods use, by name)."""
@@ -49,6 +54,7 @@ class APIObjectRefs:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
+        self._last_services: dict[str, list[dict[str, Any]]] = {}
         # pods' service-account tokens, asked for with the node's credentials
         self.tokens = TokenManager(self._request_token)
 
@@ -82,6 +88,30 @@ class APIObjectRefs:
 
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         return self._get("secret", namespace, name)
+
+    def services(self, namespace: str) -> list[dict[str, Any]]:
+        """Read at each container start: upstream reads a Service informer, current within
+        moments, so a Service created just before a pod is in its variables (a cache of
+        seconds missed it). With the control plane away, the last list read for the
+        namespace stands in, as the informer's cache would."""
+        try:
+            items = list(self.client.list(SERVICES, namespace).get("items") or [])
+            if namespace != "default":
+                try:
+                    items.append(self.client.get(SERVICES, "kubernetes", "default"))
+                except StatusError as exc:
+                    if not exc.not_found:
+                        raise
+        except (StatusError, ClientError) as exc:
+            with self._lock:
+                last = self._last_services.get(namespace)
+            if last is not None:
+                return last
+            raise RefError(f"failed to list services when setting up env vars: {exc}"
+                           ) from None
+        with self._lock:
+            self._last_services[namespace] = items
+        return items
 
 
 def _values(kind: str, obj: dict[str, Any]) -> dict[str, bytes]:

@@ -8,6 +8,7 @@ resources (cpu shares/quota, memory limit, QoS oom_score_adj) and the security c
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Mapping
@@ -18,10 +19,13 @@ from pykubelet.api.qos import container_oom_score_adj
 from pykubelet.api.qos import qos_class as qos_class
 from pykubelet.api.types import Container, Pod
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs, RefError
+from pykubelet.kubelet.kuberuntime.envvars import service_env_var_map
 from pykubelet.kubelet.kuberuntime.labels import new_container_annotations, new_container_labels
 from pykubelet.kubelet.kuberuntime.sandbox_config import namespace_options
 from pykubelet.kubelet.kuberuntime.seccomp import SeccompProfileError, seccomp_profile
 from pykubelet.oom import own_oom_score_adj
+
+log = logging.getLogger(__name__)
 
 CPU_PERIOD = 100_000
 MIN_SHARES = 2
@@ -132,9 +136,11 @@ def make_environment(
     refs: ObjectRefs | None = None,
 ) -> list[tuple[str, str]]:
     """kubelet's makeEnvironmentVariables: ``envFrom`` first, then ``env`` in order, each
-    may refer to the ones before."""
+    may refer to the ones before (and to the service variables), then the service
+    variables the container does not set itself."""
     env: dict[str, str] = {}
     order: list[str] = []
+    service_env = _service_env(pod, refs)
     for i, ef in enumerate(container.env_from):
         from_ref = ef.config_map_ref or ef.secret_ref
         if from_ref is None:
@@ -153,7 +159,7 @@ def make_environment(
         where = f"env[{i}]({var.name})"
         src = var.value_from
         if src is None:
-            value = expand(var.value, env)
+            value = expand(var.value, {**service_env, **env})
         elif src.field_ref is not None:
             value = _field_ref(pod, src.field_ref.field_path, pod_ip, host_ip, where)
         elif src.resource_field_ref is not None:
@@ -175,7 +181,26 @@ def make_environment(
         if var.name not in env:
             order.append(var.name)
         env[var.name] = value
-    return [(k, env[k]) for k in order]
+    return [(k, env[k]) for k in order] + [
+        (k, v) for k, v in sorted(service_env.items()) if k not in env]
+
+
+def _service_env(pod: Pod, refs: ObjectRefs | None) -> dict[str, str]:
+    """getServiceEnvVarMap over the services the control plane has (none without one, as
+    a kubelet without a service lister). Services never read (the control plane away
+    since the agent started): the container starts without them, logged; upstream
+    refuses such a pod (not a static one) until its informer has synced, which here
+    would keep every container down through a control-plane outage."""
+    if refs is None:
+        return {}
+    try:
+        services = refs.services(pod.namespace)
+    except RefError as exc:
+        log.warning("pod %s/%s: no service environment variables: %s", pod.namespace,
+                    pod.name, exc)
+        return {}
+    links = pod.spec.enable_service_links is not False
+    return service_env_var_map(services, pod.namespace, links)
 
 
 def oom_score_adj(pod: Pod, container: Container, memory_capacity: int) -> int:

@@ -21,6 +21,8 @@ import pytest
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
+from pykubelet.proxy.nft import LibNft, Nft
+from pykubelet.proxy.nft_proxier import NftProxier
 from pykubelet.proxy.proxier import Proxier
 
 pytestmark = [pytest.mark.root, pytest.mark.netns]
@@ -210,6 +212,73 @@ def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(lab: Lab,
         assert proxier.cleanup()
     assert kube_lines(ipt) == []
     assert proxier.cleanup()  # again, with nothing there
+
+
+def nft_tables(netns: str) -> str:
+    return sh("ip", "netns", "exec", name(netns), "nft", "list", "tables")
+
+
+@pytest.mark.parametrize("tool", ["libnftables", "nft"])
+def test_nftables_clusterip_and_nodeport_follow_endpoints_and_clean_up(lab: Lab,
+                                                                       tool: str) -> None:
+    """serviceProxy.mode nftables: the same traffic through one ``ip kube-proxy`` table,
+    written through libnftables in this process or the ``nft`` tool."""
+    nft = LibNft(netns=lab.node) if tool == "libnftables" else Nft(netns=lab.node)
+    # an earlier run's table with a stale chain: replaced by the first sync, atomically
+    nft.run("add table ip kube-proxy\nadd chain ip kube-proxy service-OLD-x/y/tcp/\n")
+    proxier = NftProxier(nft, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"))
+    try:
+        proxier.set_services([web_service(NODE_PORT)])
+        proxier.set_endpoint_slices([web_slice(sorted(lab.pods.values()))])
+        assert proxier.sync()
+        assert "service-OLD-x/y/tcp/" not in nft.chains()
+        seen = lab.connect(CLUSTER_IP, 80)
+        assert set(seen) == {"pod-a", "pod-b"}, seen
+        seen = lab.connect(NODE_IP, NODE_PORT)
+        assert set(seen) == {"pod-a", "pod-b"}, seen
+        # from the node itself (nat output)
+        assert set(lab.connect(CLUSTER_IP, 80, 12, netns=lab.node)) == {"pod-a", "pod-b"}
+
+        # an endpoint removed leaves the rotation (a partial sync)
+        proxier.on_endpoint_slice(None, web_slice([lab.pods["pod-a"]]))
+        t0 = time.monotonic()
+        assert proxier.sync()
+        partial_s = time.monotonic() - t0
+        assert "add table" not in nft_transaction(proxier)
+        assert lab.connect(CLUSTER_IP, 80) == {"pod-a": 24}
+        assert lab.connect(NODE_IP, NODE_PORT, 6) == {"pod-a": 6}
+        print(f"nftables partial sync (one endpoint removed): {partial_s * 1000:.0f} ms")
+
+        # the table deleted under the proxier: its next periodic run writes it again
+        sh("ip", "netns", "exec", name(lab.node), "nft", "delete", "table", "ip", "kube-proxy")
+        assert lab.connect(CLUSTER_IP, 80, 1) == {"TimeoutError": 1}
+        assert proxier.sync()
+        assert lab.connect(CLUSTER_IP, 80, 6) == {"pod-a": 6}
+
+        # a transaction the kernel refuses leaves the last good rules serving
+        proxier.options = Options(cluster_cidr="10.244.0.0/99")  # not a CIDR: refused
+        proxier.on_endpoint_slice(None, web_slice(sorted(lab.pods.values())))
+        assert not proxier.sync()
+        assert lab.connect(CLUSTER_IP, 80, 6) == {"pod-a": 6}
+        proxier.options = Options(cluster_cidr="10.244.0.0/16")
+        assert proxier.sync()  # a full one, after the failure
+        assert set(lab.connect(CLUSTER_IP, 80)) == {"pod-a", "pod-b"}
+
+        proxier.on_endpoint_slice(web_slice([]), None)
+        assert proxier.sync()
+        # no endpoints: refused at once (no-endpoint-services -> reject), not a timeout
+        assert lab.connect(CLUSTER_IP, 80, 2, netns=lab.node) == {"ConnectionRefusedError": 2}
+        # another port of the ClusterIP: rejected by cluster-ips-check
+        assert lab.connect(CLUSTER_IP, 81, 1, netns=lab.node) == {"ConnectionRefusedError": 1}
+    finally:
+        assert proxier.cleanup()
+    assert "kube-proxy" not in nft_tables(lab.node)
+    assert proxier.cleanup()  # again, with nothing there
+
+
+def nft_transaction(proxier: NftProxier) -> str:
+    assert proxier.last_rules is not None
+    return proxier.last_rules.text
 
 
 def test_leftovers_of_an_earlier_run_are_removed_at_the_first_sync(lab: Lab) -> None:

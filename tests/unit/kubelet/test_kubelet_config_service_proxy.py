@@ -16,15 +16,16 @@ def test_off_by_default_and_kube_proxy_defaults_when_on() -> None:
     assert not decode_config(cfg()).serviceProxy.enabled
     sp = decode_config(cfg(serviceProxy={"enabled": True})).serviceProxy
     assert sp.enabled
-    assert (sp.clusterCIDR, sp.minSyncPeriod, sp.syncPeriod, sp.masqueradeAll) == (
-        "", "1s", "30s", False)
+    assert (sp.mode, sp.clusterCIDR, sp.minSyncPeriod, sp.syncPeriod, sp.masqueradeAll) == (
+        "iptables", "", "1s", "30s", False)
     assert sp.sync_periods() == (1.0, 30.0)
 
 
 def test_all_fields() -> None:
     sp = decode_config(cfg(serviceProxy={
         "enabled": True, "clusterCIDR": "10.244.0.0/16", "minSyncPeriod": "250ms",
-        "syncPeriod": "1m", "masqueradeAll": True})).serviceProxy
+        "syncPeriod": "1m", "masqueradeAll": True, "mode": "nftables"})).serviceProxy
+    assert sp.mode == "nftables"
     assert sp.clusterCIDR == "10.244.0.0/16"
     assert sp.masqueradeAll
     assert sp.sync_periods() == (0.25, 60.0)
@@ -39,6 +40,8 @@ def test_all_fields() -> None:
     ({"minSyncPeriod": "1m", "syncPeriod": "30s"},
      "serviceProxy.minSyncPeriod: 1m must not be above syncPeriod (30s)"),
     ("on", "serviceProxy: expected a mapping"),
+    ({"mode": "ipvs"}, "serviceProxy.mode: unsupported value 'ipvs': supported values: "
+                       "iptables, nftables"),
 ])
 def test_errors_name_the_field(value: object, message: str) -> None:
     with pytest.raises(KubeletConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -78,3 +78,49 @@ def test_informers_drive_the_syncs_and_a_clean_stop_removes_the_rules() -> None:
         sp.stop()
     assert "-X KUBE-SERVICES" in ipt.restores[-1]
     assert len(ipt.commands) == 9  # every jump rule deleted
+
+
+def test_the_mode_picks_the_proxier() -> None:
+    """serviceProxy.mode as kube-proxy's --proxy-mode: iptables (the default) or nftables."""
+    from fake_nft import FakeNft
+
+    from pykubelet.proxy.nft_proxier import NftProxier
+    from pykubelet.proxy.proxier import Proxier
+
+    client = FakeClient({"services": [], "endpointslices": []})
+    sp = ServiceProxy(client, "node1", ServiceProxyConfig(enabled=True),  # type: ignore[arg-type]
+                      iptables=FakeIptables())  # type: ignore[arg-type]
+    assert isinstance(sp.proxier, Proxier)
+    nft = FakeNft()
+    sp = ServiceProxy(client, "node1",  # type: ignore[arg-type]
+                      ServiceProxyConfig(enabled=True, mode="nftables"), nft=nft)  # type: ignore[arg-type]
+    assert isinstance(sp.proxier, NftProxier)
+    assert sp.proxier.nft is nft
+
+
+def test_start_removes_the_other_modes_rules() -> None:
+    """As kube-proxy at start: the nftables mode cleans up iptables' KUBE- chains and the
+    iptables mode the ip kube-proxy table (here on fakes; a ServiceProxy given its own
+    tools leaves the host's alone)."""
+    from fake_nft import FakeNft
+
+    from pykubelet.proxy.nft_proxier import NftProxier
+    from pykubelet.proxy.proxier import Proxier
+    from pykubelet.proxy.service_proxy import other_mode
+
+    ipt, nft = FakeIptables(), FakeNft()
+    nft.run("add table ip kube-proxy\nadd chain ip kube-proxy services\n")
+    left = other_mode("iptables", nft=nft)  # type: ignore[arg-type]
+    assert isinstance(left, NftProxier)
+    assert isinstance(other_mode("nftables", iptables=ipt), Proxier)  # type: ignore[arg-type]
+    client = FakeClient({"services": [], "endpointslices": []})
+    sp = ServiceProxy(client, "node1", ServiceProxyConfig(enabled=True),  # type: ignore[arg-type]
+                      iptables=ipt)  # type: ignore[arg-type]
+    assert sp._other is None
+    sp._other = left
+    sp.start()
+    try:
+        assert nft.dump() == []  # the leftover table is gone
+    finally:
+        sp.stop(clean=False)
+        client.close()

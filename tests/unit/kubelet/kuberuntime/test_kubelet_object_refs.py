@@ -25,6 +25,9 @@ class Refs:
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         return self.secrets.get(name)
 
+    def services(self, namespace: str) -> list[dict[str, object]]:
+        return []
+
 
 def pod(env: list[dict[str, object]], env_from: list[dict[str, object]] | None = None):  # type: ignore[no-untyped-def]
     return parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
