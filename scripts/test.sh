@@ -38,6 +38,8 @@ export PYKUBE_REQUIRE_ROOT=1
 # shared, the runtime and pycni groups ran side by side in 145 s (306 s one after the
 # other), but kubelet beside controlplane failed 6 timing-bound tests (pods not Running
 # within 60 s, a crash-safety test's pod stopped), and the unit tests alone took 274 s on
-# two workers against 208 s in one process.
+# two workers against 208 s in one process. kubelet and controlplane now share one group
+# (root-agents), so the second worker takes everything else beside them; making two
+# workers the default waits for two full runs that pass that way (issue 23 item 8).
 exec .venv/bin/python -m pytest -q -p no:cacheprovider -n "${PYKUBE_TEST_WORKERS:-0}" \
   --dist loadgroup "$@"
