@@ -38,10 +38,6 @@ NO_SHORT_RUN = {
                           "times pod starts on a lab",
     "dashboard_bench.py": "headless chromium, half a minute to start; tests/integration/"
                           "controlplane/test_dashboard.py drives the same page",
-    "container_bench.py": "its short run is not calibrated yet (root, runc); "
-                          "test_streaming_against_exec_sync_and_loopback starts containers",
-    "cri_reads_bench.py": "its short run is not calibrated yet (root, runc); the CRI's "
-                          "read RPCs run in tests/integration/runtime/cri",
     "service_bench.py": "a 3-node lab of its own (a minute); tests/e2e/test_lab_services.py "
                         "checks the same paths and test_service_proxy_rule_sync the rules",
 }
@@ -79,6 +75,30 @@ def test_rbac_authorization_overhead() -> None:
     out = run_bench("rbac_bench.py", "--gets", "400", "--bindings", "10")
     today_ratio = 1.04  # RBAC user / admin, p50 of single-pod GETs
     assert figure(r"RBAC/admin p50 ratio ([\d.]+)", out) <= REGRESSION * today_ratio
+
+
+@pytest.mark.root
+@pytest.mark.runc
+def test_container_path_against_plain_runc() -> None:
+    """bench/container_bench.py (2 s): our create+start over plain ``runc create``+``start``
+    of the same rootfs."""
+    out = run_bench("container_bench.py", "-n", "3")
+    doc = json.loads(out[out.index("{"):])
+    today_ratio = 0.99  # median create+start, ours / plain runc
+    assert doc["create_start_over_plain_runc"] <= REGRESSION * today_ratio, doc
+
+
+@pytest.mark.root
+@pytest.mark.runc
+def test_cri_reads_against_version() -> None:
+    """bench/cri_reads_bench.py (4 s): what a relist pays, each read RPC's median against
+    Version's (an RPC that does nothing: gRPC's own cost), on an idle runtime."""
+    out = run_bench("cri_reads_bench.py", "--pods", "3", "-n", "40")
+    version = figure(r"\nVersion\s+([\d.]+)", out)
+    today = {"ListContainers": 1.14, "ContainerStatus": 1.14, "ListPodSandbox": 1.03,
+             "PodSandboxStatus": 1.12}  # median / Version's median, 3 pods, 6 containers
+    for rpc, ratio in today.items():
+        assert figure(rf"\n{rpc}\s+([\d.]+)", out) / version <= REGRESSION * ratio, out
 
 
 def test_decode() -> None:
