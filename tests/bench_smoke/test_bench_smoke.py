@@ -38,6 +38,9 @@ NO_SHORT_RUN = {
                           "times pod starts on a lab",
     "dashboard_bench.py": "headless chromium, half a minute to start; tests/integration/"
                           "controlplane/test_dashboard.py drives the same page",
+    "container_bench.py": "at a seconds-long size (-n 3) its ratio to plain runc was 0.99 "
+                          "and 3.35 in two runs minutes apart: no 3x signal; "
+                          "test_cri_reads_against_version starts containers on our runtime",
     "service_bench.py": "a 3-node lab of its own (a minute); tests/e2e/test_lab_services.py "
                         "checks the same paths and test_service_proxy_rule_sync the rules",
 }
@@ -75,17 +78,6 @@ def test_rbac_authorization_overhead() -> None:
     out = run_bench("rbac_bench.py", "--gets", "400", "--bindings", "10")
     today_ratio = 1.04  # RBAC user / admin, p50 of single-pod GETs
     assert figure(r"RBAC/admin p50 ratio ([\d.]+)", out) <= REGRESSION * today_ratio
-
-
-@pytest.mark.root
-@pytest.mark.runc
-def test_container_path_against_plain_runc() -> None:
-    """bench/container_bench.py (2 s): our create+start over plain ``runc create``+``start``
-    of the same rootfs."""
-    out = run_bench("container_bench.py", "-n", "3")
-    doc = json.loads(out[out.index("{"):])
-    today_ratio = 0.99  # median create+start, ours / plain runc
-    assert doc["create_start_over_plain_runc"] <= REGRESSION * today_ratio, doc
 
 
 @pytest.mark.root
