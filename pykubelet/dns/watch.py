@@ -35,6 +35,7 @@ class ZoneKeeper:
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._built = threading.Event()
+        self._settled = threading.Event()  # the first zone built, or a stop asked for
         self.rebuilds = 0
 
         def changed(*_: Any) -> None:
@@ -52,13 +53,20 @@ class ZoneKeeper:
         self._thread.start()
 
     def wait_synced(self, timeout: float) -> bool:
-        """Whether the first zone was built within ``timeout`` seconds."""
-        return self.services.synced.wait(timeout) and self.slices.synced.wait(timeout) \
-            and self._built.wait(timeout)
+        """Whether the first zone was built within ``timeout`` seconds; False at once when
+        stopped meanwhile (a control plane stopping while its DNS waits for the API)."""
+        self._settled.wait(timeout)
+        return self._built.is_set()
+
+    def interrupt(self) -> None:
+        """Ask the keeper to end, without waiting: a wait_synced returns at once (callable
+        from an event loop; stop() still follows to join the threads)."""
+        self._stop.set()
+        self._settled.set()
+        self._dirty.set()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._dirty.set()
+        self.interrupt()
         self.services.stop()
         self.slices.stop()
         self._thread.join(5)
@@ -80,5 +88,6 @@ class ZoneKeeper:
             try:
                 self.rebuild()
                 self._built.set()
+                self._settled.set()
             except Exception:  # a bad object must not stop DNS: keep the last zone
                 log.exception("cluster DNS: rebuilding the zone failed; keeping the last one")

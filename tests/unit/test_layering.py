@@ -23,7 +23,9 @@ def parsed(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), filename=str(path))
 
 
-def imported_modules(path: Path) -> set[str]:
+@cache
+def imported_modules(path: Path) -> frozenset[str]:
+    """Walked once per file, as parsed: several tests ask every file for its imports."""
     tree = parsed(path)
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -31,7 +33,7 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return names
+    return frozenset(names)
 
 
 def modules_of(package: str) -> list[Path]:

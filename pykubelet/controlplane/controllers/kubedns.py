@@ -129,8 +129,11 @@ async def _start_dns(cp: ControlPlane, address: str, port: int) -> tuple[Any, An
     try:
         await asyncio.shield(fut)
     except asyncio.CancelledError:
-        fut.add_done_callback(
-            lambda f: _stop_dns(dns, client) if not f.cancelled() else None)
+        # the start ends now rather than after its sync timeout (asyncio.run's exit waits
+        # for the executor's threads: the process outlived SIGTERM until SIGKILLed)
+        client.close()
+        dns.keeper.interrupt()
+        fut.add_done_callback(lambda f: _after_cancelled_start(f, dns, client))
         raise
     except BaseException:
         client.close()
@@ -138,9 +141,22 @@ async def _start_dns(cp: ControlPlane, address: str, port: int) -> tuple[Any, An
     return dns, client
 
 
+def _after_cancelled_start(fut: asyncio.Future[Any], dns: Any, client: Any) -> None:
+    """A start whose task was cancelled: stopped once it returns; its error (the
+    interrupted wait) is the expected end, taken so asyncio does not log it."""
+    if fut.cancelled():
+        return
+    if fut.exception() is None:
+        _stop_dns(dns, client)
+    else:
+        client.close()
+
+
 def _stop_dns(dns: Any, client: Any) -> None:
-    dns.stop()
+    """The client first: closing it shuts the informers' open watches, so their threads
+    end at once (each informer's stop otherwise waits 2 s on a watch no event ends)."""
     client.close()
+    dns.stop()
 
 
 async def run_cluster_dns(cp: ControlPlane) -> None:

@@ -118,3 +118,33 @@ def test_cluster_dns_component_serves_the_watched_zone() -> None:
     finally:
         api.closed = True
         c.stop()
+
+
+class DownAPI(FakeAPI):
+    """An API server that is gone: every list fails, so the informers never sync."""
+
+    def list(self, res: Resource, namespace: str = "", **params: Any) -> Any:
+        from pykubelet.client.rest import ClientError
+
+        raise ClientError("connection refused")
+
+
+def test_a_stop_ends_a_wait_for_the_first_zone_at_once() -> None:
+    """A control plane stopped while its DNS waits for the first list: the start must not
+    wait out its whole sync timeout (the process outlived SIGTERM until SIGKILLed)."""
+    import threading
+
+    keeper = ZoneKeeper(DownAPI({"services": [], "endpointslices": []}),
+                        Answerer(build_zone([], [])), period=0.01)
+    keeper.start()
+    got: list[bool] = []
+    waiter = threading.Thread(target=lambda: got.append(keeper.wait_synced(30)))
+    waiter.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    keeper.interrupt()
+    waiter.join(5)
+    took = time.monotonic() - t0
+    keeper.stop()
+    assert got == [False]
+    assert took < 1.0, took

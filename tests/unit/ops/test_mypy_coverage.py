@@ -50,3 +50,29 @@ def test_the_reader_sees_the_lines() -> None:
     packages, modules = _mypy_targets()
     assert {"pykubelet.api", "pysched"} <= packages
     assert "pykubelet.oom" in modules
+
+
+def _mypy_option_sets() -> list[tuple[str, ...]]:
+    """The options (flags other than -p/-m and their targets) of each mypy line."""
+    text = (REPO / "scripts/test.sh").read_text().replace("\\\n", " ")
+    sets = []
+    for line in text.splitlines():
+        if "-m mypy" not in line:
+            continue
+        words = line.split("-m mypy", 1)[1].split()
+        opts = [w for i, w in enumerate(words)
+                if w not in ("-p", "-m") and (i == 0 or words[i - 1] not in ("-p", "-m"))]
+        sets.append(tuple(opts))
+    return sets
+
+
+def test_one_mypy_run_per_set_of_options_each_with_its_own_cache() -> None:
+    """Two runs with the same options parse and check their shared imports twice (issue 23
+    item 8: the suite's wall time); runs with different options sharing one cache directory
+    overwrite each other's entries, so a second run starts cold."""
+    sets = _mypy_option_sets()
+    flags = [tuple(o for o in s if not o.startswith(".mypy_cache")) for s in sets]
+    assert len(set(flags)) == len(flags), flags
+    caches = [s[s.index("--cache-dir") + 1] if "--cache-dir" in s else None for s in sets]
+    assert None not in caches, caches
+    assert len(set(caches)) == len(caches), caches

@@ -36,3 +36,21 @@ def test_the_labs_share_one_group_and_the_cni_bench_runs_beside_pycni() -> None:
     groups = suite_conftest().ROOT_GROUPS
     assert groups["integration/lab"] == groups["e2e"] == groups["integration/ops"]
     assert groups["bench_smoke"] == groups["integration/pycni"]
+
+
+def test_the_bench_smokes_lab_runs_beside_no_other_lab() -> None:
+    """tests/bench_smoke runs bench/workload_bench.py on a 3-node lab (pods in 10.244/16, as
+    every lab's), so it shares the labs' group too (it shared only pycni's, and so could
+    run beside an e2e lab on two workers)."""
+    groups = suite_conftest().ROOT_GROUPS
+    assert "lab" in (TESTS.parent / "bench" / "workload_bench.py").read_text()
+    assert groups["bench_smoke"] == groups["e2e"] == groups["integration/pycni"]
+
+
+def test_the_agents_and_the_control_planes_never_run_side_by_side() -> None:
+    """Two workers ran them side by side on this 2-core machine and 6 timing-bound tests
+    failed (pods not Running within 60 s, scripts/test.sh): one group, so one worker runs
+    them one after the other while the other worker takes everything else."""
+    groups = suite_conftest().ROOT_GROUPS
+    assert groups["integration/kubelet"] == groups["integration/controlplane"]
+    assert groups["integration/runtime"] != groups["integration/controlplane"]

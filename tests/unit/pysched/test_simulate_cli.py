@@ -1,4 +1,6 @@
-"""`pysched simulate` end to end, through the installed console script."""
+"""`pysched simulate` end to end: its click command in this process (a fresh interpreter per
+case cost 1-2.7 s of imports each on this machine: issue 23 item 8), and through the
+installed console script (test_reads_standard_input)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,19 @@ def run(
     doc = {"apiVersion": "v1", "kind": "List", "items": items}
     f = tmp_path / f"cluster.{fmt}"
     f.write_text(yaml.safe_dump(doc) if fmt == "yaml" else json.dumps(doc))
-    return subprocess.run(
-        [pysched_exe(), "simulate", str(f), *args], capture_output=True, text=True, timeout=120
-    )
+    return simulate(["simulate", str(f), *args])
+
+
+def simulate(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``pysched <argv>`` run by click in this process, its exit status and outputs as a
+    subprocess's would be."""
+    from click.testing import CliRunner
+
+    from pysched.cli import main
+
+    res = CliRunner().invoke(main, argv, catch_exceptions=False)
+    return subprocess.CompletedProcess(["pysched", *argv], res.exit_code, res.stdout,
+                                       res.stderr)
 
 
 def results(tmp_path: Path, items: list[dict[str, Any]], *args: str) -> list[dict[str, Any]]:
