@@ -4,5 +4,7 @@ with its pod workers, housekeeping and pod termination rule at the top; below it
 ``container`` (the observed runtime state, spec hash, pod cache), ``cri`` (the CRI seam and
 its remote client), ``status``, ``prober``, ``pleg``, ``images``, ``volumemanager``, ``logs``,
 ``cm`` (pod cgroups), ``lifecycle`` (admission), ``pod`` (pod manager, static pods),
-``events``, ``server`` (the healthz port and port 10250), ``util``, and ``cluster``: the
+``events``, ``server`` (the healthz port and port 10250), ``stats`` (resource metrics from
+the cgroups and CRI stats), ``token`` (pods' service-account tokens), ``util``, and
+``cluster``: the
 cluster side (the API server's pods in, their status, the Node and its Lease out)."""

@@ -67,6 +67,20 @@ def micro_time(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# lumberjack's backup-file stamp (Go's 2006-01-02T15-04-05.000): the audit log's rotation
+_BACKUP_STAMP = "%Y-%m-%dT%H-%M-%S.%f"
+
+
+def backup_stamp(t: dt.datetime) -> str:
+    """A rotated log file's time, UTC to the millisecond, as lumberjack names backups."""
+    return t.astimezone(dt.UTC).strftime(_BACKUP_STAMP)[:-3]
+
+
+def parse_backup_stamp(text: str) -> dt.datetime:
+    """The inverse of backup_stamp (ValueError for anything else)."""
+    return dt.datetime.strptime(text + "000", _BACKUP_STAMP).replace(tzinfo=dt.UTC)
+
+
 def later(t: dt.datetime, seconds: int | float) -> dt.datetime:
     """``t`` plus ``seconds``, at most MAX_TIME: a grace period may be any int64
     (``?gracePeriodSeconds=9223372036854775807``), which no datetime holds."""

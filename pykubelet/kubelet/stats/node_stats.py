@@ -15,7 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pykubelet.runtime import cgroups
+# the node's cgroup tree, read here as cadvisor reads it (the kubelet never imports the
+# runtime: it may be containerd)
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -64,10 +66,10 @@ def working_set(usage: int, inactive_file: int) -> int:
     return max(usage - inactive_file, 0)
 
 
-def read_node_usage(root: Path = cgroups.CGROUP_ROOT, meminfo: Path = MEMINFO) -> Usage:
+def read_node_usage(root: Path = CGROUP_ROOT, meminfo: Path = MEMINFO) -> Usage:
     """The root cgroup's usage now (cgroup v1 or v2)."""
     now = time.time_ns()
-    if cgroups.is_v2(root):
+    if (root / "cgroup.controllers").exists():
         cpu = parse_flat_keyed(_read(root / "cpu.stat")).get("usage_usec", 0) * 1000
         info = parse_meminfo(_read(meminfo))
         usage = info.get("MemTotal", 0) - info.get("MemFree", 0)

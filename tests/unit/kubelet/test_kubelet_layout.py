@@ -26,7 +26,7 @@ def test_the_subpackages_are_upstreams() -> None:
     subpackages = {p.name for p in KUBELET.iterdir() if (p / "__init__.py").is_file()}
     assert subpackages == {
         "cluster", "cm", "container", "cri", "events", "images", "kuberuntime", "lifecycle",
-        "logs", "network", "pleg", "pod", "prober", "server", "status", "testing", "token",
+        "logs", "network", "pleg", "pod", "prober", "server", "stats", "status", "testing", "token",
         "util", "volumemanager",
     }
 

@@ -17,9 +17,10 @@ from typing import IO, Any
 
 import orjson
 
+from pykubelet.api.machinery import timeutil
+
 MEGABYTE = 1024 * 1024
 DEFAULT_MAX_SIZE_MB = 100
-BACKUP_TIME_FORMAT = "%Y-%m-%dT%H-%M-%S.%f"  # Go's 2006-01-02T15-04-05.000, cut to ms
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class LogBackend:
         assert self._file is not None
         self._file.close()
         self._file = None
-        stamp = self._now().strftime(BACKUP_TIME_FORMAT)[:-3]  # milliseconds, as Go's .000
+        stamp = timeutil.backup_stamp(self._now())
         os.replace(self.path, self.path.with_name(
             f"{self.path.stem}-{stamp}{self.path.suffix}"))
         self._open()
@@ -91,8 +92,7 @@ class LogBackend:
         for p in self.path.parent.iterdir():
             m = pattern.match(p.name)
             if m:
-                when = dt.datetime.strptime(m.group(1) + "000", BACKUP_TIME_FORMAT)
-                found.append((when.replace(tzinfo=dt.UTC), p))
+                found.append((timeutil.parse_backup_stamp(m.group(1)), p))
         return sorted(found, reverse=True)
 
     def _prune(self) -> None:

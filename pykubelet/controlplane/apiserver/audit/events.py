@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from pykubelet.api.machinery import timeutil
 from pykubelet.controlplane.apiserver.requestinfo import RequestInfo
 from pykubelet.controlplane.registry.store import User
 
@@ -18,7 +19,7 @@ API_VERSION = "audit.k8s.io/v1"
 
 def timestamp(t: dt.datetime) -> str:
     """metav1.MicroTime's RFC 3339 with microseconds."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return timeutil.micro_time(t)
 
 
 def user_info(user: User | None) -> Obj:

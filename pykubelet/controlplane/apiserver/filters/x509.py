@@ -22,6 +22,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from pykubelet.api.machinery import timeutil
 from pykubelet.controlplane.registry.store import User
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ class X509Authenticator:
 
 
 def _rfc3339(t: dt.datetime) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timeutil.rfc3339(t)
 
 
 def _identifier(cert: x509.Certificate) -> str:

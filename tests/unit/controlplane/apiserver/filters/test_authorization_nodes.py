@@ -37,6 +37,9 @@ def graph(cluster: Any) -> tuple[Any, str]:
             "apiVersion": "v1", "kind": "Secret", "metadata": {"name": who},
             "stringData": {"k": "v"}})
         assert code == 201, body
+        code, body = cluster.admin("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {
+            "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": f"{who}-sa"}})
+        assert code == 201, body  # ServiceAccount admission refuses a pod naming none
         code, body = cluster.admin("POST", f"/api/v1/namespaces/{ns}/pods", pod(
             f"{who}-pod", node, serviceAccountName=f"{who}-sa",
             volumes=[{"name": "s", "secret": {"secretName": who}},
