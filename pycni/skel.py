@@ -277,4 +277,7 @@ def plugin_main(plugin: Plugin) -> NoReturn:
     if err:
         sys.stderr.write(err)
         sys.stderr.flush()
-    sys.exit(status)
+    # The answer is written and flushed, every file the plugin wrote is closed, and it
+    # runs no threads or atexit hooks: skip the interpreter's teardown (freeing each
+    # module and object), ~4 ms of every exec'd call. Locks and fds go with the process.
+    os._exit(status)

@@ -73,3 +73,27 @@ def test_the_installed_executable_starts_without_heavy_modules(tmp_path: Path) -
                 if line.startswith("import time:")}
     assert "pycni.plugins.bridge" in imported
     assert sorted(set(HEAVY) & imported) == []
+
+
+def _run_bridge_main(command: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    """The launcher's lines with an atexit hook set before ``main()``: it runs only
+    if the interpreter tears itself down."""
+    code = "\n".join([launcher_prelude(), "import atexit",
+                      "atexit.register(lambda: sys.stderr.write('torn down\\n'))",
+                      "from pycni.plugins.bridge import main", "main()", ""])
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CNI_COMMAND": command}
+    return subprocess.run([sys.executable, "-I", "-S", "-c", code], input=stdin, env=env,
+                          capture_output=True, check=False)
+
+
+def test_the_plugin_exits_without_tearing_the_interpreter_down() -> None:
+    """The answer is flushed, then the process ends (os._exit): no module teardown."""
+    ok = _run_bridge_main("VERSION", b'{"cniVersion": "1.0.0"}')
+    assert ok.returncode == 0
+    assert "1.0.0" in json.loads(ok.stdout)["supportedVersions"]
+    assert b"torn down" not in ok.stderr
+
+    bad = _run_bridge_main("ADD", b'{"cniVersion": "1.0.0", "name": "n", "type": "x"}')
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout)["code"] == 4  # no CNI_CONTAINERID: InvalidEnvironment
+    assert b"torn down" not in bad.stderr
