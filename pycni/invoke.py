@@ -18,13 +18,12 @@ to one of our IPAM plugins skip the exec; a reference IPAM binary is exec'd.
 from __future__ import annotations
 
 import errno
-import importlib
-import json
 import os
 import sys
 import time
 from contextvars import ContextVar
 
+from pycni import jsonlite
 from pycni.errors import (
     CNIError,
     DecodingFailure,
@@ -110,7 +109,8 @@ def launcher_module(path: str) -> str | None:
 
 
 def load_plugin(module: str) -> Plugin:
-    plugin = getattr(importlib.import_module(module), "PLUGIN", None)
+    # __import__, not importlib.import_module: importlib brings warnings to an exec'd start
+    plugin = getattr(__import__(module, fromlist=["PLUGIN"]), "PLUGIN", None)
     if not isinstance(plugin, Plugin):
         raise PluginNotAvailable(f"{module} has no PLUGIN")
     return plugin
@@ -118,7 +118,7 @@ def load_plugin(module: str) -> Plugin:
 
 def _config_version(stdin_data: bytes) -> str:
     try:
-        version = json.loads(stdin_data).get("cniVersion")
+        version = jsonlite.loads(stdin_data).get("cniVersion")
     except (ValueError, AttributeError):
         return "0.1.0"
     return version if isinstance(version, str) and version else "0.1.0"
@@ -188,7 +188,7 @@ def exec_plugin(
     if command not in ("ADD", "VERSION"):
         return None
     try:
-        out = json.loads(stdout) if stdout.strip() else None
+        out = jsonlite.loads(stdout) if stdout.strip() else None
     except ValueError as exc:
         raise DecodingFailure(
             f"failed to unmarshal raw result of {path}: {exc}", stdout.decode("utf-8", "replace")
@@ -208,7 +208,7 @@ def _plugin_error(status: int, stdout: bytes, stderr: bytes) -> CNIError:
             return PluginError(f"netplugin failed with no error message: exit status {status}")
         return PluginError(f"netplugin failed: {stderr.decode('utf-8', 'replace')!r}")
     try:
-        doc = json.loads(stdout)
+        doc = jsonlite.loads(stdout)
     except ValueError as exc:
         text = stdout.decode("utf-8", "replace")
         return PluginError(
@@ -270,7 +270,8 @@ def delegate_check(ipam_type: str, args: CmdArgs, stdin_data: bytes) -> None:
 
 def version_info(path: str, in_process: bool | None = None) -> dict[str, Any]:
     """The plugin's VERSION answer (``cniVersion``, ``supportedVersions``)."""
-    args = CmdArgs("VERSION", "", "", "", "", [], json.dumps({"cniVersion": SPEC_VERSION}).encode())
+    stdin = jsonlite.dumps({"cniVersion": SPEC_VERSION}).encode()
+    args = CmdArgs("VERSION", "", "", "", "", [], stdin)
     try:
         out = invoke(path, args, in_process)
     except CNIError as exc:

@@ -12,10 +12,10 @@ anything the plugin does not need.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from pycni import jsonlite
 from pycni.errors import (
     CNIError,
     DecodingFailure,
@@ -179,7 +179,7 @@ def _check_version(plugin: Plugin, args: CmdArgs, minimum: str | None, verb: str
     if version not in plugin.versions:
         raise IncompatibleVersion(
             "incompatible CNI versions",
-            f'config is "{version}", plugin supports {json.dumps(list(plugin.versions))}',
+            f'config is "{version}", plugin supports {jsonlite.dumps(list(plugin.versions))}',
         )
     return args.netconf()
 
@@ -218,7 +218,7 @@ def dispatch(plugin: Plugin, args: CmdArgs) -> Result | dict[str, Any] | None:
 
 def _error_version(stdin_data: bytes) -> str:
     try:
-        version = json.loads(stdin_data).get("cniVersion")
+        version = jsonlite.loads(stdin_data).get("cniVersion")
     except Exception:
         return SPEC_VERSION
     return version if version in SUPPORTED_VERSIONS else SPEC_VERSION
@@ -246,17 +246,17 @@ def run(plugin: Plugin, environ: Mapping[str, str], stdin: bytes) -> tuple[int, 
         args = args_from_env(environ, stdin)
         out = dispatch(plugin, args)
     except CNIError as exc:
-        return 1, json.dumps(exc.to_dict(_error_version(stdin)), indent=4) + "\n", ""
+        return 1, jsonlite.dumps(exc.to_dict(_error_version(stdin)), indent=4) + "\n", ""
     except Exception as exc:
         import logging  # only on this path: plugin start-up stays lean
 
         logging.getLogger("pycni.skel").exception("%s: %s failed", plugin.name, command)
         err = InternalError(str(exc) or type(exc).__name__)
-        return 1, json.dumps(err.to_dict(_error_version(stdin)), indent=4) + "\n", ""
+        return 1, jsonlite.dumps(err.to_dict(_error_version(stdin)), indent=4) + "\n", ""
     if isinstance(out, Result):
         return 0, out.to_json(args.netconf().cni_version) + "\n", ""
     if isinstance(out, dict):
-        return 0, json.dumps(out) + "\n", ""
+        return 0, jsonlite.dumps(out) + "\n", ""
     return 0, "", ""
 
 
@@ -277,4 +277,7 @@ def plugin_main(plugin: Plugin) -> NoReturn:
     if err:
         sys.stderr.write(err)
         sys.stderr.flush()
-    sys.exit(status)
+    # The answer is written and flushed, every file the plugin wrote is closed, and it
+    # runs no threads or atexit hooks: skip the interpreter's teardown (freeing each
+    # module and object), ~4 ms of every exec'd call. Locks and fds go with the process.
+    os._exit(status)

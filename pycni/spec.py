@@ -15,8 +15,8 @@ tokenize with it (~20 ms of a ~100 ms ADD). ``typing`` is read by the type check
 from __future__ import annotations
 
 import ipaddress
-import json
 
+from pycni import jsonlite
 from pycni.errors import DecodingFailure, IncompatibleVersion, InvalidNetworkConfig
 
 SPEC_VERSION = "1.1.0"
@@ -59,7 +59,7 @@ def check_supported(version: str, supported: tuple[str, ...] = SUPPORTED_VERSION
     if version not in supported:
         raise IncompatibleVersion(
             "incompatible CNI versions",
-            f'config is "{version}", plugin supports {json.dumps(list(supported))}',
+            f'config is "{version}", plugin supports {jsonlite.dumps(list(supported))}',
         )
 
 
@@ -374,7 +374,7 @@ class Result(Record):
         return out
 
     def to_json(self, cni_version: str | None = None) -> str:
-        return json.dumps(self.to_dict(cni_version), indent=4)
+        return jsonlite.dumps(self.to_dict(cni_version), indent=4)
 
     def converted(self, cni_version: str) -> Result:
         """This result as a runtime would see it after a round trip through ``cni_version``."""
@@ -512,7 +512,7 @@ def _json_type(value: Any) -> str:
 def decode_json_object(data: bytes | str, what: str = "network config") -> dict[str, Any]:
     """JSON text -> dict; DecodingFailure for bad JSON or a non-object."""
     try:
-        obj = json.loads(data)
+        obj = jsonlite.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodingFailure(f"error parsing {what}: {exc}") from exc
     if not isinstance(obj, dict):

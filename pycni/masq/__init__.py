@@ -10,7 +10,7 @@ tables the host's ``iptables`` shows; each backend is a
 
 from __future__ import annotations
 
-import json
+from pycni import jsonlite
 
 try:  # the builtin implementation: hashlib loads OpenSSL (~4 ms) for one digest
     from _sha512 import sha512 as _sha512  # type: ignore[import-not-found]
@@ -28,7 +28,7 @@ def chain_name(network: str, container_id: str, prefix: str = "") -> str:
 
 def comment(network: str, container_id: str) -> str:
     """utils.FormatComment: Go's %q of both (JSON quoting matches it for plain text)."""
-    return f"name: {json.dumps(network)} id: {json.dumps(container_id)}"
+    return f"name: {jsonlite.dumps(network)} id: {jsonlite.dumps(container_id)}"
 
 
 def multicast_net(version: int) -> str:

@@ -9,8 +9,6 @@ iptables-nft host; with ``iptables-legacy-restore`` they go to the legacy tables
 
 from __future__ import annotations
 
-import re
-
 from pycni.masq.rules import chain_rules, jump_rule, line
 from pycni.masq.spawn import Child, run
 from pycni.spec import IPInterface
@@ -95,6 +93,8 @@ class RestoreBackend:
 
     def containers(self, network: str) -> set[str]:
         """Container IDs with a masquerade jump of ``network`` (for GC)."""
+        import re  # GC only: an ADD or DEL never pays for re's import
+
         out: set[str] = set()
         for version in (4, 6):
             for rule in self._postrouting(version):

@@ -6,8 +6,6 @@ plugin in-process instead of exec'ing it; modules are imported lazily.
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from pycni.skel import Plugin
@@ -24,5 +22,6 @@ def load(type_name: str) -> Plugin | None:
     module = IN_PROCESS.get(type_name)
     if module is None:
         return None
-    plugin: Plugin = importlib.import_module(module).PLUGIN
+    # __import__, not importlib.import_module: importlib brings warnings to an exec'd start
+    plugin: Plugin = __import__(module, fromlist=["PLUGIN"]).PLUGIN
     return plugin
