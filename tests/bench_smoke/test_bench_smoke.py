@@ -41,6 +41,13 @@ NO_SHORT_RUN = {
     "container_bench.py": "at a seconds-long size (-n 3) its ratio to plain runc was 0.99 "
                           "and 3.35 in two runs minutes apart: no 3x signal; "
                           "test_cri_reads_against_version starts containers on our runtime",
+    "ssa_bench.py": "a 50-object apply both ways and 50-client creates against a second "
+                    "tree, minutes; tests/integration/controlplane/"
+                    "test_cp_server_side_apply.py drives the same apply path",
+    "resource_metrics_bench.py": "30 runc pods on a node of its own; tests/integration/"
+                                 "controlplane/test_cp_top_node.py scrapes a real node",
+    "fuzz_bench.py": "a fuzzer, not a timing: scripts/fuzz.sh runs it as an opt-in job, "
+                     "and the hypothesis tests in tests/unit cover the same decoders",
     "service_bench.py": "a 3-node lab of its own (a minute); tests/e2e/test_lab_services.py "
                         "checks the same paths and test_service_proxy_rule_sync the rules",
 }
@@ -193,3 +200,10 @@ def test_cluster_dns_against_dnsmasq() -> None:
     out = run_bench("dns_bench.py", "--services", "200", "--seconds", "1")
     today_ratio = 0.93  # ours / dnsmasq, queries/s from one client
     assert figure(r"ours / dnsmasq: ([\d.]+)x", out) >= today_ratio / REGRESSION
+
+
+def test_custom_resource_creates_against_configmaps() -> None:
+    """bench/crd_bench.py at 200 objects: a CRD's objects are created about as fast as
+    ConfigMaps (0.95-1.02x measured)."""
+    out = run_bench("crd_bench.py", "--objects", "200", "--clients", "4")
+    assert figure(r"create rate ([\d.]+)", out) >= 1.0 / REGRESSION
