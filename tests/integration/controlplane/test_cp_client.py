@@ -24,7 +24,9 @@ def test_client_verbs_and_status_errors(cp: ControlPlaneProcess, ns: str) -> Non
     assert made["metadata"]["uid"]
     assert c.get(CONFIGMAPS, "a", ns)["data"] == {"v": "1"}
     c.patch(CONFIGMAPS, "a", {"data": {"v": "2"}}, ns)
-    assert [i["metadata"]["name"] for i in c.list(CONFIGMAPS, ns)["items"]] == ["a"]
+    # beside the root CA's ConfigMap, which every namespace holds
+    assert [i["metadata"]["name"] for i in c.list(CONFIGMAPS, ns)["items"]] == [
+        "a", "kube-root-ca.crt"]
     with pytest.raises(StatusError) as exc:
         c.create(CONFIGMAPS, cm("a"), ns)
     assert exc.value.reason == "AlreadyExists"

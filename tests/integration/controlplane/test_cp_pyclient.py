@@ -48,7 +48,8 @@ def test_version_and_discovery(cp: ControlPlaneProcess) -> None:
     groups = client.ApisApi(api).get_api_versions()
     assert {g.name for g in groups.groups} == {"coordination.k8s.io", "scheduling.k8s.io",
                                                "policy", "apps", "batch", "discovery.k8s.io",
-                                               "rbac.authorization.k8s.io"}
+                                               "rbac.authorization.k8s.io", "apiextensions.k8s.io",
+                                               "metrics.k8s.io"}
     core = client.CoreApi(api).get_api_versions()
     assert core.versions == ["v1"]
     res = client.CoreV1Api(api).get_api_resources()
@@ -112,7 +113,8 @@ def test_paginated_list(cp: ControlPlaneProcess, ns: str) -> None:
             break
         assert page.metadata.resource_version == rv  # one consistent snapshot
         page = v1.list_namespaced_config_map(ns, limit=3, _continue=page.metadata._continue)
-    assert seen == [f"p{i}" for i in range(7)]
+    # every namespace also holds kube-root-ca.crt (the root CA publisher), listed first
+    assert seen == ["kube-root-ca.crt", *(f"p{i}" for i in range(7))]
 
 
 def test_watch_from_a_resource_version_sees_every_change(cp: ControlPlaneProcess,
@@ -171,7 +173,7 @@ def test_watch_resumes_after_410_by_listing_again(small_cache_cp: ControlPlanePr
     assert "Expired" in str(exc.value.reason)
     # the documented recovery: list again, watch from the list's resourceVersion
     fresh = v1.list_namespaced_config_map("default")
-    assert len(fresh.items) == 12
+    assert len([c for c in fresh.items if c.metadata.name != "kube-root-ca.crt"]) == 12
     got: list[str] = []
 
     def consume() -> None:
