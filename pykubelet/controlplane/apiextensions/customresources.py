@@ -20,21 +20,11 @@ from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiextensions import schema as schemas
 from pykubelet.controlplane.apiextensions.unstructured import Unstructured, UnstructuredStrategy
+from pykubelet.controlplane.apiserver.tables import AGE_DESC, NAME_DESC
 from pykubelet.controlplane.registry.model import IGNORE
 from pykubelet.controlplane.registry.resources import ALL_VERBS, ResourceInfo, Subresource
 from pykubelet.controlplane.registry.strategy import Obj
 
-NAME_DESC = ("Name must be unique within a namespace. Is required when creating resources, "
-             "although some resources may allow a client to request the generation of an "
-             "appropriate name automatically. Name is primarily intended for creation "
-             "idempotence and configuration definition. Cannot be updated. More info: "
-             "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
-AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object "
-            "was created. It is not guaranteed to be set in happens-before order across "
-            "separate operations. Clients may not set this value. It is represented in RFC3339 "
-            "form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More "
-            "info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-            "api-conventions.md#metadata")
 # serveDefaultColumnsIfEmpty: a version without printer columns shows its age
 DEFAULT_COLUMNS = [{"name": "Age", "type": "date", "description": AGE_DESC,
                     "jsonPath": ".metadata.creationTimestamp"}]
