@@ -50,10 +50,11 @@ def _mounts() -> list[tuple[str, str]]:
 
 
 def pod_cgroups(root: Path = CGROUP_ROOT) -> list[str]:
-    """Every ``pod<uid>`` cgroup directory, relative to the cgroup root. Walks only the
-    kubepods trees (the slices the kubelet makes), not the whole hierarchy."""
+    """Every ``pod<uid>`` cgroup directory, relative to the cgroup root, in the unified
+    tree and in each v1 hierarchy. Walks only the kubepods trees (the kubelet's), not the
+    whole hierarchy."""
     found = []
-    for top in root.glob("kubepods*"):
+    for top in [*root.glob("kubepods*"), *root.glob("*/kubepods*")]:
         for dirpath, dirnames, _ in os.walk(top):
             for d in dirnames:
                 if POD_CGROUP.match(d):
@@ -95,6 +96,12 @@ def rules_naming(subnet: str) -> list[str]:
     return sorted(lines)
 
 
+def bridge_ports(bridge: str) -> list[str]:
+    """The links enslaved to ``bridge`` (one per attached pod), read from sysfs."""
+    brif = Path("/sys/class/net", bridge, "brif")
+    return sorted(p.name for p in brif.iterdir()) if brif.is_dir() else []
+
+
 def take(base: Path, bridge: str, subnet: str, network: str, ipam_dir: Path,
          runc_roots: Iterable[Path] = ()) -> dict[str, list[str]]:
     """The census of one node: ``base`` its directory, ``bridge`` its CNI bridge,
@@ -109,8 +116,7 @@ def take(base: Path, bridge: str, subnet: str, network: str, ipam_dir: Path,
         "nsfs mounts": sorted(m for m, t in mounts if t == "nsfs"),
         "host veths": sorted(str(link["ifname"]) for link in links
                              if (link.get("linkinfo") or {}).get("info_kind") == "veth"),  # type: ignore[union-attr]
-        "bridge ports": sorted(str(link["ifname"]) for link in links
-                               if link.get("master") == bridge),
+        "bridge ports": bridge_ports(bridge),
         "rules": rules_naming(subnet),
         "pod cgroups": pod_cgroups(),
         "pod processes": pod_cgroup_processes(),
