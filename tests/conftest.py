@@ -45,6 +45,8 @@ ROOT_GROUPS = {
     "integration/ops": "root-pycni-labs",
     "e2e": "root-pycni-labs",
     "integration/proxy": "root-proxy",
+    # fault injection: agents and control planes killed, a loop-mounted store (kcn20)
+    "faults": "root-agents",
 }
 
 

@@ -84,6 +84,9 @@ DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
               help="rotated audit files to keep (0: all)")
 @click.option("--audit-log-maxsize", default=0, show_default=True, type=int,
               help="megabytes of the audit file before it is rotated (0: 100)")
+@click.option("--request-timeout", default="1m0s", show_default=True,
+              help="the most a request that is not a watch or a stream may take before "
+                   "its 504 Timeout (a Go duration; a request's ?timeout= may shorten it)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logging")
 @click.pass_context
 def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | None,
@@ -98,7 +101,8 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                   cluster_dns: bool, cluster_dns_address: str, cluster_dns_port: int,
                   metric_resolution: float,
                   audit_log_path: str, audit_policy_file: str, audit_log_maxage: int,
-                  audit_log_maxbackup: int, audit_log_maxsize: int, verbose: bool) -> None:
+                  audit_log_maxbackup: int, audit_log_maxsize: int, request_timeout: str,
+                  verbose: bool) -> None:
     """Run the control plane until SIGTERM/SIGINT."""
     ctx.obj = {"root": root}
     if ctx.invoked_subcommand is not None:
@@ -112,6 +116,14 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         split_listen(listen)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from None
+    from pykubelet.api.machinery.duration import parse_duration
+
+    try:
+        request_timeout_s = parse_duration(request_timeout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--request-timeout") from None
+    if request_timeout_s <= 0:
+        raise click.BadParameter("must be more than 0", param_hint="--request-timeout")
     from pykubelet.config import API_VERSION, KIND, KubeletConfigError, decode_config
     from pykubelet.controlplane.storeconfig import etcd_config, leader_election
 
@@ -151,7 +163,7 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       metric_resolution=metric_resolution, audit_log_path=audit_log_path,
                       audit_policy_file=Path(audit_policy_file) if audit_policy_file else None,
                       audit_log_maxage=audit_log_maxage, audit_log_maxbackup=audit_log_maxbackup,
-                      audit_log_maxsize=audit_log_maxsize)
+                      audit_log_maxsize=audit_log_maxsize, request_timeout=request_timeout_s)
     from pykubelet.controlplane.apiserver.audit.policy import PolicyError
     from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
 

@@ -60,6 +60,18 @@ class _AdoptedRuntime:
     def kill(self) -> None:
         self._signal(signal.SIGKILL)
 
+    def poll(self) -> int | None:
+        """None while the pid lives (as Popen.poll); its exit status is not ours to read."""
+        if self.pid <= 0:
+            return None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return -1
+        except OSError:
+            return None
+        return None
+
     def _signal(self, sig: signal.Signals) -> None:
         """``sig`` to the runtime, if its pid is known (one gone already is no error)."""
         if self.pid > 0:
@@ -207,6 +219,29 @@ def start_embedded_runtime(
     return proc
 
 
+RuntimeProcess = subprocess.Popen[bytes] | _AdoptedRuntime
+
+
+def supervise_runtime(cfg: KubeletConfig, proc: RuntimeProcess | None,
+                      start: Callable[[KubeletConfig], RuntimeProcess]) -> RuntimeProcess | None:
+    """The agent is its embedded runtime's supervisor, as systemd is containerd's under a
+    kubelet (Restart=always): a runtime that exited (killed, crashed) is started again on
+    the same root and socket, and adopts its containers (their monitors outlived it). A
+    start that fails is logged and tried at the next check; a live runtime, or none (an
+    external endpoint), is left as it is."""
+    if proc is None:
+        return None
+    code = proc.poll()
+    if code is None:
+        return proc
+    log.warning("embedded runtime pid %d exited (%s): starting it again", proc.pid, code)
+    try:
+        return start(cfg)
+    except click.ClickException as exc:
+        log.warning("embedded runtime: %s; trying again", exc.message)
+        return proc
+
+
 def read_config(config_path: str | None) -> KubeletConfig:
     """``--config``, else the default file, else the single-node default, which is said
     aloud: it starts a control plane too, on loopback."""
@@ -312,9 +347,11 @@ def run(config_path: str | None, verbosity: int) -> None:
         agent.node_name, cfg.runtime_endpoint, cfg.staticPodPath or "-", where,
     )
     service.ready(agent.healthy, lambda: _status_line(cfg, agent))
+    runtime_level = daemon_logging.runtime_log_level(verbosity)
     try:
         while not stop.wait(1.0):
-            pass
+            runtime_proc = supervise_runtime(
+                cfg, runtime_proc, lambda c: start_embedded_runtime(c, runtime_level))
     finally:
         service.stopping()
         if control is not None:

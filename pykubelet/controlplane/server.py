@@ -149,6 +149,9 @@ class Options:
     audit_log_maxage: int = 0
     audit_log_maxbackup: int = 0
     audit_log_maxsize: int = 0
+    # kube-apiserver's --request-timeout: a request that is not long-running ends with a
+    # 504 after it (apiserver.filters.timeout)
+    request_timeout: float = 60.0
 
 
 class ControlPlane:
@@ -299,6 +302,7 @@ class ControlPlane:
             token_users=self._token_users(issuer),
             metrics_api=MetricsAPI(self.registry, scraper),
             client_certs=X509Authenticator(self.pki.ca_pem),
+            request_timeout=self.options.request_timeout,
         )
         if self.audit_policy is not None:
             backend = LogBackend(LogOptions(

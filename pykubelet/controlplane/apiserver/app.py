@@ -38,6 +38,12 @@ from pykubelet.controlplane.apiserver.filters.authentication import (
 )
 from pykubelet.controlplane.apiserver.filters.authorization import authorize, decide
 from pykubelet.controlplane.apiserver.filters.rbac import RBACAuthorizer
+from pykubelet.controlplane.apiserver.filters.timeout import (
+    DEFAULT_REQUEST_TIMEOUT,
+    is_long_running,
+    request_deadline,
+    within_deadline,
+)
 from pykubelet.controlplane.apiserver.filters.x509 import X509Authenticator
 from pykubelet.controlplane.apiserver.handlers import reviews
 from pykubelet.controlplane.apiserver.handlers.create import create_resource
@@ -115,6 +121,9 @@ class APIServer:
     # users of client certificates the cluster CA signed (None: certificates are no one)
     client_certs: X509Authenticator | None = None
     audit: AuditFilter | None = None  # the audit log (None: off, kube-apiserver's default)
+    # kube-apiserver's --request-timeout: the most a request that is not long-running may
+    # take before its 504 (filters.timeout)
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
 
     def __post_init__(self) -> None:
         if self.rbac is None:
@@ -305,6 +314,13 @@ class APIServer:
         except ValueError:
             raise errors.bad_request(f"invalid watch parameter {q.get('watch')!r}") from None
         info = parse_request_info(request.method, request.path, watch)
+        if not info.is_resource_request or is_long_running(info):
+            return await self._serve_resource(request, info)
+        seconds = request_deadline(q, self.request_timeout)
+        return await within_deadline(self._serve_resource(request, info), seconds, info.verb)
+
+    async def _serve_resource(self, request: web.Request, info: RequestInfo
+                              ) -> web.StreamResponse:
         if request.path.rstrip("/") == "/api":
             return await self._api_root(request)
         if request.path.rstrip("/") == "/apis":
