@@ -349,7 +349,7 @@ def main() -> int:
                 cycle(soak, api, f"soak-{i}")
                 times.append(time.monotonic() - c0)
                 done = i + 1
-                if done % 10 == 0 or done == args.cycles:
+                if done <= 3 or done % 10 == 0 or done == args.cycles:
                     cp = usage({k: v for k, v in pids.items() if "control plane" in k})
                     print(f"cycle {done}/{args.cycles}: {times[-1]:.1f} s, mean "
                           f"{sum(times) / len(times):.1f} s, control plane RSS "
