@@ -315,6 +315,9 @@ def main() -> int:
                     help="seconds the census after may take to come back")
     ap.add_argument("--rss-tolerance", type=float, default=0.10)
     ap.add_argument("--store-tolerance", type=float, default=0.10)
+    ap.add_argument("--max-minutes", type=float, default=0.0,
+                    help="stop cycling after this many minutes (0: never) and report the "
+                         "cycles done")
     ap.add_argument("--report", type=Path, help="also write the report to this file")
     ap.add_argument("--keep", action="store_true", help="leave the lab up")
     args = ap.parse_args()
@@ -345,6 +348,10 @@ def main() -> int:
         t_soak = time.monotonic()
         try:
             for i in range(args.cycles):
+                if args.max_minutes and time.monotonic() - t_soak > 60 * args.max_minutes:
+                    print(f"--max-minutes {args.max_minutes:g} reached after {done} cycles",
+                          file=sys.stderr)
+                    break
                 c0 = time.monotonic()
                 cycle(soak, api, f"soak-{i}")
                 times.append(time.monotonic() - c0)
