@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,6 +28,7 @@ from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
 log = logging.getLogger(__name__)
 
 STATUS_SYNC_PERIOD_S = 10.0  # kubelet's syncPeriod for statuses
+PATCHES_IN_FLIGHT = 8  # status writes at once in one batch (the client pools 16 connections)
 TERMINAL_PHASES = (PHASE_SUCCEEDED, PHASE_FAILED)
 
 
@@ -51,8 +53,9 @@ class PodStatusProvider(Protocol):
 class StatusPatcher(Protocol):
     """Writes one pod's status where users read it (the API server's pods/status).
 
-    Called from the status manager's sync thread, one pod at a time, with a status whose
-    version is newer than the last one written for that pod. Raising means "not
+    Called from the status manager's sync threads, several pods at once (never two
+    versions of one pod at once), with a status whose version is newer than the last one
+    written for that pod. Raising means "not
     written": the same or a newer version is offered again on the next pass.
     """
 
@@ -136,28 +139,36 @@ class StatusManager:
 
     def sync_batch(self, reconcile: bool = False) -> int:
         """Offer every unwritten status to the patcher (with ``reconcile``, every status);
-        returns how many it accepted."""
+        returns how many it accepted. Up to ``PATCHES_IN_FLIGHT`` pods are written at once:
+        each write is a round trip to the API server, and a burst's pods waited on each
+        other's; one pod appears once per batch, so its versions still go out in order."""
         if self.patcher is None:
             return 0
-        accepted = 0
         if reconcile:
             with self._lock:
                 entries = list(self._statuses.values())
         else:
             entries = self.unwritten()
-        for entry in entries:
-            try:
-                self.patcher.patch_pod_status(entry)
-            except Exception as exc:
-                log.warning("status of %s/%s (version %d) not written: %s",
-                            entry.namespace, entry.name, entry.version, exc)
-                continue
-            with self._lock:
-                if entry.uid in self._statuses:
-                    self._written[entry.uid] = max(self._written.get(entry.uid, 0),
-                                                   entry.version)
-            accepted += 1
-        return accepted
+        if len(entries) <= 1:
+            return sum(self._write(e) for e in entries)
+        with ThreadPoolExecutor(min(len(entries), PATCHES_IN_FLIGHT),
+                                thread_name_prefix="status-patch") as pool:
+            return sum(pool.map(self._write, entries))
+
+    def _write(self, entry: VersionedPodStatus) -> bool:
+        """One status to the patcher; its version is marked written once accepted."""
+        assert self.patcher is not None
+        try:
+            self.patcher.patch_pod_status(entry)
+        except Exception as exc:
+            log.warning("status of %s/%s (version %d) not written: %s",
+                        entry.namespace, entry.name, entry.version, exc)
+            return False
+        with self._lock:
+            if entry.uid in self._statuses:
+                self._written[entry.uid] = max(self._written.get(entry.uid, 0),
+                                               entry.version)
+        return True
 
     def start(self) -> None:
         """Sync in a thread on every change and every ``sync_period`` (with a patcher)."""
