@@ -10,7 +10,9 @@ sent: ``sync_batch`` hands every status newer than the last one written to the
 ``StatusPatcher`` (the control plane's pods/status client, when the agent has one), and
 keeps the version written only once the patcher returned. A failed write is retried on
 the next pass; a newer status replaces an unwritten older one (newest wins). Without a
-patcher nothing is written anywhere and no thread runs.
+patcher nothing is written anywhere and no thread runs. The sync thread hands each pod's
+newest unwritten status to a small pool as soon as that pod has no write in flight, so a
+burst's statuses do not queue behind each other's round trips (issue 23 item 2).
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class StatusManager:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._in_flight: set[str] = set()  # pods with a write under way (from the pool)
 
     # ------------------------------------------------------------------ cache
     def set_pod_status(self, pod: Pod, status: PodStatus) -> VersionedPodStatus:
@@ -174,6 +178,7 @@ class StatusManager:
         """Sync in a thread on every change and every ``sync_period`` (with a patcher)."""
         if self.patcher is None or self._thread is not None:
             return
+        self._pool = ThreadPoolExecutor(PATCHES_IN_FLIGHT, thread_name_prefix="status-patch")
         self._thread = threading.Thread(target=self._loop, name="status-manager", daemon=True)
         self._thread.start()
 
@@ -183,8 +188,13 @@ class StatusManager:
         if self._thread is not None:
             self._thread.join(5)
             self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def _loop(self) -> None:
+        """Hand each pod's newest unwritten status to the pool as soon as the pod has no
+        write in flight: a change never waits for other pods' writes to end."""
         next_reconcile = time.monotonic() + self.sync_period
         while not self._stop.is_set():
             self._wake.wait(max(0.0, next_reconcile - time.monotonic()))
@@ -195,6 +205,34 @@ class StatusManager:
             if reconcile:
                 next_reconcile = time.monotonic() + self.sync_period
             try:
-                self.sync_batch(reconcile)
+                self._dispatch(reconcile)
             except Exception:
                 log.exception("status sync failed")
+
+    def _dispatch(self, reconcile: bool) -> None:
+        if reconcile:
+            with self._lock:
+                entries = list(self._statuses.values())
+        else:
+            entries = self.unwritten()
+        pool = self._pool
+        for entry in entries:
+            with self._lock:
+                if entry.uid in self._in_flight:
+                    continue  # its write's end wakes us again
+                self._in_flight.add(entry.uid)
+            if pool is None:
+                return
+            pool.submit(self._write_in_flight, entry)
+
+    def _write_in_flight(self, entry: VersionedPodStatus) -> None:
+        ok = False
+        try:
+            ok = self._write(entry)
+        finally:
+            with self._lock:
+                self._in_flight.discard(entry.uid)
+                current = self._statuses.get(entry.uid)
+                newer = current is not None and current.version > entry.version
+            if ok and newer:
+                self._wake.set()  # set while this one was in flight: its turn now
