@@ -8,11 +8,13 @@ lines from the control plane and three agents line up), to the file named by the
 descriptor, so processes writing the same file do not interleave within a line.
 
 Stages, in the order a pod passes them (``STAGES``): ``created`` (the API stored it),
-``scheduled`` (the binding was written), ``seen`` (the node's agent got it from its watch),
-``sync`` (a pod worker began the sandbox), ``sandbox_ready`` (RunPodSandbox returned, CNI
-ADD inside), ``container_created``, ``container_started``, ``status_running`` (the agent's
-status patch with the pod Running and ready), ``watch_running`` (a client's watch saw that;
-written by the client, e.g. bench/cluster_bench.py).
+``binding`` (the scheduler chose a node and its binding cycle began), ``scheduled`` (the
+binding was written), ``seen`` (the node's agent got it from its watch), ``sync`` (a pod
+worker began the sandbox), ``sandbox_ready`` (RunPodSandbox returned, CNI ADD inside),
+``container_created``, ``container_started``, ``status_set`` (the agent computed the pod
+Running and ready), ``status_running`` (its status patch saying so returned),
+``watch_running`` (a client's watch saw that; written by the client, e.g.
+bench/cluster_bench.py).
 
 ``read`` and ``breakdown`` turn the file back into per-stage durations for the bench.
 """
@@ -28,8 +30,9 @@ from itertools import pairwise
 from pathlib import Path
 
 ENV = "PYKUBE_POD_TRACE"
-STAGES = ("created", "scheduled", "seen", "sync", "sandbox_ready", "container_created",
-          "container_started", "status_running", "watch_running")
+STAGES = ("created", "binding", "scheduled", "seen", "sync", "sandbox_ready",
+          "container_created", "container_started", "status_set", "status_running",
+          "watch_running")
 TOTAL = "total: "
 
 

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from pykubelet import podtrace
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
@@ -171,6 +172,7 @@ class SchedulerRunner:
 
     def bind(self, pod: Any, node_name: str) -> None:
         """Binder: raises when the binding fails (pysched then retries the pod)."""
+        podtrace.stage("binding", pod.metadata.uid, node=node_name)
         self._run(self._bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
                              node_name, pod.spec.scheduler_name), wait=True)
 

@@ -25,7 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
+from pykubelet import podtrace
+from pykubelet.api.types import PHASE_FAILED, PHASE_RUNNING, PHASE_SUCCEEDED, Pod, PodStatus
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,9 @@ class StatusManager:
                 version=(old.version + 1) if old is not None else 1, at=self._clock(),
             )
             self._statuses[pod.uid] = entry
+        if podtrace.enabled() and status.phase == PHASE_RUNNING and status.container_statuses \
+                and all(c.ready for c in status.container_statuses):
+            podtrace.stage("status_set", pod.uid)
         if self.patcher is not None:
             self._wake.set()
         return entry
