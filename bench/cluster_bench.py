@@ -89,7 +89,8 @@ def lab_processes() -> dict[str, list[psutil.Process]]:
     out: dict[str, list[psutil.Process]] = {}
     for node in status["nodes"]:
         for role, key in (("control plane", "controlPlanePid"), ("etcd", "etcdPid")):
-            if node.get(key):
+            # a control plane inside the agent's process is counted with the agent
+            if node.get(key) and node[key] != node.get("agentPid"):
                 try:
                     out[f"{node['name']} {role}"] = [psutil.Process(node[key])]
                 except psutil.Error:
@@ -98,7 +99,8 @@ def lab_processes() -> dict[str, list[psutil.Process]]:
             agent = psutil.Process(node["agentPid"])
         except (psutil.Error, TypeError):
             continue
-        out[f"{node['name']} agent"] = [agent]
+        role = "agent + control plane" if node.get("controlPlanePid") == agent.pid else "agent"
+        out[f"{node['name']} {role}"] = [agent]
         runtime: list[psutil.Process] = []
         for child in agent.children(recursive=False):
             try:
