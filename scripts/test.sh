@@ -13,7 +13,7 @@ cd "$here"
 # 1. strictly: the ground floor (the shared walker and field errors, the API model and its
 # rules), the control plane, the API client, pykubectl and the cluster DNS
 .venv/bin/python -m mypy --strict --cache-dir .mypy_cache/strict -p pykubelet.api \
-  -m pykubelet.oom -p pykubelet.controlplane -p pykubelet.client -p pykubelet.cli.kubectl \
+  -m pykubelet.oom -m pykubelet.podtrace -p pykubelet.controlplane -p pykubelet.client -p pykubelet.cli.kubectl \
   -p pykubelet.dns
 # 2. with the shared settings (pyproject's [tool.mypy]): pysched (its framework strictly, by
 # [tool.mypy] overrides), the kubelet side and the runtime, pycni (tests/unit/ops/

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from pykubelet import podtrace
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
@@ -69,6 +70,7 @@ class SchedulerRunner:
         self._feeder = threading.Thread(target=self._feed, name="scheduler-informer",
                                         daemon=True)
         self.synced = threading.Event()
+        self._pending: set[asyncio.Future[Any]] = set()  # events sent after their bindings
 
     def recorder(self, scheduler_name: str) -> EventRecorder:
         name = scheduler_name or SCHEDULER_NAME
@@ -170,6 +172,7 @@ class SchedulerRunner:
 
     def bind(self, pod: Any, node_name: str) -> None:
         """Binder: raises when the binding fails (pysched then retries the pod)."""
+        podtrace.stage("binding", pod.metadata.uid, node=node_name)
         self._run(self._bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid,
                              node_name, pod.spec.scheduler_name), wait=True)
 
@@ -181,8 +184,17 @@ class SchedulerRunner:
             raise errors.not_found("pods", "", name)
         result = await bind_pod(store, ns, name, node, {}, Context())
         obj = result.obj() if isinstance(result, Entry) else result
-        await self.recorder(scheduler_name).event(obj, NORMAL, "Scheduled",
-                                  f"Successfully assigned {ns}/{name} to {node}")
+        # the event follows the binding on its own, as kube-scheduler's recorder sends it
+        # through its broadcaster after bind returned: a binding waits for one write only
+        self._background(self.recorder(scheduler_name).event(
+            obj, NORMAL, "Scheduled", f"Successfully assigned {ns}/{name} to {node}"))
+
+    def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run ``coro`` on the loop without waiting for it; a failure is logged."""
+        task = asyncio.ensure_future(coro)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        task.add_done_callback(_log_failure)
 
     def extender_bound(self, pod: Any, node_name: str) -> None:
         """A scheduler extender bound the pod: the Scheduled event, as after any binding."""
@@ -281,6 +293,8 @@ class SchedulerRunner:
 
 
 def _log_failure(fut: Any) -> None:
+    if fut.cancelled():
+        return
     exc = fut.exception()
     if exc is not None:
         log.warning("scheduler write failed: %s", exc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet import podtrace
 from pykubelet.api.machinery.timeutil import now, rfc3339
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.podconditions import set_condition
@@ -17,8 +18,11 @@ async def bind_pod(store: GenericStore, namespace: str, name: str, node: str,
                    annotations: dict[str, str], ctx: Context) -> Any:
     """Set ``spec.nodeName`` once, with PodScheduled=True (BindingREST.assignPod)."""
 
+    bound_uid = [""]
+
     def assign(pod: Obj) -> Obj:
         meta = pod.setdefault("metadata", {})
+        bound_uid[0] = meta.get("uid", "")
         if meta.get("deletionTimestamp"):
             raise errors.conflict("pods/binding", "", name,
                                   f"pod {name} is being deleted, cannot be assigned to a host")
@@ -34,7 +38,11 @@ async def bind_pod(store: GenericStore, namespace: str, name: str, node: str,
             "lastTransitionTime": rfc3339(now())})
         return pod
 
-    return await store.guaranteed_update(namespace, name, assign, BindingStrategy(store), ctx)
+    result = await store.guaranteed_update(namespace, name, assign, BindingStrategy(store),
+                                           ctx)
+    if not ctx.dry_run:
+        podtrace.stage("scheduled", bound_uid[0], node=node)
+    return result
 
 
 class BindingStrategy(StatusStrategy):

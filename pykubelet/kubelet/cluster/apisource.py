@@ -22,6 +22,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from pykubelet import podtrace
 from pykubelet.api.errors import APIError
 from pykubelet.api.manifest import decode_api_pod
 from pykubelet.api.types import Pod
@@ -101,6 +102,7 @@ class APIPodSource:
         pod = self._decode(obj)
         if pod is not None:
             log.info("SyncLoop ADD source=api pod=%s/%s", pod.namespace, pod.name)
+            podtrace.stage("seen", pod.uid)
             self.kubelet.handle_pod_additions([pod])
 
     def _updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -116,6 +118,7 @@ class APIPodSource:
         else:
             log.debug("SyncLoop UPDATE source=api pod=%s/%s", pod.namespace, pod.name)
         if not self.kubelet.pod_manager.has_pod(pod.uid):
+            podtrace.stage("seen", pod.uid)
             self.kubelet.handle_pod_additions([pod])
         else:
             self.kubelet.handle_pod_updates([pod])

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pykubelet import podtrace
 from pykubelet.api.decode import encode
 from pykubelet.api.types import Pod
 from pykubelet.client.rest import EVENTS, MERGE_PATCH, PODS, ClientError, RESTClient, StatusError
@@ -54,6 +55,13 @@ def status_patch(new: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
     if conditions != (current.get("conditions") or []):
         patch["conditions"] = conditions
     return patch
+
+
+def running_and_ready(status: dict[str, Any]) -> bool:
+    """Phase Running with every container ready: what ``kubectl wait`` and the bench wait
+    for."""
+    cs = status.get("containerStatuses") or []
+    return status.get("phase") == "Running" and bool(cs) and all(c.get("ready") for c in cs)
 
 
 class PendingMirror(Exception):
@@ -96,6 +104,8 @@ class APIStatusPatcher:
             if exc.not_found or exc.conflict:
                 return  # deleted, or re-created: the informer will tell
             raise
+        if podtrace.enabled() and running_and_ready(status):
+            podtrace.stage("status_running", vs.uid)
 
 
 class FinalDeleter:

@@ -83,7 +83,8 @@ class APINode:
         kubelet.node_labels = self.reporter.current_labels
         self.events = APIEventSink(self.client)
         kubelet.recorder.sink = self.events
-        kubelet.manager.object_refs = APIObjectRefs(self.client)
+        self.object_refs = APIObjectRefs(self.client)
+        kubelet.manager.object_refs = self.object_refs
         self.server = NodeServer(address if address != "127.0.0.1" else "0.0.0.0",
                                  server_port, creds.cert_path, creds.key_path, creds.ca_pem,
                                  self._log_target, self,
@@ -245,6 +246,7 @@ class APINode:
         self.deleter.start()
         self.reporter.start()
         self.source.start()
+        self.object_refs.watch_services()
         self.server.start()
         if self.proxy is not None:
             self.proxy.start()
@@ -257,6 +259,7 @@ class APINode:
         self.reporter.stop()
         self.client.close()  # its watches end now, so the informers return at once
         self.source.stop()
+        self.object_refs.stop()
         self.server.stop()
         if self.proxy is not None:
             self.proxy.stop()  # a clean stop: its rules go with it

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any, Protocol
 
+from pykubelet.client.informer import Informer
 from pykubelet.client.rest import (
     CONFIGMAPS,
     SECRETS,
@@ -55,6 +56,7 @@ class APIObjectRefs:
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], tuple[float, dict[str, bytes] | None]] = {}
         self._last_services: dict[str, list[dict[str, Any]]] = {}
+        self._services: Informer | None = None  # the node's Service informer, once started
         # pods' service-account tokens, asked for with the node's credentials
         self.tokens = TokenManager(self._request_token)
 
@@ -89,11 +91,28 @@ class APIObjectRefs:
     def secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
         return self._get("secret", namespace, name)
 
+    def watch_services(self) -> None:
+        """Keep every Service in an informer (kubelet's serviceLister: one watch for the
+        node), so a container start reads them locally instead of listing them."""
+        if self._services is None:
+            self._services = Informer(self.client, SERVICES, name="services")
+            self._services.start()
+
+    def services_synced(self) -> bool:
+        return self._services is not None and self._services.has_synced
+
+    def stop(self) -> None:
+        if self._services is not None:
+            self._services.stop()
+
     def services(self, namespace: str) -> list[dict[str, Any]]:
-        """Read at each container start: upstream reads a Service informer, current within
-        moments, so a Service created just before a pod is in its variables (a cache of
-        seconds missed it). With the control plane away, the last list read for the
-        namespace stands in, as the informer's cache would."""
+        """From the Service informer once it has synced (current within moments, so a
+        Service created just before a pod is in its variables; a cache of seconds missed
+        it). Before that, and on a node that never started it, a list request; with the
+        control plane away, the last list read for the namespace stands in, as the
+        informer's cache would."""
+        if self._services is not None and self._services.has_synced:
+            return [s for s in self._services.items() if _for_namespace(s, namespace)]
         try:
             items = list(self.client.list(SERVICES, namespace).get("items") or [])
             if namespace != "default":
@@ -112,6 +131,14 @@ class APIObjectRefs:
         with self._lock:
             self._last_services[namespace] = items
         return items
+
+
+def _for_namespace(service: dict[str, Any], namespace: str) -> bool:
+    """Whether a pod in ``namespace`` gets ``service``'s variables: its namespace's Services
+    and the default namespace's ``kubernetes``."""
+    meta = service.get("metadata") or {}
+    ns = meta.get("namespace")
+    return ns == namespace or (ns == "default" and meta.get("name") == "kubernetes")
 
 
 def _values(kind: str, obj: dict[str, Any]) -> dict[str, bytes]:

@@ -14,6 +14,7 @@ import logging
 import time
 from pathlib import Path
 
+from pykubelet import podtrace
 from pykubelet._proto.runtime.v1 import api_pb2 as pb
 from pykubelet.api.types import Container, EphemeralContainer, Pod
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs
@@ -308,6 +309,7 @@ class ContainerRuntime:
         try:
             Path(sandbox_config.log_directory, container.name).mkdir(parents=True, exist_ok=True)
             cid = self.cri.create_container(sandbox_id, cfg, sandbox_config)
+            podtrace.stage("container_created", pod.uid, container=container.name)
         except CRICallError as exc:
             self.event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc.details}",
                         container.name)
@@ -320,6 +322,7 @@ class ContainerRuntime:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
             self.cri.start_container(cid)
+            podtrace.stage("container_started", pod.uid, container=container.name)
         except CRICallError as exc:
             self.event(pod, WARNING, reasons.EVENT_FAILED, f"Error: {exc.details}",
                         container.name)

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from pykubelet import podtrace
 from pykubelet.api.types import Container, Pod, is_restartable_init_container
 from pykubelet.kubelet.cluster.object_refs import ObjectRefs
 from pykubelet.kubelet.cm.pod_container_manager import CgroupfsPodCgroups, PodCgroups
@@ -294,6 +295,7 @@ class RuntimeManager:
         pod_ip = observed.ip
         if actions.create_sandbox:
             try:
+                podtrace.stage("sync", pod.uid)
                 sandbox_id = self.sandboxes.run(pod, sandbox_config)
             except (CRICallError, OSError) as exc:
                 msg = reasons.failed_create_sandbox_message(
@@ -302,6 +304,7 @@ class RuntimeManager:
                 result.sandbox_error = (reasons.CREATE_POD_SANDBOX_ERROR, msg)
                 return result
             result.created_sandbox = sandbox_id
+            podtrace.stage("sandbox_ready", pod.uid)
             try:
                 st = self.cri.pod_sandbox_status(sandbox_id)
                 pod_ip = st.network.ip

@@ -10,7 +10,9 @@ sent: ``sync_batch`` hands every status newer than the last one written to the
 ``StatusPatcher`` (the control plane's pods/status client, when the agent has one), and
 keeps the version written only once the patcher returned. A failed write is retried on
 the next pass; a newer status replaces an unwritten older one (newest wins). Without a
-patcher nothing is written anywhere and no thread runs.
+patcher nothing is written anywhere and no thread runs. The sync thread hands each pod's
+newest unwritten status to a small pool as soon as that pod has no write in flight, so a
+burst's statuses do not queue behind each other's round trips (issue 23 item 2).
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
+from pykubelet import podtrace
+from pykubelet.api.types import PHASE_FAILED, PHASE_RUNNING, PHASE_SUCCEEDED, Pod, PodStatus
 
 log = logging.getLogger(__name__)
 
 STATUS_SYNC_PERIOD_S = 10.0  # kubelet's syncPeriod for statuses
+PATCHES_IN_FLIGHT = 8  # status writes at once in one batch (the client pools 16 connections)
 TERMINAL_PHASES = (PHASE_SUCCEEDED, PHASE_FAILED)
 
 
@@ -51,8 +56,9 @@ class PodStatusProvider(Protocol):
 class StatusPatcher(Protocol):
     """Writes one pod's status where users read it (the API server's pods/status).
 
-    Called from the status manager's sync thread, one pod at a time, with a status whose
-    version is newer than the last one written for that pod. Raising means "not
+    Called from the status manager's sync threads, several pods at once (never two
+    versions of one pod at once), with a status whose version is newer than the last one
+    written for that pod. Raising means "not
     written": the same or a newer version is offered again on the next pass.
     """
 
@@ -77,6 +83,8 @@ class StatusManager:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._in_flight: set[str] = set()  # pods with a write under way (from the pool)
 
     # ------------------------------------------------------------------ cache
     def set_pod_status(self, pod: Pod, status: PodStatus) -> VersionedPodStatus:
@@ -90,6 +98,9 @@ class StatusManager:
                 version=(old.version + 1) if old is not None else 1, at=self._clock(),
             )
             self._statuses[pod.uid] = entry
+        if podtrace.enabled() and status.phase == PHASE_RUNNING and status.container_statuses \
+                and all(c.ready for c in status.container_statuses):
+            podtrace.stage("status_set", pod.uid)
         if self.patcher is not None:
             self._wake.set()
         return entry
@@ -136,33 +147,42 @@ class StatusManager:
 
     def sync_batch(self, reconcile: bool = False) -> int:
         """Offer every unwritten status to the patcher (with ``reconcile``, every status);
-        returns how many it accepted."""
+        returns how many it accepted. Up to ``PATCHES_IN_FLIGHT`` pods are written at once:
+        each write is a round trip to the API server, and a burst's pods waited on each
+        other's; one pod appears once per batch, so its versions still go out in order."""
         if self.patcher is None:
             return 0
-        accepted = 0
         if reconcile:
             with self._lock:
                 entries = list(self._statuses.values())
         else:
             entries = self.unwritten()
-        for entry in entries:
-            try:
-                self.patcher.patch_pod_status(entry)
-            except Exception as exc:
-                log.warning("status of %s/%s (version %d) not written: %s",
-                            entry.namespace, entry.name, entry.version, exc)
-                continue
-            with self._lock:
-                if entry.uid in self._statuses:
-                    self._written[entry.uid] = max(self._written.get(entry.uid, 0),
-                                                   entry.version)
-            accepted += 1
-        return accepted
+        if len(entries) <= 1:
+            return sum(self._write(e) for e in entries)
+        with ThreadPoolExecutor(min(len(entries), PATCHES_IN_FLIGHT),
+                                thread_name_prefix="status-patch") as pool:
+            return sum(pool.map(self._write, entries))
+
+    def _write(self, entry: VersionedPodStatus) -> bool:
+        """One status to the patcher; its version is marked written once accepted."""
+        assert self.patcher is not None
+        try:
+            self.patcher.patch_pod_status(entry)
+        except Exception as exc:
+            log.warning("status of %s/%s (version %d) not written: %s",
+                        entry.namespace, entry.name, entry.version, exc)
+            return False
+        with self._lock:
+            if entry.uid in self._statuses:
+                self._written[entry.uid] = max(self._written.get(entry.uid, 0),
+                                               entry.version)
+        return True
 
     def start(self) -> None:
         """Sync in a thread on every change and every ``sync_period`` (with a patcher)."""
         if self.patcher is None or self._thread is not None:
             return
+        self._pool = ThreadPoolExecutor(PATCHES_IN_FLIGHT, thread_name_prefix="status-patch")
         self._thread = threading.Thread(target=self._loop, name="status-manager", daemon=True)
         self._thread.start()
 
@@ -172,8 +192,13 @@ class StatusManager:
         if self._thread is not None:
             self._thread.join(5)
             self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def _loop(self) -> None:
+        """Hand each pod's newest unwritten status to the pool as soon as the pod has no
+        write in flight: a change never waits for other pods' writes to end."""
         next_reconcile = time.monotonic() + self.sync_period
         while not self._stop.is_set():
             self._wake.wait(max(0.0, next_reconcile - time.monotonic()))
@@ -184,6 +209,34 @@ class StatusManager:
             if reconcile:
                 next_reconcile = time.monotonic() + self.sync_period
             try:
-                self.sync_batch(reconcile)
+                self._dispatch(reconcile)
             except Exception:
                 log.exception("status sync failed")
+
+    def _dispatch(self, reconcile: bool) -> None:
+        if reconcile:
+            with self._lock:
+                entries = list(self._statuses.values())
+        else:
+            entries = self.unwritten()
+        pool = self._pool
+        for entry in entries:
+            with self._lock:
+                if entry.uid in self._in_flight:
+                    continue  # its write's end wakes us again
+                self._in_flight.add(entry.uid)
+            if pool is None:
+                return
+            pool.submit(self._write_in_flight, entry)
+
+    def _write_in_flight(self, entry: VersionedPodStatus) -> None:
+        ok = False
+        try:
+            ok = self._write(entry)
+        finally:
+            with self._lock:
+                self._in_flight.discard(entry.uid)
+                current = self._statuses.get(entry.uid)
+                newer = current is not None and current.version > entry.version
+            if ok and newer:
+                self._wake.set()  # set while this one was in flight: its turn now

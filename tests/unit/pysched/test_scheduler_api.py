@@ -316,3 +316,38 @@ def test_events_from_other_threads_while_the_loop_runs() -> None:
     assert errors == []
     assert len(c.bindings) == 120
     assert len({k for k, _ in c.bindings}) == 120
+
+
+def test_bindings_run_side_by_side_beyond_four() -> None:
+    """kube-scheduler runs each binding cycle in a goroutine of its own: a burst's bindings
+    wait on the API together, not four at a time (issue 23 item 2: on the lab, 100 pods
+    queued behind four binding workers for ~2 s). Sixteen binders meet at a barrier that
+    only sixteen bindings in flight at once can pass."""
+    c = Client()
+    barrier = threading.Barrier(16, timeout=5)
+    failed: list[str] = []
+    real_bind = c.bind
+
+    def bind(pod: Pod, node_name: str) -> None:
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            failed.append(pod.key)
+            raise
+        real_bind(pod, node_name)
+
+    c.bind = bind  # type: ignore[method-assign]
+    s = EmbeddedScheduler(c, status_writer=c, async_binding=True)
+    c.sched = s
+    s.on_node_add(make_node("n0"))
+    s.start()
+    try:
+        for i in range(16):
+            s.on_pod_add(make_pod(f"p{i}"))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(c.bindings) < 16 and not failed:
+            time.sleep(0.02)
+    finally:
+        s.stop()
+    assert failed == []
+    assert len(c.bindings) == 16

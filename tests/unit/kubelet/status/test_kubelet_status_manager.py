@@ -137,3 +137,79 @@ def test_reconcile_puts_back_a_ready_condition_the_node_controller_set_false() -
     assert patches == []  # nothing new of its own to write
     sm.sync_batch(reconcile=True)
     assert patches[0]["status"]["conditions"][0]["status"] == "True"  # type: ignore[index]
+
+
+def test_a_batch_writes_its_pods_side_by_side() -> None:
+    """A burst's statuses go out together, not one round trip after another (issue 23
+    item 2: on the lab a Running status waited ~1 s behind its node's other pods'). Four
+    writes meet at a barrier that only four patches in flight at once can pass; each pod's
+    versions still go out in order (one write per pod per batch)."""
+    barrier = threading.Barrier(4, timeout=5)
+    patcher = Patcher()
+    real = patcher.patch_pod_status
+
+    def patch(status: VersionedPodStatus) -> None:
+        barrier.wait()
+        real(status)
+
+    patcher.patch_pod_status = patch  # type: ignore[method-assign]
+    sm = StatusManager(patcher)
+    for i in range(4):
+        pod = make_pod()
+        pod.metadata.uid = f"uid-{i}"
+        sm.set_pod_status(pod, PodStatus(phase="Running"))
+    assert sm.sync_batch() == 4
+    assert sorted(w.uid for w in patcher.written) == [f"uid-{i}" for i in range(4)]
+    assert sm.unwritten() == []
+
+
+def test_a_status_set_while_another_pods_write_hangs_goes_out_at_once() -> None:
+    """The sync thread does not wait for a batch to end before it writes the next change:
+    pod b's status, set while a's write hangs, is written without waiting for a's; a's
+    newer version, set meanwhile, follows its first once that returns (never two of one
+    pod's writes at once)."""
+    release = threading.Event()
+    patcher = Patcher()
+    real = patcher.patch_pod_status
+    in_flight: dict[str, int] = {}
+    overlapped: list[str] = []
+    lock = threading.Lock()
+
+    def patch(status: VersionedPodStatus) -> None:
+        with lock:
+            if in_flight.get(status.uid):
+                overlapped.append(status.uid)
+            in_flight[status.uid] = in_flight.get(status.uid, 0) + 1
+        try:
+            if status.uid == "uid-a" and status.version == 1:
+                assert release.wait(10)
+            real(status)
+        finally:
+            with lock:
+                in_flight[status.uid] -= 1
+
+    patcher.patch_pod_status = patch  # type: ignore[method-assign]
+    sm = StatusManager(patcher)
+    a, b = make_pod(), make_pod()
+    a.metadata.uid, b.metadata.uid = "uid-a", "uid-b"
+    sm.start()
+    try:
+        sm.set_pod_status(a, PodStatus(phase="Pending"))
+        time.sleep(0.1)  # a's write is hanging now
+        sm.set_pod_status(a, PodStatus(phase="Running"))
+        sm.set_pod_status(b, PodStatus(phase="Running"))
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(w.uid == "uid-b"
+                                                      for w in patcher.written):
+            time.sleep(0.01)
+        assert [(w.uid, w.version) for w in patcher.written] == [("uid-b", 1)]
+        release.set()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and sm.unwritten():
+            time.sleep(0.01)
+        assert [(w.uid, w.version) for w in patcher.written] == [
+            ("uid-b", 1), ("uid-a", 1), ("uid-a", 2)]
+        assert overlapped == []
+    finally:
+        release.set()
+        sm.stop()
