@@ -16,6 +16,7 @@ import orjson
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.duration import human_duration
 from pykubelet.api.machinery.field import FieldError
+from pykubelet.api.machinery.swaggerdoc import OBJECT_META, swagger_doc
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.apiextensions import schema as schemas
@@ -24,17 +25,8 @@ from pykubelet.controlplane.registry.model import IGNORE
 from pykubelet.controlplane.registry.resources import ALL_VERBS, ResourceInfo, Subresource
 from pykubelet.controlplane.registry.strategy import Obj
 
-NAME_DESC = ("Name must be unique within a namespace. Is required when creating resources, "
-             "although some resources may allow a client to request the generation of an "
-             "appropriate name automatically. Name is primarily intended for creation "
-             "idempotence and configuration definition. Cannot be updated. More info: "
-             "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
-AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object "
-            "was created. It is not guaranteed to be set in happens-before order across "
-            "separate operations. Clients may not set this value. It is represented in RFC3339 "
-            "form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More "
-            "info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-            "api-conventions.md#metadata")
+NAME_DESC = swagger_doc(OBJECT_META, "name")
+AGE_DESC = swagger_doc(OBJECT_META, "creationTimestamp")
 # serveDefaultColumnsIfEmpty: a version without printer columns shows its age
 DEFAULT_COLUMNS = [{"name": "Age", "type": "date", "description": AGE_DESC,
                     "jsonPath": ".metadata.creationTimestamp"}]
