@@ -3,11 +3,10 @@
 `pysched simulate` and the scheduler's tests read manifests the API server never saw, so the
 few defaults and checks the scheduler relies on are applied here, once per object, after the
 walker's decode (pykubelet.api.machinery.codec): a key that is no field of the upstream type
-is an error naming it (``spec.containers[0].foo``), as is a value of the wrong type in a
-field the scheduler reads. The decode is slim, through SCHEDULER_VIEW: the fields of pods
-and nodes the scheduler never reads (probes, env, volumes, addresses, condition times ...)
-are dropped unchecked, as kube-scheduler never looks at them (its objects come from an API
-server that checked them; pysched simulate's from a file, whose typos are still named).
+is an error naming it (``spec.containers[0].foo``), as is a value of the wrong type. The
+decode is slim (``keep_unmodelled=False``): upstream fields the model does not type are
+checked, then dropped, since the scheduler never writes an object back; so are the fields
+of pods and nodes it never reads (SCHEDULER_VIEW).
 
 Defaults, as the API server applies them: namespace ``default``, a pod's uid
 ``namespace/name`` when it has none, schedulerName ``default-scheduler``, a container
@@ -103,8 +102,8 @@ def _check_kind(d: Any, kind: str, api_versions: tuple[str, ...] | None) -> None
 
 
 # What the scheduler reads of the classes whose other fields it never looks at (probes, env,
-# volumes, container statuses, node addresses and info ...): decoding fills these and drops
-# the rest unchecked (but for unknown keys), as kube-scheduler pays for what it reads.
+# volumes, container statuses, node addresses and info ...): decoding fills these, checks the
+# rest by upstream's schema and drops it, as kube-scheduler pays for what it reads.
 SCHEDULER_VIEW = codec.View({
     ObjectMeta: ("name", "namespace", "uid", "labels", "annotations", "resource_version",
                  "creation_timestamp", "deletion_timestamp", "owner_references",
@@ -121,7 +120,7 @@ SCHEDULER_VIEW = codec.View({
     NodeSpec: ("unschedulable", "taints", "pod_cidr"),
     NodeStatus: ("capacity", "allocatable", "images", "conditions"),
     NodeCondition: ("type", "status", "reason", "message"),
-}, check_unread=False)
+})
 
 
 def _slim(cls: type[T], d: Any, path: str = "") -> T:

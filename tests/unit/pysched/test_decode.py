@@ -278,23 +278,3 @@ def test_collector_paused_restores_the_collector() -> None:
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
-
-
-def test_fields_the_scheduler_never_reads_are_dropped_unchecked_but_typos_are_named() -> None:
-    """SCHEDULER_VIEW skips unread fields' values (kube-scheduler never looks at probes or a
-    node's addresses), yet a key no upstream type has is an error, as is a read field's
-    wrong type."""
-    p = sched_decode.pod(_pod({"containers": [{"name": "a", "livenessProbe": 5}],
-                               "hostname": ["not", "a", "string"]}))
-    assert p.spec.containers[0].name == "a"
-    n = sched_decode.node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
-                           "status": {"addresses": "nowhere",
-                                      "conditions": [{"type": "Ready", "status": "True",
-                                                      "lastHeartbeatTime": "yesterday"}]}})
-    assert n.status.conditions[0].type == "Ready"
-    with pytest.raises(DecodeError) as ei:
-        sched_decode.pod(_pod({"containers": [{"name": "a", "livenessProb": {}}]}))
-    assert ei.value.path == "spec.containers[0].livenessProb"
-    with pytest.raises(DecodeError) as ei:
-        sched_decode.pod(_pod({"containers": [{"name": "a"}], "nodeName": 5}))
-    assert ei.value.path == "spec.nodeName"
