@@ -9,6 +9,7 @@ import base64
 import binascii
 import ipaddress
 import json
+from collections.abc import Callable, Mapping
 
 from pykubelet.api.machinery import codec
 from pykubelet.api.machinery.codec import camel
@@ -53,7 +54,7 @@ from pykubelet.api.objects import (
     Secret,
     ServiceAccount,
 )
-from pykubelet.api.types import TAINT_EFFECTS, Taint
+from pykubelet.api.types import TAINT_EFFECTS, ObjectMeta, Taint
 
 MAX_SECRET_SIZE = 1 << 20  # ConfigMap and Secret data, 1 MiB
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
@@ -174,7 +175,7 @@ _LIMITS = {"reportingInstance": 128, "action": 128, "reason": 128, "message": 10
 
 def event_errors(ev: Event) -> list[FieldError]:
     """ValidateEventCreate for a core/v1 request."""
-    errs = validate_object_meta(ev.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    errs = _namespaced_subdomain_meta(ev.metadata)
     ns = ev.metadata.namespace
     involved_ns = ev.involved_object.namespace
     mismatch = invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
@@ -222,22 +223,35 @@ def _decoded_len(value: str) -> int:
         return len(value)
 
 
+def _keyed_data(
+    path: str, data: Mapping[str, str], size: Callable[[str], int]
+) -> tuple[list[FieldError], int]:
+    """A ConfigMap's or Secret's data field: each key checked by IsConfigMapKey, and the
+    total size of the values (what MaxSecretSize bounds)."""
+    errs = [invalid(f"{path}[{key}]", key, m) for key in data for m in is_config_map_key(key)]
+    return errs, sum(size(value) for value in data.values())
+
+
+def _utf8_len(value: str) -> int:
+    return len(value.encode())
+
+
+def _namespaced_subdomain_meta(metadata: ObjectMeta) -> list[FieldError]:
+    """ValidateObjectMeta of a namespaced object whose name is a DNS subdomain."""
+    return validate_object_meta(metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+
+
 def config_map_errors(cm: ConfigMap) -> list[FieldError]:
-    meta = validate_object_meta(cm.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
-    return meta + _config_map_body(cm)
+    return _namespaced_subdomain_meta(cm.metadata) + _config_map_body(cm)
 
 
 def _config_map_body(cm: ConfigMap) -> list[FieldError]:
-    errs: list[FieldError] = []
-    total = 0
-    for key, value in cm.data.items():
-        errs += [invalid(f"data[{key}]", key, m) for m in is_config_map_key(key)]
-        if key in cm.binary_data:
-            errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
-        total += len(value.encode())
-    for key, value in cm.binary_data.items():
-        errs += [invalid(f"binaryData[{key}]", key, m) for m in is_config_map_key(key)]
-        total += _decoded_len(value)
+    errs, total = _keyed_data("data", cm.data, _utf8_len)
+    errs += [invalid(f"data[{key}]", key, "duplicate of key present in binaryData")
+             for key in cm.data if key in cm.binary_data]
+    binary_errs, binary_total = _keyed_data("binaryData", cm.binary_data, _decoded_len)
+    errs += binary_errs
+    total += binary_total
     if total > MAX_SECRET_SIZE:
         errs.append(too_long("", "", MAX_SECRET_SIZE))
     return errs
@@ -264,7 +278,7 @@ def _immutable_data(
 
 def service_account_errors(sa: ServiceAccount) -> list[FieldError]:
     """ValidateServiceAccount: the metadata, the name a DNS subdomain."""
-    return validate_object_meta(sa.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    return _namespaced_subdomain_meta(sa.metadata)
 
 
 def service_account_update_errors(new: ServiceAccount, old: ServiceAccount) -> list[FieldError]:
@@ -272,16 +286,11 @@ def service_account_update_errors(new: ServiceAccount, old: ServiceAccount) -> l
 
 
 def secret_errors(secret: Secret) -> list[FieldError]:
-    meta = validate_object_meta(secret.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
-    return meta + _secret_body(secret)
+    return _namespaced_subdomain_meta(secret.metadata) + _secret_body(secret)
 
 
 def _secret_body(secret: Secret) -> list[FieldError]:
-    errs: list[FieldError] = []
-    total = 0
-    for key, value in secret.data.items():
-        errs += [invalid(f"data[{key}]", key, m) for m in is_config_map_key(key)]
-        total += _decoded_len(value)
+    errs, total = _keyed_data("data", secret.data, _decoded_len)
     if total > MAX_SECRET_SIZE:
         errs.append(too_long("data", "", MAX_SECRET_SIZE))
     data = secret.data
@@ -373,7 +382,7 @@ def no_update_errors(new: object, old: object) -> list[FieldError]:
 
 
 def lease_errors(lease: Lease) -> list[FieldError]:
-    meta = validate_object_meta(lease.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    meta = _namespaced_subdomain_meta(lease.metadata)
     return meta + _lease_body(lease)
 
 
@@ -456,7 +465,7 @@ def priority_class_update_errors(new: PriorityClass, old: PriorityClass) -> list
 
 
 def pdb_errors(pdb: PodDisruptionBudget) -> list[FieldError]:
-    errs = validate_object_meta(pdb.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    errs = _namespaced_subdomain_meta(pdb.metadata)
     return errs + _pdb_spec_errors(pdb)
 
 

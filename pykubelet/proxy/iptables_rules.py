@@ -30,6 +30,7 @@ from pykubelet.proxy.serviceport import (
     ServicePortInfo,
     ServicePortName,
     categorize_endpoints,
+    policy_chains,
 )
 
 KUBE_SERVICES = "KUBE-SERVICES"
@@ -180,16 +181,8 @@ def build(services: Mapping[ServicePortName, ServicePortInfo],
         uses_cluster_chain = bool(cat.cluster) and svc.uses_cluster_endpoints
         uses_local_chain = bool(cat.local) and svc.uses_local_endpoints
 
-        internal_chain = cluster_chain
-        has_internal = cat.has_any
-        if svc.internal_policy_local:
-            internal_chain = local_chain
-            has_internal = has_internal and bool(cat.local)
-        external_policy_chain = cluster_chain
-        has_external = cat.has_any
-        if svc.external_policy_local:
-            external_policy_chain = local_chain
-            has_external = has_external and bool(cat.local)
+        internal_chain, has_internal, external_policy_chain, has_external = policy_chains(
+            svc, cat, cluster_chain, local_chain)
         uses_ext_chain = cat.has_any and svc.externally_accessible
 
         if not cat.has_any:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import time
 
-from pykubelet.proxy.changes import ChangeTracker
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import RestoreError, extract_lines
 from pykubelet.proxy.iptables_rules import Options
@@ -40,6 +39,7 @@ from pykubelet.proxy.nftables_rules import (
     build,
 )
 from pykubelet.proxy.serviceport import EndpointInfo, ServicePortInfo, ServicePortName
+from pykubelet.proxy.sync_runner import SyncRunner
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,14 @@ log = logging.getLogger(__name__)
 STALE_CHAIN_DELAY = 1.0
 
 
-class NftProxier(ChangeTracker):
+class NftProxier(SyncRunner):
     """Keeps this node's ``ip kube-proxy`` table in step with the Services and slices seen."""
 
     def __init__(self, nft: Nft, node_name: str = "", options: Options | None = None,
                  nft_options: NftOptions | None = None,
                  metrics: ProxyMetrics | None = None,
                  conntrack: ConntrackCleaner | None = None) -> None:
-        ChangeTracker.__init__(self, node_name)
+        SyncRunner.__init__(self, node_name)
         self.nft = nft
         self.options = options or Options()
         self.nft_options = nft_options or NftOptions()
@@ -77,29 +77,7 @@ class NftProxier(ChangeTracker):
                 return True
             log.info("nftables table %s %s is gone: a full sync", FAMILY, TABLE)
             self.force_full_sync()
-        start = time.monotonic()
-        partial, changed, services, endpoints = self.take_changes()
-        ok = False
-        try:
-            self._write(services, endpoints, changed if partial else None)
-            ok = True
-            if self.conntrack is not None:
-                try:
-                    self.conntrack.clean(services, endpoints)
-                except Exception as exc:
-                    log.warning("stale UDP conntrack entries not cleaned: %s", exc)
-        except RestoreError:
-            pass  # logged once by _write; the kernel keeps the last good rules
-        finally:
-            elapsed = time.monotonic() - start
-            if self.metrics:
-                self.metrics.sync_duration.observe(elapsed)
-                (self.metrics.partial_sync_duration if partial
-                 else self.metrics.full_sync_duration).observe(elapsed)
-            if not ok:
-                self.sync_failed(changed)
-        log.debug("SyncProxyRules complete in %.3fs (partial=%s, ok=%s)", elapsed, partial, ok)
-        return ok
+        return self.sync_changes()
 
     def _write(self, services: dict[ServicePortName, ServicePortInfo],
                endpoints: dict[ServicePortName, list[EndpointInfo]],

@@ -38,6 +38,7 @@ from pykubelet.proxy.serviceport import (
     ServicePortInfo,
     ServicePortName,
     categorize_endpoints,
+    policy_chains,
 )
 
 TABLE = "kube-proxy"
@@ -394,16 +395,8 @@ def _service_port(out: _Out, st: ServiceState, name: ServicePortName, svc: Servi
     uses_local = bool(cat.local) and svc.uses_local_endpoints
     if uses_local:
         out.chain(st, local_chain)
-    internal_chain = cluster_chain
-    has_internal = cat.has_any
-    if svc.internal_policy_local:
-        internal_chain = local_chain
-        has_internal = has_internal and bool(cat.local)
-    external_policy_chain = cluster_chain
-    has_external = cat.has_any
-    if svc.external_policy_local:
-        external_policy_chain = local_chain
-        has_external = has_external and bool(cat.local)
+    internal_chain, has_internal, external_policy_chain, has_external = policy_chains(
+        svc, cat, cluster_chain, local_chain)
     uses_ext = cat.has_any and svc.externally_accessible
     if uses_ext:
         out.chain(st, ext_chain)

@@ -23,11 +23,10 @@ under us (firewalld, an admin's ``iptables -F``), and a full sync puts everythin
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 
 from pykubelet.proxy import iptables_rules
-from pykubelet.proxy.changes import ChangeTracker, ServiceKey
+from pykubelet.proxy.changes import ServiceKey
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables, RestoreError, chains_of, extract_lines
 from pykubelet.proxy.iptables_rules import (
@@ -49,6 +48,7 @@ from pykubelet.proxy.serviceport import (
     ServicePortInfo,
     ServicePortName,
 )
+from pykubelet.proxy.sync_runner import SyncRunner
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def missing_jumps(saved: Mapping[str, str]) -> list[JumpRule]:
     return out
 
 
-class Proxier(ChangeTracker):
+class Proxier(SyncRunner):
     """Keeps this node's KUBE-* rules in step with the Services and EndpointSlices seen."""
 
     def __init__(self, iptables: Iptables, node_name: str = "", options: Options | None = None,
@@ -74,7 +74,7 @@ class Proxier(ChangeTracker):
         self.conntrack = conntrack
         self.options = options or Options()
         self.metrics = metrics
-        ChangeTracker.__init__(self, node_name)
+        SyncRunner.__init__(self, node_name)
         self._active_chains: set[str] = set()
         self._top_level: TopLevel = {}  # the top-level chains' rules as last restored
         self._last_error = ""
@@ -96,29 +96,7 @@ class Proxier(ChangeTracker):
             log.info("iptables canary %s is gone (tables flushed?): a full sync",
                      KUBE_PROXY_CANARY)
             self.force_full_sync()
-        start = time.monotonic()
-        partial, changed, services, endpoints = self.take_changes()
-        ok = False
-        try:
-            self._write(services, endpoints, changed if partial else None)
-            ok = True
-            if self.conntrack is not None:  # finish housekeeping, as upstream after a sync
-                try:
-                    self.conntrack.clean(services, endpoints)
-                except Exception as exc:
-                    log.warning("stale UDP conntrack entries not cleaned: %s", exc)
-        except RestoreError:
-            pass  # logged (once) by _write; the kernel still has the last good rules
-        finally:
-            elapsed = time.monotonic() - start
-            if self.metrics:
-                self.metrics.sync_duration.observe(elapsed)
-                (self.metrics.partial_sync_duration if partial
-                 else self.metrics.full_sync_duration).observe(elapsed)
-            if not ok:
-                self.sync_failed(changed)  # the changes are consumed: a full sync next
-        log.debug("SyncProxyRules complete in %.3fs (partial=%s, ok=%s)", elapsed, partial, ok)
-        return ok
+        return self.sync_changes()
 
     def _write(self, services: dict[ServicePortName, ServicePortInfo],
                endpoints: dict[ServicePortName, list[EndpointInfo]],

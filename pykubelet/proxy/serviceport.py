@@ -247,3 +247,18 @@ def categorize_endpoints(endpoints: list[EndpointInfo], svc: ServicePortInfo) ->
     seen = {str(e) for e in cluster}
     return Categorized(cluster, local, cluster + [e for e in local if str(e) not in seen],
                        has_any)
+
+
+def policy_chains(svc: ServicePortInfo, cat: Categorized, cluster_chain: str,
+                  local_chain: str) -> tuple[str, bool, str, bool]:
+    """Where internal (ClusterIP) and external traffic go, as both proxiers' syncProxyRules
+    decide it: the cluster or the local endpoints' chain by internalTrafficPolicy and
+    externalTrafficPolicy, each with whether it has an endpoint (else the "has no (local)
+    endpoints" drop or reject): ``(internal, has_internal, external, has_external)``."""
+    internal, has_internal = cluster_chain, cat.has_any
+    if svc.internal_policy_local:
+        internal, has_internal = local_chain, cat.has_any and bool(cat.local)
+    external, has_external = cluster_chain, cat.has_any
+    if svc.external_policy_local:
+        external, has_external = local_chain, cat.has_any and bool(cat.local)
+    return internal, has_internal, external, has_external

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from pykubelet.cli.kubectl.create_options import add_create_flags, post, write_params
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.errors import CommandError, status_text, with_source
 from pykubelet.cli.kubectl.manifests import Manifest, read_all
@@ -48,13 +49,7 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
         p.description = "Create resources from files or stdin."
     p.add_argument("-f", "--filename", action="append", default=[], required=True,
                    help="file, directory or - (stdin); repeatable")
-    p.add_argument("-R", "--recursive", action="store_true", help="walk directories")
-    p.add_argument("-o", "--output", default="", help="name|json|yaml")
-    p.add_argument("--dry-run", nargs="?", const="client", default="none",
-                   choices=("none", "client", "server"), help="none|client|server")
-    p.add_argument("--save-config", action="store_true",
-                   help="(create) keep the manifest as apply's last-applied annotation")
-    p.add_argument("--field-manager", default="", help="the writer's name on the server")
+    add_create_flags(p, "(create) keep the manifest as apply's last-applied annotation")
 
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
@@ -116,14 +111,6 @@ def _namespace(session: Session, m: Manifest, mapping: Mapping) -> str:
     return ns
 
 
-def _params(args: argparse.Namespace, manager: str) -> dict[str, Any]:
-    params: dict[str, Any] = {"fieldManager": args.field_manager or manager,
-                              "fieldValidation": "Strict"}
-    if args.dry_run == "server":
-        params["dryRun"] = "All"
-    return params
-
-
 # ---------------------------------------------------------------------------- create
 
 
@@ -134,11 +121,8 @@ def _create_one(session: Session, args: argparse.Namespace, m: Manifest, mapping
     meta.pop("resourceVersion", None)
     if args.save_config:
         _set_annotation(obj, _serialized(m.obj))
-    if args.dry_run == "client":
-        return obj, "created"
     try:
-        created = session.client.request("POST", mapping.rest.path(namespace),
-                                         params=_params(args, "kubectl-create"), body=obj)
+        created = post(session, mapping.rest.path(namespace), obj, args)
     except StatusError as exc:
         raise with_source(exc, "creating", m.source) from None
     return created, "created"
@@ -200,7 +184,7 @@ def _apply_one(session: Session, args: argparse.Namespace, m: Manifest, mapping:
             return created, "created"
         try:
             obj = client.request("POST", mapping.rest.path(namespace),
-                                 params=_params(args, "kubectl-client-side-apply"),
+                                 params=write_params(args, "kubectl-client-side-apply"),
                                  body=created)
         except StatusError as exc2:
             raise with_source(exc2, "creating", m.source) from None
@@ -220,8 +204,9 @@ def _apply_one(session: Session, args: argparse.Namespace, m: Manifest, mapping:
         if not patch:
             return current, "unchanged"
         try:
-            obj = client.request("PATCH", path, params=_params(args, "kubectl-client-side-apply"),
-                                 body=patch, content_type=content_type)
+            params = write_params(args, "kubectl-client-side-apply")
+            obj = client.request("PATCH", path, params=params, body=patch,
+                                 content_type=content_type)
             return obj, "configured"
         except StatusError as exc:
             if not exc.conflict or attempt == MAX_PATCH_RETRY:

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from typing import Any
 
 from pykubelet.cli.kubectl import create_serviceaccount
+from pykubelet.cli.kubectl.create_options import add_create_flags, post, print_created
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import (
-    dry_run_suffix,
-    omit_managed_fields,
     require_output,
-    to_json,
-    to_yaml,
 )
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import Resource, StatusError
@@ -67,13 +63,7 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
                    "rolebinding|clusterrolebinding NAME]")
     p.add_argument("-f", "--filename", action="append", default=[],
                    help="file, directory or - (stdin); repeatable")
-    p.add_argument("-R", "--recursive", action="store_true", help="walk directories")
-    p.add_argument("-o", "--output", default="", help="name|json|yaml")
-    p.add_argument("--dry-run", nargs="?", const="client", default="none",
-                   choices=("none", "client", "server"), help="none|client|server")
-    p.add_argument("--save-config", action="store_true",
-                   help="keep the object as apply's last-applied annotation")
-    p.add_argument("--field-manager", default="", help="the writer's name on the server")
+    add_create_flags(p, "keep the object as apply's last-applied annotation")
     p.add_argument("--image", action="append", default=[],
                    help="image (a deployment takes several, comma-separated or repeated)")
     p.add_argument("-r", "--replicas", type=int, default=1, help="(deployment) replicas")
@@ -144,16 +134,11 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
                else job_from_cronjob(names[0], _cronjob(session, args.from_), explicit))
     if args.save_config:
         _annotate(obj)
-    if args.dry_run != "client":
-        params: dict[str, Any] = {"fieldManager": args.field_manager or "kubectl-create",
-                                  "fieldValidation": "Strict"}
-        if args.dry_run == "server":
-            params["dryRun"] = "All"
-        try:
-            obj = session.client.request("POST", resource.path(ns), params=params, body=obj)
-        except StatusError as exc:
-            raise CommandError(f"error: failed to create {gen}: {exc.message}") from None
-    _print(args, kind_string, obj)
+    try:
+        obj = post(session, resource.path(ns), obj, args)
+    except StatusError as exc:
+        raise CommandError(f"error: failed to create {gen}: {exc.message}") from None
+    print_created(args, kind_string, obj)
     return 0
 
 
@@ -182,29 +167,8 @@ def _create_rbac(gen: str, name: str, namespace: str, resource: Resource, kind_s
                               args.group, args.serviceaccount)
     if args.save_config:
         _annotate(obj)
-    if args.dry_run != "client":
-        params: dict[str, Any] = {"fieldManager": args.field_manager or "kubectl-create",
-                                  "fieldValidation": "Strict"}
-        if args.dry_run == "server":
-            params["dryRun"] = "All"
-        obj = session.client.request("POST", resource.path(session.namespace), params=params,
-                                     body=obj)
-    _print(args, kind_string, obj)
+    print_created(args, kind_string, post(session, resource.path(session.namespace), obj, args))
     return 0
-
-
-def _print(args: argparse.Namespace, kind_string: str, obj: Obj) -> None:
-    obj = omit_managed_fields(obj)
-    name = (obj.get("metadata") or {}).get("name", "")
-    if args.output == "json":
-        sys.stdout.write(to_json(obj, sort_keys=args.dry_run != "client"))
-    elif args.output == "yaml":
-        sys.stdout.write(to_yaml(obj))
-    elif args.output == "name":
-        print(f"{kind_string}/{name}")
-    else:
-        dry = dry_run_suffix(args.dry_run)
-        print(f"{kind_string}/{name} created{dry}")
 
 
 def _images(values: list[str]) -> list[str]:

@@ -12,8 +12,9 @@ import sys
 from typing import Any
 
 from pykubelet.api.machinery.duration import parse_duration
+from pykubelet.cli.kubectl.create_options import post, print_created
 from pykubelet.cli.kubectl.errors import CommandError
-from pykubelet.cli.kubectl.printers import dry_run_suffix, require_output, to_json, to_yaml
+from pykubelet.cli.kubectl.printers import require_output, to_json, to_yaml
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import Resource, StatusError
 
@@ -52,31 +53,12 @@ def run(words: list[str], args: argparse.Namespace, session: Session) -> int:
         meta["namespace"] = ns
     meta["creationTimestamp"] = None
     obj: Obj = {"kind": "ServiceAccount", "apiVersion": "v1", "metadata": meta}
-    if args.dry_run != "client":
-        params: dict[str, Any] = {"fieldManager": args.field_manager or "kubectl-create",
-                                  "fieldValidation": "Strict"}
-        if args.dry_run == "server":
-            params["dryRun"] = "All"
-        try:
-            obj = session.client.request("POST", SERVICE_ACCOUNTS.path(ns), params=params,
-                                         body=obj)
-        except StatusError as exc:
-            raise CommandError(f"error: failed to create serviceaccount: {exc.message}"
-                               ) from None
-    _print(args, obj)
+    try:
+        obj = post(session, SERVICE_ACCOUNTS.path(ns), obj, args)
+    except StatusError as exc:
+        raise CommandError(f"error: failed to create serviceaccount: {exc.message}") from None
+    print_created(args, "serviceaccount", obj)
     return 0
-
-
-def _print(args: argparse.Namespace, obj: Obj) -> None:
-    name = (obj.get("metadata") or {}).get("name", "")
-    if args.output == "json":
-        sys.stdout.write(to_json(obj, sort_keys=args.dry_run != "client"))
-    elif args.output == "yaml":
-        sys.stdout.write(to_yaml(obj))
-    elif args.output == "name":
-        print(f"serviceaccount/{name}")
-    else:
-        print(f"serviceaccount/{name} created{dry_run_suffix(args.dry_run)}")
 
 
 def token_request(args: argparse.Namespace) -> Obj:

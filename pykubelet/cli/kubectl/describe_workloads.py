@@ -41,6 +41,21 @@ def _controller(meta: Obj) -> str:
     return f"{ref.get('kind', '')}/{ref.get('name', '')}" if ref else ""
 
 
+def _owned_head(meta: Obj, selector: str) -> Writer:
+    """The lines a ReplicaSet's and a Job's description open with: Name, Namespace,
+    Selector, Labels, Annotations and, when it has one, Controlled By."""
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    w.write(0, f"Selector:\t{selector}\n")
+    print_labels(w, "Labels", meta.get("labels"))
+    print_annotations(w, "Annotations", meta.get("annotations"))
+    controller = _controller(meta)
+    if controller:
+        w.write(0, f"Controlled By:\t{controller}\n")
+    return w
+
+
 def _conditions(w: Writer, conditions: list[Obj]) -> None:
     if not conditions:
         return
@@ -102,15 +117,7 @@ def describe_replicaset(rs: Obj, pods: tuple[int, int, int, int] | str,
     """describeReplicaSet; ``pods`` is (running, waiting, succeeded, failed) or the error
     reading them."""
     meta, spec, status = rs.get("metadata") or {}, rs.get("spec") or {}, rs.get("status") or {}
-    w = Writer()
-    w.write(0, f"Name:\t{meta.get('name', '')}\n")
-    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
-    w.write(0, f"Selector:\t{format_label_selector(spec.get('selector') or {})}\n")
-    print_labels(w, "Labels", meta.get("labels"))
-    print_annotations(w, "Annotations", meta.get("annotations"))
-    controller = _controller(meta)
-    if controller:
-        w.write(0, f"Controlled By:\t{controller}\n")
+    w = _owned_head(meta, format_label_selector(spec.get('selector') or {}))
     w.write(0, f"Replicas:\t{int(status.get('replicas') or 0)} current / "
                f"{int(spec.get('replicas') or 0)} desired\n")
     w.write(0, "Pods Status:\t")
@@ -205,15 +212,7 @@ def _indexes(indexes: str, soft_limit: int = 50) -> str:
 def describe_job(job: Obj, events: list[Obj] | None) -> str:
     """describeJob."""
     meta, spec, status = job.get("metadata") or {}, job.get("spec") or {}, job.get("status") or {}
-    w = Writer()
-    w.write(0, f"Name:\t{meta.get('name', '')}\n")
-    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
-    w.write(0, f"Selector:\t{selector_string(spec.get('selector'))}\n")
-    print_labels(w, "Labels", meta.get("labels"))
-    print_annotations(w, "Annotations", meta.get("annotations"))
-    controller = _controller(meta)
-    if controller:
-        w.write(0, f"Controlled By:\t{controller}\n")
+    w = _owned_head(meta, selector_string(spec.get('selector')))
     if spec.get("parallelism") is not None:
         w.write(0, f"Parallelism:\t{spec['parallelism']}\n")
     completions = spec.get("completions")

@@ -6,7 +6,6 @@ and prints Table rows from additionalPrinterColumns."""
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import re
 from typing import Any
@@ -23,7 +22,11 @@ from pykubelet.controlplane.apiextensions.unstructured import Unstructured, Unst
 from pykubelet.controlplane.apiserver.tables import AGE_DESC, NAME_DESC
 from pykubelet.controlplane.registry.model import IGNORE
 from pykubelet.controlplane.registry.resources import ALL_VERBS, ResourceInfo, Subresource
-from pykubelet.controlplane.registry.strategy import Obj
+from pykubelet.controlplane.registry.strategy import (
+    STATUS_KEEPS_METADATA,
+    Obj,
+    keep_all_but_status,
+)
 
 # serveDefaultColumnsIfEmpty: a version without printer columns shows its age
 DEFAULT_COLUMNS = [{"name": "Age", "type": "date", "description": AGE_DESC,
@@ -205,19 +208,7 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
         self.__dict__.update(base.__dict__)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        for key in list(new):
-            if key not in ("kind", "apiVersion", "metadata", "status"):
-                del new[key]
-        for key, value in old.items():
-            if key not in ("kind", "apiVersion", "metadata", "status"):
-                new[key] = copy.deepcopy(value)
-        nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
-        for fld in ("ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
-                    "generation"):
-            if fld in om:
-                nm[fld] = copy.deepcopy(om[fld])
-            else:
-                nm.pop(fld, None)
+        keep_all_but_status(new, old, (*STATUS_KEEPS_METADATA, "generation"))
 
 
 __all__ = ["CustomResourceStrategy", "json_path", "printer", "resource_info"]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pykubelet.api.machinery.duration import human_duration
+from pykubelet.api.machinery.swaggerdoc import OBJECT_META, swagger_doc
 from pykubelet.api.machinery.timeutil import parse_time_or_none
 from pykubelet.controlplane.apiserver import tables_apps
 from pykubelet.controlplane.apiserver.tables_apps import (
@@ -38,17 +39,8 @@ def col(name: str, typ: str = "string", desc: str = "", fmt: str = "", priority:
     return {"name": name, "type": typ, "format": fmt, "description": desc, "priority": priority}
 
 
-NAME_DESC = ("Name must be unique within a namespace. Is required when creating resources, "
-             "although some resources may allow a client to request the generation of an "
-             "appropriate name automatically. Name is primarily intended for creation "
-             "idempotence and configuration definition. Cannot be updated. More info: "
-             "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
-AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object "
-            "was created. It is not guaranteed to be set in happens-before order across "
-            "separate operations. Clients may not set this value. It is represented in RFC3339 "
-            "form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More "
-            "info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-            "api-conventions.md#metadata")
+NAME_DESC = swagger_doc(OBJECT_META, "name")
+AGE_DESC = swagger_doc(OBJECT_META, "creationTimestamp")
 NAME = col("Name", fmt="name", desc=NAME_DESC)
 AGE = col("Age", desc=AGE_DESC)
 

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api.machinery.codec import definitions
+from pykubelet.api.machinery.swaggerdoc import swagger_doc
 from pykubelet.controlplane.registry.scale import selector_string
 
 Obj = dict[str, Any]
@@ -17,8 +17,7 @@ Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
 
 def _doc(definition: str, prop: str) -> str:
     """A field's description as upstream's SwaggerDoc() gives it (the column's)."""
-    props = definitions()[f"io.k8s.api.apps.v1.{definition}"]["properties"]
-    return str(props[prop].get("description", ""))
+    return swagger_doc(f"io.k8s.api.apps.v1.{definition}", prop)
 
 
 def format_selector(selector: Obj | None) -> str:

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api.machinery.codec import definitions
+from pykubelet.api.machinery.swaggerdoc import swagger_doc
 from pykubelet.controlplane.apiserver.tables_apps import template_cells, template_columns
 
 Obj = dict[str, Any]
@@ -24,24 +24,19 @@ def format_labels(labels: dict[str, str] | None) -> str:
 
 def daemon_set_printer(col: Callable[..., Obj], name: Obj, age: Obj,
                        age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
-    schemas = definitions()
-    status_doc = schemas["io.k8s.api.apps.v1.DaemonSetStatus"]["properties"]
-    spec_doc = schemas["io.k8s.api.apps.v1.DaemonSetSpec"]["properties"]
-    pod_doc = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]
-
-    def doc(props: Obj, prop: str) -> str:
-        return str(props[prop].get("description", ""))
-
+    status_doc = "io.k8s.api.apps.v1.DaemonSetStatus"
+    spec_doc = "io.k8s.api.apps.v1.DaemonSetSpec"
+    pod_doc = "io.k8s.api.core.v1.PodSpec"
     columns = [
         name,
-        col("Desired", "integer", doc(status_doc, "desiredNumberScheduled")),
-        col("Current", "integer", doc(status_doc, "currentNumberScheduled")),
-        col("Ready", "integer", doc(status_doc, "numberReady")),
-        col("Up-to-date", "integer", doc(status_doc, "updatedNumberScheduled")),
-        col("Available", "integer", doc(status_doc, "numberAvailable")),
-        col("Node Selector", desc=doc(pod_doc, "nodeSelector")),
+        col("Desired", "integer", swagger_doc(status_doc, "desiredNumberScheduled")),
+        col("Current", "integer", swagger_doc(status_doc, "currentNumberScheduled")),
+        col("Ready", "integer", swagger_doc(status_doc, "numberReady")),
+        col("Up-to-date", "integer", swagger_doc(status_doc, "updatedNumberScheduled")),
+        col("Available", "integer", swagger_doc(status_doc, "numberAvailable")),
+        col("Node Selector", desc=swagger_doc(pod_doc, "nodeSelector")),
         age,
-        *template_columns(col, doc(spec_doc, "selector")),
+        *template_columns(col, swagger_doc(spec_doc, "selector")),
     ]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:

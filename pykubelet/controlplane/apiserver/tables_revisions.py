@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api.machinery.codec import definitions
+from pykubelet.api.machinery.swaggerdoc import swagger_doc
 
 Obj = dict[str, Any]
 Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
@@ -29,11 +29,10 @@ def controller_name(obj: Obj) -> str:
 
 def controller_revision_printer(col: Callable[..., Obj], name: Obj, age: Obj,
                                 age_of: Callable[[str | None, dt.datetime], str]) -> Printer:
-    doc = definitions()["io.k8s.api.apps.v1.ControllerRevision"]["properties"]
     columns = [
         name,
         col("Controller", desc="Controller of the object"),
-        col("Revision", desc=str(doc["revision"].get("description", ""))),
+        col("Revision", desc=swagger_doc("io.k8s.api.apps.v1.ControllerRevision", "revision")),
         age,
     ]
 

@@ -9,17 +9,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from pykubelet.api.machinery.codec import definitions
+from pykubelet.api.machinery.swaggerdoc import swagger_doc
 
 Obj = dict[str, Any]
 Printer = tuple[list[Obj], Callable[[Obj, dt.datetime], list[Any]]]
 Age = Callable[[str | None, dt.datetime], str]
 MAX_SHOWN = 3
-
-
-def _doc(definition: str, prop: str) -> str:
-    """A field's description as upstream's SwaggerDoc() gives it (the column's)."""
-    return str(definitions()[definition]["properties"][prop].get("description", ""))
 
 
 def format_labels(labels: dict[str, str] | None) -> str:
@@ -61,12 +56,12 @@ def service_printer(col: Callable[..., Obj], name: Obj, age: Obj, age_of: Age) -
     spec_def = "io.k8s.api.core.v1.ServiceSpec"
     columns = [
         name,
-        col("Type", desc=_doc(spec_def, "type")),
-        col("Cluster-IP", desc=_doc(spec_def, "clusterIP")),
-        col("External-IP", desc=_doc(spec_def, "externalIPs")),
-        col("Port(s)", desc=_doc(spec_def, "ports")),
+        col("Type", desc=swagger_doc(spec_def, "type")),
+        col("Cluster-IP", desc=swagger_doc(spec_def, "clusterIP")),
+        col("External-IP", desc=swagger_doc(spec_def, "externalIPs")),
+        col("Port(s)", desc=swagger_doc(spec_def, "ports")),
         age,
-        col("Selector", desc=_doc(spec_def, "selector"), priority=1),
+        col("Selector", desc=swagger_doc(spec_def, "selector"), priority=1),
     ]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:
@@ -113,7 +108,7 @@ def format_endpoints(subsets: list[Obj]) -> str:
 
 
 def endpoints_printer(col: Callable[..., Obj], name: Obj, age: Obj, age_of: Age) -> Printer:
-    columns = [name, col("Endpoints", desc=_doc("io.k8s.api.core.v1.Endpoints", "subsets")),
+    columns = [name, col("Endpoints", desc=swagger_doc("io.k8s.api.core.v1.Endpoints", "subsets")),
                age]
 
     def cells(obj: Obj, now: dt.datetime) -> list[Any]:
@@ -166,9 +161,9 @@ def endpoint_slice_printer(col: Callable[..., Obj], name: Obj, age: Obj,
     es_def = "io.k8s.api.discovery.v1.EndpointSlice"
     columns = [
         name,
-        col("AddressType", desc=_doc(es_def, "addressType")),
-        col("Ports", desc=_doc(es_def, "ports")),
-        col("Endpoints", desc=_doc(es_def, "endpoints")),
+        col("AddressType", desc=swagger_doc(es_def, "addressType")),
+        col("Ports", desc=swagger_doc(es_def, "ports")),
+        col("Endpoints", desc=swagger_doc(es_def, "endpoints")),
         age,
     ]
 

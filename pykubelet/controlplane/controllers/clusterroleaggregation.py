@@ -86,6 +86,4 @@ class ClusterRoleAggregation(InformerController):
 
 
 async def run_clusterrole_aggregation(cp: ControlPlane) -> None:
-    controller = ClusterRoleAggregation(cp.registry)
-    with controller.informing():
-        await controller.queue.run()
+    await ClusterRoleAggregation(cp.registry).run()

@@ -115,6 +115,4 @@ class CronJobController(InformerController):
 
 
 async def run_cronjob_controller(cp: ControlPlane) -> None:
-    controller = CronJobController(cp.registry)
-    with controller.informing():
-        await controller.queue.run()
+    await CronJobController(cp.registry).run()

@@ -135,11 +135,7 @@ class DaemonSetController(InformerController):
         for key in pod_owner_keys(ev, KIND, self.ds_store, self.expectations):
             self.queue.add(key)
 
-    # -- the worker
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
+    # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDaemonSet."""
         ns, name = key.split("/", 1)

@@ -94,11 +94,7 @@ class DeploymentController(InformerController):
             if labels_match(spec(entry.obj()).get("selector"), labels):
                 self.queue.add(f"{ns}/{entry.attrs.name}")
 
-    # -- the worker
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
+    # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDeployment."""
         ns, name = key.split("/", 1)

@@ -189,6 +189,4 @@ def next_recheck(status: dict[str, Any], at: dt.datetime) -> float | None:
 
 
 async def run_disruption_controller(cp: ControlPlane) -> None:
-    controller = DisruptionController(cp.registry)
-    with controller.informing():
-        await controller.queue.run()
+    await DisruptionController(cp.registry).run()

@@ -24,6 +24,7 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
     MIRRORING_CONTROLLER_NAME,
     OVER_CAPACITY,
+    SlicePlan,
     desired_endpoints,
     desired_slices,
     managed,
@@ -75,10 +76,6 @@ class _ServicePodsController(InformerController):
     def _on_owned(self, cache: ResourceCache, ev: CachedEvent) -> None:
         """An event of what the controller writes."""
 
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
     async def sync(self, key: str) -> None:
         raise NotImplementedError
 
@@ -101,35 +98,19 @@ class EndpointSliceController(_ServicePodsController):
         if labels.get(LABEL_MANAGED_BY) == CONTROLLER_NAME and labels.get(LABEL_SERVICE_NAME):
             self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
 
-    def _managed_slices(self, ns: str, service_name: str) -> list[Obj]:
-        def ours(attrs: Attrs) -> bool:
-            return (attrs.labels.get(LABEL_SERVICE_NAME) == service_name
-                    and attrs.labels.get(LABEL_MANAGED_BY) == CONTROLLER_NAME)
-
-        return [e.obj() for e in self.slices.select(ns, ours)]
-
     async def sync(self, key: str) -> None:
         """syncService: the Service's slices made to say what its pods say."""
         ns, name = key.split("/", 1)
-        existing = self._managed_slices(ns, name)
+        existing = _managed_slices(self.slices, ns, name, CONTROLLER_NAME)
         entry = self.services.lookup(ns, name)
         service = entry.obj() if entry is not None else None
         if service is None or not managed(service) or meta(service).get("deletionTimestamp"):
             for s in existing:
-                await self._delete(ns, meta(s).get("name", ""))
+                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
             return
         plan = reconcile_slices(service, existing, desired_slices(service,
                                                                   self.selected_pods(service)))
-        ctx = Context()
-        for obj in plan.create:
-            await self.slices.create(ctx, ns, obj)
-        for obj in plan.update:
-            await self.slices.update(ctx, ns, meta(obj)["name"], obj)
-        for slice_name in plan.delete:
-            await self._delete(ns, slice_name)
-
-    async def _delete(self, ns: str, name: str) -> None:
-        await _delete_slice(self.slices, ns, name)
+        await _apply(self.slices, ns, plan)
 
 
 class EndpointsController(_ServicePodsController):
@@ -205,18 +186,9 @@ class EndpointSliceMirroringController(InformerController):
                     LABEL_SERVICE_NAME):
                 self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
 
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
     async def sync(self, key: str) -> None:
         ns, name = key.split("/", 1)
-
-        def ours(attrs: Attrs) -> bool:
-            return (attrs.labels.get(LABEL_SERVICE_NAME) == name
-                    and attrs.labels.get(LABEL_MANAGED_BY) == MIRRORING_CONTROLLER_NAME)
-
-        existing = [e.obj() for e in self.slices.select(ns, ours)]
+        existing = _managed_slices(self.slices, ns, name, MIRRORING_CONTROLLER_NAME)
         ep_entry = self.endpoints.lookup(ns, name)
         svc_entry = self.services.lookup(ns, name)
         endpoints = ep_entry.obj() if ep_entry is not None else None
@@ -226,13 +198,27 @@ class EndpointSliceMirroringController(InformerController):
             return
         plan = reconcile_slices(endpoints, existing, mirrored_slices(endpoints),
                                 make=new_mirrored_slice)
-        ctx = Context()
-        for obj in plan.create:
-            await self.slices.create(ctx, ns, obj)
-        for obj in plan.update:
-            await self.slices.update(ctx, ns, meta(obj)["name"], obj)
-        for slice_name in plan.delete:
-            await _delete_slice(self.slices, ns, slice_name)
+        await _apply(self.slices, ns, plan)
+
+
+def _managed_slices(slices: GenericStore, ns: str, service_name: str, manager: str) -> list[Obj]:
+    """The slices of a Service that `manager` (the managed-by label) keeps."""
+    def ours(attrs: Attrs) -> bool:
+        return (attrs.labels.get(LABEL_SERVICE_NAME) == service_name
+                and attrs.labels.get(LABEL_MANAGED_BY) == manager)
+
+    return [e.obj() for e in slices.select(ns, ours)]
+
+
+async def _apply(slices: GenericStore, ns: str, plan: SlicePlan) -> None:
+    """A reconciler's plan written: creates, then updates, then deletes (as upstream's)."""
+    ctx = Context()
+    for obj in plan.create:
+        await slices.create(ctx, ns, obj)
+    for obj in plan.update:
+        await slices.update(ctx, ns, meta(obj)["name"], obj)
+    for slice_name in plan.delete:
+        await _delete_slice(slices, ns, slice_name)
 
 
 async def _delete_slice(slices: GenericStore, ns: str, name: str) -> None:

@@ -4,8 +4,9 @@ object's ``namespace/name`` key, then hears each change from the watch cache and
 the keys it concerns; workers sync one key at a time). Here the informer is the
 registry's watch cache (``registry.cacher``), whose listeners each controller joins.
 
-:class:`InformerController` does the list, the listening and the unlistening; each
-controller keeps its own ``_on_event`` (which keys an event concerns) and its own queue.
+:class:`InformerController` does the list, the listening and the unlistening, and runs
+the queue's workers meanwhile; each controller keeps its own ``_on_event`` (which keys an
+event concerns) and its own queue.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ Obj = dict[str, Any]
 
 class KeyQueue(Protocol):
     def add(self, key: str) -> None: ...
+
+    async def run(self) -> None: ...
 
 
 def entry_key(entry: Entry) -> str:
@@ -67,3 +70,8 @@ class InformerController:
             yield
         finally:
             self.stop()
+
+    async def run(self) -> None:
+        """The controller's life: its queue's workers, informed while they run."""
+        with self.informing():
+            await self.queue.run()

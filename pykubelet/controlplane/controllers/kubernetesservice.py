@@ -30,7 +30,7 @@ from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.endpoints_decisions import ip_order
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, SERVICES
 from pykubelet.controlplane.registry.services import ServiceStrategy
-from pykubelet.controlplane.registry.store import Context
+from pykubelet.controlplane.registry.store import Context, GenericStore
 from pykubelet.controlplane.storage import KeyExistsError, NotFoundError, StorageError
 
 if TYPE_CHECKING:
@@ -155,19 +155,26 @@ class KubernetesService:
         with contextlib.suppress(NotFoundError, StorageError):
             await self.storage.delete(self.lease_prefix + self.ip)
 
+    async def _current_or_create(self, store: GenericStore, wanted: Obj) -> Obj | None:
+        """The stored object, or None once `wanted` is created (by us or, a 409, by a peer
+        server meanwhile): what is left to do is only ever an update of what is there."""
+        entry = store.lookup(self.namespace, self.name)
+        if entry is not None:
+            return entry.obj()
+        try:
+            await store.create(Context(), self.namespace, wanted)
+        except errors.StatusError as exc:
+            if exc.code != 409:
+                raise
+        return None
+
     async def ensure_service(self) -> None:
         """CreateOrUpdateMasterServiceIfNeeded."""
         store = self.cp.registry.store(SERVICES)
         wanted = self.wanted_service()
-        entry = store.lookup(self.namespace, self.name)
-        if entry is None:
-            try:
-                await store.create(Context(), self.namespace, wanted)
-            except errors.StatusError as exc:
-                if exc.code != 409:
-                    raise
+        have = await self._current_or_create(store, wanted)
+        if have is None:
             return
-        have = entry.obj()
         ports = (have.get("spec") or {}).get("ports") or []
         if [(p.get("port"), p.get("targetPort")) for p in ports] != \
                 [(p["port"], p["targetPort"]) for p in wanted["spec"]["ports"]]:
@@ -189,15 +196,9 @@ class KubernetesService:
 
     async def _write(self, info: Any, wanted: Obj, fields: tuple[str, ...]) -> None:
         store = self.cp.registry.store(info)
-        entry = store.lookup(self.namespace, self.name)
-        if entry is None:
-            try:
-                await store.create(Context(), self.namespace, wanted)
-            except errors.StatusError as exc:
-                if exc.code != 409:
-                    raise
+        have = await self._current_or_create(store, wanted)
+        if have is None:
             return
-        have = entry.obj()
         if all(have.get(f) == wanted.get(f) for f in fields) and (
                 (have.get("metadata") or {}).get("labels") == wanted["metadata"]["labels"]):
             return

@@ -189,11 +189,7 @@ class ReplicaSetController(InformerController):
         for key in pod_owner_keys(ev, "ReplicaSet", self.rs_store, self.expectations):
             self.queue.add(key)
 
-    # -- the workers
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
+    # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
         ns, name = key.split("/", 1)

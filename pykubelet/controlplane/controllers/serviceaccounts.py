@@ -120,12 +120,8 @@ class RootCACertPublisher(PerNamespace):
 
 
 async def run_serviceaccounts_controller(cp: ControlPlane) -> None:
-    controller = ServiceAccountsController(cp.registry)
-    with controller.informing():
-        await controller.queue.run()
+    await ServiceAccountsController(cp.registry).run()
 
 
 async def run_root_ca_cert_publisher(cp: ControlPlane) -> None:
-    controller = RootCACertPublisher(cp.registry, cp.pki.ca_pem.decode())
-    with controller.informing():
-        await controller.queue.run()
+    await RootCACertPublisher(cp.registry, cp.pki.ca_pem.decode()).run()

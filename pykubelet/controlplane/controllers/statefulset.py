@@ -82,11 +82,7 @@ class StatefulSetController(InformerController):
         for key in keys:
             self.queue.add(key)
 
-    # -- the worker
-    async def run(self) -> None:
-        with self.informing():
-            await self.queue.run()
-
+    # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """sync: adopt revisions, claim pods, then UpdateStatefulSet."""
         ns, name = key.split("/", 1)

@@ -79,6 +79,4 @@ class TTLAfterFinished(InformerController):
 
 
 async def run_ttl_after_finished(cp: ControlPlane) -> None:
-    controller = TTLAfterFinished(cp.registry)
-    with controller.informing():
-        await controller.queue.run()
+    await TTLAfterFinished(cp.registry).run()

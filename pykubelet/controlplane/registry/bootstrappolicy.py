@@ -274,15 +274,25 @@ def _merge_meta(existing: Obj, expected: Obj) -> bool:
     return changed
 
 
-def reconciled_role(existing: Obj, expected: Obj) -> Obj | None:
-    """computeReconciledRole without removing anything: the role with what it lacks, or
-    None when it lacks nothing or opted out (autoupdate "false")."""
+def _reconcile_start(existing: Obj, expected: Obj) -> tuple[Obj, bool] | None:
+    """None when the object opted out of reconciling (autoupdate "false"); else a copy of it
+    (metadata, labels and annotations its own) with the expected labels and annotations it
+    lacks, and whether it lacked any."""
     if ((existing.get("metadata") or {}).get("annotations") or {}).get(AUTOUPDATE) == "false":
         return None
     out = {**existing, "metadata": dict(existing.get("metadata") or {})}
     for key in ("labels", "annotations"):
         out["metadata"][key] = dict(out["metadata"].get(key) or {})
-    changed = _merge_meta(out, expected)
+    return out, _merge_meta(out, expected)
+
+
+def reconciled_role(existing: Obj, expected: Obj) -> Obj | None:
+    """computeReconciledRole without removing anything: the role with what it lacks, or
+    None when it lacks nothing or opted out (autoupdate "false")."""
+    start = _reconcile_start(existing, expected)
+    if start is None:
+        return None
+    out, changed = start
     if expected.get("aggregationRule") is not None:
         have = (out.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
         want = expected["aggregationRule"]["clusterRoleSelectors"]
@@ -301,12 +311,10 @@ def reconciled_role(existing: Obj, expected: Obj) -> Obj | None:
 
 def reconciled_binding(existing: Obj, expected: Obj) -> Obj | None:
     """computeReconciledRoleBinding without removing subjects."""
-    if ((existing.get("metadata") or {}).get("annotations") or {}).get(AUTOUPDATE) == "false":
+    start = _reconcile_start(existing, expected)
+    if start is None:
         return None
-    out = {**existing, "metadata": dict(existing.get("metadata") or {})}
-    for key in ("labels", "annotations"):
-        out["metadata"][key] = dict(out["metadata"].get(key) or {})
-    changed = _merge_meta(out, expected)
+    out, changed = start
     have = list(out.get("subjects") or [])
     missing = [s for s in expected["subjects"] if s not in have]
     if missing:

@@ -219,6 +219,28 @@ class Strategy:
         return StatusStrategy(self) if name == "status" else None
 
 
+STATUS_KEEPS_METADATA = ("ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def keep_all_but_status(new: Obj, old: Obj,
+                        metadata: tuple[str, ...] = STATUS_KEEPS_METADATA) -> None:
+    """A status write's PrepareForUpdate: every top-level field but status (and metadata)
+    is the old object's, and so are the `metadata` fields named (the rest of metadata,
+    labels and annotations among them, is the writer's)."""
+    for key in list(new):
+        if key not in ("kind", "apiVersion", "metadata", "status"):
+            del new[key]
+    for key, value in old.items():
+        if key not in ("kind", "apiVersion", "metadata", "status"):
+            new[key] = copy.deepcopy(value)
+    nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
+    for fld in metadata:
+        if fld in om:
+            nm[fld] = copy.deepcopy(om[fld])
+        else:
+            nm.pop(fld, None)
+
+
 class StatusStrategy(Strategy):
     """The ``/status`` subresource of a resource: writes change status (and metadata
     labels/annotations), never the spec (podStatusStrategy and its siblings)."""
@@ -233,18 +255,7 @@ class StatusStrategy(Strategy):
         return self.base.decode_typed(body, unknown)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        for key in list(new):
-            if key not in ("kind", "apiVersion", "metadata", "status"):
-                del new[key]
-        for key, value in old.items():
-            if key not in ("kind", "apiVersion", "metadata", "status"):
-                new[key] = copy.deepcopy(value)
-        nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
-        for fld in ("ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds"):
-            if fld in om:
-                nm[fld] = copy.deepcopy(om[fld])
-            else:
-                nm.pop(fld, None)
+        keep_all_but_status(new, old)
 
     def validate_update(self, new: Obj, old: Obj) -> list[Any]:
         return self.base.validate_status_update(new, old)
@@ -256,4 +267,4 @@ class StatusStrategy(Strategy):
         return self.base.fields(obj)
 
 
-__all__ = ["STRICT", "Obj", "StatusStrategy", "Strategy"]
+__all__ = ["STRICT", "Obj", "StatusStrategy", "Strategy", "keep_all_but_status"]

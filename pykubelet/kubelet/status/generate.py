@@ -549,35 +549,21 @@ def generate_pod_status(
     s.pod_ip = ips[0] if ips else ""
     s.qos_class = qos_class(pod)
     has_init = bool(pod.spec.init_containers)
-    s.container_statuses = convert_container_statuses(
-        pod,
-        observed,
-        old.container_statuses,
-        pod.spec.containers,
-        has_init_containers=has_init,
-        is_init=False,
-        waiting_reasons=waiting_reasons,
-    )
-    s.init_container_statuses = convert_container_statuses(
-        pod,
-        observed,
-        old.init_container_statuses,
-        pod.spec.init_containers,
-        has_init_containers=has_init,
-        is_init=True,
-        waiting_reasons=waiting_reasons,
-    )
+
+    def convert(previous: Sequence[ContainerStatus], containers: Sequence[Container],
+                is_init: bool = False) -> list[ContainerStatus]:
+        """convertToAPIContainerStatuses of one of the pod's container lists."""
+        return convert_container_statuses(pod, observed, previous, containers,
+                                          has_init_containers=has_init, is_init=is_init,
+                                          waiting_reasons=waiting_reasons)
+
+    s.container_statuses = convert(old.container_statuses, pod.spec.containers)
+    s.init_container_statuses = convert(old.init_container_statuses, pod.spec.init_containers,
+                                        is_init=True)
     if pod.spec.ephemeral_containers:
         # reported as app containers are; they count for neither phase nor readiness
-        s.ephemeral_container_statuses = convert_container_statuses(
-            pod,
-            observed,
-            old.ephemeral_container_statuses,
-            pod.spec.ephemeral_containers,
-            has_init_containers=has_init,
-            is_init=False,
-            waiting_reasons=waiting_reasons,
-        )
+        s.ephemeral_container_statuses = convert(old.ephemeral_container_statuses,
+                                                 pod.spec.ephemeral_containers)
 
     s.phase = get_phase(
         pod,

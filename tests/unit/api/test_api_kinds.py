@@ -481,3 +481,25 @@ def test_pod_status_updates_keep_the_binding_and_terminated_containers() -> None
     assert [str(e) for e in kinds.NODE.validate_status_update(same, same)] == [
         'metadata.resourceVersion: Invalid value: "": must be specified for an update'
     ]
+
+
+def test_config_map_and_secret_data_keys_and_size() -> None:
+    """ValidateConfigMap/ValidateSecret: keys by IsConfigMapKey, a key in both bags of a
+    ConfigMap, and the values' total (binaryData and Secrets' data decoded) at most 1 MiB."""
+    cm = {"metadata": {"name": "c", "namespace": "d"},
+          "data": {"a b": "x", "both": "y"}, "binaryData": {"both": _b64("z"), "..up": ""}}
+    errs = _errors(kinds.CONFIG_MAP, cm)
+    assert len(errs) == 3
+    assert errs[0].startswith('data[a b]: Invalid value: "a b": a valid config key must')
+    assert errs[1] == 'data[both]: Invalid value: "both": duplicate of key present in binaryData'
+    assert errs[2].startswith('binaryData[..up]: Invalid value: "..up": must not start')
+    big = {"metadata": {"name": "c", "namespace": "d"},
+           "data": {"a": "x" * ((1 << 19) + 1)}, "binaryData": {"b": _b64("y" * (1 << 19))}}
+    assert _errors(kinds.CONFIG_MAP, big) == [": Too long: must have at most 1048576 bytes"]
+    big["binaryData"] = {"b": _b64("y" * ((1 << 19) - 1))}  # 1 MiB exactly
+    assert _errors(kinds.CONFIG_MAP, big) == []
+    secret = {"metadata": {"name": "s", "namespace": "d"},
+              "data": {"a b": _b64("x"), "k": _b64("y" * (1 << 20))}}
+    errs = _errors(kinds.SECRET, secret)
+    assert errs[0].startswith('data[a b]: Invalid value: "a b": a valid config key must')
+    assert errs[1] == "data: Too long: must have at most 1048576 bytes"

@@ -83,6 +83,12 @@ def test_create_serviceaccount_then_token(cp: ControlPlaneThread) -> None:
     assert code == 0
     assert json.loads(out) == {"kind": "ServiceAccount", "apiVersion": "v1",
                                "metadata": {"name": "other", "creationTimestamp": None}}
+    code, out, _ = kubectl(cp, "create", "sa", "third", "-o", "json")
+    assert code == 0
+    created = json.loads(out)["metadata"]
+    assert created["name"] == "third"
+    assert created["uid"]
+    assert "managedFields" not in created  # kubectl's OmitManagedFieldsPrinter, as create's
     code, out, err = kubectl(cp, "create", "token", "reader", "--duration=10m")
     assert code == 0, err
     assert "\n" not in out  # not a terminal: the bare token, as kubectl prints it

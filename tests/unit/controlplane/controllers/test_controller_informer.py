@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -58,3 +59,18 @@ def test_keys_are_namespace_slash_name() -> None:
     assert object_key({}) == "/"
     entry = SimpleNamespace(attrs=SimpleNamespace(namespace="ns", name="web"))
     assert entry_key(entry) == "ns/web"  # type: ignore[arg-type]
+
+
+def test_run_works_the_queue_while_informing_and_unlistens_after() -> None:
+    """run(): the list and the listening for as long as the queue's workers run."""
+    c = _Controller([("a", "x")])
+    seen: list[object] = []
+
+    async def queue_run() -> None:
+        seen.extend(c.registry.cacher.listeners)
+
+    c.queue.run = queue_run  # type: ignore[attr-defined]
+    asyncio.run(c.run())
+    assert c.keys == ["a/x"]
+    assert seen == [c._on_event]
+    assert c.registry.cacher.listeners == []
