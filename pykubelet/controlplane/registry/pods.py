@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykubelet import podtrace
 from pykubelet.api import validation
 from pykubelet.api.qos import qos_class
 from pykubelet.api.types import PodStatus
@@ -39,6 +40,10 @@ class PodStrategy(Strategy):
 
     def prepare_typed_for_create(self, typed: Any) -> None:
         typed.status = PodStatus(phase="Pending", qos_class=qos_class(typed))
+
+    def after_create(self, typed: Any) -> None:
+        # the burst's first stage (PYKUBE_POD_TRACE): the pod's write committed
+        podtrace.stage("created", typed.metadata.uid)
 
     def fields(self, obj: Obj) -> dict[str, str]:
         spec = obj.get("spec") or {}

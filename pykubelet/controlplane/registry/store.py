@@ -28,7 +28,6 @@ from typing import Any
 
 import orjson
 
-from pykubelet import podtrace
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.machinery.codec import check_definition
 from pykubelet.api.machinery.field import go_quote as quote
@@ -489,8 +488,7 @@ class GenericStore:
             raise errors.already_exists(self.info.resource, self.info.group, name) from None
         except StorageError as exc:
             raise storage_error(exc) from None
-        if self.info.resource == "pods":
-            podtrace.stage("created", typed.metadata.uid)
+        strat.after_create(typed)
         return await self._committed(kv.mod_revision, key)
 
     # ------------------------------------------------------------------ update / patch

@@ -178,6 +178,9 @@ class Strategy:
     async def after_delete(self, storage: Storage, obj: Obj) -> None:
         """Once ``obj`` is gone from the store."""
 
+    def after_create(self, typed: Any) -> None:
+        """Once ``typed`` is written (genericregistry.Store's AfterCreate)."""
+
     # -- selectors
     def attrs(self, obj: Obj) -> Attrs:
         meta = obj.get("metadata") or {}
