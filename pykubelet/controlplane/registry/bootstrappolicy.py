@@ -64,6 +64,17 @@ def _role(name: str, rules: list[Obj] | None = None, aggregate_from: str = "",
     return out
 
 
+def _aggregated_metrics_reader() -> Obj:
+    """metrics-server's manifest ships this role so that ``view``, ``edit`` and ``admin``
+    may read metrics.k8s.io (``kubectl top``); our metrics API is built in, so its role is
+    part of the policy."""
+    role = _role("system:aggregated-metrics-reader",
+                 [rule(READ, ["metrics.k8s.io"], ["pods", "nodes"])], aggregate_to="view")
+    for to in ("edit", "admin"):
+        role["metadata"]["labels"][AGGREGATE_TO + to] = "true"
+    return role
+
+
 def node_rules() -> list[Obj]:
     """NodeRules(): what every node may do, as the Node authorizer's static rules and the
     ``system:node`` role (bound to nobody, as upstream's since 1.8); the Node authorizer
@@ -165,6 +176,7 @@ def cluster_roles() -> list[Obj]:
             rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status",
                                                "networkpolicies"]),
         ], aggregate_to="view"),
+        _aggregated_metrics_reader(),
         _role("system:discovery", [urls(["get"], [
             "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
             "/openapi/*", "/readyz", "/version", "/version/"])]),

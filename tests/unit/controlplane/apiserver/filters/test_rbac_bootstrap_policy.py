@@ -34,6 +34,11 @@ MATRIX = [
     ("view", "POST", f"/api/v1/namespaces/{NS}/pods", False),
     ("view", "GET", f"/apis/apps/v1/namespaces/{NS}/controllerrevisions", True),
     ("view", "GET", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles", False),
+    # metrics-server's system:aggregated-metrics-reader: kubectl top for view, edit, admin
+    ("view", "GET", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NS}/pods", True),
+    ("view", "DELETE", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NS}/pods/p", False),
+    ("edit", "GET", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NS}/pods/p", True),
+    ("admin", "GET", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NS}/pods", True),
     ("edit", "POST", f"/apis/apps/v1/namespaces/{NS}/deployments", True),
     ("edit", "GET", f"/api/v1/namespaces/{NS}/secrets/s", True),
     ("edit", "PUT", f"/apis/apps/v1/namespaces/{NS}/deployments/d/scale", True),
