@@ -6,6 +6,11 @@ not exist is created with it; one that does is patched with the three-way strate
 patch from that annotation, the new manifest and the live object (``configured``), or left
 alone when the patch is empty (``unchanged``). Conflicts re-read and retry, as kubectl does.
 Errors name the file the object came from, and the other objects are still tried.
+
+``apply --server-side`` sends each manifest whole as an apply patch (the server merges it
+and keeps who owns which field in managedFields), under the field manager ``kubectl``;
+a conflict with another manager is kubectl's error with its advice, and
+``--force-conflicts`` takes the fields over.
 """
 
 from __future__ import annotations
@@ -31,6 +36,19 @@ from pykubelet.client.rest import STRATEGIC_MERGE_PATCH, StatusError
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_PATCH_RETRY = 5
+APPLY_PATCH = "application/apply-patch+yaml"
+SERVER_SIDE_MANAGER = "kubectl"  # FieldManagerServerSideApply
+CONFLICT_HELP = """Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the `--force-conflicts` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"""
 # the kinds whose patch strategies the client knows (the rest get JSON merge patches)
 BUILTIN_GROUPS = ("", "coordination.k8s.io", "scheduling.k8s.io", "policy", "apps", "batch",
                   "networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io")
@@ -50,10 +68,27 @@ def register(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("-f", "--filename", action="append", default=[], required=True,
                    help="file, directory or - (stdin); repeatable")
     add_create_flags(p, "(create) keep the manifest as apply's last-applied annotation")
+    if name == "apply":
+        p.add_argument("--server-side", action="store_true",
+                       help="let the server merge the manifest and track field owners")
+        p.add_argument("--force-conflicts", action="store_true",
+                       help="(--server-side) take fields other managers own")
+
+
+def _check_server_side_flags(args: argparse.Namespace) -> None:
+    """kubectl apply's Validate for the server-side flags."""
+    if args.force_conflicts and not args.server_side:
+        raise CommandError("error: --force-conflicts only works with --server-side")
+    if args.server_side and args.dry_run == "client":
+        raise CommandError("error: --dry-run=client doesn't work with --server-side (did "
+                           "you mean --dry-run=server instead?)")
 
 
 def run(name: str, args: argparse.Namespace, session: Session) -> int:
     require_output(args.output)
+    server_side = name == "apply" and args.server_side
+    if name == "apply":
+        _check_server_side_flags(args)
     manifests = read_all(args.filename, args.recursive)
     if not manifests:
         raise CommandError(f"error: no objects passed to {name}")
@@ -62,7 +97,9 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
         try:
             mapping = session.discovery.for_kind(m.api_version, m.kind)
             namespace = _namespace(session, m, mapping)
-            if name == "apply":
+            if server_side:
+                obj, verb = _server_side_apply_one(session, args, m, mapping, namespace)
+            elif name == "apply":
                 obj, verb = _apply_one(session, args, m, mapping, namespace)
             else:
                 obj, verb = _create_one(session, args, m, mapping, namespace)
@@ -215,6 +252,24 @@ def _apply_one(session: Session, args: argparse.Namespace, m: Manifest, mapping:
                 time.sleep(1.0)
             current = client.request("GET", path)
     raise AssertionError("unreachable")
+
+
+def _server_side_apply_one(session: Session, args: argparse.Namespace, m: Manifest,
+                           mapping: Mapping, namespace: str) -> tuple[dict[str, Any], str]:
+    """The manifest as an apply patch (it creates what is missing): the server's merge."""
+    if not m.name:
+        raise CommandError(f'error: error when retrieving current configuration of "{m.source}":'
+                           " resource name may not be empty")
+    params = write_params(args, SERVER_SIDE_MANAGER)
+    params["force"] = "true" if args.force_conflicts else "false"
+    try:
+        obj = session.client.request("PATCH", mapping.rest.path(namespace, m.name),
+                                     params=params, body=m.obj, content_type=APPLY_PATCH)
+    except StatusError as exc:
+        if exc.conflict:
+            raise CommandError(f"error: {exc.message}\n{CONFLICT_HELP}") from None
+        raise
+    return obj, "serverside-applied"
 
 
 def _original(current: dict[str, Any]) -> dict[str, Any] | None:

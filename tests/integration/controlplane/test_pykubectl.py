@@ -241,6 +241,57 @@ def _comparable(obj: dict, ns: str) -> dict:
     return obj
 
 
+def test_server_side_apply_as_kubectl(cp: ControlPlaneProcess, ns: str) -> None:
+    """apply --server-side: created and updated as an apply patch under manager kubectl,
+    another manager's conflict with kubectl's advice, --force-conflicts, the flag errors;
+    the same bytes as kubectl's, each in its own namespace."""
+    other = f"{ns}-k"
+    cp.kubectl("create", "namespace", other)
+    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: ssa, labels: {labels}}}\n"
+          "data: {{k: '{value}'}}\n")
+
+    def same(text: str, namespace: str) -> str:
+        """What differs between two objects alike: namespace, uid, version, time."""
+        text = text.replace(namespace, "NS")
+        return re.sub(r'(uid|resourceVersion|creationTimestamp): "?[^"\n]*"?', r"\1: X", text)
+
+    def both(*args: str, input: str | None = None) -> str:
+        mine = pk(cp, *args, "-n", ns, input=input, check=False)
+        theirs = cp.kubectl(*args, "-n", other, input=input, check=False)
+        assert (same(mine.stdout, ns), same(mine.stderr, ns), mine.returncode) == (
+            same(theirs.stdout, other), same(theirs.stderr, other), theirs.returncode), args
+        return mine.stdout + mine.stderr
+
+    try:
+        first = cm.format(labels="{a: x, b: w}", value="1")
+        assert both("apply", "--server-side", "-f", "-", input=first) == (
+            "configmap/ssa serverside-applied\n")
+        out = both("apply", "--server-side", "-f", "-",
+                   input=cm.format(labels="{a: x}", value="1"))
+        assert out == "configmap/ssa serverside-applied\n"
+        got = json.loads(cp.kubectl("get", "cm", "ssa", "-n", ns, "-o", "json",
+                                    "--show-managed-fields").stdout)
+        assert got["metadata"]["labels"] == {"a": "x"}  # the label the manifest dropped
+        assert [(e["manager"], e["operation"]) for e in got["metadata"]["managedFields"]] == [
+            ("kubectl", "Apply")]
+        out = both("apply", "--server-side", "--field-manager=other", "-f", "-",
+                   input=cm.format(labels="{a: x}", value="2"))
+        assert out.startswith('error: Apply failed with 1 conflict: conflict with "kubectl": '
+                              ".data.k\nPlease review the fields above"), out
+        both("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-o",
+             "yaml", "-f", "-", input=cm.format(labels="{a: x}", value="2"))
+        assert json.loads(cp.kubectl("get", "cm", "ssa", "-n", ns, "-o", "json").stdout)[
+            "data"] == {"k": "2"}
+        both("apply", "--server-side", "--dry-run=server", "-f", "-",
+             input=cm.format(labels="{a: z}", value="2"))
+        both("apply", "--server-side", "--dry-run=client", "-f", "-", input=first)
+        both("apply", "--force-conflicts", "-f", "-", input=first)
+        both("apply", "--server-side", "-f", "-", input=first.replace("'{value}'", "3").replace(
+            "ConfigMap", "Pod"))
+    finally:
+        cp.kubectl("delete", "namespace", other, "--wait=false", check=False)
+
+
 def test_apply_and_create_as_kubectl(cp: ControlPlaneProcess, ns: str,
                                      tmp_path: Path) -> None:
     other = f"{ns}-k"
