@@ -139,10 +139,12 @@ def test_orphan_member_is_adopted_not_recreated(cluster: Cluster,
         "ownerReferences") and p)
     assert adopted["metadata"]["uid"] == uid
     assert adopted["metadata"]["ownerReferences"][0]["uid"] == sts["metadata"]["uid"]
-    # once Running and Ready (OrderedReady checks in order), it gets the identity labels
+    # once Running and Ready (OrderedReady checks in order), it gets the identity labels;
+    # then, as upstream's rolling update does, a member without the update revision's
+    # controller-revision-hash is replaced: read whichever db-0 is there
     make_ready(cluster, ns, "db-0")
-    wait_for(lambda: pods(cluster, ns)["db-0"]["metadata"]["labels"].get(
-        "statefulset.kubernetes.io/pod-name") == "db-0")
+    wait_for(lambda: (p := pods(cluster, ns).get("db-0")) is not None and p["metadata"][
+        "labels"].get("statefulset.kubernetes.io/pod-name") == "db-0")
     assert "ownerReferences" not in pods(cluster, ns)["other-0"]["metadata"]
 
 

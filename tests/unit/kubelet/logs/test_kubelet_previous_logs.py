@@ -78,9 +78,11 @@ def test_previous_logs_in_crash_loop_back_off(
     third = wait_for(restarted, timeout=BACKOFF_S + 5, what="instance 3 running")
     wait_for(lambda: [c.id for c in instances(runtime)] == [second.id, third.id],
              what="the oldest dead instance collected")
-    # running again: the previous is still the second instance, the current the third
+    # running again (once the node's view has seen it start): the previous is still the
+    # second instance, the current the third
+    wait_for(lambda: api._log_target("default", "web", "app", previous=False).path
+             == third.log_path, what="the third instance is the current")
     assert api._log_target("default", "web", "app", previous=True).path == second.log_path
-    assert api._log_target("default", "web", "app", previous=False).path == third.log_path
 
 
 def test_no_previous_instance_yet(node: tuple[Kubelet, APINode, FakeRuntimeService]) -> None:
