@@ -6,6 +6,7 @@ template's pods restart Always."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -194,11 +195,19 @@ def set_defaults_deployment(d: Deployment) -> Deployment:
     return d
 
 
-def _int_or_percent(value: int | str | None) -> int:
+_PERCENT = re.compile(r"[0-9]+%")
+_ATOI = re.compile(r"[+-]?[0-9]+")
+
+
+def int_or_percent_value(value: int | str | None) -> int:
+    """getIntOrPercentValue, the Deployment's and the DaemonSet's: a valid percentage's
+    number, else IntOrString.IntValue() (strconv.Atoi's value, 0 for no integer)."""
     if value is None:
         return 0
     if isinstance(value, str):
-        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else -1
+        if _PERCENT.fullmatch(value):
+            return int(value[:-1])
+        return int(value) if _ATOI.fullmatch(value) else 0
     return value
 
 
@@ -222,7 +231,8 @@ def _strategy_errors(d: Deployment) -> list[FieldError]:
                                                          f"{rpath}.maxUnavailable")
             if ru.max_surge is not None:
                 errs += validate_positive_int_or_percent(ru.max_surge, f"{rpath}.maxSurge")
-            if _int_or_percent(ru.max_unavailable) == 0 and _int_or_percent(ru.max_surge) == 0:
+            if (int_or_percent_value(ru.max_unavailable) == 0
+                    and int_or_percent_value(ru.max_surge) == 0):
                 errs.append(invalid(f"{rpath}.maxUnavailable", ru.max_unavailable,
                                     "may not be 0 when `maxSurge` is 0"))
     else:

@@ -7,6 +7,7 @@ selector (daemonSetStrategy.ValidateUpdate)."""
 from __future__ import annotations
 
 from pykubelet.api.apps_validation import (
+    int_or_percent_value,
     set_defaults_pod_template,
     workload_errors,
     workload_template_errors,
@@ -52,15 +53,6 @@ def set_defaults_daemon_set(ds: DaemonSet) -> DaemonSet:
         ds.spec.revision_history_limit = DEFAULT_REVISION_HISTORY_LIMIT
     set_defaults_pod_template(ds.spec.template)
     return ds
-
-
-def int_or_percent_value(value: int | str | None) -> int:
-    """getIntOrPercentValue: a percentage's number, an int's value (0 for neither)."""
-    if value is None:
-        return 0
-    if isinstance(value, str):
-        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else 0
-    return value
 
 
 def _rolling_update_errors(ru: RollingUpdateDaemonSet, path: str) -> list[FieldError]:

@@ -110,3 +110,30 @@ def test_one_create_and_update_rule_for_the_workloads() -> None:
                                          selector=LabelSelector(match_labels={"a": "b"})))
     got = [f"{e.field}: {e.detail}" for e in workload_update_errors(new, old, spec_rule)]
     assert got == ["spec.replicas: checked", "spec.selector: field is immutable"]
+
+
+def test_int_or_percent_value_is_upstreams_one_getIntOrPercentValue() -> None:
+    """A valid percentage's number, else IntOrString.IntValue() (strconv.Atoi: 0 when the
+    string is no integer), for a Deployment's and a DaemonSet's rolling update alike."""
+    from pykubelet.api.apps_validation import int_or_percent_value
+
+    cases = {None: 0, 3: 3, 0: 0, "25%": 25, "0%": 0, "5": 5, "-5": -5, "abc": 0,
+             "5.5%": 0, "%": 0, "": 0}
+    assert {k: int_or_percent_value(k) for k in cases} == cases
+
+
+def test_a_deployment_whose_surge_and_unavailable_read_as_zero_says_so() -> None:
+    """ValidateRollingUpdateDeployment: two strings that are neither integers nor
+    percentages read as 0 (getIntOrPercentValue), so "may not be 0" joins their errors."""
+    from pykubelet.api.apps import Deployment
+    from pykubelet.api.apps_validation import deployment_errors
+
+    d = decode_value(Deployment, {
+        "metadata": {"name": "d", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                 "strategy": {"type": "RollingUpdate",
+                              "rollingUpdate": {"maxUnavailable": "abc", "maxSurge": "x"}}}})
+    got = messages(deployment_errors(d))
+    assert "spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0" in got
