@@ -75,7 +75,9 @@ def parse_inputs(doc: Any) -> Inputs:
     with collector_paused():  # a cluster's worth of objects, none of them garbage
         for i, item in enumerate(items):
             try:
-                obj = from_dict(item)
+                # bulk input: the fields the scheduler never reads go unchecked (typos in
+                # keys are still named), as pysched.decode's option allows
+                obj = from_dict(item, check_unread=False)
             except DecodeError as err:
                 raise SimulateError(f"items[{i}].{err.path}: {err.problem}") from None
             kind = type(obj).__name__

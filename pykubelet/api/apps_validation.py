@@ -6,6 +6,10 @@ template's pods restart Always."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from pykubelet.api.apps import (
     DEFAULT_MAX_SURGE,
     DEFAULT_MAX_UNAVAILABLE,
@@ -77,6 +81,24 @@ def immutable_selector_errors(new: LabelSelector | None,
     return validate_immutable(new_sel, old_sel, "spec.selector")
 
 
+W = TypeVar("W", bound=Any)
+
+
+def workload_errors(obj: W, spec_errors: Callable[[W], list[FieldError]]) -> list[FieldError]:
+    """ValidateReplicaSet, ValidateDeployment, ValidateDaemonSet: a namespaced object with a
+    DNS-subdomain name, then its spec by the kind's rule."""
+    errs = validate_object_meta(obj.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
+    return errs + spec_errors(obj)
+
+
+def workload_update_errors(new: W, old: W,
+                           spec_errors: Callable[[W], list[FieldError]]) -> list[FieldError]:
+    """Their Validate*Update: the metadata update, the new spec by the kind's rule, and
+    apps/v1's immutable selector (the strategies' ValidateUpdate)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata) + spec_errors(new)
+    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
+
+
 def pod_template_errors(template: PodTemplateSpec, selector: LabelSelector | None,
                         path: str, kind: str = "ReplicaSet") -> list[FieldError]:
     """ValidatePodTemplateSpecForReplicaSet (and ForStatefulSet): labels that the selector
@@ -118,14 +140,12 @@ def _spec_errors(rs: ReplicaSet) -> list[FieldError]:
 
 def replica_set_errors(rs: ReplicaSet) -> list[FieldError]:
     """ValidateReplicaSet."""
-    errs = validate_object_meta(rs.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
-    return errs + _spec_errors(rs)
+    return workload_errors(rs, _spec_errors)
 
 
 def replica_set_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
     """ValidateReplicaSetUpdate, and apps/v1's immutable selector (the strategy's)."""
-    errs = validate_object_meta_update(new.metadata, old.metadata) + _spec_errors(new)
-    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
+    return workload_update_errors(new, old, _spec_errors)
 
 
 def replica_set_status_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[FieldError]:
@@ -175,11 +195,19 @@ def set_defaults_deployment(d: Deployment) -> Deployment:
     return d
 
 
-def _int_or_percent(value: int | str | None) -> int:
+_PERCENT = re.compile(r"[0-9]+%")
+_ATOI = re.compile(r"[+-]?[0-9]+")
+
+
+def int_or_percent_value(value: int | str | None) -> int:
+    """getIntOrPercentValue, the Deployment's and the DaemonSet's: a valid percentage's
+    number, else IntOrString.IntValue() (strconv.Atoi's value, 0 for no integer)."""
     if value is None:
         return 0
     if isinstance(value, str):
-        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else -1
+        if _PERCENT.fullmatch(value):
+            return int(value[:-1])
+        return int(value) if _ATOI.fullmatch(value) else 0
     return value
 
 
@@ -203,7 +231,8 @@ def _strategy_errors(d: Deployment) -> list[FieldError]:
                                                          f"{rpath}.maxUnavailable")
             if ru.max_surge is not None:
                 errs += validate_positive_int_or_percent(ru.max_surge, f"{rpath}.maxSurge")
-            if _int_or_percent(ru.max_unavailable) == 0 and _int_or_percent(ru.max_surge) == 0:
+            if (int_or_percent_value(ru.max_unavailable) == 0
+                    and int_or_percent_value(ru.max_surge) == 0):
                 errs.append(invalid(f"{rpath}.maxUnavailable", ru.max_unavailable,
                                     "may not be 0 when `maxSurge` is 0"))
     else:
@@ -232,15 +261,12 @@ def _deployment_spec_errors(d: Deployment) -> list[FieldError]:
 
 def deployment_errors(d: Deployment) -> list[FieldError]:
     """ValidateDeployment."""
-    errs = validate_object_meta(d.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
-    return errs + _deployment_spec_errors(d)
+    return workload_errors(d, _deployment_spec_errors)
 
 
 def deployment_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:
     """ValidateDeploymentUpdate, and apps/v1's immutable selector (the strategy's)."""
-    errs = validate_object_meta_update(new.metadata, old.metadata)
-    errs += _deployment_spec_errors(new)
-    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
+    return workload_update_errors(new, old, _deployment_spec_errors)
 
 
 def deployment_status_update_errors(new: Deployment, old: Deployment) -> list[FieldError]:

@@ -7,9 +7,11 @@ selector (daemonSetStrategy.ValidateUpdate)."""
 from __future__ import annotations
 
 from pykubelet.api.apps_validation import (
-    immutable_selector_errors,
+    int_or_percent_value,
     set_defaults_pod_template,
+    workload_errors,
     workload_template_errors,
+    workload_update_errors,
 )
 from pykubelet.api.daemonset import (
     DEFAULT_MAX_SURGE,
@@ -24,14 +26,10 @@ from pykubelet.api.daemonset import (
 from pykubelet.api.errors import FieldError
 from pykubelet.api.machinery.codec import encode
 from pykubelet.api.machinery.field import invalid, not_supported, required
-from pykubelet.api.machinery.validation import (
-    name_is_dns_subdomain,
-    validate_non_negative,
-)
+from pykubelet.api.machinery.validation import validate_non_negative
 from pykubelet.api.meta_validation import (
     selector_matches,
     validate_label_selector,
-    validate_object_meta,
     validate_object_meta_update,
     validate_positive_int_or_percent,
 )
@@ -55,15 +53,6 @@ def set_defaults_daemon_set(ds: DaemonSet) -> DaemonSet:
         ds.spec.revision_history_limit = DEFAULT_REVISION_HISTORY_LIMIT
     set_defaults_pod_template(ds.spec.template)
     return ds
-
-
-def int_or_percent_value(value: int | str | None) -> int:
-    """getIntOrPercentValue: a percentage's number, an int's value (0 for neither)."""
-    if value is None:
-        return 0
-    if isinstance(value, str):
-        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else 0
-    return value
 
 
 def _rolling_update_errors(ru: RollingUpdateDaemonSet, path: str) -> list[FieldError]:
@@ -122,14 +111,12 @@ def _spec_errors(ds: DaemonSet) -> list[FieldError]:
 
 def daemon_set_errors(ds: DaemonSet) -> list[FieldError]:
     """ValidateDaemonSet."""
-    errs = validate_object_meta(ds.metadata, namespaced=True, name_fn=name_is_dns_subdomain)
-    return errs + _spec_errors(ds)
+    return workload_errors(ds, _spec_errors)
 
 
 def daemon_set_update_errors(new: DaemonSet, old: DaemonSet) -> list[FieldError]:
     """ValidateDaemonSetUpdate, and apps/v1's immutable selector."""
-    errs = validate_object_meta_update(new.metadata, old.metadata) + _spec_errors(new)
-    return errs + immutable_selector_errors(new.spec.selector, old.spec.selector)
+    return workload_update_errors(new, old, _spec_errors)
 
 
 def daemon_set_status_update_errors(new: DaemonSet, old: DaemonSet) -> list[FieldError]:

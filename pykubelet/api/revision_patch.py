@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykubelet.api.machinery.marshal import sorted_maps
+
 Obj = dict[str, Any]
 
 
@@ -23,13 +25,5 @@ def template_patch(owner: Obj) -> Obj:
         for c in pod_spec.get(group) or []:
             c.setdefault("resources", {})  # a struct: Go writes it even when empty
     template["$patch"] = "replace"
-    patch: Obj = _sorted({"spec": {"template": template}})
+    patch: Obj = sorted_maps({"spec": {"template": template}})
     return patch
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value

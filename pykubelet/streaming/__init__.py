@@ -14,5 +14,6 @@ node's port 10250 and an API server proxy reuse the same pieces:
   ``forward_local`` (what crictl and kubectl do with a streaming URL);
 - ``proxy``: ``proxy_upgrade(request, target)``, kubelet's and the API server's
   upgrade-aware forwarding;
-- ``tokens``: single-use expiring tokens for streaming URLs (kubelet's requestCache).
+- ``tokens``: single-use expiring tokens for streaming URLs (kubelet's requestCache);
+- ``tasks``: ``cancelled(task)``, a session's helper task stopped and reaped.
 """

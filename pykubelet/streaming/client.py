@@ -33,6 +33,7 @@ from yarl import URL
 
 from pykubelet.streaming import protocols as p
 from pykubelet.streaming.session import SpdySession, SpdyStream
+from pykubelet.streaming.tasks import cancelled
 
 Transport = Literal["websocket", "spdy", "websocket-spdy"]  # the last: port-forward only
 
@@ -140,9 +141,7 @@ async def _ws_close(http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResp
                     reader: asyncio.Task[None]) -> None:
     """Close a _ws_connect WebSocket: the socket, then its reader task, then the session."""
     await ws.close()
-    reader.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await reader
+    await cancelled(reader)
     await http.close()
 
 
@@ -471,9 +470,7 @@ class PortForwardClient:
         if self._session is not None:
             await self._session.close()
         if self._feed is not None:
-            self._feed.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._feed
+            await cancelled(self._feed)
         if self._http is not None:
             await self._http.close()
 
@@ -505,9 +502,7 @@ async def forward_local(client: PortForwardClient, remote_port: int, *, local_po
         except (ConnectionError, OSError):
             pass
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancelled(task)
             writer.close()
             with contextlib.suppress(Exception):
                 await conn.close()

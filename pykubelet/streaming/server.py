@@ -31,6 +31,7 @@ from aiohttp import WSMsgType, web
 
 from pykubelet.streaming import protocols as p
 from pykubelet.streaming.session import SpdySession, SpdyStream
+from pykubelet.streaming.tasks import cancelled
 
 log = logging.getLogger(__name__)
 
@@ -305,9 +306,7 @@ async def _serve_ws_command(request: web.Request, opts: p.StreamOptions,
             await io._send(p.CH_ERROR, status["message"].encode())
         await ws.close()
     finally:
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await pump
+        await cancelled(pump)
     return ws
 
 
@@ -413,9 +412,7 @@ async def _forward(port: int, dial: Dialer, read: Callable[[], Awaitable[bytes]]
     except (ConnectionError, OSError) as exc:
         await report(f"error forwarding port {port} to pod: {exc}")
     finally:
-        up.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await up
+        await cancelled(up)
         writer.close()
         with contextlib.suppress(Exception):
             await close_out()
@@ -555,9 +552,7 @@ async def _serve_ws_port_forward(request: web.Request, ports: list[int],
             await _serve_spdy_port_forward(session, dial, STREAM_CREATION_TIMEOUT)
         finally:
             await session.close()
-            feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await feeder
+            await cancelled(feeder)
         return ws
     if not ports:
         await ws.close(message=b'query parameter "port" is required')
@@ -595,7 +590,5 @@ async def _serve_ws_port_forward(request: web.Request, ports: list[int],
             for i, port in enumerate(ports)))
         await ws.close()
     finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await reader
+        await cancelled(reader)
     return ws

@@ -19,6 +19,8 @@ problems in one error type.
               compiled once: the scheduler, the API server and the PDB users match by it
   codec       the walker: strict decode, Go-omitempty encode, compiled once per class
   meta        what every object answers about itself (upstream's meta.Accessor)
+  marshal     json.Marshal's order of an untyped value, every map's keys sorted (standard
+              library only)
   validation  name and label rules every kind shares
   manifest    YAML/JSON text into documents, fast (the C parser, JSON straight through json)
   openapi     upstream's schema (definitions.json) as the API server and strategic merge

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykubelet.api.machinery.marshal import sorted_maps
+
 # type -> its fields in declaration order, each ``json name`` or ``json name:type`` when
 # the value is itself a struct (or a list of them) whose order matters
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -85,20 +87,12 @@ def in_struct_order(value: Any, type_name: str) -> Any:
         return value
     fields = FIELDS.get(type_name)
     if fields is None:
-        return _sorted(value)
+        return sorted_maps(value)
     out: dict[str, Any] = {}
     for field in fields:
         name, _, child = field.partition(":")
         if name in value:
-            out[name] = in_struct_order(value[name], child) if child else _sorted(value[name])
+            out[name] = in_struct_order(value[name], child) if child else sorted_maps(value[name])
     for name in sorted(set(value) - set(out)):
-        out[name] = _sorted(value[name])
+        out[name] = sorted_maps(value[name])
     return out
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value

@@ -50,6 +50,15 @@ def _terminal_or_deleted(obj: dict[str, Any] | None) -> bool:
     return obj is None or (obj.get("status") or {}).get("phase") in TERMINAL
 
 
+def decode_informed(obj: dict[str, Any]) -> Any:
+    """An object of the watch cache in the scheduler's model. The API server checked it on
+    its write, so the fields kube-scheduler never reads go unchecked (pysched.decode's
+    ``check_unread=False``): their walk was a fifth to a quarter of the decode."""
+    from pysched.decode import from_dict
+
+    return from_dict(obj, check_unread=False)
+
+
 class SchedulerRunner:
     """kube-scheduler inside the control plane."""
 
@@ -108,8 +117,6 @@ class SchedulerRunner:
             self.events.put((kind, ev))
 
     def _feed(self) -> None:
-        from pysched.decode import from_dict
-
         while True:
             item = self.events.get()
             if item is None:
@@ -122,11 +129,11 @@ class SchedulerRunner:
                 if what is None:
                     continue
                 if isinstance(what, Entry):
-                    self._apply(kind, None, what.obj(), from_dict)
+                    self._apply(kind, None, what.obj(), decode_informed)
                 else:
                     new = None if what.type == DELETED else what.entry.obj()
                     old = what.prev.obj() if what.prev is not None else None
-                    self._apply(kind, old, new, from_dict)
+                    self._apply(kind, old, new, decode_informed)
             except Exception:
                 log.exception("scheduler informer: cannot apply a %s event", kind)
 

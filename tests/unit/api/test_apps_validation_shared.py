@@ -86,3 +86,54 @@ def test_an_unconvertible_selector_is_no_template_mismatch() -> None:
         "matchExpressions": [{"key": "app", "operator": "In", "values": []}]})
     got = pod_template_errors(template(restartPolicy="Always"), bad, "spec.template")
     assert got == []
+
+
+def test_one_create_and_update_rule_for_the_workloads() -> None:
+    """ValidateReplicaSet, ValidateDeployment and ValidateDaemonSet: a namespaced object with
+    a DNS-subdomain name, then its spec; their updates: the metadata update, the spec, and
+    apps/v1's immutable selector. One helper each, the spec's rule passed in."""
+    from pykubelet.api.apps import ReplicaSet, ReplicaSetSpec
+    from pykubelet.api.apps_validation import workload_errors, workload_update_errors
+    from pykubelet.api.machinery.field import invalid
+    from pykubelet.api.types import ObjectMeta
+
+    def spec_rule(obj: ReplicaSet) -> list:  # type: ignore[type-arg]
+        return [invalid("spec.replicas", obj.spec.replicas, "checked")]
+
+    bad = ReplicaSet(metadata=ObjectMeta(name="Not_A_Name"), spec=ReplicaSetSpec(replicas=1))
+    got = [e.field for e in workload_errors(bad, spec_rule)]
+    assert got == ["metadata.name", "metadata.namespace", "spec.replicas"]
+    old = ReplicaSet(metadata=ObjectMeta(name="rs", namespace="d", resource_version="1"),
+                     spec=ReplicaSetSpec(replicas=1, selector=SEL))
+    new = ReplicaSet(metadata=ObjectMeta(name="rs", namespace="d", resource_version="1"),
+                     spec=ReplicaSetSpec(replicas=1,
+                                         selector=LabelSelector(match_labels={"a": "b"})))
+    got = [f"{e.field}: {e.detail}" for e in workload_update_errors(new, old, spec_rule)]
+    assert got == ["spec.replicas: checked", "spec.selector: field is immutable"]
+
+
+def test_int_or_percent_value_is_upstreams_one_getIntOrPercentValue() -> None:
+    """A valid percentage's number, else IntOrString.IntValue() (strconv.Atoi: 0 when the
+    string is no integer), for a Deployment's and a DaemonSet's rolling update alike."""
+    from pykubelet.api.apps_validation import int_or_percent_value
+
+    cases = {None: 0, 3: 3, 0: 0, "25%": 25, "0%": 0, "5": 5, "-5": -5, "abc": 0,
+             "5.5%": 0, "%": 0, "": 0}
+    assert {k: int_or_percent_value(k) for k in cases} == cases
+
+
+def test_a_deployment_whose_surge_and_unavailable_read_as_zero_says_so() -> None:
+    """ValidateRollingUpdateDeployment: two strings that are neither integers nor
+    percentages read as 0 (getIntOrPercentValue), so "may not be 0" joins their errors."""
+    from pykubelet.api.apps import Deployment
+    from pykubelet.api.apps_validation import deployment_errors
+
+    d = decode_value(Deployment, {
+        "metadata": {"name": "d", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                 "strategy": {"type": "RollingUpdate",
+                              "rollingUpdate": {"maxUnavailable": "abc", "maxSurge": "x"}}}})
+    got = messages(deployment_errors(d))
+    assert "spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0" in got

@@ -278,3 +278,43 @@ def test_collector_paused_restores_the_collector() -> None:
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+_UNREAD_ILL_TYPED_POD = _pod({"containers": [{"name": "a", "livenessProbe": 5}],
+                              "hostname": ["not", "a", "string"]})
+_UNREAD_ILL_TYPED_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                          "status": {"addresses": "nowhere",
+                                     "conditions": [{"type": "Ready", "status": "True",
+                                                     "lastHeartbeatTime": "yesterday"}]}}
+
+
+def test_the_default_decode_checks_fields_the_scheduler_never_reads() -> None:
+    """By default pysched's decode fails where the API server's does (test_one_walker.py)."""
+    with pytest.raises(DecodeError) as ei:
+        from_dict(_UNREAD_ILL_TYPED_POD)
+    assert ei.value.path == "spec.containers[0].livenessProbe"
+    with pytest.raises(DecodeError) as ei:
+        from_dict(_UNREAD_ILL_TYPED_NODE)
+    assert ei.value.path == "status.addresses"
+
+
+def test_check_unread_false_skips_unread_fields_but_names_typos() -> None:
+    """check_unread=False (input an API server checked, or simulate's bulk input) takes the
+    fields kube-scheduler never looks at unchecked, yet a key no upstream type has is an
+    error, as is a read field's wrong type."""
+    p = from_dict(_UNREAD_ILL_TYPED_POD, check_unread=False)
+    assert p.spec.containers[0].name == "a"
+    n = sched_decode.node(_UNREAD_ILL_TYPED_NODE, check_unread=False)
+    assert n.status.conditions[0].type == "Ready"
+    with pytest.raises(DecodeError) as ei:
+        sched_decode.pod(_pod({"containers": [{"name": "a", "livenessProb": {}}]}),
+                         check_unread=False)
+    assert ei.value.path == "spec.containers[0].livenessProb"
+    with pytest.raises(DecodeError) as ei:
+        sched_decode.pod(_pod({"containers": [{"name": "a"}], "nodeName": 5}),
+                         check_unread=False)
+    assert ei.value.path == "spec.nodeName"
+    with pytest.raises(DecodeError) as ei:
+        from_dict({**_pod({"containers": [{"name": "a"}]}), "metadata": {}},
+                  check_unread=False)
+    assert ei.value.path == "metadata.name"  # the scheduler's own checks still run

@@ -312,6 +312,17 @@ def test_bad_input_names_the_field(tmp_path: Path, items: list[Any], needle: str
     assert p.stdout == ""
 
 
+def test_fields_the_scheduler_never_reads_are_not_checked_in_bulk_input(tmp_path: Path) -> None:
+    """The loader decodes with pysched.decode's check_unread=False: an ill-typed node
+    address or probe (never read by kube-scheduler) does not stop the simulation, while a
+    misspelt key still does (test_bad_input_names_the_field)."""
+    n = node_dict("n1") | {"status": node_dict("n1")["status"] | {"addresses": "nowhere"}}
+    p = pod_dict("p")
+    p["spec"]["containers"][0]["livenessProbe"] = 5
+    (result,) = results(tmp_path, [n, p])
+    assert result["node"] == "n1"
+
+
 def test_not_a_list(tmp_path: Path) -> None:
     f = tmp_path / "x.yaml"
     f.write_text("kind: Pod\napiVersion: v1\n")

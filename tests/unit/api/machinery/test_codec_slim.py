@@ -69,3 +69,26 @@ def test_a_view_shares_the_empties_it_never_reads_and_nothing_it_reads() -> None
     assert a.status.conditions is not b.status.conditions  # read: each its own
     assert a.status is not b.status
     assert a.spec.containers is not b.spec.containers
+
+
+def test_a_view_that_skips_unread_fields_still_names_unknown_keys() -> None:
+    """check_unread=False: the fields a reader never reads are taken as they are (for input an
+    API server already checked), but a key that is no field of the upstream type is still an
+    error, and what the view reads is checked. The default view checks everything."""
+    from pykubelet.api.types import Container, PodSpec
+
+    reads = {PodSpec: ("containers",), Container: ("name",)}
+    view = codec.View(reads, check_unread=False)
+    doc = {"spec": {"containers": [{"name": "c", "env": [{"bogus": 1}], "image": 5}],
+                    "hostname": 5}}
+    pod = codec.decode(Pod, doc, view=view)
+    assert pod.spec.containers[0].name == "c"
+    assert pod.spec.hostname == ""
+    with pytest.raises(DecodeError, match=r"spec\.foo: unknown field"):
+        codec.decode(Pod, {"spec": {"foo": 1}}, view=view)
+    with pytest.raises(DecodeError, match=r"spec\.containers\[0\]\.name: expected string"):
+        codec.decode(Pod, {"spec": {"containers": [{"name": 5}]}}, view=view)
+    strict = codec.View(reads)
+    assert strict.check_unread
+    with pytest.raises(DecodeError, match=r"spec\.hostname: expected string"):
+        codec.decode(Pod, {"spec": {"hostname": 5}}, view=strict)
