@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.labels import RequirementError, label_selector_as_selector
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, get_by_key
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CLUSTER_ROLES
 from pykubelet.controlplane.registry.store import Context, Registry
@@ -68,10 +68,9 @@ class ClusterRoleAggregation(InformerController):
                 self.queue.add(entry_key(entry))
 
     async def sync(self, key: str) -> None:
-        entry = self.roles.lookup("", key.partition("/")[2])
-        if entry is None:
+        role = get_by_key(self.roles, key)
+        if role is None:
             return
-        role = entry.obj()
         rules = aggregated_rules(role, (e.obj() for e in self.roles.select(None, None)))
         if rules is None or rules == (role.get("rules") or []):
             return

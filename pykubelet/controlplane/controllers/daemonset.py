@@ -36,7 +36,12 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    object_key,
+)
 from pykubelet.controlplane.controllers.pod_control import PodControl
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
@@ -138,12 +143,10 @@ class DaemonSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDaemonSet."""
-        ns, name = key.split("/", 1)
-        entry = self.ds_store.lookup(ns, name)
-        if entry is None:
+        ds = get_by_key(self.ds_store, key)
+        if ds is None:
             self.expectations.forget(key)
             return
-        ds = entry.obj()
         if meta(ds).get("deletionTimestamp"):
             return  # its history may be going: no status can be trusted (as upstream)
         nodes = [e.obj() for e in self.nodes.select(None, None)]

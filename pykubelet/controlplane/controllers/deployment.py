@@ -33,7 +33,12 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    object_key,
+)
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
@@ -97,11 +102,9 @@ class DeploymentController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDeployment."""
-        ns, name = key.split("/", 1)
-        entry = self.deployments.lookup(ns, name)
-        if entry is None:
+        d = get_by_key(self.deployments, key)
+        if d is None:
             return
-        d = entry.obj()
         rss = await self._claim(d)
         if meta(d).get("deletionTimestamp"):
             await self._sync_status(d, rss, self._find_new(d, rss))

@@ -41,7 +41,13 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     claim_pods,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    object_key,
+    split_key,
+)
 from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_from_template
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import EventRecorder
@@ -192,12 +198,11 @@ class ReplicaSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
-        ns, name = key.split("/", 1)
-        entry = self.rs_store.lookup(ns, name)
-        if entry is None:
+        rs = get_by_key(self.rs_store, key)
+        if rs is None:
             self.expectations.forget(key)
             return
-        rs = entry.obj()
+        ns, _ = split_key(key)
         needs_sync = self.expectations.satisfied(key)
         all_pods = [p.obj() for p in self.pods.select(ns, None)]
         active = [p for p in all_pods if is_active(p)]
