@@ -41,10 +41,10 @@ from pykubelet.controlplane.controllers.informer import (
 )
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
-from pykubelet.controlplane.registry.strategy import StatusStrategy
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -325,32 +325,16 @@ class DeploymentController(InformerController):
         await self._write_status(d, st)
 
     def _fresh(self, d: Obj) -> Obj:
-        m = meta(d)
-        entry = self.deployments.lookup(m.get("namespace", ""), m.get("name", ""))
-        return entry.obj() if entry is not None else d
+        """The deployment as the cache holds it now (an earlier write of this sync may have
+        changed it); ``d`` itself when gone or replaced by another of that name."""
+        entry = self.deployments.lookup(meta(d).get("namespace", ""), meta(d).get("name", ""))
+        if entry is None:
+            return d
+        current = entry.obj()
+        return current if meta(current).get("uid") == meta(d).get("uid") else d
 
     async def _write_status(self, d: Obj, st: Obj) -> Obj:
-        m = meta(d)
-        current = self._fresh(d)
-        if status(current) == st:
-            return current
-        uid = m.get("uid")
-
-        def write(o: Obj) -> Obj | None:
-            if meta(o).get("uid") != uid:
-                return None
-            o["status"] = st
-            return o
-
-        try:
-            result = await self.deployments.guaranteed_update(
-                m.get("namespace", ""), m.get("name", ""), write,
-                StatusStrategy(self.deployments.strategy))
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return d
-            raise
-        return result.obj() if isinstance(result, Entry) else result
+        return await write_status(self.deployments, self._fresh(d), st)
 
     async def _update_rs(self, rs: Obj, mutate: Callable[[Obj], Obj | None]) -> Obj | None:
         m = meta(rs)
