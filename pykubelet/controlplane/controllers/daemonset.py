@@ -34,6 +34,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import (
@@ -60,7 +61,6 @@ from pykubelet.controlplane.registry.resources import (
 )
 from pykubelet.controlplane.registry.store import (
     Context,
-    DeleteOptions,
     Entry,
     GenericStore,
     Registry,
@@ -342,12 +342,7 @@ class DaemonSetController(InformerController):
 
     async def _delete_revision(self, cr: Obj) -> None:
         m = meta(cr)
-        try:
-            await self.revisions.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                        DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
+        await delete_unless_gone(self.revisions, m.get("namespace", ""), m.get("name", ""))
 
     # -- status
     async def _update_status(self, ds: Obj, nodes: list[Obj], hash_: str,

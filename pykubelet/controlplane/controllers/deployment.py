@@ -33,6 +33,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.informer import (
     InformerController,
     entry_key,
@@ -44,7 +45,7 @@ from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MA
 from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
+from pykubelet.controlplane.registry.store import Context, Entry, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -291,12 +292,7 @@ class DeploymentController(InformerController):
     async def _cleanup(self, d: Obj, old: list[Obj]) -> None:
         for rs in du.history_to_delete(d, old):
             m = meta(rs)
-            try:
-                await self.rss.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                      DeleteOptions())
-            except errors.StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await delete_unless_gone(self.rss, m.get("namespace", ""), m.get("name", ""))
 
     # -- status
     def _current_rss(self, d: Obj) -> list[Obj]:

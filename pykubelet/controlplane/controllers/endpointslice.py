@@ -18,8 +18,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.services import LABEL_MANAGED_BY, LABEL_SERVICE_NAME
-from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import meta
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
     MIRRORING_CONTROLLER_NAME,
@@ -37,7 +37,7 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
+from pykubelet.controlplane.registry.store import Context, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, Attrs, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class EndpointSliceController(_ServicePodsController):
         service = entry.obj() if entry is not None else None
         if service is None or not managed(service) or meta(service).get("deletionTimestamp"):
             for s in existing:
-                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
+                await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
             return
         plan = reconcile_slices(service, existing, desired_slices(service,
                                                                   self.selected_pods(service)))
@@ -133,11 +133,7 @@ class EndpointsController(_ServicePodsController):
         current = self.endpoints.lookup(ns, name)
         if entry is None:  # the Service is gone: so are its Endpoints
             if current is not None:
-                try:
-                    await self.endpoints.delete(Context(), ns, name, DeleteOptions())
-                except errors.StatusError as exc:
-                    if exc.code != 404:
-                        raise
+                await delete_unless_gone(self.endpoints, ns, name)
             return
         service = entry.obj()
         if not managed(service) or meta(service).get("deletionTimestamp"):
@@ -194,7 +190,7 @@ class EndpointSliceMirroringController(InformerController):
         endpoints = ep_entry.obj() if ep_entry is not None else None
         if endpoints is None or not mirrored(endpoints, svc_entry.obj() if svc_entry else None):
             for s in existing:
-                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
+                await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
             return
         plan = reconcile_slices(endpoints, existing, mirrored_slices(endpoints),
                                 make=new_mirrored_slice)
@@ -218,15 +214,7 @@ async def _apply(slices: GenericStore, ns: str, plan: SlicePlan) -> None:
     for obj in plan.update:
         await slices.update(ctx, ns, meta(obj)["name"], obj)
     for slice_name in plan.delete:
-        await _delete_slice(slices, ns, slice_name)
-
-
-async def _delete_slice(slices: GenericStore, ns: str, name: str) -> None:
-    try:
-        await slices.delete(Context(), ns, name, DeleteOptions())
-    except errors.StatusError as exc:
-        if exc.code != 404:
-            raise
+        await delete_unless_gone(slices, ns, slice_name)
 
 
 async def run_endpointslice_controller(cp: ControlPlane) -> None:
