@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.machinery.labels import RequirementError, label_selector_as_selector
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, get_by_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CLUSTER_ROLES
 from pykubelet.controlplane.registry.store import Context, Registry
@@ -68,7 +68,7 @@ class ClusterRoleAggregation(InformerController):
                 self.queue.add(entry_key(entry))
 
     async def sync(self, key: str) -> None:
-        role = get_by_key(self.roles, key)
+        role = self.get_primary(key)
         if role is None:
             return
         rules = aggregated_rules(role, (e.obj() for e in self.roles.select(None, None)))

@@ -37,12 +37,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
 from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
-from pykubelet.controlplane.controllers.informer import (
-    InformerController,
-    entry_key,
-    get_by_key,
-    object_key,
-)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.pod_control import PodControl
 from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
@@ -143,7 +138,7 @@ class DaemonSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDaemonSet."""
-        ds = get_by_key(self.ds_store, key)
+        ds = self.get_primary(key)
         if ds is None:
             self.expectations.forget(key)
             return

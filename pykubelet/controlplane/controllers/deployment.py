@@ -34,12 +34,7 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     claim_pods,
 )
 from pykubelet.controlplane.controllers.deletes import delete_unless_gone
-from pykubelet.controlplane.controllers.informer import (
-    InformerController,
-    entry_key,
-    get_by_key,
-    object_key,
-)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
 from pykubelet.controlplane.controllers.status_writer import write_status
@@ -103,7 +98,7 @@ class DeploymentController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDeployment."""
-        d = get_by_key(self.deployments, key)
+        d = self.get_primary(key)
         if d is None:
             return
         rss = await self._claim(d)

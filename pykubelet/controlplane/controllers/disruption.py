@@ -23,12 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.machinery.labels import Selector
 from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.informer import (
-    InformerController,
-    entry_key,
-    get_by_key,
-    split_key,
-)
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, split_key
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.eviction import selector_of
@@ -139,7 +134,7 @@ class DisruptionController(InformerController):
                     self.queue.add(entry_key(entry))
 
     async def sync(self, key: str) -> None:
-        pdb = get_by_key(self.pdbs, key)
+        pdb = self.get_primary(key)
         if pdb is None:
             return
         ns, name = split_key(key)

@@ -65,6 +65,11 @@ class InformerController:
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         raise NotImplementedError
 
+    def get_primary(self, key: str) -> Obj | None:
+        """What a sync starts with: the primary object its key names (the primary
+        lister's Get), None once it is gone."""
+        return get_by_key(self.primary, key)
+
     def start(self) -> None:
         """The initial list (every primary object's key queued), then the events."""
         for entry in self.primary.select(None, None):

@@ -187,7 +187,7 @@ class JobController(InformerController):
 
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:
-        job = get_by_key(self.jobs, key)
+        job = self.get_primary(key)
         ns, name = split_key(key)
         uid = ((job or {}).get("metadata") or {}).get("uid")
         owned: list[Obj] = []

@@ -44,7 +44,6 @@ from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.informer import (
     InformerController,
     entry_key,
-    get_by_key,
     object_key,
     split_key,
 )
@@ -198,7 +197,7 @@ class ReplicaSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
-        rs = get_by_key(self.rs_store, key)
+        rs = self.get_primary(key)
         if rs is None:
             self.expectations.forget(key)
             return

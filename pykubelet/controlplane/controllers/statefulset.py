@@ -30,7 +30,7 @@ from pykubelet.controlplane.controllers.activepods import labels_match, meta
 from pykubelet.controlplane.controllers.controller_ref import controller_ref
 from pykubelet.controlplane.controllers.controller_ref_manager import ControllerRefManager
 from pykubelet.controlplane.controllers.history import History
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, get_by_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key
 from pykubelet.controlplane.controllers.pod_events import controller_keys
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import slow_start_batches
@@ -85,7 +85,7 @@ class StatefulSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """sync: adopt revisions, claim pods, then UpdateStatefulSet."""
-        sts = get_by_key(self.sets, key)
+        sts = self.get_primary(key)
         if sts is None:
             return
         if not sd.spec(sts).get("selector"):

@@ -98,3 +98,13 @@ def test_get_by_key_decodes_what_the_cache_holds_and_none_when_gone() -> None:
     assert get_by_key(store, "ns/gone") is None  # type: ignore[arg-type]
     assert get_by_key(store, "/cluster-role") is None  # type: ignore[arg-type]
     assert asked == [("ns", "web"), ("ns", "gone"), ("", "cluster-role")]
+
+
+def test_get_primary_is_the_primary_listers_get() -> None:
+    obj = {"metadata": {"namespace": "a", "name": "x"}}
+    c = _Controller([])
+    c.primary = SimpleNamespace(  # type: ignore[assignment]
+        lookup=lambda ns, name: SimpleNamespace(obj=lambda: obj) if (ns, name) == ("a", "x")
+        else None)
+    assert c.get_primary("a/x") is obj
+    assert c.get_primary("a/y") is None
