@@ -39,7 +39,7 @@ from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.pod_control import PodControl
-from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
+from pykubelet.controlplane.controllers.pod_events import owner_event_key, pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
@@ -111,10 +111,7 @@ class DaemonSetController(InformerController):
     # -- event handlers: enqueue only
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == DAEMON_SETS.storage_prefix:
-            key = entry_key(ev.entry)
-            if ev.type == DELETED:
-                self.expectations.forget(key)
-            self.queue.add(key)
+            self.queue.add(owner_event_key(ev, self.expectations))
         elif cache.prefix == PODS.storage_prefix:
             self._on_pod(ev)
         elif cache.prefix == NODES.storage_prefix:
