@@ -34,7 +34,12 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     reconcile_slices,
     selects,
 )
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    split_key,
+)
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from pykubelet.controlplane.registry.store import Context, GenericStore
@@ -100,10 +105,9 @@ class EndpointSliceController(_ServicePodsController):
 
     async def sync(self, key: str) -> None:
         """syncService: the Service's slices made to say what its pods say."""
-        ns, name = key.split("/", 1)
+        ns, name = split_key(key)
         existing = _managed_slices(self.slices, ns, name, CONTROLLER_NAME)
-        entry = self.services.lookup(ns, name)
-        service = entry.obj() if entry is not None else None
+        service = self.get_primary(key)
         if service is None or not managed(service) or meta(service).get("deletionTimestamp"):
             for s in existing:
                 await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
@@ -128,14 +132,13 @@ class EndpointsController(_ServicePodsController):
 
     async def sync(self, key: str) -> None:
         """syncService: the Endpoints named as the Service, or none once it is gone."""
-        ns, name = key.split("/", 1)
-        entry = self.services.lookup(ns, name)
+        ns, name = split_key(key)
+        service = self.get_primary(key)
         current = self.endpoints.lookup(ns, name)
-        if entry is None:  # the Service is gone: so are its Endpoints
+        if service is None:  # the Service is gone: so are its Endpoints
             if current is not None:
                 await delete_unless_gone(self.endpoints, ns, name)
             return
-        service = entry.obj()
         if not managed(service) or meta(service).get("deletionTimestamp"):
             return
         wanted = desired_endpoints(service, self.selected_pods(service))
@@ -183,12 +186,10 @@ class EndpointSliceMirroringController(InformerController):
                 self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
 
     async def sync(self, key: str) -> None:
-        ns, name = key.split("/", 1)
+        ns, name = split_key(key)
         existing = _managed_slices(self.slices, ns, name, MIRRORING_CONTROLLER_NAME)
-        ep_entry = self.endpoints.lookup(ns, name)
-        svc_entry = self.services.lookup(ns, name)
-        endpoints = ep_entry.obj() if ep_entry is not None else None
-        if endpoints is None or not mirrored(endpoints, svc_entry.obj() if svc_entry else None):
+        endpoints = self.get_primary(key)
+        if endpoints is None or not mirrored(endpoints, get_by_key(self.services, key)):
             for s in existing:
                 await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
             return
