@@ -75,15 +75,10 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
                           audit_log_path=cfg.controlPlane.auditLogPath,
                           audit_policy_file=Path(cfg.controlPlane.auditPolicyFile)
                           if cfg.controlPlane.auditPolicyFile else None)
-        from pykubelet.controlplane.apiserver.audit.policy import PolicyError
-        from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
+        from pykubelet.cli.controlplane_cmd import config_errors
 
-        try:
+        with config_errors("controlPlane.schedulerConfig", "controlPlane.auditPolicyFile"):
             cp_thread = ControlPlaneThread(options)
-        except SchedulerConfigError as exc:
-            raise click.ClickException(f"controlPlane.schedulerConfig {exc}") from None
-        except PolicyError as exc:
-            raise click.ClickException(f"controlPlane.auditPolicyFile: {exc}") from None
         cp_thread.cp.controllers = default_controllers()
         try:
             cp_thread.start()

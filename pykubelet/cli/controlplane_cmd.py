@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -15,6 +17,21 @@ import click
 from pykubelet.cli.signals import stop_on_signals
 
 DEFAULT_ROOT = "/var/lib/pykubelet/control-plane"
+
+
+@contextmanager
+def config_errors(scheduler_config: str, audit_policy_file: str) -> Iterator[None]:
+    """The control plane's configuration errors, raised while it is built, as click errors
+    naming the setting they came from (a flag here, a config field in ``pykubelet run``)."""
+    from pykubelet.controlplane.apiserver.audit.policy import PolicyError
+    from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
+
+    try:
+        yield
+    except SchedulerConfigError as exc:
+        raise click.ClickException(f"{scheduler_config} {exc}") from None
+    except PolicyError as exc:
+        raise click.ClickException(f"{audit_policy_file}: {exc}") from None
 
 
 @click.group("control-plane", invoke_without_command=True)
@@ -164,18 +181,11 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
                       audit_policy_file=Path(audit_policy_file) if audit_policy_file else None,
                       audit_log_maxage=audit_log_maxage, audit_log_maxbackup=audit_log_maxbackup,
                       audit_log_maxsize=audit_log_maxsize, request_timeout=request_timeout_s)
-    from pykubelet.controlplane.apiserver.audit.policy import PolicyError
-    from pykubelet.controlplane.schedulerconfig import SchedulerConfigError
-
     if audit_log_path and not audit_policy_file:
         logging.getLogger(__name__).warning(
             "--audit-log-path without --audit-policy-file: no audit events are written")
-    try:
+    with config_errors("--scheduler-config", "--audit-policy-file"):
         cp = ControlPlane(options)
-    except SchedulerConfigError as exc:
-        raise click.ClickException(f"--scheduler-config {exc}") from None
-    except PolicyError as exc:
-        raise click.ClickException(f"--audit-policy-file: {exc}") from None
     cp.controllers = default_controllers()
 
     async def main() -> None:

@@ -78,18 +78,21 @@ class ServiceProxy:
         self.runner = BoundedFrequencyRunner("service-proxy", self.proxier.sync, min_period,
                                              period)
         p = self.proxier
-        self.services = Informer(
-            client, SERVICES, name="proxy-services", label_selector=LABEL_SELECTOR,
-            on_add=lambda o: self._changed(p.on_service, None, o),
-            on_update=lambda old, o: self._changed(p.on_service, old, o),
-            on_delete=lambda o: self._changed(p.on_service, o, None),
-            on_sync=lambda items: self._synced(p.set_services, items))
-        self.slices = Informer(
-            client, ENDPOINT_SLICES, name="proxy-endpointslices", label_selector=LABEL_SELECTOR,
-            on_add=lambda o: self._changed(p.on_endpoint_slice, None, o),
-            on_update=lambda old, o: self._changed(p.on_endpoint_slice, old, o),
-            on_delete=lambda o: self._changed(p.on_endpoint_slice, o, None),
-            on_sync=lambda items: self._synced(p.set_endpoint_slices, items))
+        self.services = self._informer(client, SERVICES, "proxy-services", p.on_service,
+                                       p.set_services)
+        self.slices = self._informer(client, ENDPOINT_SLICES, "proxy-endpointslices",
+                                     p.on_endpoint_slice, p.set_endpoint_slices)
+
+    def _informer(self, client: RESTClient, resource: Resource, name: str, on_change: Any,
+                  on_set: Any) -> Informer:
+        """One resource's informer into the proxier (kube-proxy's ServiceConfig and
+        EndpointSliceConfig): each change as (old, new), a relist as the whole set."""
+        return Informer(
+            client, resource, name=name, label_selector=LABEL_SELECTOR,
+            on_add=lambda o: self._changed(on_change, None, o),
+            on_update=lambda old, o: self._changed(on_change, old, o),
+            on_delete=lambda o: self._changed(on_change, o, None),
+            on_sync=lambda items: self._synced(on_set, items))
 
     def _changed(self, handler: Any, old: Obj | None, new: Obj | None) -> None:
         handler(old, new)

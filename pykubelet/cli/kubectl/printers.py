@@ -207,6 +207,19 @@ def name_line(group: str, kind: str, name: str, operation: str = "") -> str:
     return f"{text} {operation}\n" if operation else text + "\n"
 
 
+def print_operation(out: TextIO, fmt: str, dry_run: str, obj: Obj, ref: str,
+                    operation: str) -> None:
+    """cli-runtime's PrintFlags.ToPrinter(operation): ``-o json``/``yaml`` the object,
+    ``-o name`` its ``kind/name`` (``ref``), else ``kind/name operation`` with the dry run's
+    suffix (what rollout, scale and run say of what they did)."""
+    if fmt in ("json", "yaml"):
+        print_objects(out, fmt, obj)
+    elif fmt == "name":
+        out.write(f"{ref}\n")
+    else:
+        out.write(f"{ref} {operation}{dry_run_suffix(dry_run)}\n")
+
+
 def print_objects(out: TextIO, fmt: str, obj: Obj, show_managed_fields: bool = False) -> None:
     """``-o json`` / ``-o yaml`` of one object (or List), without
     ``metadata.managedFields`` unless asked (kubectl's OmitManagedFieldsPrinter)."""

@@ -31,9 +31,9 @@ from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError, status_text
 from pykubelet.cli.kubectl.printers import (
-    dry_run_suffix,
     omit_managed_fields,
     print_objects,
+    print_operation,
     require_output,
     to_json,
 )
@@ -188,13 +188,8 @@ def failure_text(failures: list[Failure]) -> str:
 
 def _print(args: argparse.Namespace, t: Target, obj: Obj, operation: str) -> None:
     """The name printer with an operation (cli-runtime's, dry runs marked)."""
-    if args.output in ("json", "yaml"):
-        print_objects(sys.stdout, args.output, obj)
-    elif args.output == "name":
-        print(f"{t.mapping.kind_string}/{t.name}")
-    else:
-        dry = dry_run_suffix(args.dry_run)
-        print(f"{t.mapping.kind_string}/{t.name} {operation}{dry}")
+    print_operation(sys.stdout, args.output, args.dry_run, obj,
+                    f"{t.mapping.kind_string}/{t.name}", operation)
     sys.stdout.flush()
 
 

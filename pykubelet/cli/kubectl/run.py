@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from pykubelet.cli.kubectl.errors import CommandError
-from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.printers import print_operation, require_output
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import PODS
 
@@ -88,11 +88,5 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
             params["dryRun"] = "All"
         obj = session.client.request("POST", PODS.path(session.namespace), params=params,
                                      body=pod)
-    if args.output in ("json", "yaml"):
-        print_objects(sys.stdout, args.output, obj)
-    elif args.output == "name":
-        print(f"pod/{args.name}")
-    else:
-        dry = dry_run_suffix(args.dry_run)
-        print(f"pod/{args.name} created{dry}")
+    print_operation(sys.stdout, args.output, args.dry_run, obj, f"pod/{args.name}", "created")
     return 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from pykubelet.cli.kubectl.discovery import Mapping
 from pykubelet.cli.kubectl.errors import CommandError, status_text
-from pykubelet.cli.kubectl.printers import dry_run_suffix, print_objects, require_output
+from pykubelet.cli.kubectl.printers import print_operation, require_output
 from pykubelet.cli.kubectl.resources import read_objects
 from pykubelet.cli.kubectl.session import Session
 from pykubelet.client.rest import MERGE_PATCH, StatusError
@@ -108,13 +108,8 @@ def run(name: str, args: argparse.Namespace, session: Session) -> int:
 
 
 def _print(args: argparse.Namespace, info: Info) -> None:
-    if args.output in ("json", "yaml"):
-        print_objects(sys.stdout, args.output, info.obj)
-    elif args.output == "name":
-        print(f"{info.mapping.kind_string}/{info.name}")
-    else:
-        dry = dry_run_suffix(args.dry_run)
-        print(f"{info.mapping.kind_string}/{info.name} scaled{dry}")
+    print_operation(sys.stdout, args.output, args.dry_run, info.obj,
+                    f"{info.mapping.kind_string}/{info.name}", "scaled")
     sys.stdout.flush()
 
 

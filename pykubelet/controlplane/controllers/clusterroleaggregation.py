@@ -68,10 +68,9 @@ class ClusterRoleAggregation(InformerController):
                 self.queue.add(entry_key(entry))
 
     async def sync(self, key: str) -> None:
-        entry = self.roles.lookup("", key.partition("/")[2])
-        if entry is None:
+        role = self.get_primary(key)
+        if role is None:
             return
-        role = entry.obj()
         rules = aggregated_rules(role, (e.obj() for e in self.roles.select(None, None)))
         if rules is None or rules == (role.get("rules") or []):
             return

@@ -17,7 +17,7 @@ from pykubelet.api.machinery.timeutil import now as wall_now
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.controller_ref import controller_of
 from pykubelet.controlplane.controllers.cronjob_decisions import CronActions, decide, job_ref
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, split_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import CRONJOBS, JOBS
@@ -52,11 +52,10 @@ class CronJobController(InformerController):
                 self.queue.add(f"{ev.entry.attrs.namespace}/{ref.get('name', '')}")
 
     async def sync(self, key: str) -> None:
-        ns, _, name = key.partition("/")
-        entry = self.cronjobs.lookup(ns, name)
-        if entry is None:
+        cj = self.get_primary(key)
+        if cj is None:
             return
-        cj = entry.obj()
+        ns, _ = split_key(key)
         uid = (cj.get("metadata") or {}).get("uid")
         jobs = []
         for j in self.jobs.select(ns, None):

@@ -34,11 +34,12 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.history import compute_hash, max_revision
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.pod_control import PodControl
-from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
+from pykubelet.controlplane.controllers.pod_events import owner_event_key, pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import (
     BURST_REPLICAS,
@@ -55,7 +56,6 @@ from pykubelet.controlplane.registry.resources import (
 )
 from pykubelet.controlplane.registry.store import (
     Context,
-    DeleteOptions,
     Entry,
     GenericStore,
     Registry,
@@ -111,10 +111,7 @@ class DaemonSetController(InformerController):
     # -- event handlers: enqueue only
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == DAEMON_SETS.storage_prefix:
-            key = entry_key(ev.entry)
-            if ev.type == DELETED:
-                self.expectations.forget(key)
-            self.queue.add(key)
+            self.queue.add(owner_event_key(ev, self.expectations))
         elif cache.prefix == PODS.storage_prefix:
             self._on_pod(ev)
         elif cache.prefix == NODES.storage_prefix:
@@ -138,12 +135,10 @@ class DaemonSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDaemonSet."""
-        ns, name = key.split("/", 1)
-        entry = self.ds_store.lookup(ns, name)
-        if entry is None:
+        ds = self.get_primary(key)
+        if ds is None:
             self.expectations.forget(key)
             return
-        ds = entry.obj()
         if meta(ds).get("deletionTimestamp"):
             return  # its history may be going: no status can be trusted (as upstream)
         nodes = [e.obj() for e in self.nodes.select(None, None)]
@@ -339,12 +334,7 @@ class DaemonSetController(InformerController):
 
     async def _delete_revision(self, cr: Obj) -> None:
         m = meta(cr)
-        try:
-            await self.revisions.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                        DeleteOptions())
-        except errors.StatusError as exc:
-            if exc.code != 404:
-                raise
+        await delete_unless_gone(self.revisions, m.get("namespace", ""), m.get("name", ""))
 
     # -- status
     async def _update_status(self, ds: Obj, nodes: list[Obj], hash_: str,

@@ -33,13 +33,14 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
 from pykubelet.controlplane.controllers.recorder import NORMAL, EventRecorder
 from pykubelet.controlplane.controllers.replicaset import RETRY_BASE_S, RETRY_MAX_S
+from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import DEPLOYMENTS, PODS, REPLICA_SETS
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, Entry, GenericStore
-from pykubelet.controlplane.registry.strategy import StatusStrategy
+from pykubelet.controlplane.registry.store import Context, Entry, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -97,11 +98,9 @@ class DeploymentController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncDeployment."""
-        ns, name = key.split("/", 1)
-        entry = self.deployments.lookup(ns, name)
-        if entry is None:
+        d = self.get_primary(key)
+        if d is None:
             return
-        d = entry.obj()
         rss = await self._claim(d)
         if meta(d).get("deletionTimestamp"):
             await self._sync_status(d, rss, self._find_new(d, rss))
@@ -288,12 +287,7 @@ class DeploymentController(InformerController):
     async def _cleanup(self, d: Obj, old: list[Obj]) -> None:
         for rs in du.history_to_delete(d, old):
             m = meta(rs)
-            try:
-                await self.rss.delete(Context(), m.get("namespace", ""), m.get("name", ""),
-                                      DeleteOptions())
-            except errors.StatusError as exc:
-                if exc.code != 404:
-                    raise
+            await delete_unless_gone(self.rss, m.get("namespace", ""), m.get("name", ""))
 
     # -- status
     def _current_rss(self, d: Obj) -> list[Obj]:
@@ -322,32 +316,16 @@ class DeploymentController(InformerController):
         await self._write_status(d, st)
 
     def _fresh(self, d: Obj) -> Obj:
-        m = meta(d)
-        entry = self.deployments.lookup(m.get("namespace", ""), m.get("name", ""))
-        return entry.obj() if entry is not None else d
+        """The deployment as the cache holds it now (an earlier write of this sync may have
+        changed it); ``d`` itself when gone or replaced by another of that name."""
+        entry = self.deployments.lookup(meta(d).get("namespace", ""), meta(d).get("name", ""))
+        if entry is None:
+            return d
+        current = entry.obj()
+        return current if meta(current).get("uid") == meta(d).get("uid") else d
 
     async def _write_status(self, d: Obj, st: Obj) -> Obj:
-        m = meta(d)
-        current = self._fresh(d)
-        if status(current) == st:
-            return current
-        uid = m.get("uid")
-
-        def write(o: Obj) -> Obj | None:
-            if meta(o).get("uid") != uid:
-                return None
-            o["status"] = st
-            return o
-
-        try:
-            result = await self.deployments.guaranteed_update(
-                m.get("namespace", ""), m.get("name", ""), write,
-                StatusStrategy(self.deployments.strategy))
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return d
-            raise
-        return result.obj() if isinstance(result, Entry) else result
+        return await write_status(self.deployments, self._fresh(d), st)
 
     async def _update_rs(self, rs: Obj, mutate: Callable[[Obj], Obj | None]) -> Obj | None:
         m = meta(rs)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.machinery.labels import Selector
 from pykubelet.api.machinery.timeutil import now, parse_time, rfc3339
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, split_key
 from pykubelet.controlplane.controllers.recorder import WARNING, EventRecorder
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.eviction import selector_of
@@ -134,11 +134,10 @@ class DisruptionController(InformerController):
                     self.queue.add(entry_key(entry))
 
     async def sync(self, key: str) -> None:
-        ns, _, name = key.partition("/")
-        entry = self.pdbs.lookup(ns, name)
-        if entry is None:
+        pdb = self.get_primary(key)
+        if pdb is None:
             return
-        pdb = entry.obj()
+        ns, name = split_key(key)
         sel = selector_of(pdb)
         matching = [] if sel is None or sel.empty else [
             p.obj() for p in self.pods.select(ns, None) if sel.matches(p.attrs.labels)]

@@ -18,8 +18,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.services import LABEL_MANAGED_BY, LABEL_SERVICE_NAME
-from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import meta
+from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
     MIRRORING_CONTROLLER_NAME,
@@ -34,10 +34,15 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     reconcile_slices,
     selects,
 )
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    split_key,
+)
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
-from pykubelet.controlplane.registry.store import Context, DeleteOptions, GenericStore
+from pykubelet.controlplane.registry.store import Context, GenericStore
 from pykubelet.controlplane.storage.cacher import DELETED, Attrs, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
@@ -100,13 +105,12 @@ class EndpointSliceController(_ServicePodsController):
 
     async def sync(self, key: str) -> None:
         """syncService: the Service's slices made to say what its pods say."""
-        ns, name = key.split("/", 1)
+        ns, name = split_key(key)
         existing = _managed_slices(self.slices, ns, name, CONTROLLER_NAME)
-        entry = self.services.lookup(ns, name)
-        service = entry.obj() if entry is not None else None
+        service = self.get_primary(key)
         if service is None or not managed(service) or meta(service).get("deletionTimestamp"):
             for s in existing:
-                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
+                await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
             return
         plan = reconcile_slices(service, existing, desired_slices(service,
                                                                   self.selected_pods(service)))
@@ -128,18 +132,13 @@ class EndpointsController(_ServicePodsController):
 
     async def sync(self, key: str) -> None:
         """syncService: the Endpoints named as the Service, or none once it is gone."""
-        ns, name = key.split("/", 1)
-        entry = self.services.lookup(ns, name)
+        ns, name = split_key(key)
+        service = self.get_primary(key)
         current = self.endpoints.lookup(ns, name)
-        if entry is None:  # the Service is gone: so are its Endpoints
+        if service is None:  # the Service is gone: so are its Endpoints
             if current is not None:
-                try:
-                    await self.endpoints.delete(Context(), ns, name, DeleteOptions())
-                except errors.StatusError as exc:
-                    if exc.code != 404:
-                        raise
+                await delete_unless_gone(self.endpoints, ns, name)
             return
-        service = entry.obj()
         if not managed(service) or meta(service).get("deletionTimestamp"):
             return
         wanted = desired_endpoints(service, self.selected_pods(service))
@@ -187,14 +186,12 @@ class EndpointSliceMirroringController(InformerController):
                 self.queue.add(f"{ev.entry.attrs.namespace}/{labels[LABEL_SERVICE_NAME]}")
 
     async def sync(self, key: str) -> None:
-        ns, name = key.split("/", 1)
+        ns, name = split_key(key)
         existing = _managed_slices(self.slices, ns, name, MIRRORING_CONTROLLER_NAME)
-        ep_entry = self.endpoints.lookup(ns, name)
-        svc_entry = self.services.lookup(ns, name)
-        endpoints = ep_entry.obj() if ep_entry is not None else None
-        if endpoints is None or not mirrored(endpoints, svc_entry.obj() if svc_entry else None):
+        endpoints = self.get_primary(key)
+        if endpoints is None or not mirrored(endpoints, get_by_key(self.services, key)):
             for s in existing:
-                await _delete_slice(self.slices, ns, meta(s).get("name", ""))
+                await delete_unless_gone(self.slices, ns, meta(s).get("name", ""))
             return
         plan = reconcile_slices(endpoints, existing, mirrored_slices(endpoints),
                                 make=new_mirrored_slice)
@@ -218,15 +215,7 @@ async def _apply(slices: GenericStore, ns: str, plan: SlicePlan) -> None:
     for obj in plan.update:
         await slices.update(ctx, ns, meta(obj)["name"], obj)
     for slice_name in plan.delete:
-        await _delete_slice(slices, ns, slice_name)
-
-
-async def _delete_slice(slices: GenericStore, ns: str, name: str) -> None:
-    try:
-        await slices.delete(Context(), ns, name, DeleteOptions())
-    except errors.StatusError as exc:
-        if exc.code != 404:
-            raise
+        await delete_unless_gone(slices, ns, slice_name)
 
 
 async def run_endpointslice_controller(cp: ControlPlane) -> None:

@@ -40,6 +40,19 @@ def object_key(obj: Obj) -> str:
     return f"{m.get('namespace', '')}/{m.get('name', '')}"
 
 
+def split_key(key: str) -> tuple[str, str]:
+    """cache.SplitMetaNamespaceKey: ``namespace/name``, or a cluster-scoped ``name``."""
+    ns, sep, name = key.partition("/")
+    return (ns, name) if sep else ("", ns)
+
+
+def get_by_key(store: GenericStore, key: str) -> Obj | None:
+    """The lister's Get a sync starts with: the object the queue's key names, decoded
+    from the watch cache, or None once it is gone (upstream's indexer GetByKey)."""
+    entry = store.lookup(*split_key(key))
+    return None if entry is None else entry.obj()
+
+
 class InformerController:
     """A controller fed by the watch cache: ``primary`` is the resource whose keys it
     queues; subclasses set ``registry``, ``primary`` and ``queue`` and decide in
@@ -51,6 +64,11 @@ class InformerController:
 
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         raise NotImplementedError
+
+    def get_primary(self, key: str) -> Obj | None:
+        """What a sync starts with: the primary object its key names (the primary
+        lister's Get), None once it is gone."""
+        return get_by_key(self.primary, key)
 
     def start(self) -> None:
         """The initial list (every primary object's key queued), then the events."""

@@ -43,7 +43,12 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     ControllerRefManager,
     claim_pods,
 )
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    entry_key,
+    get_by_key,
+    split_key,
+)
 from pykubelet.controlplane.controllers.job_decisions import (
     Actions,
     BackoffRecord,
@@ -152,11 +157,10 @@ class JobController(InformerController):
     async def sync_orphan_pod(self, key: str) -> None:
         """syncOrphanPod: the tracking finalizer off a pod no unfinished Job controls (one
         with another kind of controller keeps it)."""
-        ns, _, name = key.partition("/")
-        entry = self.pods.lookup(ns, name)
-        if entry is None:
+        pod = get_by_key(self.pods, key)
+        if pod is None:
             return
-        pod = entry.obj()
+        ns, _ = split_key(key)
         ref = controller_ref(pod)
         if ref is not None:
             if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
@@ -183,9 +187,8 @@ class JobController(InformerController):
 
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:
-        ns, _, name = key.partition("/")
-        entry = self.jobs.lookup(ns, name)
-        job = entry.obj() if entry is not None else None
+        job = self.get_primary(key)
+        ns, name = split_key(key)
         uid = ((job or {}).get("metadata") or {}).get("uid")
         owned: list[Obj] = []
         orphans: list[Obj] = []

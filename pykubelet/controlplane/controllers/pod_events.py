@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.controlplane.controllers.activepods import labels_match, meta
 from pykubelet.controlplane.controllers.controller_ref import controller_ref
-from pykubelet.controlplane.controllers.informer import object_key
+from pykubelet.controlplane.controllers.informer import entry_key, object_key
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent
 
 if TYPE_CHECKING:
@@ -19,6 +19,16 @@ if TYPE_CHECKING:
     from pykubelet.controlplane.registry.store import GenericStore
 
 Obj = dict[str, Any]
+
+
+def owner_event_key(ev: CachedEvent, expectations: Expectations) -> str:
+    """An owner's own event (addRS, updateRS, deleteRS; the DaemonSet's alike): its key to
+    queue; a deleted owner's expectations are forgotten, so one recreated under that name
+    starts afresh."""
+    key = entry_key(ev.entry)
+    if ev.type == DELETED:
+        expectations.forget(key)
+    return key
 
 
 def controller_keys(ev: CachedEvent, kind: str) -> set[str]:

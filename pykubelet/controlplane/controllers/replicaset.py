@@ -41,9 +41,13 @@ from pykubelet.controlplane.controllers.controller_ref_manager import (
     claim_pods,
 )
 from pykubelet.controlplane.controllers.expectations import Expectations
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key, object_key
+from pykubelet.controlplane.controllers.informer import (
+    InformerController,
+    object_key,
+    split_key,
+)
 from pykubelet.controlplane.controllers.pod_control import PodControl, get_pod_from_template
-from pykubelet.controlplane.controllers.pod_events import pod_owner_keys
+from pykubelet.controlplane.controllers.pod_events import owner_event_key, pod_owner_keys
 from pykubelet.controlplane.controllers.recorder import EventRecorder
 from pykubelet.controlplane.controllers.status_writer import write_status
 from pykubelet.controlplane.controllers.workqueue import (
@@ -53,7 +57,7 @@ from pykubelet.controlplane.controllers.workqueue import (
 )
 from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
 from pykubelet.controlplane.registry.store import GenericStore
-from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent, ResourceCache
+from pykubelet.controlplane.storage.cacher import CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane
@@ -178,10 +182,7 @@ class ReplicaSetController(InformerController):
     # -- event handlers: enqueue only
     def _on_event(self, cache: ResourceCache, ev: CachedEvent) -> None:
         if cache.prefix == REPLICA_SETS.storage_prefix:
-            key = entry_key(ev.entry)
-            if ev.type == DELETED:
-                self.expectations.forget(key)
-            self.queue.add(key)
+            self.queue.add(owner_event_key(ev, self.expectations))
         elif cache.prefix == PODS.storage_prefix:
             self._on_pod(ev)
 
@@ -192,12 +193,11 @@ class ReplicaSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """syncReplicaSet."""
-        ns, name = key.split("/", 1)
-        entry = self.rs_store.lookup(ns, name)
-        if entry is None:
+        rs = self.get_primary(key)
+        if rs is None:
             self.expectations.forget(key)
             return
-        rs = entry.obj()
+        ns, _ = split_key(key)
         needs_sync = self.expectations.satisfied(key)
         all_pods = [p.obj() for p in self.pods.select(ns, None)]
         active = [p for p in all_pods if is_active(p)]

@@ -85,11 +85,9 @@ class StatefulSetController(InformerController):
     # -- the worker (run: InformerController's)
     async def sync(self, key: str) -> None:
         """sync: adopt revisions, claim pods, then UpdateStatefulSet."""
-        ns, name = key.split("/", 1)
-        entry = self.sets.lookup(ns, name)
-        if entry is None:
+        sts = self.get_primary(key)
+        if sts is None:
             return
-        sts = entry.obj()
         if not sd.spec(sts).get("selector"):
             return  # a non-transient error upstream does not retry
         revisions = await self._adopt_revisions(sts)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.controllers.activepods import meta
+from pykubelet.controlplane.registry.store import Entry
 from pykubelet.controlplane.registry.strategy import StatusStrategy
 
 if TYPE_CHECKING:
@@ -16,10 +17,11 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 
-async def write_status(store: GenericStore, obj: Obj, status: Obj) -> None:
-    """Replace ``obj``'s status with ``status`` unless they are equal."""
+async def write_status(store: GenericStore, obj: Obj, status: Obj) -> Obj:
+    """Replace ``obj``'s status with ``status`` unless they are equal; the object as it
+    stands after (``obj`` itself when nothing was written or it is gone)."""
     if status == (obj.get("status") or {}):
-        return
+        return obj
     uid = meta(obj).get("uid")
 
     def write(cur: Obj) -> Obj | None:
@@ -29,8 +31,11 @@ async def write_status(store: GenericStore, obj: Obj, status: Obj) -> None:
         return cur
 
     try:
-        await store.guaranteed_update(meta(obj).get("namespace", ""), meta(obj).get("name", ""),
-                                      write, StatusStrategy(store.strategy))
+        result = await store.guaranteed_update(
+            meta(obj).get("namespace", ""), meta(obj).get("name", ""), write,
+            StatusStrategy(store.strategy))
     except errors.StatusError as exc:
         if exc.code != 404:
             raise
+        return obj
+    return result.obj() if isinstance(result, Entry) else result

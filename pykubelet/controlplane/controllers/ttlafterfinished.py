@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pykubelet.api.batch import JOB_COMPLETE, JOB_FAILED
 from pykubelet.api.machinery.timeutil import now, parse_time_or_none
 from pykubelet.controlplane import errors
-from pykubelet.controlplane.controllers.informer import InformerController, entry_key
+from pykubelet.controlplane.controllers.informer import InformerController, entry_key, split_key
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import JOBS
 from pykubelet.controlplane.registry.store import Context, DeleteOptions, Registry
@@ -57,11 +57,10 @@ class TTLAfterFinished(InformerController):
             self.queue.add(entry_key(ev.entry))
 
     async def sync(self, key: str) -> None:
-        ns, _, name = key.partition("/")
-        entry = self.jobs.lookup(ns, name)
-        if entry is None:
+        job = self.get_primary(key)
+        if job is None:
             return
-        job = entry.obj()
+        ns, name = split_key(key)
         left = time_left(job, now())
         if left is None:
             return

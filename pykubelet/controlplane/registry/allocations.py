@@ -20,8 +20,9 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import orjson
 
@@ -43,6 +44,7 @@ SERVICES_PREFIX = "/registry/services/specs/"
 # Service write is still in flight is younger)
 LEAK_GRACE_S = 60.0
 MAX_ATTEMPTS = 32
+_V = TypeVar("_V", str, int)  # an address or a port
 
 
 @dataclass(frozen=True)
@@ -78,39 +80,55 @@ class Allocator:
     def _now(self) -> float:
         return self.clock()
 
-    # -- ClusterIPs
-    async def allocate_ip(self, owner: Owner, ip: str, dry_run: bool = False) -> None:
-        """Take ``ip`` (NotInRangeError, AllocatedError)."""
-        self.ip_range.check(ip)
-        key = IP_PREFIX + ip
+    # -- one key per taken address or port
+    async def _take(self, key: str, owner: Owner, dry_run: bool, taken: str) -> None:
+        """Record ``key`` for ``owner`` (AllocatedError(``taken``) when it is already
+        recorded; a dry run only checks)."""
         if dry_run:
             if await self.storage.get(key) is not None:
-                raise AllocatedError(IP_ALLOCATED)
+                raise AllocatedError(taken)
             return
         try:
             await self.storage.create(key, _record(owner, self._now()))
         except KeyExistsError:
-            raise AllocatedError(IP_ALLOCATED) from None
+            raise AllocatedError(taken) from None
+
+    async def _take_next(self, prefix: str, owner: Owner, dry_run: bool,
+                         pick: Callable[[], Awaitable[_V]], taken: str) -> _V:
+        """Record the value ``pick`` chooses among the free ones; one another API server
+        took meanwhile is picked again, MAX_ATTEMPTS times (then AllocatedError)."""
+        for _ in range(MAX_ATTEMPTS):
+            value = await pick()
+            if dry_run:
+                return value
+            try:
+                await self.storage.create(f"{prefix}{value}", _record(owner, self._now()))
+            except KeyExistsError:  # another API server took it meanwhile
+                continue
+            return value
+        raise AllocatedError(taken)
+
+    async def _release(self, key: str) -> None:
+        try:
+            await self.storage.delete(key)
+        except NotFoundError:
+            pass
+
+    # -- ClusterIPs
+    async def allocate_ip(self, owner: Owner, ip: str, dry_run: bool = False) -> None:
+        """Take ``ip`` (NotInRangeError, AllocatedError)."""
+        self.ip_range.check(ip)
+        await self._take(IP_PREFIX + ip, owner, dry_run, IP_ALLOCATED)
 
     async def allocate_next_ip(self, owner: Owner, dry_run: bool = False) -> str:
         """A free address, upper band first (FullError when none is left)."""
-        for _ in range(MAX_ATTEMPTS):
-            taken = await self.allocated_ips()
-            ip = self.ip_range.pick(taken, self.rng)
-            if dry_run:
-                return ip
-            try:
-                await self.storage.create(IP_PREFIX + ip, _record(owner, self._now()))
-            except KeyExistsError:  # another API server took it meanwhile
-                continue
-            return ip
-        raise AllocatedError(IP_ALLOCATED)
+        async def pick() -> str:
+            return self.ip_range.pick(await self.allocated_ips(), self.rng)
+
+        return await self._take_next(IP_PREFIX, owner, dry_run, pick, IP_ALLOCATED)
 
     async def release_ip(self, ip: str) -> None:
-        try:
-            await self.storage.delete(IP_PREFIX + ip)
-        except NotFoundError:
-            pass
+        await self._release(IP_PREFIX + ip)
 
     async def allocated_ips(self) -> set[str]:
         items, _ = await self.storage.list_prefix(IP_PREFIX)
@@ -119,35 +137,16 @@ class Allocator:
     # -- node ports
     async def allocate_port(self, owner: Owner, port: int, dry_run: bool = False) -> None:
         self.port_range.check(port)
-        key = f"{NODE_PORT_PREFIX}{port}"
-        if dry_run:
-            if await self.storage.get(key) is not None:
-                raise AllocatedError(PORT_ALLOCATED)
-            return
-        try:
-            await self.storage.create(key, _record(owner, self._now()))
-        except KeyExistsError:
-            raise AllocatedError(PORT_ALLOCATED) from None
+        await self._take(f"{NODE_PORT_PREFIX}{port}", owner, dry_run, PORT_ALLOCATED)
 
     async def allocate_next_port(self, owner: Owner, dry_run: bool = False) -> int:
-        for _ in range(MAX_ATTEMPTS):
-            taken = await self.allocated_ports()
-            port = self.port_range.pick(taken, self.rng)
-            if dry_run:
-                return port
-            try:
-                await self.storage.create(f"{NODE_PORT_PREFIX}{port}",
-                                          _record(owner, self._now()))
-            except KeyExistsError:
-                continue
-            return port
-        raise AllocatedError(PORT_ALLOCATED)
+        async def pick() -> int:
+            return self.port_range.pick(await self.allocated_ports(), self.rng)
+
+        return await self._take_next(NODE_PORT_PREFIX, owner, dry_run, pick, PORT_ALLOCATED)
 
     async def release_port(self, port: int) -> None:
-        try:
-            await self.storage.delete(f"{NODE_PORT_PREFIX}{port}")
-        except NotFoundError:
-            pass
+        await self._release(f"{NODE_PORT_PREFIX}{port}")
 
     async def allocated_ports(self) -> set[int]:
         items, _ = await self.storage.list_prefix(NODE_PORT_PREFIX)

@@ -24,15 +24,28 @@ def _name(ref: Any, key: str = "name") -> str:
     return str(ref.get(key) or "") if isinstance(ref, dict) else ""
 
 
+def _env_names(spec: Obj, key_ref: str, from_ref: str) -> set[str]:
+    """What every container's env (``valueFrom.<key_ref>``) and envFrom (``<from_ref>``)
+    name: the containers' part of both visits."""
+    names: set[str] = set()
+    for c in _containers(spec):
+        for env in c.get("env") or []:
+            names.add(_name(((env or {}).get("valueFrom") or {}).get(key_ref)))
+        for src in c.get("envFrom") or []:
+            names.add(_name((src or {}).get(from_ref)))
+    return names
+
+
+def _projected_names(vol: Obj, source: str) -> set[str]:
+    """What a projected volume's ``<source>`` sources name."""
+    return {_name((s or {}).get(source)) for s in (vol.get("projected") or {}).get("sources") or []}
+
+
 def secret_names(pod: Obj) -> set[str]:
     """Every secret the pod names: pull secrets, env, envFrom, volumes."""
     spec = pod.get("spec") or {}
     names = {_name(r) for r in spec.get("imagePullSecrets") or []}
-    for c in _containers(spec):
-        for env in c.get("env") or []:
-            names.add(_name(((env or {}).get("valueFrom") or {}).get("secretKeyRef")))
-        for src in c.get("envFrom") or []:
-            names.add(_name((src or {}).get("secretRef")))
+    names |= _env_names(spec, "secretKeyRef", "secretRef")
     for vol in spec.get("volumes") or []:
         vol = vol or {}
         names.add(_name(vol.get("secret"), "secretName"))
@@ -40,8 +53,7 @@ def secret_names(pod: Obj) -> set[str]:
         names.add(_name((vol.get("csi") or {}).get("nodePublishSecretRef")))
         for kind in _SECRET_REF_VOLUMES:
             names.add(_name((vol.get(kind) or {}).get("secretRef")))
-        for source in (vol.get("projected") or {}).get("sources") or []:
-            names.add(_name((source or {}).get("secret")))
+        names |= _projected_names(vol, "secret")
     names.discard("")
     return names
 
@@ -49,17 +61,11 @@ def secret_names(pod: Obj) -> set[str]:
 def configmap_names(pod: Obj) -> set[str]:
     """Every configmap the pod names: env, envFrom, volumes."""
     spec = pod.get("spec") or {}
-    names: set[str] = set()
-    for c in _containers(spec):
-        for env in c.get("env") or []:
-            names.add(_name(((env or {}).get("valueFrom") or {}).get("configMapKeyRef")))
-        for src in c.get("envFrom") or []:
-            names.add(_name((src or {}).get("configMapRef")))
+    names = _env_names(spec, "configMapKeyRef", "configMapRef")
     for vol in spec.get("volumes") or []:
         vol = vol or {}
         names.add(_name(vol.get("configMap")))
-        for source in (vol.get("projected") or {}).get("sources") or []:
-            names.add(_name((source or {}).get("configMap")))
+        names |= _projected_names(vol, "configMap")
     names.discard("")
     return names
 

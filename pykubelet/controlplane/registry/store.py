@@ -201,6 +201,14 @@ def encode(obj: Obj) -> bytes:
     return orjson.dumps(out)
 
 
+def _body_rv(body: Any) -> str:
+    """The resourceVersion a patch or an applied configuration carries: the update's
+    precondition ("" for none, or for a body that is no object)."""
+    if not isinstance(body, dict):
+        return ""
+    return str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+
 def _meta(obj: Obj) -> Obj:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -533,11 +541,8 @@ class GenericStore:
             self._check_patched(patched, old, namespace, name)
             return self._decode(patched, ctx, strat)
 
-        precondition = ""
-        if isinstance(patch, dict):
-            precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
-                                             precondition=precondition)
+                                             precondition=_body_rv(patch))
 
     async def _apply(self, ctx: Context, namespace: str, name: str, config: Any,
                      strat: Strategy, main: bool) -> Entry | Obj:
@@ -566,11 +571,8 @@ class GenericStore:
             self._check_patched(merged, old, namespace, name)
             return self._decode(merged, ctx, strat)
 
-        precondition = ""
-        if isinstance(config, dict):
-            precondition = str((config.get("metadata") or {}).get("resourceVersion") or "")
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
-                                             precondition=precondition)
+                                             precondition=_body_rv(config))
 
     def _check_patched(self, patched: Obj, old: Obj, namespace: str, name: str) -> None:
         """What upstream's patcher checks of the patched object: its name and namespace

@@ -1,27 +1,5 @@
-"""The store seam: a revisioned key-value log shaped like etcd v3 (as kine serves it)."""
+"""The store seam: a revisioned key-value log shaped like etcd v3 (as kine serves it).
+Its names are interface.py's ``__all__``, listed there once."""
 
-from pykubelet.controlplane.storage.interface import (
-    CompactedError,
-    ConflictError,
-    Event,
-    KeyExistsError,
-    KeyValue,
-    NotFoundError,
-    Progress,
-    RequestTooLargeError,
-    Storage,
-    StorageError,
-)
-
-__all__ = [
-    "CompactedError",
-    "ConflictError",
-    "Event",
-    "KeyExistsError",
-    "KeyValue",
-    "NotFoundError",
-    "Progress",
-    "RequestTooLargeError",
-    "Storage",
-    "StorageError",
-]
+from pykubelet.controlplane.storage.interface import *  # noqa: F403
+from pykubelet.controlplane.storage.interface import __all__ as __all__

@@ -16,6 +16,19 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
+# the seam's names, as the package re-exports them (storage/__init__.py)
+__all__ = [
+    "CompactedError",
+    "ConflictError",
+    "Event",
+    "KeyExistsError",
+    "KeyValue",
+    "NotFoundError",
+    "Progress",
+    "RequestTooLargeError",
+    "Storage",
+    "StorageError",
+]
 
 class StorageError(Exception):
     """Base of the store's errors; the message is for operators."""

@@ -182,6 +182,21 @@ def build_status(f: Facts, r: Readings, images: list[dict[str, Any]],
 # ---------------------------------------------------------------------------- readings
 
 
+def run_if_due(t: float, due: float, period: float, work: Callable[[], object],
+               what: str) -> float:
+    """One of the status loop's periodic writes (the lease, the status): ``work`` when
+    ``due`` at ``t``; the next due time, a period on, or within a second after a failure
+    to reach the API server (logged, as kubelet logs and retries it)."""
+    if t < due:
+        return due
+    try:
+        work()
+    except (ClientError, OSError) as exc:
+        log.warning("%s: %s", what, exc)
+        return t + min(period, 1.0)
+    return t + period
+
+
 def _read(path: str) -> str:
     try:
         return Path(path).read_text().strip()
@@ -403,18 +418,8 @@ class NodeStatusReporter:
         clock = time.monotonic
         while not self._stop.is_set():
             t = clock()
-            if t >= next_lease:
-                try:
-                    self.renew_lease()
-                    next_lease = t + self.lease_period
-                except (ClientError, OSError) as exc:
-                    log.warning("renewing the node lease: %s", exc)
-                    next_lease = t + min(self.lease_period, 1.0)
-            if t >= next_status:
-                try:
-                    self.update_status()
-                    next_status = t + self.status_period
-                except (ClientError, OSError) as exc:
-                    log.warning("updating node status: %s", exc)
-                    next_status = t + min(self.status_period, 1.0)
+            next_lease = run_if_due(t, next_lease, self.lease_period, self.renew_lease,
+                                    "renewing the node lease")
+            next_status = run_if_due(t, next_status, self.status_period, self.update_status,
+                                     "updating node status")
             self._stop.wait(max(0.05, min(next_lease, next_status) - clock()))

@@ -61,20 +61,21 @@ class Backoff:
 
     def is_in_backoff_since(self, key: str, event_time: float) -> bool:
         """True while less than the current delay has passed since `event_time`."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return False
-        if self._has_expired(event_time, entry.last_update):
-            return False
-        return self._clock() - event_time < entry.backoff
+        entry = self._live(key, event_time)
+        return entry is not None and self._clock() - event_time < entry.backoff
 
     def is_in_backoff_since_update(self, key: str, event_time: float) -> bool:
+        """True while `event_time` is less than the current delay after the last update."""
+        entry = self._live(key, event_time)
+        return entry is not None and event_time - entry.last_update < entry.backoff
+
+    def _live(self, key: str, event_time: float) -> _Entry | None:
+        """`key`'s entry unless absent or expired at `event_time` (what both
+        IsInBackOffSince checks start with)."""
         entry = self._entries.get(key)
-        if entry is None:
-            return False
-        if self._has_expired(event_time, entry.last_update):
-            return False
-        return event_time - entry.last_update < entry.backoff
+        if entry is None or self._has_expired(event_time, entry.last_update):
+            return None
+        return entry
 
     def gc(self) -> None:
         """Forget entries not updated for 2 x the cap."""

@@ -10,6 +10,7 @@ from pykubelet.cli.kubectl.printers import (
     compact_json,
     go_string,
     print_objects,
+    print_operation,
     to_json,
     to_yaml,
 )
@@ -98,3 +99,21 @@ def test_json_and_yaml_omit_managed_fields_unless_asked() -> None:
         print_objects(out, fmt, obj, show_managed_fields=True)
         assert "f:data" in out.getvalue()
     assert obj["metadata"]["managedFields"] == [entry]  # the caller's object is unchanged
+
+
+def test_print_operation_is_the_name_printer_with_an_operation() -> None:
+    """cli-runtime's PrintFlags.ToPrinter(operation), as rollout, scale and run use it."""
+    obj = {"kind": "Pod", "metadata": {"name": "web", "managedFields": [{}]}}
+
+    def printed(fmt: str, dry_run: str = "none") -> str:
+        out = io.StringIO()
+        print_operation(out, fmt, dry_run, obj, "pod/web", "created")
+        return out.getvalue()
+
+    assert printed("") == "pod/web created\n"
+    assert printed("", "client") == "pod/web created (dry run)\n"
+    assert printed("", "server") == "pod/web created (server dry run)\n"
+    assert printed("name", "client") == "pod/web\n"
+    assert '"managedFields"' not in printed("json")
+    assert '"name": "web"' in printed("json")
+    assert printed("yaml").startswith("kind: Pod\n")

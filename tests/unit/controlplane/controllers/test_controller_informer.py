@@ -11,7 +11,9 @@ import pytest
 from pykubelet.controlplane.controllers.informer import (
     InformerController,
     entry_key,
+    get_by_key,
     object_key,
+    split_key,
 )
 
 
@@ -74,3 +76,35 @@ def test_run_works_the_queue_while_informing_and_unlistens_after() -> None:
     assert c.keys == ["a/x"]
     assert seen == [c._on_event]
     assert c.registry.cacher.listeners == []
+
+
+def test_split_key_is_split_meta_namespace_key() -> None:
+    assert split_key("ns/web") == ("ns", "web")
+    assert split_key("/node-a") == ("", "node-a")  # entry_key of a cluster-scoped object
+    assert split_key("node-a") == ("", "node-a")
+
+
+def test_get_by_key_decodes_what_the_cache_holds_and_none_when_gone() -> None:
+    """A lister's Get by a queue key: the object, or None once it left the cache."""
+    asked: list[tuple[str, str]] = []
+    obj = {"metadata": {"namespace": "ns", "name": "web"}}
+
+    def lookup(ns: str, name: str) -> object:
+        asked.append((ns, name))
+        return SimpleNamespace(obj=lambda: obj) if name == "web" else None
+
+    store = SimpleNamespace(lookup=lookup)
+    assert get_by_key(store, "ns/web") is obj  # type: ignore[arg-type]
+    assert get_by_key(store, "ns/gone") is None  # type: ignore[arg-type]
+    assert get_by_key(store, "/cluster-role") is None  # type: ignore[arg-type]
+    assert asked == [("ns", "web"), ("ns", "gone"), ("", "cluster-role")]
+
+
+def test_get_primary_is_the_primary_listers_get() -> None:
+    obj = {"metadata": {"namespace": "a", "name": "x"}}
+    c = _Controller([])
+    c.primary = SimpleNamespace(  # type: ignore[assignment]
+        lookup=lambda ns, name: SimpleNamespace(obj=lambda: obj) if (ns, name) == ("a", "x")
+        else None)
+    assert c.get_primary("a/x") is obj
+    assert c.get_primary("a/y") is None

@@ -4,10 +4,15 @@ it tells their expectations. Over stand-in cache entries and an owner store."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from pykubelet.controlplane.controllers.expectations import Expectations
-from pykubelet.controlplane.controllers.pod_events import controller_keys, pod_owner_keys
+from pykubelet.controlplane.controllers.pod_events import (
+    controller_keys,
+    owner_event_key,
+    pod_owner_keys,
+)
 from pykubelet.controlplane.storage.cacher import ADDED, DELETED, MODIFIED, CachedEvent
 
 Obj = dict[str, Any]
@@ -87,3 +92,15 @@ def test_a_stale_controller_ref_tells_the_expectations_nothing() -> None:
     keys = pod_owner_keys(event(ADDED, pod(("web", "old-uid"))), "ReplicaSet", OWNERS, exp)  # type: ignore[arg-type]
     assert keys == {"ns/web"}
     assert not exp.satisfied("ns/web")
+
+
+def test_an_owners_own_event_queues_it_and_its_delete_forgets_its_expectations() -> None:
+    """addRS/updateRS/deleteRS (and the DaemonSet's): the owner's key; a delete also drops
+    what it expected, so a recreated one of that name starts afresh."""
+    exp = Expectations()
+    exp.expect_creations("ns/web", 2)
+    entry = SimpleNamespace(attrs=SimpleNamespace(namespace="ns", name="web"))
+    assert owner_event_key(CachedEvent(MODIFIED, 1, entry, None), exp) == "ns/web"  # type: ignore[arg-type]
+    assert not exp.satisfied("ns/web")
+    assert owner_event_key(CachedEvent(DELETED, 2, entry, None), exp) == "ns/web"  # type: ignore[arg-type]
+    assert exp.satisfied("ns/web")

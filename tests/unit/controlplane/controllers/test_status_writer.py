@@ -60,3 +60,15 @@ def test_another_object_of_that_name_is_left_alone_and_a_gone_one_is_no_error() 
     assert store.obj is not None
     assert store.obj["status"] == {"replicas": 1}
     asyncio.run(write_status(Store(None), rs(), {"replicas": 3}))  # type: ignore[arg-type]
+
+
+def test_returns_the_object_as_it_stands_after_the_write() -> None:
+    """What a sync goes on with (syncDeployment's updated object): the written object,
+    the object itself when nothing was written or when it is gone."""
+    store = Store(rs(replicas=1))
+    unchanged = rs(replicas=1)
+    assert asyncio.run(write_status(store, unchanged, {"replicas": 1})) is unchanged  # type: ignore[arg-type]
+    written = asyncio.run(write_status(store, rs(replicas=1), {"replicas": 2}))  # type: ignore[arg-type]
+    assert written == rs(replicas=2)
+    gone = rs()
+    assert asyncio.run(write_status(Store(None), gone, {"replicas": 3})) is gone  # type: ignore[arg-type]

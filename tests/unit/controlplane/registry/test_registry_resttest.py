@@ -16,7 +16,8 @@ from registry_fixture import memory_registry
 
 from pykubelet.controlplane import errors
 from pykubelet.controlplane.registry.gcpolicy import ORPHAN_DEPENDENTS
-from pykubelet.controlplane.registry.resources import ALL, ResourceInfo
+from pykubelet.controlplane.registry.patch import JSON_PATCH, MERGE_PATCH
+from pykubelet.controlplane.registry.resources import ALL, CONFIGMAPS, ResourceInfo
 from pykubelet.controlplane.registry.store import (
     Context,
     DeleteOptions,
@@ -299,3 +300,23 @@ def test_watch(info: ResourceInfo) -> None:
         assert expired.closed
 
     run(info, test)
+
+
+def test_a_patchs_resource_version_is_its_precondition() -> None:
+    """A merge patch carrying a stale resourceVersion is 409 Conflict, one carrying the
+    current one writes; a JSON patch (a list) carries none."""
+    async def test(reg: Registry, store: GenericStore) -> None:
+        created = obj_of(await store.create(Context(), NS, body(CONFIGMAPS, "rt-p")))
+        rv = created["metadata"]["resourceVersion"]
+        patched = obj_of(await store.patch(Context(), NS, "rt-p", MERGE_PATCH, {
+            "metadata": {"resourceVersion": rv, "labels": {"a": "1"}}}))
+        assert patched["metadata"]["labels"]["a"] == "1"
+        with pytest.raises(errors.StatusError) as exc:
+            await store.patch(Context(), NS, "rt-p", MERGE_PATCH, {
+                "metadata": {"resourceVersion": rv, "labels": {"a": "2"}}})
+        assert status_of(exc) == (409, errors.CONFLICT)
+        patched = obj_of(await store.patch(Context(), NS, "rt-p", JSON_PATCH, [
+            {"op": "replace", "path": "/metadata/labels/a", "value": "3"}]))
+        assert patched["metadata"]["labels"]["a"] == "3"
+
+    run(CONFIGMAPS, test)

@@ -167,3 +167,39 @@ def test_repair_records_missing_and_releases_leaked() -> None:
             await storage.close()
 
     asyncio.run(main())
+
+
+def test_dry_runs_check_without_recording_and_releases_forget() -> None:
+    """A dry run's allocate says what a real one would (AllocatedError when taken) and
+    records nothing; a release of what is not recorded is no error."""
+    async def main() -> None:
+        storage = SQLiteStorage(":memory:", durable=False)
+        await storage.start()
+        try:
+            a = _allocator(storage, "10.0.0.0/28")
+            await a.allocate_ip(OWNER, "10.0.0.5")
+            await a.allocate_port(OWNER, 30005)
+            for taken in (a.allocate_ip(OWNER, "10.0.0.5", dry_run=True),
+                          a.allocate_ip(OWNER, "10.0.0.5"),
+                          a.allocate_port(OWNER, 30005, dry_run=True),
+                          a.allocate_port(OWNER, 30005)):
+                with pytest.raises(AllocatedError):
+                    await taken
+            await a.allocate_ip(OWNER, "10.0.0.6", dry_run=True)
+            await a.allocate_port(OWNER, 30006, dry_run=True)
+            ip = await a.allocate_next_ip(OWNER, dry_run=True)
+            port = await a.allocate_next_port(OWNER, dry_run=True)
+            assert ip != "10.0.0.5"
+            assert port != 30005
+            assert await a.allocated_ips() == {"10.0.0.5"}
+            assert await a.allocated_ports() == {30005}
+            await a.release_ip("10.0.0.5")
+            await a.release_ip("10.0.0.5")
+            await a.release_port(30005)
+            await a.release_port(30005)
+            assert await a.allocated_ips() == set()
+            assert await a.allocated_ports() == set()
+        finally:
+            await storage.close()
+
+    asyncio.run(main())

@@ -249,3 +249,19 @@ def test_state_and_revision_survive_a_restart(tmp_path: Path) -> None:
             await s2.close()
 
     asyncio.run(main())
+
+
+def test_the_package_exports_the_seam_listed_once_in_interface() -> None:
+    """storage/__init__ re-exports interface.py's ``__all__``: every public class of the
+    seam, the same objects."""
+    import inspect
+
+    from pykubelet.controlplane import storage
+    from pykubelet.controlplane.storage import interface
+
+    classes = {n for n, v in vars(interface).items()
+               if inspect.isclass(v) and v.__module__ == interface.__name__
+               and not n.startswith("_")}
+    assert set(interface.__all__) == classes
+    assert storage.__all__ == interface.__all__
+    assert all(getattr(storage, n) is getattr(interface, n) for n in interface.__all__)
