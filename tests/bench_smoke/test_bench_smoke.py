@@ -121,6 +121,15 @@ def test_scheduler() -> None:
     assert figure(r"scheduled=\s*300\s+([\d.]+) pods/s", out) >= today_pods_per_s / REGRESSION
 
 
+def test_burst_logic() -> None:
+    """bench/burst_logic_bench.py (10 s): a small burst through a real control plane and
+    two agents over the in-memory runtime, the per-stage trace read back."""
+    out = run_bench("burst_logic_bench.py", "--pods", "10", "--nodes", "2")
+    today_s = 1.1  # first create -> every Running status written, 10 pods, 2 nodes
+    assert figure(r"every Running status written ([\d.]+) s", out) <= REGRESSION * today_s
+    assert "status_set -> status_running" in out  # every stage of the trace came back
+
+
 def test_pykubectl_against_kubectl() -> None:
     out = run_bench("pykubectl_bench.py", "--runs", "3", "--pods", "20")
     ratios = [float(r) for r in re.findall(r"ratio pykubectl/kubectl\s+wall ([\d.]+)", out)]
