@@ -3,7 +3,7 @@
 idle and with pods running, on a worker of the one-host lab (run as root):
 
     sudo flock /tmp/pykube-root-tests.lock .venv/bin/python bench/node_footprint.py \
-        [--pods 30,110] [--nodes 2] [--mappings 8]
+        [--pods 30,110] [--nodes 2] [--mappings 8] [--runtime-in-agent]
 
 ``pykubelet lab up --nodes 2`` (node1 is the control plane and a node; node2, measured,
 is only a node, as a worker of a cluster is); then, idle and with each ``--pods`` count
@@ -15,7 +15,8 @@ containers, which are per-pod and measured by the CRI bench. Columns, in MiB: RS
 that map them, so agent + runtime sums honestly), USS (psutil's memory_full_info: what
 the process alone holds), then threads and open fds. ``--mappings N`` adds each
 process's N largest mappings by PSS (the heap, the Python extensions' .so files), and
-the Python extension packages mapped: where the memory goes. Target: agent + runtime
+the Python extension packages mapped: where the memory goes. ``--runtime-in-agent``
+restarts node2's agent with ``runtimeInAgent: true`` first. Target: agent + runtime
 <= 80 MB with 30 pods (the k3s agent is the anchor). Figures only; ``lab down`` at the
 end (``--keep`` leaves the lab up).
 """
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -90,6 +92,21 @@ def node_processes(node: str) -> list[tuple[str, psutil.Process]]:
         if "runtime" in child.cmdline():
             out.append(("runtime", child))
     return out
+
+
+def runtime_into_agent(node: str) -> None:
+    """Restart ``node``'s agent with ``runtimeInAgent: true`` in its config: the runtime
+    then runs in the agent's process (the lab writes the config; restart-node starts the
+    agent again on it)."""
+    (_, agent), *runtime = node_processes(node)
+    cmd = agent.cmdline()
+    path = Path(cmd[cmd.index("--config") + 1])
+    cfg = yaml.safe_load(path.read_text())
+    cfg["runtimeInAgent"] = True
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    agent.terminate()  # it stops its runtime child too
+    psutil.wait_procs([agent] + [p for _, p in runtime], timeout=30)
+    lab("restart-node", node, "--name", NAME)
 
 
 def top_mappings(pid: int, n: int) -> list[tuple[str, int]]:
@@ -183,6 +200,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds to wait for each pod count to run")
     ap.add_argument("--keep", action="store_true", help="leave the lab up")
+    ap.add_argument("--runtime-in-agent", action="store_true",
+                    help="measure the node with runtimeInAgent: true (the runtime served "
+                         "from the agent's process)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root")
@@ -196,7 +216,11 @@ def main() -> int:
         return 1
     try:
         client = RESTClient.from_kubeconfig(context=f"pykube-{NAME}", user_agent="footprint")
-        print(f"{node} of a {args.nodes}-node lab; MiB (RSS, PSS from smaps_rollup, USS)")
+        if args.runtime_in_agent:
+            runtime_into_agent(node)
+        mode = "runtimeInAgent" if args.runtime_in_agent else "runtime as a child process"
+        print(f"{node} of a {args.nodes}-node lab ({mode}); MiB (RSS, PSS from "
+              "smaps_rollup, USS)")
         print(f"{'phase':14s} {'process':22s} {'pid':>7s} {'RSS':>8s} {'PSS':>8s} "
               f"{'USS':>8s} {'threads':>8s} {'fds':>6s}")
         time.sleep(args.settle)
