@@ -22,7 +22,7 @@ cd "$here"
   -p pykubelet.kubelet -p pykubelet.runtime -p pykubelet.lab \
   -p pykubelet.systemd -m pykubelet.daemon_logging -m pykubelet.cli.run_cmd \
   -m pykubelet.cli.install_service_cmd -m pykubelet.cli.loadbalancer_cmd -m pykubelet.cli.cluster_side \
-  -m pykubelet.cli.signals \
+  -m pykubelet.cli.signals -m pykubelet.cli.runtime_in_agent \
   -m pykubelet.cli.lab_cmd -m pykubelet.cli.controlplane_cmd -m pykubelet.default_network \
   -p pykubelet.streaming -m pykubelet -m pykubelet.cli -m pykubelet.cli.main -m pykubelet.cli.errors \
   -m pykubelet.cli.image_cmd -m pykubelet.cli.runtime_cmd -m pykubelet.config -m pykubelet.state_lock \

@@ -46,7 +46,7 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
     """Start what the config asks for beside the agent; a stop function, or None."""
     if cfg.controlPlane is None and not cfg.server:
         return None
-    from pykubelet.client.bootstrap import BootstrapError, join
+    from pykubelet.client.bootstrap import BootstrapError, join, join_in_child
     from pykubelet.kubelet.cluster.node import APINode, state_dir
     from pykubelet.version import git_version
 
@@ -109,8 +109,11 @@ def start(cfg: KubeletConfig, agent: Kubelet) -> Callable[[], None] | None:
         log.info("api server load balancer on %s for %s", lb.url, ", ".join(servers))
         server = lb.url
     try:
-        creds = join(server, token, ca_hash, agent.node_name, agent.host_ips,
-                     state_dir(cfg.rootDir), servers=servers)
+        # a worker joins from a child process, so its agent never loads cryptography;
+        # the control node has it loaded already (its PKI)
+        joining = join if cfg.controlPlane is not None else join_in_child
+        creds = joining(server, token, ca_hash, agent.node_name, agent.host_ips,
+                        state_dir(cfg.rootDir), servers=servers)
     except BootstrapError as exc:
         if lb is not None:
             lb.stop()

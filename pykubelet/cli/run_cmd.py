@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import click
 import psutil
@@ -29,6 +29,7 @@ from pykubelet import state_lock
 from pykubelet.config import DEFAULT_CONFIG_PATH, KubeletConfig, KubeletConfigError, load_config
 
 if TYPE_CHECKING:
+    from pykubelet.cli.runtime_in_agent import InAgentRuntime
     from pykubelet.kubelet.agent import Kubelet
 
 from pykubelet.systemd.notify import child_environment
@@ -219,7 +220,19 @@ def start_embedded_runtime(
     return proc
 
 
-RuntimeProcess = subprocess.Popen[bytes] | _AdoptedRuntime
+RuntimeProcess: TypeAlias = "subprocess.Popen[bytes] | _AdoptedRuntime | InAgentRuntime"
+
+
+def start_runtime(cfg: KubeletConfig, log_level: str) -> RuntimeProcess | None:
+    """The embedded runtime as the config asks: none with containerRuntimeEndpoint, in
+    this process with runtimeInAgent, else a `pykubelet runtime` child."""
+    if not cfg.uses_embedded_runtime:
+        return None
+    if cfg.runtimeInAgent:
+        from pykubelet.cli.runtime_in_agent import start_in_agent
+
+        return start_in_agent(cfg, log_level)
+    return start_embedded_runtime(cfg, log_level)
 
 
 def supervise_runtime(cfg: KubeletConfig, proc: RuntimeProcess | None,
@@ -303,8 +316,7 @@ def run(config_path: str | None, verbosity: int) -> None:
                     exc)
     if cfg.uses_embedded_runtime:
         service.starting(f"starting the embedded runtime on {cfg.runtime_endpoint}")
-    runtime_proc = (start_embedded_runtime(cfg, daemon_logging.runtime_log_level(verbosity))
-                    if cfg.uses_embedded_runtime else None)
+    runtime_proc = start_runtime(cfg, daemon_logging.runtime_log_level(verbosity))
 
     from pykubelet.kubelet.agent import Kubelet
 
@@ -367,8 +379,7 @@ def run(config_path: str | None, verbosity: int) -> None:
             lock.release()
 
 
-def _abandon(agent: Kubelet, runtime_proc: subprocess.Popen[bytes] | _AdoptedRuntime | None
-             ) -> None:
+def _abandon(agent: Kubelet, runtime_proc: RuntimeProcess | None) -> None:
     """A start that failed half way: stop the agent and the runtime we started."""
     agent.stop()
     if runtime_proc is not None:

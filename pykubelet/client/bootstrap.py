@@ -18,18 +18,23 @@ import datetime as dt
 import hashlib
 import json
 import ssl
+import subprocess
+import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import urllib3
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from pycni.atomic_files import write_atomic
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+# cryptography (~8 MiB RSS, its Rust extension ~4 MiB PSS) is imported by the functions
+# that need it, not here: a worker's agent joins through join_in_child and never loads it
 
 
 class BootstrapError(Exception):
@@ -38,6 +43,9 @@ class BootstrapError(Exception):
 
 def ca_cert_hash(ca_pem: bytes) -> str:
     """kubeadm's discovery-token-ca-cert-hash of a CA certificate."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     cert = x509.load_pem_x509_certificate(ca_pem)
     spki = cert.public_key().public_bytes(serialization.Encoding.DER,
                                           serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -88,6 +96,10 @@ def fetch_ca(server: str, expected_hash: str, timeout: float = 10.0) -> bytes:
 def _csr(node: str, addresses: list[str], key: ec.EllipticCurvePrivateKey) -> bytes:
     import ipaddress
 
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import NameOID
+
     names: list[x509.GeneralName] = [x509.DNSName(node)]
     for a in addresses:
         try:
@@ -104,6 +116,8 @@ def _csr(node: str, addresses: list[str], key: ec.EllipticCurvePrivateKey) -> by
 
 
 def _cert_fresh(path: Path, addresses: list[str]) -> bool:
+    from cryptography import x509
+
     try:
         cert = x509.load_pem_x509_certificate(path.read_bytes())
     except (OSError, ValueError):
@@ -142,6 +156,9 @@ def join(server: str, join_token: str, expected_ca_hash: str, node: str,
     if not join_token:
         raise BootstrapError("token: required to join a control plane (the join command's "
                              "--token)")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     ca = fetch_ca(server, expected_ca_hash)
     key = ec.generate_private_key(ec.SECP256R1())
     body = json.dumps({"nodeName": node, "csr": _csr(node, addresses, key).decode()}).encode()
@@ -171,3 +188,44 @@ def join(server: str, join_token: str, expected_ca_hash: str, node: str,
     _write(paths["server"], known[0].encode())
     return NodeCredentials(server, answer["token"], ca, paths["kubelet.crt"],
                            paths["kubelet.key"])
+
+
+def join_in_child(server: str, join_token: str, expected_ca_hash: str, node: str,
+                  addresses: list[str], state_dir: Path, *, servers: Sequence[str] = ()
+                  ) -> NodeCredentials:
+    """``join`` in a child Python process: what a worker's agent calls, so cryptography
+    (CSR, key and certificate parsing) is loaded by a process that exits, not by the
+    agent that lives on (~8 MiB RSS). The token goes over stdin, never argv; the child
+    answers the credentials as JSON, or its BootstrapError's line with exit status 1."""
+    request = {"server": server, "join_token": join_token,
+               "expected_ca_hash": expected_ca_hash, "node": node,
+               "addresses": list(addresses), "state_dir": str(state_dir),
+               "servers": list(servers)}
+    proc = subprocess.run([sys.executable, "-m", "pykubelet.client.bootstrap"],
+                          input=json.dumps(request), capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise BootstrapError(lines[-1] if lines else f"join exited with {proc.returncode}")
+    answer = json.loads(proc.stdout)
+    return NodeCredentials(answer["server"], answer["token"], answer["ca_pem"].encode(),
+                           Path(answer["cert_path"]), Path(answer["key_path"]))
+
+
+def _child_main() -> int:
+    """`python -m pykubelet.client.bootstrap`: join_in_child's other side."""
+    req: dict[str, Any] = json.loads(sys.stdin.read())
+    try:
+        creds = join(req["server"], req["join_token"], req["expected_ca_hash"], req["node"],
+                     req["addresses"], Path(req["state_dir"]), servers=req["servers"])
+    except BootstrapError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    answer = {k: str(v) for k, v in asdict(creds).items()}
+    answer["ca_pem"] = creds.ca_pem.decode()
+    print(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pykubelet.client.bootstrap import BootstrapError, ca_cert_hash, join
+from pykubelet.client.bootstrap import BootstrapError, ca_cert_hash, join, join_in_child
 from pykubelet.controlplane.pki import PKI
 
 A, B = "https://10.0.0.1:6443", "https://10.0.0.2:6443"
@@ -48,3 +48,22 @@ def test_credentials_for_another_server_are_not_reused(tmp_path: Path) -> None:
         join("https://127.0.0.1:40001", "", ca_hash, "n1", ["10.0.0.5"], state)
     assert join("https://10.9.9.9:6443", "", ca_hash, "n1", ["10.0.0.5"], state).token \
         == "node-token"
+
+
+def test_a_join_in_a_child_process_answers_as_join_does(tmp_path: Path) -> None:
+    """A worker's agent joins through a child process (issue 23 item 3: cryptography
+    stays out of the agent): the same credentials as join's, from the saved state."""
+    state, ca_hash = saved_state(tmp_path, A)
+    here = join(A, "", ca_hash, "n1", ["10.0.0.5"], state)
+    assert join_in_child(A, "", ca_hash, "n1", ["10.0.0.5"], state) == here
+    through_lb = join_in_child("https://127.0.0.1:40001", "", ca_hash, "n1", ["10.0.0.5"],
+                               state, servers=[A, B])
+    assert (through_lb.server, through_lb.token) == ("https://127.0.0.1:40001", "node-token")
+
+
+def test_a_join_in_a_child_process_says_why_it_failed(tmp_path: Path) -> None:
+    state, ca_hash = saved_state(tmp_path, "https://10.9.9.9:6443")
+    with pytest.raises(BootstrapError) as err:
+        join_in_child(A, "", ca_hash, "n1", ["10.0.0.5"], state)
+    assert str(err.value) == ("token: required to join a control plane (the join command's "
+                              "--token)")

@@ -215,3 +215,16 @@ def test_bad_cluster_dns_fields(data, message):
     with pytest.raises(KubeletConfigError) as err:
         decode_config({**HEAD, **data})
     assert message in str(err.value)
+
+
+def test_runtime_in_agent():
+    """runtimeInAgent serves the embedded runtime from the agent's process (issue 23
+    item 3); off by default, a boolean only, and never beside another runtime's endpoint."""
+    assert decode_config(HEAD).runtimeInAgent is False
+    assert decode_config({**HEAD, "runtimeInAgent": True}).runtimeInAgent is True
+    with pytest.raises(KubeletConfigError, match="runtimeInAgent: expected a boolean, got 'yes'"):
+        decode_config({**HEAD, "runtimeInAgent": "yes"})
+    with pytest.raises(KubeletConfigError, match="runtimeInAgent: serves the embedded runtime, "
+                       "but containerRuntimeEndpoint names another"):
+        decode_config({**HEAD, "runtimeInAgent": True,
+                       "containerRuntimeEndpoint": "unix:///run/containerd/containerd.sock"})
