@@ -270,6 +270,11 @@ def _setup(opts: Options, nopts: NftOptions) -> list[str]:
         (MASQUERADING, "masquerade fully-random"),
         (NODEPORT_ENDPOINTS_CHECK,
          f"{nodeport_check} meta l4proto . th dport vmap @{NO_ENDPOINT_NODEPORTS}"),
+        # a TCP reset first: the kernel rate-limits ICMP errors per client host (1/s after a
+        # burst; none at all right after it sent that host a redirect), so a client
+        # retrying, or one the node forwards for out the interface it came in, would
+        # time out on an ICMP-only reject (upstream #90810); UDP has only ICMP
+        (REJECT_CHAIN, "meta l4proto tcp reject with tcp reset"),
         (REJECT_CHAIN, "reject"),
         (SERVICES_CHAIN, f"ip daddr . meta l4proto . th dport vmap @{SERVICE_IPS}"),
         (SERVICES_CHAIN,

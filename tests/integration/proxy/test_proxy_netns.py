@@ -306,6 +306,31 @@ def test_nftables_a_pod_reaches_itself_through_its_service_masqueraded(lab: Lab)
         assert proxier.cleanup()
 
 
+def test_nftables_a_forwarded_client_of_a_service_without_endpoints_is_refused(
+        lab: Lab) -> None:
+    """A client the node forwards for (not the node itself) to a ClusterIP with no
+    endpoints is refused at once by filter-forward's reject-chain, not left to time out.
+    The client's route back leaves by the link it came in on, so the node first sends it
+    an ICMP redirect, and the kernel's per-host ICMP rate limit then swallows an ICMP
+    port-unreachable: TCP is refused with a reset, which no rate limit holds back."""
+    proxier = NftProxier(LibNft(netns=lab.node), node_name="node1",
+                         options=Options(cluster_cidr="10.244.0.0/16"))
+    try:
+        proxier.set_services([web_service()])
+        proxier.set_endpoint_slices([web_slice([])])
+        assert proxier.sync()
+        t0 = time.monotonic()
+        assert lab.connect(CLUSTER_IP, 80, 5) == {"ConnectionRefusedError": 5}
+        took = time.monotonic() - t0
+        assert took < 1.5, f"refused after {took:.1f} s: a timeout, not a refusal"
+        # and a pod on the node (forwarded from the bridge to the default route)
+        assert lab.connect(CLUSTER_IP, 80, 5, netns=lab.pod_netns["pod-a"]) == {
+            "ConnectionRefusedError": 5}
+        print(f"forwarded client, no endpoints: 5 refusals in {took * 1000:.0f} ms")
+    finally:
+        assert proxier.cleanup()
+
+
 def nft_transaction(proxier: NftProxier) -> str:
     assert proxier.last_rules is not None
     return proxier.last_rules.text

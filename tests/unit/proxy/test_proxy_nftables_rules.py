@@ -73,6 +73,7 @@ add rule ip kube-proxy nat-output jump services
 add rule ip kube-proxy nat-postrouting jump masquerading
 add rule ip kube-proxy nat-prerouting jump services
 add rule ip kube-proxy nodeport-endpoints-check ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports
+add rule ip kube-proxy reject-chain meta l4proto tcp reject with tcp reset
 add rule ip kube-proxy reject-chain reject
 add rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips
 add rule ip kube-proxy services ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports
