@@ -9,9 +9,11 @@ only the legacy tables, which an iptables-nft host's ``iptables`` does not show
 (ldx/python-iptables#319). Measured (bench/proxy_bench.py, iptables 1.8.9, 2 shared cores,
 1,000 x 10 = 32,000 rules): python-iptables ~0.4-1.2 ms per rule, ~11-35 s for the set;
 iptables-legacy-restore 0.34 s full, 0.16 s for one endpoint change (legacy rewrites the
-whole table blob every time); iptables-nft-restore 0.04 s for one endpoint change but
-~8 s full (its --noflush path is slow with thousands of chains, in user space; upstream's
-answer is the nftables proxier, :mod:`.nft_proxier`).
+whole table blob every time); iptables-nft-restore 0.04 s for one endpoint change, and
+0.86 s of CPU full since a large restore opens its tables with ``-Z`` (10.1 s without:
+iptables-nft's chain cache is quadratic in the chains a --noflush restore names, see
+:func:`nft_restore_input`; upstream's answer for large clusters is the nftables proxier,
+:mod:`.nft_proxier`).
 
 Where legacy's endpoint change goes (perf of one 44-line --noflush restore into a nat
 table of 32,000 rules): ~0.02 s user, ~0.15 s kernel, all of it proportional to the whole
@@ -35,6 +37,9 @@ import subprocess
 from pycni.masq.select import probe_iptables_variant
 
 LINE_RE = re.compile(r"line:? (\d+)")
+
+#: chain declarations from which an iptables-nft restore asks for every chain (see below)
+NFT_ALL_CHAINS_AT = 500
 
 
 class RestoreError(RuntimeError):
@@ -68,12 +73,15 @@ class Iptables:
 
     def restore(self, text: str) -> None:
         """``iptables-restore --noflush``: only the chains the input declares are flushed."""
+        added: list[int] = []
+        if self.variant == "nft":
+            text, added = nft_restore_input(text)
         proc = subprocess.run(self._argv("restore", *self._wait, "--noflush"), input=text,
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             err = proc.stderr.strip()
             m = LINE_RE.search(err)
-            line = int(m.group(1)) if m else 0
+            line = input_line(int(m.group(1)), added) if m else 0
             raise RestoreError(err.splitlines()[0] if err else f"exit {proc.returncode}", line)
 
     def save(self, table: str) -> str:
@@ -104,3 +112,35 @@ class Iptables:
 def chains_of(saved: str) -> set[str]:
     """GetChainsFromTable: the chain names an iptables-save text declares."""
     return {ln[1:].split()[0] for ln in saved.splitlines() if ln.startswith(":")}
+
+
+def nft_restore_input(text: str, at: int | None = None) -> tuple[str, list[int]]:
+    """``text`` for iptables-nft-restore: with ``at`` chain declarations or more, a ``-Z``
+    (zero the table's counters: a command naming no chain) opens each table, and the
+    numbers of the lines so added.
+
+    Why: iptables-nft 1.8.x (nft-cache.c) collects the chains a --noflush restore names in
+    a sorted linked list, a scan of it per command (cache_chain_list_insert), and then
+    fetches each listed chain from the kernel with its own request; at 1,000 services x 10
+    endpoints (11,000 chains, 43,000 lines) that is 8-9 s of user time, quadratic in the
+    chains (0.3 s at 250 services, 1.5 s at 500). One command without a chain sets the
+    cache request's ``all_chains``: no list, one dump of the table's chains. ``-Z`` is the
+    one such command that changes no rule (``-F``/``-X`` would flush or delete the chains
+    of others; ``-S`` fails where the nat table's built-in chains are not there yet); its
+    cost is that the counters of the tables' rules restart from zero at a full sync.
+    """
+    if text.count("\n:") < (NFT_ALL_CHAINS_AT if at is None else at):
+        return text, []
+    out: list[str] = []
+    added: list[int] = []
+    for ln in text.split("\n"):
+        out.append(ln)
+        if ln.startswith("*"):
+            out.append("-Z")
+            added.append(len(out))
+    return "\n".join(out), added
+
+
+def input_line(line: int, added: list[int]) -> int:
+    """A line of the text :func:`nft_restore_input` made, as a line of its input."""
+    return line - sum(1 for a in added if a < line)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from pykubelet.proxy import iptables_restore
 from pykubelet.proxy.conntrack import ConntrackCleaner
 from pykubelet.proxy.iptables_restore import Iptables
 from pykubelet.proxy.iptables_rules import Options
@@ -80,6 +81,7 @@ class Lab:
     node: str
     client: str
     pods: dict[str, str] = field(default_factory=dict)  # pod name -> IP
+    pod_netns: dict[str, str] = field(default_factory=dict)  # pod name -> netns path
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def connect(self, host: str, port: int, n: int = 24, netns: str = "") -> dict[str, int]:
@@ -119,6 +121,8 @@ def lab(netns_factory: Callable[[str], str]) -> Iterator[Lab]:
             sh("ip", "-n", n, "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0",
                "netns", name(p))
             sh("ip", "-n", n, "link", "set", f"v{i}", "master", "br0", "up")
+            # the bridge plugin's hairpinMode: a pod DNATed to itself goes back out its port
+            sh("ip", "-n", n, "link", "set", f"v{i}", "type", "bridge_slave", "hairpin", "on")
             sh("ip", "-n", name(p), "addr", "add", f"{ip}/24", "dev", "eth0")
             sh("ip", "-n", name(p), "link", "set", "eth0", "up")
             sh("ip", "-n", name(p), "link", "set", "lo", "up")
@@ -129,6 +133,7 @@ def lab(netns_factory: Callable[[str], str]) -> Iterator[Lab]:
             assert proc.stdout is not None
             assert proc.stdout.readline().strip() == "ready"
             lab.pods[pod] = ip
+            lab.pod_netns[pod] = p
         yield lab
     finally:
         for proc in lab.procs:
@@ -160,10 +165,16 @@ def kube_lines(ipt: Iptables) -> list[str]:
     return [ln for t in ("nat", "filter") for ln in ipt.save(t).splitlines() if "KUBE-" in ln]
 
 
-@pytest.mark.parametrize("variant", ["nft", "legacy"])
-def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(lab: Lab,
-                                                                     variant: str) -> None:
-    """Both iptables variants: the rules land in the tables that variant's tools show."""
+@pytest.mark.parametrize("variant", ["nft", "nft-all-chains", "legacy"])
+def test_clusterip_and_nodeport_spread_follow_endpoints_and_clean_up(
+        lab: Lab, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both iptables variants: the rules land in the tables that variant's tools show.
+    ``nft-all-chains``: every restore opens its tables with ``-Z`` as a large one does
+    (iptables_restore.nft_restore_input), from the first sync into a namespace without
+    the nat table's built-in chains to the cleanup."""
+    if variant == "nft-all-chains":
+        monkeypatch.setattr(iptables_restore, "NFT_ALL_CHAINS_AT", 0)
+        variant = "nft"
     ipt = Iptables(variant, netns=lab.node)
     proxier = Proxier(ipt, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"))
     try:
@@ -274,6 +285,57 @@ def test_nftables_clusterip_and_nodeport_follow_endpoints_and_clean_up(lab: Lab,
         assert proxier.cleanup()
     assert "kube-proxy" not in nft_tables(lab.node)
     assert proxier.cleanup()  # again, with nothing there
+
+
+def test_nftables_a_pod_reaches_itself_through_its_service_masqueraded(lab: Lab) -> None:
+    """The rule shape that is not upstream's: a service without affinity DNATs through a
+    ``numgen`` map in its own chain (no chain per endpoint), and a pod sent to itself
+    through its service is masqueraded by @hairpin-endpoints, so it gets an answer
+    (unmasqueraded, it would see its own address as the source and drop the packet)."""
+    nft = LibNft(netns=lab.node)
+    proxier = NftProxier(nft, node_name="node1", options=Options(cluster_cidr="10.244.0.0/16"))
+    try:
+        proxier.set_services([web_service()])
+        proxier.set_endpoint_slices([web_slice([lab.pods["pod-a"]])])
+        assert proxier.sync()
+        assert not any(c.startswith("endpoint-") for c in nft.chains())
+        assert lab.connect(CLUSTER_IP, 80, 4, netns=lab.pod_netns["pod-a"]) == {"pod-a": 4}
+        assert "10.244.9.2 . 10.244.9.2" in sh(
+            "ip", "netns", "exec", name(lab.node), "nft", "list", "set", "ip", "kube-proxy",
+            "hairpin-endpoints")
+        # both pods behind it (the numgen map): each pod reaches both, itself included
+        proxier.on_endpoint_slice(None, web_slice(sorted(lab.pods.values())))
+        assert proxier.sync()
+        for pod in lab.pods:
+            seen = lab.connect(CLUSTER_IP, 80, netns=lab.pod_netns[pod])
+            assert set(seen) == {"pod-a", "pod-b"}, (pod, seen)
+    finally:
+        assert proxier.cleanup()
+
+
+def test_nftables_a_forwarded_client_of_a_service_without_endpoints_is_refused(
+        lab: Lab) -> None:
+    """A client the node forwards for (not the node itself) to a ClusterIP with no
+    endpoints is refused at once by filter-forward's reject-chain, not left to time out.
+    The client's route back leaves by the link it came in on, so the node first sends it
+    an ICMP redirect, and the kernel's per-host ICMP rate limit then swallows an ICMP
+    port-unreachable: TCP is refused with a reset, which no rate limit holds back."""
+    proxier = NftProxier(LibNft(netns=lab.node), node_name="node1",
+                         options=Options(cluster_cidr="10.244.0.0/16"))
+    try:
+        proxier.set_services([web_service()])
+        proxier.set_endpoint_slices([web_slice([])])
+        assert proxier.sync()
+        t0 = time.monotonic()
+        assert lab.connect(CLUSTER_IP, 80, 5) == {"ConnectionRefusedError": 5}
+        took = time.monotonic() - t0
+        assert took < 1.5, f"refused after {took:.1f} s: a timeout, not a refusal"
+        # and a pod on the node (forwarded from the bridge to the default route)
+        assert lab.connect(CLUSTER_IP, 80, 5, netns=lab.pod_netns["pod-a"]) == {
+            "ConnectionRefusedError": 5}
+        print(f"forwarded client, no endpoints: 5 refusals in {took * 1000:.0f} ms")
+    finally:
+        assert proxier.cleanup()
 
 
 def nft_transaction(proxier: NftProxier) -> str:

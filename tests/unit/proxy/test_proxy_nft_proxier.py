@@ -79,14 +79,36 @@ def test_an_endpoint_change_writes_only_that_service() -> None:
     assert "add table" not in text
     assert "flush map" not in text
     assert not any("b/two" in ln for ln in text.splitlines())  # the other service untouched
+    # no chain per endpoint: the service chain DNATs through a numgen map
+    assert ("dnat to numgen random mod 2 map { 0 : 10.244.0.1 . 80 , 1 : 10.244.0.3 . 80 }"
+            in text)
+    assert not any(c.startswith("endpoint-") for c in nft.chains())
+    # the hairpin set follows: the one that left goes, the new one comes
+    assert "delete element ip kube-proxy hairpin-endpoints { 10.244.0.2 . 10.244.0.2 }" in text
+    assert "add element ip kube-proxy hairpin-endpoints { 10.244.0.3 . 10.244.0.3 }" in text
+    assert reg.get_sample_value(
+        "kubeproxy_sync_partial_proxy_rules_duration_seconds_count") == 1
+    assert sorted(nft.dump()) == fresh_state(p)
+
+
+def test_an_affinity_service_keeps_endpoint_chains_flushed_then_deleted() -> None:
+    """ClientIP affinity needs a chain per endpoint (its affinity set's update): an endpoint
+    leaving has its chain flushed at once and deleted by a later sync."""
+    nft = FakeNft()
+    p = NftProxier(nft, "node1", OPTS)  # type: ignore[arg-type]
+    p.set_services([service("a", "one", "10.96.0.1", [port("", 80)],
+                            sessionAffinity="ClientIP")])
+    p.set_endpoint_slices([slice_one("10.244.0.1", "10.244.0.2")])
+    assert p.sync()
+    assert len([c for c in nft.chains() if c.startswith("endpoint-")]) == 2
+    assert nft.containers["hairpin-endpoints"][1] == {}  # its endpoint chains masquerade
+    p.on_endpoint_slice(None, slice_one("10.244.0.1", "10.244.0.3"))
+    assert p.sync()
+    text = nft.runs[-1]
     assert "dnat to 10.244.0.3:80" in text
-    # the removed endpoint's chain is flushed now, deleted later
     gone = next(c for c in nft.chains() if c.endswith("__10.244.0.2/80"))
     assert f"flush chain ip kube-proxy {gone}" in text
     assert nft.chain_rules(gone) == []
-    assert reg.get_sample_value(
-        "kubeproxy_sync_partial_proxy_rules_duration_seconds_count") == 1
-    # once deleted, the table is exactly what a full sync of the same input makes
     nft_proxier.STALE_CHAIN_DELAY, old = 0.0, nft_proxier.STALE_CHAIN_DELAY
     try:
         assert p.sync()
@@ -94,6 +116,25 @@ def test_an_endpoint_change_writes_only_that_service() -> None:
         nft_proxier.STALE_CHAIN_DELAY = old
     assert nft.runs[-1] == (f"add table ip kube-proxy\nadd chain ip kube-proxy {gone}\n"
                             f"delete chain ip kube-proxy {gone}\n")
+    assert sorted(nft.dump()) == fresh_state(p)
+
+
+def test_a_hairpin_element_two_services_share_stays_while_one_needs_it() -> None:
+    """One pod behind two services: its ``ip . ip`` element is one element; a partial
+    sync of one service dropping the pod must not delete it under the other."""
+    p, nft, _ = make()
+    p.on_endpoint_slice(None, endpoint_slice("b", "two", [endpoint("10.244.0.1")],
+                                             [port("", 80)]))
+    assert p.sync()
+    hairpin = nft.containers["hairpin-endpoints"][1]
+    assert set(hairpin) == {"10.244.0.1 . 10.244.0.1", "10.244.0.2 . 10.244.0.2"}
+    p.on_endpoint_slice(None, slice_one("10.244.0.2"))  # a/one drops 10.244.0.1
+    assert p.sync()
+    assert "10.244.0.1 . 10.244.0.1" in hairpin  # b/two still sends there
+    p.on_endpoint_slice(None, endpoint_slice("b", "two", [endpoint("10.244.0.9")],
+                                             [port("", 80)]))
+    assert p.sync()
+    assert set(hairpin) == {"10.244.0.2 . 10.244.0.2", "10.244.0.9 . 10.244.0.9"}
     assert sorted(nft.dump()) == fresh_state(p)
 
 
