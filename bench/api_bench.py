@@ -13,6 +13,13 @@ whether every create acknowledged meanwhile is still there. Figures only: nothin
 passes or fails.
 
     .venv/bin/python bench/api_bench.py [--quick] [--store sqlite|etcd|both] [--kills N]
+
+``--schedule`` measures scheduling through the API instead (issue 23 item 5): 100 fake nodes
+(Node objects with a Ready status and their Leases in kube-node-lease, as kwok makes them; no
+agents), then 1,000 pending pods created by 50 clients, and the time until a watcher sees every
+one bound by the control plane's embedded scheduler; end to end, from the first create sent.
+
+    .venv/bin/python bench/api_bench.py --schedule [--nodes 100] [--pods 1000] [--store sqlite]
 """
 
 from __future__ import annotations
@@ -283,6 +290,114 @@ async def bench(quick: bool, store: str) -> dict[str, float]:
     return figures
 
 
+def fake_node(name: str) -> dict[str, Any]:
+    """A kwok-like node: Ready, room for many pods, no agent behind it."""
+    res = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "type": "kwok"}},
+            "status": {"allocatable": res, "capacity": res,
+                       "conditions": [{"type": "Ready", "status": "True",
+                                       "reason": "KubeletReady"}]}}
+
+
+def node_lease(name: str) -> dict[str, Any]:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": name, "leaseDurationSeconds": 40,
+                     "renewTime": stamp}}
+
+
+async def schedule_bench(store: str, n_nodes: int, n_pods: int, clients: int) -> dict[str, float]:
+    """Fake nodes, then pending pods created by ``clients``; the time until all are bound."""
+    tmp = Path(tempfile.mkdtemp(prefix="api-bench-sched-"))
+    etcd = None
+    if store == "etcd":
+        etcd = EtcdServer(tmp / "etcd")
+        etcd.start()
+    srv = Server(tmp / "root", ["--etcd-servers", etcd.client_url] if etcd else [])
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=srv.ssl, limit=0),
+                                    headers=srv.headers)
+    pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
+    figures: dict[str, float] = {}
+    try:
+        async def post(url: str, body: dict[str, Any]) -> None:
+            async with session.post(url, data=json.dumps(body)) as r:
+                if r.status != 201:
+                    raise RuntimeError(await r.text())
+                await r.read()
+
+        names = [f"kwok-node-{i:03d}" for i in range(n_nodes)]
+        await run_workers(10, n_nodes, lambda i: post(f"{srv.base}/api/v1/nodes",
+                                                        fake_node(names[i])))
+        await run_workers(10, n_nodes, lambda i: post(
+            f"{srv.base}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+            node_lease(names[i])))
+        await asyncio.sleep(1.0)  # the scheduler's informer has the nodes
+        async with session.get(pods_url, params={"limit": "1"}) as r:
+            rv = (await r.json())["metadata"]["resourceVersion"]
+        sent: dict[str, float] = {}
+        bound: dict[str, float] = {}
+        all_bound = asyncio.Event()
+
+        async def watcher() -> None:
+            async with session.get(pods_url, params={"watch": "true", "resourceVersion": rv,
+                                                     "labelSelector": "app=sched"},
+                                   timeout=aiohttp.ClientTimeout(total=None)) as r:
+                async for line in r.content:
+                    ev = json.loads(line)
+                    obj = ev["object"]
+                    name = obj["metadata"]["name"]
+                    if obj["spec"].get("nodeName") and name not in bound:
+                        bound[name] = time.perf_counter()
+                        if len(bound) >= n_pods:
+                            all_bound.set()
+                            return
+
+        w = asyncio.create_task(watcher())
+        await asyncio.sleep(0.5)
+
+        async def create(i: int) -> None:
+            name = f"s{i:05d}"
+            body = json.loads(pod(name))
+            del body["spec"]["nodeName"]
+            body["metadata"]["labels"] = {"app": "sched"}
+            sent[name] = time.perf_counter()
+            await post(pods_url, body)
+
+        c0, t0 = srv.cpu(), time.perf_counter()
+        await run_workers(clients, n_pods, create)
+        t_created = time.perf_counter()
+        try:
+            await asyncio.wait_for(all_bound.wait(), 120)
+        except TimeoutError:
+            pass
+        t_end = time.perf_counter()
+        cpu = srv.cpu() - c0
+        w.cancel()
+        lat = [bound[n] - sent[n] for n in bound if n in sent]
+        figures = {"all bound s": t_end - t0, "creates s": t_created - t0,
+                   "tail after last create s": t_end - t_created,
+                   "create->bound p50 ms": pct(lat, .5) * 1000,
+                   "create->bound p99 ms": pct(lat, .99) * 1000,
+                   "server cpu s": cpu, "server cpu ms/pod": cpu / n_pods * 1000}
+        print(f"\n# scheduling through the API: pykubelet control-plane ({store}, HTTPS), "
+              f"{n_nodes} fake nodes with leases, {n_pods} pending pods created by {clients} "
+              f"clients, on {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f})")
+        print(f"bound {len(bound)}/{n_pods}: all bound {t_end - t0:.2f} s after the first "
+              f"create (creates took {t_created - t0:.2f} s, then {t_end - t_created:.2f} s "
+              f"more); create->bound p50 {ms(pct(lat, .5))} ms p99 {ms(pct(lat, .99))} ms; "
+              f"server CPU {cpu:.2f} s ({cpu / n_pods * 1000:.2f} ms per pod)")
+    finally:
+        await session.close()
+        srv.stop()
+        if etcd is not None:
+            etcd.remove()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return figures
+
+
 LEASE = ["--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s",
          "--leader-elect-retry-period", "500ms"]
 
@@ -386,7 +501,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer requests")
     ap.add_argument("--store", choices=("sqlite", "etcd", "both"), default="both")
     ap.add_argument("--kills", type=int, default=20, help="leader kills (0: no failover part)")
+    ap.add_argument("--schedule", action="store_true",
+                    help="scheduling through the API: fake nodes, pending pods, time to bound")
+    ap.add_argument("--nodes", type=int, default=100, help="fake nodes (--schedule)")
+    ap.add_argument("--pods", type=int, default=1000, help="pending pods (--schedule)")
+    ap.add_argument("--clients", type=int, default=50, help="creating clients (--schedule)")
     args = ap.parse_args()
+    if args.schedule:
+        for s in (("sqlite", "etcd") if args.store == "both" else (args.store,)):
+            asyncio.run(schedule_bench(s, args.nodes, args.pods, args.clients))
+        return
     stores = ("sqlite", "etcd") if args.store == "both" else (args.store,)
     results = {s: asyncio.run(bench(args.quick, s)) for s in stores}
     if len(results) == 2:
