@@ -658,7 +658,7 @@ class GenericStore:
         nm, om = _meta(new), _meta(old)
         strat.prepare_for_update(new, old)
         await self._admit("UPDATE", new, old, ctx)
-        if not ctx.apply:
+        if not ctx.apply and strat.tracks_managed_fields:
             managedfields.track(strat, self.info.group_version, ctx.subresource,
                                 ctx.field_manager, old, new)
         errs = strat.validate_update(new, old)

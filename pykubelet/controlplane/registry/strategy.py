@@ -62,6 +62,9 @@ class Strategy:
     # metadata.generation: 1 on create, +1 on each update that changes the spec (the
     # PrepareForCreate/PrepareForUpdate of every resource with a spec a controller observes)
     tracks_generation = False
+    # writes through this strategy record their manager in metadata.managedFields (the
+    # handlers' FieldManager); a write straight to storage (pods/binding) does not
+    tracks_managed_fields = True
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
     # what a delete without a propagation policy does to dependents
