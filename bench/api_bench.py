@@ -109,14 +109,20 @@ class Server:
         return found
 
 
+UNBOUND = False  # --unbound: pods are created pending and the embedded scheduler binds them
+
+
 def pod(name: str) -> bytes:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox:1.36",
+                                            "command": ["sleep", "3600"],
+                                            "resources": {"requests": {"cpu": "10m",
+                                                                       "memory": "16Mi"}}}]}
+    if not UNBOUND:
+        spec["nodeName"] = "bench-node"  # bound: the scheduler leaves them alone
     return json.dumps({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
-        "spec": {"nodeName": "bench-node",  # bound: the scheduler leaves them alone
-                 "containers": [{"name": "c", "image": "busybox:1.36",
-                                 "command": ["sleep", "3600"],
-                                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]},
+        "spec": spec,
     }).encode()
 
 
@@ -134,7 +140,9 @@ async def run_workers(n_workers: int, total: int, op: Any) -> list[float]:
     return lat
 
 
-async def bench(quick: bool, store: str) -> dict[str, float]:
+async def bench(quick: bool, store: str,
+                parts: tuple[str, ...] = ("creates", "gets", "lists", "watch")
+                ) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="api-bench-"))
     etcd = None
     if store == "etcd":
@@ -147,12 +155,17 @@ async def bench(quick: bool, store: str) -> dict[str, float]:
     pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
     created = 0
     try:
-        async with session.post(f"{srv.base}/api/v1/nodes", data=json.dumps({
-                "apiVersion": "v1", "kind": "Node", "metadata": {"name": "bench-node"}})) as r:
+        # a fake node (no agent) with room for every pod, where the unbound pods are bound
+        node = fake_node("bench-node")
+        for res in ("allocatable", "capacity"):
+            node["status"][res] = {"cpu": "1000", "memory": "4Ti", "pods": "100000"}
+        async with session.post(f"{srv.base}/api/v1/nodes", data=json.dumps(node)) as r:
             assert r.status == 201, await r.text()
         rss0 = srv.rss()
         what = ("SQLite, synchronous=FULL" if store == "sqlite" else
                 "etcd 3.4 (Debian), one member on loopback")
+        what += (", pods created unbound and bound by the embedded scheduler" if UNBOUND
+                 else ", pods created bound")
         print(f"\n# api_bench: pykubelet control-plane ({what}, HTTPS) "
               f"on {os.cpu_count()} cores; client in the same machine")
         print("\n## creates (pods)")
@@ -176,56 +189,61 @@ async def bench(quick: bool, store: str) -> dict[str, float]:
             print(f"{clients:7d}  {total:5d}  {total / wall:9.0f}  {ms(pct(lat, .5)):>6}  "
                   f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
 
-        print("\n## gets (one pod)")
-        print("clients  gets   gets/s  p50 ms  p99 ms  server-cpu ms/op")
-        for clients in (1, 10, 50):
-            total = 500 if quick else 2000
+        if "gets" in parts:
+            print("\n## gets (one pod)")
+            print("clients  gets   gets/s  p50 ms  p99 ms  server-cpu ms/op")
+            for clients in (1, 10, 50):
+                total = 500 if quick else 2000
 
-            async def get(i: int) -> None:
-                async with session.get(f"{pods_url}/p{i % created:06d}") as r:
-                    await r.read()
-
-            c0, t0 = srv.cpu(), time.perf_counter()
-            lat = await run_workers(clients, total, get)
-            wall, cpu = time.perf_counter() - t0, srv.cpu() - c0
-            print(f"{clients:7d}  {total:5d}  {total / wall:7.0f}  {ms(pct(lat, .5)):>6}  "
-                  f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
-
-        print("\n## lists (all pods)")
-        print("stored  format  p50 ms  p99 ms  bytes")
-        for target in (1000, 10000):
-            if created < target:
-                rest = target - created
-                base_i = created
-
-                async def fill(i: int, base_i: int = base_i) -> None:
-                    async with session.post(pods_url, data=pod(f"p{base_i + i:06d}")) as r:
+                async def get(i: int) -> None:
+                    async with session.get(f"{pods_url}/p{i % created:06d}") as r:
                         await r.read()
 
-                await run_workers(50, rest, fill)
-                created = target
-            for fmt, accept in (("json", "application/json"),
-                                ("table", "application/json;as=Table;v=v1;g=meta.k8s.io")):
-                lat = []
-                size = 0
-                for _ in range(5 if target == 10000 else 20):
-                    t0 = time.perf_counter()
-                    async with session.get(f"{srv.base}/api/v1/pods",
-                                           params={"labelSelector": "app=bench"},
-                                           headers={"Accept": accept}) as r:
-                        body = await r.read()
-                    lat.append(time.perf_counter() - t0)
-                    size = len(body)
-                print(f"{target:6d}  {fmt:6s}  {ms(pct(lat, .5)):>6}  {ms(pct(lat, .99)):>6}  "
-                      f"{size}")
-            if target == 1000:
-                rss1k = srv.rss()
-        rss10k = srv.rss()
-        print("\n## memory")
-        print(f"server RSS: {rss0 / 2**20:.1f} MiB with no pods, {rss1k / 2**20:.1f} MiB with "
-              f"1,000, {rss10k / 2**20:.1f} MiB with 10,000: "
-              f"{(rss10k - rss0) / 10 / 2**20:.1f} MiB per 1,000 pods")
+                c0, t0 = srv.cpu(), time.perf_counter()
+                lat = await run_workers(clients, total, get)
+                wall, cpu = time.perf_counter() - t0, srv.cpu() - c0
+                print(f"{clients:7d}  {total:5d}  {total / wall:7.0f}  {ms(pct(lat, .5)):>6}  "
+                      f"{ms(pct(lat, .99)):>6}  {cpu / total * 1000:6.2f}")
 
+        if "lists" in parts:
+            print("\n## lists (all pods)")
+            print("stored  format  p50 ms  p99 ms  bytes")
+            for target in (1000, 10000):
+                if created < target:
+                    rest = target - created
+                    base_i = created
+
+                    async def fill(i: int, base_i: int = base_i) -> None:
+                        async with session.post(pods_url, data=pod(f"p{base_i + i:06d}")) as r:
+                            await r.read()
+
+                    await run_workers(50, rest, fill)
+                    created = target
+                for fmt, accept in (("json", "application/json"),
+                                    ("table", "application/json;as=Table;v=v1;g=meta.k8s.io")):
+                    lat = []
+                    size = 0
+                    for _ in range(5 if target == 10000 else 20):
+                        t0 = time.perf_counter()
+                        async with session.get(f"{srv.base}/api/v1/pods",
+                                               params={"labelSelector": "app=bench"},
+                                               headers={"Accept": accept}) as r:
+                            body = await r.read()
+                        lat.append(time.perf_counter() - t0)
+                        size = len(body)
+                    print(f"{target:6d}  {fmt:6s}  {ms(pct(lat, .5)):>6}  {ms(pct(lat, .99)):>6}  "
+                          f"{size}")
+                if target == 1000:
+                    rss1k = srv.rss()
+            rss10k = srv.rss()
+            print("\n## memory")
+            print(f"server RSS: {rss0 / 2**20:.1f} MiB with no pods, {rss1k / 2**20:.1f} MiB "
+                  "with "
+                  f"1,000, {rss10k / 2**20:.1f} MiB with 10,000: "
+                  f"{(rss10k - rss0) / 10 / 2**20:.1f} MiB per 1,000 pods")
+
+        if "watch" not in parts:
+            return figures
         print("\n## watch lag (50 watchers, pods created by 10 clients)")
         n_watch = 50
         async with session.get(pods_url, params={"limit": "1"}) as r:
@@ -243,6 +261,8 @@ async def bench(quick: bool, store: str) -> dict[str, float]:
                 async for line in r.content:
                     now = time.perf_counter()
                     ev = json.loads(line)
+                    if ev["type"] != "ADDED":  # an unbound pod's binding: not counted
+                        continue
                     name = ev["object"]["metadata"]["name"]
                     sent = acked.get(name)
                     if sent is not None:
@@ -501,6 +521,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer requests")
     ap.add_argument("--store", choices=("sqlite", "etcd", "both"), default="both")
     ap.add_argument("--kills", type=int, default=20, help="leader kills (0: no failover part)")
+    ap.add_argument("--unbound", action="store_true",
+                    help="create pods unbound: the embedded scheduler binds each to a fake node")
+    ap.add_argument("--parts", default="creates,gets,lists,watch",
+                    help="which parts to run (comma-separated; creates always run)")
     ap.add_argument("--schedule", action="store_true",
                     help="scheduling through the API: fake nodes, pending pods, time to bound")
     ap.add_argument("--nodes", type=int, default=100, help="fake nodes (--schedule)")
@@ -511,8 +535,11 @@ def main() -> None:
         for s in (("sqlite", "etcd") if args.store == "both" else (args.store,)):
             asyncio.run(schedule_bench(s, args.nodes, args.pods, args.clients))
         return
+    global UNBOUND
+    UNBOUND = args.unbound
     stores = ("sqlite", "etcd") if args.store == "both" else (args.store,)
-    results = {s: asyncio.run(bench(args.quick, s)) for s in stores}
+    parts = tuple(args.parts.split(","))
+    results = {s: asyncio.run(bench(args.quick, s, parts)) for s in stores}
     if len(results) == 2:
         print("\n## etcd against SQLite")
         for key in results["sqlite"]:
