@@ -154,6 +154,7 @@ async def bench(quick: bool, store: str,
     session = aiohttp.ClientSession(connector=conn, headers=srv.headers)
     pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
     created = 0
+    tasks: list[asyncio.Task[None]] = []  # the fake node's lease renewal
     try:
         # a fake node (no agent) with room for every pod, where the unbound pods are bound
         node = fake_node("bench-node")
@@ -161,6 +162,7 @@ async def bench(quick: bool, store: str,
             node["status"][res] = {"cpu": "1000", "memory": "4Ti", "pods": "100000"}
         async with session.post(f"{srv.base}/api/v1/nodes", data=json.dumps(node)) as r:
             assert r.status == 201, await r.text()
+        tasks.append(asyncio.create_task(keep_leases(session, srv.base, ["bench-node"])))
         rss0 = srv.rss()
         what = ("SQLite, synchronous=FULL" if store == "sqlite" else
                 "etcd 3.4 (Debian), one member on loopback")
@@ -302,6 +304,8 @@ async def bench(quick: bool, store: str,
         print(f"\nmean create latency overall: "
               f"{statistics.mean(lags) * 1000 if lags else 0:.1f} ms watch delivery")
     finally:
+        for task in tasks:
+            task.cancel()
         await session.close()
         srv.stop()
         if etcd is not None:
@@ -329,6 +333,32 @@ def node_lease(name: str) -> dict[str, Any]:
                      "renewTime": stamp}}
 
 
+async def keep_leases(session: aiohttp.ClientSession, base: str, names: list[str]) -> None:
+    """Create the fake nodes' Leases and renew them every 10 s, as kwok does, so the node
+    lifecycle controller never taints them unreachable (its grace is 40 s) mid-run."""
+    url = f"{base}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+    sem = asyncio.Semaphore(10)
+
+    async def put(name: str, create: bool) -> None:
+        async with sem:
+            if create:
+                async with session.post(url, data=json.dumps(node_lease(name))) as r:
+                    if r.status != 201:
+                        raise RuntimeError(await r.text())
+                return
+            body = node_lease(name)
+            patch = {"spec": {"renewTime": body["spec"]["renewTime"]}}
+            async with session.patch(f"{url}/{name}", data=json.dumps(patch),
+                                     headers={"Content-Type":
+                                              "application/merge-patch+json"}) as r:
+                await r.read()
+
+    await asyncio.gather(*(put(n, True) for n in names))
+    while True:
+        await asyncio.sleep(10)
+        await asyncio.gather(*(put(n, False) for n in names))
+
+
 async def schedule_bench(store: str, n_nodes: int, n_pods: int, clients: int) -> dict[str, float]:
     """Fake nodes, then pending pods created by ``clients``; the time until all are bound."""
     tmp = Path(tempfile.mkdtemp(prefix="api-bench-sched-"))
@@ -341,6 +371,7 @@ async def schedule_bench(store: str, n_nodes: int, n_pods: int, clients: int) ->
                                     headers=srv.headers)
     pods_url = f"{srv.base}/api/v1/namespaces/default/pods"
     figures: dict[str, float] = {}
+    tasks: list[asyncio.Task[None]] = []  # the fake nodes' lease renewal
     try:
         async def post(url: str, body: dict[str, Any]) -> None:
             async with session.post(url, data=json.dumps(body)) as r:
@@ -351,9 +382,7 @@ async def schedule_bench(store: str, n_nodes: int, n_pods: int, clients: int) ->
         names = [f"kwok-node-{i:03d}" for i in range(n_nodes)]
         await run_workers(10, n_nodes, lambda i: post(f"{srv.base}/api/v1/nodes",
                                                         fake_node(names[i])))
-        await run_workers(10, n_nodes, lambda i: post(
-            f"{srv.base}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-            node_lease(names[i])))
+        tasks.append(asyncio.create_task(keep_leases(session, srv.base, names)))
         await asyncio.sleep(1.0)  # the scheduler's informer has the nodes
         async with session.get(pods_url, params={"limit": "1"}) as r:
             rv = (await r.json())["metadata"]["resourceVersion"]
@@ -410,6 +439,8 @@ async def schedule_bench(store: str, n_nodes: int, n_pods: int, clients: int) ->
               f"more); create->bound p50 {ms(pct(lat, .5))} ms p99 {ms(pct(lat, .99))} ms; "
               f"server CPU {cpu:.2f} s ({cpu / n_pods * 1000:.2f} ms per pod)")
     finally:
+        for task in tasks:
+            task.cancel()
         await session.close()
         srv.stop()
         if etcd is not None:
