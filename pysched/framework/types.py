@@ -454,7 +454,12 @@ class NodeInfo:
 
 
 def _remove_from(lst: list[PodInfo], uid: str) -> PodInfo | None:
-    for i, pi in enumerate(lst):
+    # from the end: the pod removed is most often one added lately (an assumed pod whose
+    # binding came back, a pod just deleted), so a node with thousands of pods is not
+    # scanned whole for each binding (a third of the scheduler's CPU at 3,000 pods on one
+    # node, issue 23 item 4)
+    for i in range(len(lst) - 1, -1, -1):
+        pi = lst[i]
         if pi.pod.metadata.uid == uid:
             lst[i] = lst[-1]
             lst.pop()
