@@ -363,7 +363,14 @@ class PriorityQueue:
         self._active = _KeyedHeap(less, sort_key)
         self._backoff = _KeyedHeap(self._less_backoff, self.backoff_time)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
+        # inFlightEvents as upstream keeps them: one log of the events seen while pods are
+        # in flight (a cluster event is appended once, not once per in-flight pod: with
+        # hundreds of pods waiting for their bindings, every event cost a scan of them all),
+        # each in-flight pod remembering where its attempt began; an event about one pod
+        # names it. The log is trimmed up to the oldest attempt still in flight.
+        self._in_flight: dict[str, int] = {}  # key -> absolute log position, oldest first
+        self._flight_log: list[tuple[ClusterEvent, Any, Any, str | None]] = []
+        self._flight_base = 0  # the absolute position of _flight_log[0]
         self.nominator = Nominator()
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
@@ -470,7 +477,7 @@ class PriorityQueue:
             assert pinfo is not None
             pinfo.attempts += 1
             self.scheduling_cycle += 1
-            self._in_flight[pinfo.key] = []
+            self._begin_flight(pinfo.key)
             return pinfo
 
     def mark_in_flight(self, pinfo: QueuedPodInfo) -> None:
@@ -484,12 +491,41 @@ class PriorityQueue:
             if pinfo.initial_attempt_timestamp is None:
                 pinfo.initial_attempt_timestamp = self.clock.now()
             self.scheduling_cycle += 1
-            self._in_flight[key] = []
+            self._begin_flight(key)
+
+    def _begin_flight(self, key: str) -> None:
+        self._in_flight.pop(key, None)  # re-inserted: the dict stays ordered by position
+        self._in_flight[key] = self._flight_base + len(self._flight_log)
+
+    def _end_flight(self, key: str) -> None:
+        if self._in_flight.pop(key, None) is None:
+            return
+        if not self._in_flight:
+            self._flight_base += len(self._flight_log)
+            self._flight_log.clear()
+            return
+        oldest = next(iter(self._in_flight.values()))
+        if oldest > self._flight_base:
+            del self._flight_log[: oldest - self._flight_base]
+            self._flight_base = oldest
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any,
+                          key: str | None = None) -> None:
+        """An event for the pods in flight (``key``: for that pod only)."""
+        if self._in_flight:
+            self._flight_log.append((event, old, new, key))
+
+    def _events_in_flight(self, key: str) -> list[tuple[ClusterEvent, Any, Any]]:
+        start = self._in_flight.get(key)
+        if start is None:
+            return []
+        return [(ev, old, new) for ev, old, new, only in
+                self._flight_log[start - self._flight_base:] if only is None or only == key]
 
     def done(self, pod: Any) -> None:
         """The pod's scheduling attempt is over; forget the events seen meanwhile."""
         with self._lock:
-            self._in_flight.pop(pod_key(pod), None)
+            self._end_flight(pod_key(pod))
 
     def add_unschedulable_if_not_present(
         self, pinfo: QueuedPodInfo, pod_scheduling_cycle: int
@@ -509,13 +545,13 @@ class PriorityQueue:
                 strategy = self._hint_for_in_flight_pod(pinfo)
                 self._requeue(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
             finally:
-                self._in_flight.pop(key, None)
+                self._end_flight(key)
 
     def _hint_for_in_flight_pod(self, pinfo: QueuedPodInfo) -> QueueingStrategy:
         if not pinfo.unschedulable_plugins and not pinfo.pending_plugins:
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
-        for event, old, new in self._in_flight.get(pinfo.key, []):
+        for event, old, new in self._events_in_flight(pinfo.key):
             s = self._is_pod_worth_requeuing(pinfo, event, old, new)
             if s == QueueingStrategy.IMMEDIATELY:
                 return s
@@ -598,8 +634,7 @@ class PriorityQueue:
             self._unschedulable.pop(pinfo.key, None)
             self._requeue(pinfo, strategy, event.label)
         self.move_request_cycle = self.scheduling_cycle
-        for events in self._in_flight.values():
-            events.append((event, old, new))
+        self._record_in_flight(event, old, new)
 
     def move_all_to_active_or_backoff_queue(
         self,
@@ -654,7 +689,7 @@ class PriorityQueue:
                 pinfo = self._unschedulable.get(key) or self._backoff.get(key)
                 if pinfo is None:
                     if key in self._in_flight:
-                        self._in_flight[key].append((EVENT_FORCE_ACTIVATE, None, pod))
+                        self._record_in_flight(EVENT_FORCE_ACTIVATE, None, pod, key)
                         self.move_request_cycle = self.scheduling_cycle
                     continue
                 self._backoff.delete(key)
@@ -665,7 +700,7 @@ class PriorityQueue:
         with self._lock:
             key = pod_key(new_pod)
             if key in self._in_flight:
-                self._in_flight[key].append((EVENT_UNSCHEDULED_POD_UPDATE, old_pod, new_pod))
+                self._record_in_flight(EVENT_UNSCHEDULED_POD_UPDATE, old_pod, new_pod, key)
                 return
             for q in (self._active, self._backoff):
                 pinfo = q.get(key)

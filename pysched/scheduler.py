@@ -218,7 +218,9 @@ class Scheduler:
         self._executor = (ThreadPoolExecutor(max_workers=MAX_BINDINGS_IN_FLIGHT,
                                              thread_name_prefix="binding")
                           if async_binding else None)
-        self._bindings: list[Future[Any]] = []
+        # the binding cycles not finished yet (each leaves the set when done: pruning a list
+        # at every pod scanned hundreds of queued bindings per pod during a burst)
+        self._bindings: set[Future[Any]] = set()
         self._bind_lock = threading.Lock()
         self.last_record: CycleRecord | None = None
         self._fast_rows: np.ndarray = _NO_ROWS
@@ -264,11 +266,15 @@ class Scheduler:
                 self.binding_cycle, state, fwk, result, assumed_pinfo, start, record
             )
             with self._bind_lock:
-                self._bindings = [f for f in self._bindings if not f.done()]
-                self._bindings.append(fut)
+                self._bindings.add(fut)
+            fut.add_done_callback(self._binding_done)
         else:
             self.binding_cycle(state, fwk, result, assumed_pinfo, start, record)
         return record
+
+    def _binding_done(self, fut: Future[Any]) -> None:
+        with self._bind_lock:
+            self._bindings.discard(fut)
 
     def wait_for_bindings(self) -> None:
         with self._bind_lock:

@@ -70,7 +70,7 @@ class _ServicePodsController(InformerController):
             self.queue.add(entry_key(ev.entry))
         elif cache.prefix == PODS.storage_prefix:
             ns = ev.entry.attrs.namespace
-            pods = [e.obj() for e in (ev.entry, ev.prev) if e is not None]
+            pods = [e.view() for e in (ev.entry, ev.prev) if e is not None]
             for entry in self.services.select(ns, None):
                 service = entry.obj()
                 if any(selects(service, pod) for pod in pods):

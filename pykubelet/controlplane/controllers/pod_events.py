@@ -34,10 +34,10 @@ def owner_event_key(ev: CachedEvent, expectations: Expectations) -> str:
 def controller_keys(ev: CachedEvent, kind: str) -> set[str]:
     """The keys of the pod's controllers of ``kind`` before and after the event (a changed
     controllerRef syncs the old controller too)."""
-    ns = meta(ev.entry.obj()).get("namespace", "")
+    ns = meta(ev.entry.view()).get("namespace", "")
     keys: set[str] = set()
     for entry in (ev.prev, ev.entry):
-        ref = controller_ref(entry.obj()) if entry is not None else None
+        ref = controller_ref(entry.view()) if entry is not None else None
         if ref is not None and ref.get("kind") == kind:
             keys.add(f"{ns}/{ref.get('name', '')}")
     return keys
@@ -53,8 +53,8 @@ def pod_owner_keys(ev: CachedEvent, kind: str, owners: GenericStore,
                    expectations: Expectations) -> set[str]:
     """The owners' keys to sync for a pod's event, after recording what it tells their
     expectations."""
-    new = ev.entry.obj()
-    old = ev.prev.obj() if ev.prev is not None else None
+    new = ev.entry.view()
+    old = ev.prev.view() if ev.prev is not None else None
     ns = meta(new).get("namespace", "")
     keys = controller_keys(ev, kind)
     ref = controller_ref(new)

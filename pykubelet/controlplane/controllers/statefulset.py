@@ -69,7 +69,7 @@ class StatefulSetController(InformerController):
             self._on_pod(ev)
 
     def _on_pod(self, ev: CachedEvent) -> None:
-        new = ev.entry.obj()
+        new = ev.entry.view()
         ns = meta(new).get("namespace", "")
         keys = controller_keys(ev, sd.KIND)
         if controller_ref(new) is None and not meta(new).get("deletionTimestamp"):

@@ -46,7 +46,11 @@ async def bind_pod(store: GenericStore, namespace: str, name: str, node: str,
 
 
 class BindingStrategy(StatusStrategy):
-    """Binding writes spec.nodeName and the PodScheduled condition, nothing else."""
+    """Binding writes spec.nodeName and the PodScheduled condition, nothing else, and, as
+    upstream's setPodNodeAndMetadata (a Storage.GuaranteedUpdate, not the store's Update),
+    without the field manager: managedFields stay as they were."""
+
+    tracks_managed_fields = False
 
     def __init__(self, store: GenericStore) -> None:
         super().__init__(store.strategy)

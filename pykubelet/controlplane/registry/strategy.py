@@ -62,6 +62,9 @@ class Strategy:
     # metadata.generation: 1 on create, +1 on each update that changes the spec (the
     # PrepareForCreate/PrepareForUpdate of every resource with a spec a controller observes)
     tracks_generation = False
+    # writes through this strategy record their manager in metadata.managedFields (the
+    # handlers' FieldManager); a write straight to storage (pods/binding) does not
+    tracks_managed_fields = True
     selectable_fields: tuple[str, ...] = ()
     indexed_fields: tuple[str, ...] = ()
     # what a delete without a propagation policy does to dependents
@@ -84,6 +87,23 @@ class Strategy:
         """One walk of the body: the canonical object, the object model's (defaulted) view
         of it, and the warnings. Strict: every unknown field is named at once (400), before
         any ill-typed one; Warn/Ignore: they are dropped, Warn says so."""
+        typed, warnings = self._decode(body, unknown)
+        obj = self.kind.encode(typed)
+        self.canonicalize(obj)
+        return obj, typed, warnings
+
+    def decode_view(self, body: Obj, unknown: str = STRICT) -> tuple[Any, list[str]]:
+        """decode_typed without the canonical object, for a create, which writes the
+        object model's view (admission and the store encode it afterwards): an encode of
+        ~90 us less per pod create. A strategy that decodes its own way or canonicalizes
+        still encodes here, so a value with no canonical form stays the body's error."""
+        if (type(self).decode_typed is not Strategy.decode_typed
+                or type(self).canonicalize is not Strategy.canonicalize):
+            _obj, typed, warnings = self.decode_typed(body, unknown)
+            return typed, warnings
+        return self._decode(body, unknown)
+
+    def _decode(self, body: Obj, unknown: str) -> tuple[Any, list[str]]:
         dropped: list[str] = []
         try:
             typed = self.kind.decode(body, unknown=dropped)
@@ -96,10 +116,7 @@ class Strategy:
         if unknown == STRICT and dropped:
             raise UnknownFieldsError(dropped)
         self.kind.set_defaults(typed)
-        warnings = [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
-        obj = self.kind.encode(typed)
-        self.canonicalize(obj)
-        return obj, typed, warnings
+        return typed, [f'unknown field "{p}"' for p in dropped] if unknown == WARN else []
 
     def canonicalize(self, obj: Obj) -> None:
         """Upstream's Canonicalize: write a decoded object's values in the API's one form

@@ -278,6 +278,22 @@ def test_event_while_in_flight_irrelevant_plugin_parks_pod(q: PriorityQueue) -> 
     assert q.where(a.pod) == UNSCHEDULABLE_Q
 
 
+def test_in_flight_pods_see_only_the_events_after_their_own_pop(q: PriorityQueue) -> None:
+    """One log of in-flight events (upstream's inFlightEvents): a pod popped after an event
+    does not see it, one popped before does, and the log keeps nothing once none is in
+    flight."""
+    q.add(pod("a"))
+    q.add(pod("b"))
+    a = q.pop()
+    q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD)  # only a is in flight
+    b = q.pop()
+    fail(q, b, "NodeResourcesFit")
+    assert q.where(b.pod) == UNSCHEDULABLE_Q  # the node came before b's attempt began
+    fail(q, a, "NodeResourcesFit")
+    assert q.where(a.pod) == BACKOFF_Q  # ...and during a's
+    assert q._flight_log == []
+
+
 def test_assigned_pod_added_moves_pods_with_matching_affinity_term(
     q: PriorityQueue, clock: FakeClock
 ) -> None:

@@ -31,6 +31,9 @@ class Entry:
     def obj(self) -> Obj:
         return self._obj
 
+    def view(self) -> Obj:  # the listeners' shared parse
+        return self._obj
+
 
 class Owners:
     def __init__(self, *objs: Obj) -> None:

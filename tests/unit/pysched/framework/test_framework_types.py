@@ -122,6 +122,39 @@ def test_node_info_keeps_requested_sums_incrementally() -> None:
         ni.remove_pod(b)
 
 
+def test_node_info_removes_any_pod_of_many_in_any_order() -> None:
+    """RemovePod by uid with the last pod swapped into its place, whichever pod it is;
+    a clone keeps its own pods as the original changes."""
+    import random
+
+    ni = NodeInfo()
+    ni.set_node(make_node("n").obj())
+    pods = [make_pod(f"p{i}").req(cpu="100m").obj() for i in range(50)]
+    for p in pods:
+        ni.add_pod(p)
+    clone = ni.clone()
+    rng = random.Random(23)
+    order = pods[:]
+    rng.shuffle(order)
+    left = {p.metadata.uid for p in pods}
+    for p in order[:30]:
+        ni.remove_pod(p)
+        left.discard(p.metadata.uid)
+        assert {pi.pod.metadata.uid for pi in ni.pods} == left
+        assert ni.requested.milli_cpu == 100 * len(left)
+    ni.add_pod(order[0])  # back again, then gone again
+    ni.remove_pod(order[0])
+    for p in order[30:]:
+        ni.remove_pod(p)
+    assert ni.pods == []
+    assert ni.requested.milli_cpu == 0
+    with pytest.raises(KeyError):
+        ni.remove_pod(pods[0])
+    assert len(clone.pods) == 50
+    clone.remove_pod(pods[7])
+    assert pods[7].metadata.uid not in {pi.pod.metadata.uid for pi in clone.pods}
+
+
 def test_node_info_tracks_pods_with_affinity() -> None:
     ni = NodeInfo()
     ni.set_node(make_node("n").obj())
