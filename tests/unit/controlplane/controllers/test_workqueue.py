@@ -31,7 +31,7 @@ def test_back_off_doubles_to_its_cap_and_metrics_count_adds_depth_retries(
                 raise RuntimeError("not yet")
             done.set()
 
-        q = WorkQueue("q", sync, base=0.01, cap=0.04, logger=log,
+        q = WorkQueue("q", sync, base=0.05, cap=0.2, logger=log,
                       metrics=WorkqueueMetrics(reg), describe=lambda k: f"<{k}>",
                       expected=(RuntimeError,))
         q._add("a")
@@ -52,8 +52,9 @@ def test_back_off_doubles_to_its_cap_and_metrics_count_adds_depth_retries(
     with caplog.at_level(logging.WARNING, logger="test.workqueue.metrics"):
         asyncio.run(main())
     gaps = [b[1] - a[1] for a, b in itertools.pairwise(seen)]
-    for got, want in zip(gaps, [0.01, 0.02, 0.04, 0.04], strict=True):
-        assert want <= got < want + 0.05
+    # room for a loaded machine's late wake-ups, less than the doubling past the cap (0.4)
+    for got, want in zip(gaps, [0.05, 0.1, 0.2, 0.2], strict=True):
+        assert want <= got < want + 0.15, gaps
     assert reg.get_sample_value("workqueue_retries_total", {"name": "q"}) == 4
     assert reg.get_sample_value("workqueue_depth", {"name": "q"}) == 0
     assert [r.getMessage() for r in caplog.records] == [
