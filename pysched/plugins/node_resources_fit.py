@@ -11,7 +11,7 @@ defaulted to 100m/200Mi.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -208,6 +208,28 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return x // capacity if x >= 0 and capacity > 0 else go_div(x, capacity)
 
 
+def _node_resource_scores(
+    resources: list[ResourceSpec],
+    requested: list[int],
+    allocatable: list[int],
+    resource_score: Callable[[int, int], int],
+) -> Iterator[tuple[int, int]]:
+    """(score, weight) of each resource the node has (allocatable > 0): what every scoring
+    strategy weighs; they differ in the score and in which scores count."""
+    for i, rq in enumerate(requested):
+        if allocatable[i] != 0:
+            yield resource_score(rq, allocatable[i]), resources[i].weight
+
+
+def _weighted_sum(scored: Iterable[tuple[int, int]]) -> tuple[int, int]:
+    """(sum of score × weight, sum of weights) over ``scored``."""
+    node_score = weight_sum = 0
+    for s, w in scored:
+        node_score += s * w
+        weight_sum += w
+    return node_score, weight_sum
+
+
 def weighted_resource_scorer(
     resources: list[ResourceSpec], resource_score: Callable[[int, int], int]
 ) -> Scorer:
@@ -215,13 +237,9 @@ def weighted_resource_scorer(
     node has (LeastAllocated and MostAllocated differ only in ``resource_score``)."""
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score = weight_sum = 0
-        for i, rq in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            w = resources[i].weight
-            node_score += resource_score(rq, allocatable[i]) * w
-            weight_sum += w
+        node_score, weight_sum = _weighted_sum(
+            _node_resource_scores(resources, requested, allocatable, resource_score)
+        )
         if weight_sum == 0:
             return 0
         return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
@@ -259,15 +277,8 @@ def requested_to_capacity_ratio_scorer(
         return int(raw(scaled_utilization(requested, capacity, MAX_UTILIZATION)))
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score = weight_sum = 0
-        for i, rq in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            w = resources[i].weight
-            s = resource_score(rq, allocatable[i])
-            if s > 0:
-                node_score += s * w
-                weight_sum += w
+        scored = _node_resource_scores(resources, requested, allocatable, resource_score)
+        node_score, weight_sum = _weighted_sum((s, w) for s, w in scored if s > 0)
         if weight_sum == 0:
             return 0
         return go_round(node_score / weight_sum)
