@@ -11,7 +11,7 @@ defaulted to 100m/200Mi.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -208,23 +208,26 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return x // capacity if x >= 0 and capacity > 0 else go_div(x, capacity)
 
 
-def _node_resource_scores(
+def _weighted_sum(
     resources: list[ResourceSpec],
     requested: list[int],
     allocatable: list[int],
     resource_score: Callable[[int, int], int],
-) -> Iterator[tuple[int, int]]:
-    """(score, weight) of each resource the node has (allocatable > 0): what every scoring
-    strategy weighs; they differ in the score and in which scores count."""
-    for i, rq in enumerate(requested):
-        if allocatable[i] != 0:
-            yield resource_score(rq, allocatable[i]), resources[i].weight
-
-
-def _weighted_sum(scored: Iterable[tuple[int, int]]) -> tuple[int, int]:
-    """(sum of score × weight, sum of weights) over ``scored``."""
+    positive_only: bool = False,
+) -> tuple[int, int]:
+    """(sum of score × weight, sum of weights) over the resources the node has
+    (allocatable > 0): what every scoring strategy weighs. ``positive_only``: a resource
+    scoring 0 or less is left out (RequestedToCapacityRatio's ``if resourceScore > 0``).
+    One plain loop: it runs per node on the plain path."""
     node_score = weight_sum = 0
-    for s, w in scored:
+    for i, rq in enumerate(requested):
+        a = allocatable[i]
+        if a == 0:
+            continue
+        s = resource_score(rq, a)
+        if positive_only and s <= 0:
+            continue
+        w = resources[i].weight
         node_score += s * w
         weight_sum += w
     return node_score, weight_sum
@@ -237,9 +240,7 @@ def weighted_resource_scorer(
     node has (LeastAllocated and MostAllocated differ only in ``resource_score``)."""
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score, weight_sum = _weighted_sum(
-            _node_resource_scores(resources, requested, allocatable, resource_score)
-        )
+        node_score, weight_sum = _weighted_sum(resources, requested, allocatable, resource_score)
         if weight_sum == 0:
             return 0
         return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
@@ -277,8 +278,9 @@ def requested_to_capacity_ratio_scorer(
         return int(raw(scaled_utilization(requested, capacity, MAX_UTILIZATION)))
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        scored = _node_resource_scores(resources, requested, allocatable, resource_score)
-        node_score, weight_sum = _weighted_sum((s, w) for s, w in scored if s > 0)
+        node_score, weight_sum = _weighted_sum(
+            resources, requested, allocatable, resource_score, positive_only=True
+        )
         if weight_sum == 0:
             return 0
         return go_round(node_score / weight_sum)
