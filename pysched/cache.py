@@ -343,38 +343,40 @@ class Cache:
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: Node) -> NodeInfo:
         with self._lock:
-            name = node.metadata.name
-            ni = self._nodes.get(name)
-            if ni is None:
-                ni = NodeInfo()
-                self._nodes[name] = ni
-            else:
-                self._remove_node_image_states(ni.node)
+            ni, _ = self._node_slot(node.metadata.name)
             self._tree.add(node)
-            self._add_node_image_states(node, ni)
-            ni.set_node(node)
             self._nodes_changed = True
-            self._touch(name)
-            return ni.clone()
+            return self._set_node(ni, node)
 
     def update_node(self, old: Node | None, new: Node) -> NodeInfo:
         with self._lock:
-            name = new.metadata.name
-            ni = self._nodes.get(name)
-            if ni is None:
-                ni = NodeInfo()
-                self._nodes[name] = ni
+            ni, created = self._node_slot(new.metadata.name)
+            if created:
                 self._tree.add(new)
                 self._nodes_changed = True
             else:
-                self._remove_node_image_states(ni.node)
                 self._tree.update(ni.node, new)
                 if ni.node is None or zone_key(ni.node) != zone_key(new):
                     self._nodes_changed = True
-            self._add_node_image_states(new, ni)
-            ni.set_node(new)
-            self._touch(name)
-            return ni.clone()
+            return self._set_node(ni, new)
+
+    def _node_slot(self, name: str) -> tuple[NodeInfo, bool]:
+        """AddNode's and UpdateNode's start: the node's NodeInfo, created (True) when the cache
+        has none, else with the old node's image states dropped (the new node's are counted
+        by ``_set_node``). Under the lock."""
+        ni = self._nodes.get(name)
+        if ni is None:
+            return self._node_info_for(name), True
+        self._remove_node_image_states(ni.node)
+        return ni, False
+
+    def _set_node(self, ni: NodeInfo, node: Node) -> NodeInfo:
+        """AddNode's and UpdateNode's end: the node's images counted, the node set in its
+        NodeInfo (marked for the next snapshot), a copy returned. Under the lock."""
+        self._add_node_image_states(node, ni)
+        ni.set_node(node)
+        self._touch(node.metadata.name)
+        return ni.clone()
 
     def remove_node(self, node: Node) -> None:
         with self._lock:

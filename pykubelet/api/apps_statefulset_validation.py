@@ -25,6 +25,7 @@ from pykubelet.api.apps_statefulset import (
     StatefulSetSpec,
 )
 from pykubelet.api.apps_validation import (
+    counts_at_most,
     pod_template_errors,
     selector_errors,
     set_defaults_pod_template,
@@ -175,13 +176,9 @@ def stateful_set_status_update_errors(new: StatefulSet, old: StatefulSet) -> lis
         errs += validate_non_negative(value, f"status.{name}")
     if st.collision_count is not None:
         errs += validate_non_negative(st.collision_count, "status.collisionCount")
-    for name, value in counts[1:]:
-        if value > st.replicas:
-            errs.append(invalid(f"status.{name}", value,
-                                "cannot be greater than status.replicas"))
-    if st.available_replicas > st.ready_replicas:
-        errs.append(invalid("status.availableReplicas", st.available_replicas,
-                            "cannot be greater than status.readyReplicas"))
+    errs += counts_at_most(counts[1:], st.replicas, "status.replicas")
+    errs += counts_at_most((("availableReplicas", st.available_replicas),),
+                           st.ready_replicas, "status.readyReplicas")
     old_count = old.status.collision_count or 0
     if (st.collision_count or 0) < old_count:
         errs.append(invalid("status.collisionCount", st.collision_count,

@@ -158,16 +158,23 @@ def replica_set_status_update_errors(new: ReplicaSet, old: ReplicaSet) -> list[F
                         ("availableReplicas", st.available_replicas),
                         ("observedGeneration", st.observed_generation)):
         errs += validate_non_negative(value, f"status.{name}")
-    for name, value in (("fullyLabeledReplicas", st.fully_labeled_replicas),
-                        ("readyReplicas", st.ready_replicas),
-                        ("availableReplicas", st.available_replicas)):
-        if value > st.replicas:
-            errs.append(invalid(f"status.{name}", value,
-                                "cannot be greater than status.replicas"))
-    if st.available_replicas > st.ready_replicas:
-        errs.append(invalid("status.availableReplicas", st.available_replicas,
-                            "cannot be greater than readyReplicas"))
+    errs += counts_at_most((("fullyLabeledReplicas", st.fully_labeled_replicas),
+                            ("readyReplicas", st.ready_replicas),
+                            ("availableReplicas", st.available_replicas)),
+                           st.replicas, "status.replicas")
+    errs += counts_at_most((("availableReplicas", st.available_replicas),),
+                           st.ready_replicas, "readyReplicas")
     return errs
+
+
+def counts_at_most(
+    counts: tuple[tuple[str, int], ...], bound: int, bound_name: str
+) -> list[FieldError]:
+    """A workload status's counts (``(field, value)`` under ``status``) that exceed ``bound``:
+    upstream's `cannot be greater than <bound_name>` (each kind names its bound its own way:
+    the ReplicaSet says ``readyReplicas``, the StatefulSet ``status.readyReplicas``)."""
+    return [invalid(f"status.{name}", value, f"cannot be greater than {bound_name}")
+            for name, value in counts if value > bound]
 
 
 def set_defaults_deployment(d: Deployment) -> Deployment:

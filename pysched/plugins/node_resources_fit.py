@@ -208,6 +208,31 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return x // capacity if x >= 0 and capacity > 0 else go_div(x, capacity)
 
 
+def _weighted_sum(
+    resources: list[ResourceSpec],
+    requested: list[int],
+    allocatable: list[int],
+    resource_score: Callable[[int, int], int],
+    positive_only: bool = False,
+) -> tuple[int, int]:
+    """(sum of score × weight, sum of weights) over the resources the node has
+    (allocatable > 0): what every scoring strategy weighs. ``positive_only``: a resource
+    scoring 0 or less is left out (RequestedToCapacityRatio's ``if resourceScore > 0``).
+    One plain loop: it runs per node on the plain path."""
+    node_score = weight_sum = 0
+    for i, rq in enumerate(requested):
+        a = allocatable[i]
+        if a == 0:
+            continue
+        s = resource_score(rq, a)
+        if positive_only and s <= 0:
+            continue
+        w = resources[i].weight
+        node_score += s * w
+        weight_sum += w
+    return node_score, weight_sum
+
+
 def weighted_resource_scorer(
     resources: list[ResourceSpec], resource_score: Callable[[int, int], int]
 ) -> Scorer:
@@ -215,13 +240,7 @@ def weighted_resource_scorer(
     node has (LeastAllocated and MostAllocated differ only in ``resource_score``)."""
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score = weight_sum = 0
-        for i, rq in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            w = resources[i].weight
-            node_score += resource_score(rq, allocatable[i]) * w
-            weight_sum += w
+        node_score, weight_sum = _weighted_sum(resources, requested, allocatable, resource_score)
         if weight_sum == 0:
             return 0
         return node_score // weight_sum if node_score >= 0 else go_div(node_score, weight_sum)
@@ -259,15 +278,9 @@ def requested_to_capacity_ratio_scorer(
         return int(raw(scaled_utilization(requested, capacity, MAX_UTILIZATION)))
 
     def f(requested: list[int], _allocated: list[int], allocatable: list[int]) -> int:
-        node_score = weight_sum = 0
-        for i, rq in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            w = resources[i].weight
-            s = resource_score(rq, allocatable[i])
-            if s > 0:
-                node_score += s * w
-                weight_sum += w
+        node_score, weight_sum = _weighted_sum(
+            resources, requested, allocatable, resource_score, positive_only=True
+        )
         if weight_sum == 0:
             return 0
         return go_round(node_score / weight_sum)

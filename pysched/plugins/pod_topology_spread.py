@@ -17,6 +17,7 @@ Semantics as upstream (v1.36):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -141,6 +142,26 @@ def node_labels_match_constraints(labels: dict[str, str], constraints: list[Cons
     return all(c.topology_key in labels for c in constraints)
 
 
+def counted_nodes(
+    pod: Pod, nodes: list[NodeInfo], constraints: list[Constraint], require_all: bool
+) -> Iterator[tuple[NodeInfo, dict[str, str], int, Constraint]]:
+    """(node, its labels, i, constraint i) for each constraint whose domains count the node's
+    pods: PreFilter's and PreScore's walk (calPreFilterState, initPreScoreState). A node with
+    no Node is passed over, so is one lacking a constraint's key when ``require_all``, and a
+    constraint whose nodeAffinityPolicy/nodeTaintsPolicy leave the node out."""
+    required = RequiredNodeAffinity(pod)
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if require_all and not node_labels_match_constraints(labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if c.match_node_inclusion_policies(pod, node, required):
+                yield ni, labels, i, c
+
+
 def count_pods_match_selector(pods: list[PodInfo], selector: Selector, ns: str) -> int:
     """Matching pods in the namespace, terminating ones excluded; an empty selector counts 0."""
     if selector.empty:
@@ -243,21 +264,11 @@ class PodTopologySpread(PodCountingExtensions):
             return None, Status(Code.SKIP)
         s = _PreFilterState(constraints)
         s.tp_value_to_match_num = [{} for _ in constraints]
-        required = RequiredNodeAffinity(pod)
         ns = pod.metadata.namespace
-        for ni in nodes:
-            node = ni.node
-            if node is None:
-                continue
-            labels = node.metadata.labels
-            if not node_labels_match_constraints(labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.match_node_inclusion_policies(pod, node, required):
-                    continue
-                v = labels[c.topology_key]
-                m = s.tp_value_to_match_num[i]
-                m[v] = m.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, ns)
+        for ni, labels, i, c in counted_nodes(pod, nodes, constraints, require_all=True):
+            v = labels[c.topology_key]
+            m = s.tp_value_to_match_num[i]
+            m[v] = m.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, ns)
         for i in range(len(constraints)):
             mn = MAX_INT32
             hist: dict[int, int] = {}
@@ -371,21 +382,10 @@ class PodTopologySpread(PodCountingExtensions):
             if c.topology_key == LABEL_HOSTNAME:
                 sz = len(filtered_nodes) - len(ignored)
             weights.append(math.log(float(sz + 2)))
-        required = RequiredNodeAffinity(pod)
         ns = pod.metadata.namespace
-        for ni in all_nodes:
-            node = ni.node
-            if node is None:
-                continue
-            labels = node.metadata.labels
-            if require_all and not node_labels_match_constraints(labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.match_node_inclusion_policies(pod, node, required):
-                    continue
-                v = labels.get(c.topology_key, "")
-                if v not in counts[i]:
-                    continue
+        for ni, labels, i, c in counted_nodes(pod, all_nodes, constraints, require_all):
+            v = labels.get(c.topology_key, "")
+            if v in counts[i]:
                 counts[i][v] += count_pods_match_selector(ni.pods, c.selector, ns)
         state.write(PRE_SCORE_STATE_KEY, (constraints, ignored, counts, weights))
         return None

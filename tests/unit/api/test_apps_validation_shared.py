@@ -137,3 +137,30 @@ def test_a_deployment_whose_surge_and_unavailable_read_as_zero_says_so() -> None
                               "rollingUpdate": {"maxUnavailable": "abc", "maxSurge": "x"}}}})
     got = messages(deployment_errors(d))
     assert "spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0" in got
+
+
+def test_status_counts_are_bounded_as_upstream_says_for_each_workload() -> None:
+    """ValidateReplicaSetStatusUpdate and ValidateStatefulSetStatusUpdate: each count no
+    greater than status.replicas, available no greater than ready (in each kind's words)."""
+    from pykubelet.api.apps import ReplicaSet
+    from pykubelet.api.apps_statefulset import StatefulSet
+    from pykubelet.api.apps_statefulset_validation import stateful_set_status_update_errors
+    from pykubelet.api.apps_validation import replica_set_status_update_errors
+
+    meta = {"name": "web", "namespace": "default", "resourceVersion": "1"}
+    old_rs = decode_value(ReplicaSet, {"metadata": meta, "status": {"replicas": 2}})
+    rs = decode_value(ReplicaSet, {"metadata": meta, "status": {
+        "replicas": 2, "fullyLabeledReplicas": 3, "readyReplicas": 1, "availableReplicas": 2}})
+    assert messages(replica_set_status_update_errors(rs, old_rs)) == [
+        "status.fullyLabeledReplicas: cannot be greater than status.replicas",
+        "status.availableReplicas: cannot be greater than readyReplicas",
+    ]
+    old_sts = decode_value(StatefulSet, {"metadata": meta, "status": {"replicas": 2}})
+    sts = decode_value(StatefulSet, {"metadata": meta, "status": {
+        "replicas": 2, "readyReplicas": 1, "currentReplicas": 3, "updatedReplicas": 4,
+        "availableReplicas": 2}})
+    assert messages(stateful_set_status_update_errors(sts, old_sts)) == [
+        "status.currentReplicas: cannot be greater than status.replicas",
+        "status.updatedReplicas: cannot be greater than status.replicas",
+        "status.availableReplicas: cannot be greater than status.readyReplicas",
+    ]

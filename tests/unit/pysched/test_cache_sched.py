@@ -206,3 +206,29 @@ def test_assumed_pod_expiry_with_ttl() -> None:
     assert c.cleanup_assumed_pods(120) == []
     assert [x.metadata.name for x in c.cleanup_assumed_pods(131)] == ["a"]
     assert c.get_pod(p) is None
+
+
+def test_add_and_update_node_replace_its_image_states_and_return_its_info() -> None:
+    """AddNode and UpdateNode alike: the node's old images are dropped, the new ones counted,
+    the returned NodeInfo is a copy holding the new node; an update of an unknown node adds it."""
+    c = Cache()
+    n1 = make_node("n1", images=[("nginx:1.25", 100)])
+    info = c.add_node(n1)
+    assert info.node is n1
+    assert set(info.image_states) == {"nginx:1.25"}
+    c.add_node(make_node("n2", images=[("nginx:1.25", 100)]))
+    info = c.update_node(n1, make_node("n1", images=[("redis", 50)]))
+    assert set(info.image_states) == {"redis:latest"}
+    info.image_states.clear()  # a copy: the cache's own is untouched
+    again = c.add_node(make_node("n1", images=[("redis", 50), ("busybox", 5)]))
+    assert set(again.image_states) == {"redis:latest", "busybox:latest"}
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    assert snap.get("n2").image_states["nginx:1.25"].num_nodes == 1
+    assert snap.get("n1").image_states["redis:latest"].num_nodes == 1
+    added = c.update_node(None, make_node("n3", images=[("redis", 50)]))
+    assert added.node is not None
+    assert added.node.metadata.name == "n3"
+    c.update_snapshot(snap)
+    assert sorted(ni.name for ni in snap.node_info_list) == ["n1", "n2", "n3"]
+    assert snap.get("n3").image_states["redis:latest"].num_nodes == 2

@@ -290,3 +290,27 @@ def test_extended_resources_scored_only_when_requested() -> None:
     assert run_score(pl, pod, FakeSnapshot(nodes)) == {"node1": 50, "node2": 60}
     pod = make_pod().container({"cpu": "3000", "memory": "5000"}).obj()
     assert run_score(pl, pod, FakeSnapshot(nodes)) == {"node1": 50, "node2": 50}
+
+
+def test_strategies_weigh_the_resources_a_node_has_and_ratio_only_positive_scores() -> None:
+    """LeastAllocated/MostAllocated weigh every resource the node has (allocatable > 0), a
+    zero score included; RequestedToCapacityRatio leaves a resource scoring 0 out of the sum
+    (upstream's ``if resourceScore > 0``)."""
+    from pysched.plugins.args import ResourceSpec
+    from pysched.plugins.node_resources_fit import (
+        least_resource_scorer,
+        most_resource_scorer,
+        requested_to_capacity_ratio_scorer,
+    )
+
+    res = [ResourceSpec("cpu", 3), ResourceSpec("memory", 1), ResourceSpec("gpu", 5)]
+    requested, allocatable = [1000, 0, 1], [4000, 8000, 0]  # gpu: the node has none
+    # least: cpu 75 * 3, memory 100 * 1 -> 325 // 4
+    assert least_resource_scorer(res)(requested, [0, 0, 0], allocatable) == 81
+    # most: cpu 25 * 3, memory 0 * 1 -> 75 // 4 (memory's 0 still weighs)
+    assert most_resource_scorer(res)(requested, [0, 0, 0], allocatable) == 18
+    ratio = requested_to_capacity_ratio_scorer(res, [(0, 0), (100, 10)])
+    # cpu 25 * 3 only: memory scores 0 and is left out -> 75 / 3
+    assert ratio(requested, [0, 0, 0], allocatable) == 25
+    assert ratio([0, 0, 0], [0, 0, 0], allocatable) == 0  # nothing positive: 0
+    assert least_resource_scorer(res)([0, 0, 0], [0, 0, 0], [0, 0, 0]) == 0

@@ -392,3 +392,29 @@ def test_upstream_system_defaulting_with_a_service() -> None:
     pl = plugin_for("PodTopologySpread", nodes, pods, extras={"workload_objects": lambda: [svc]})
     got = run_score(pl, make_pod("p").label("foo", "").obj(), FakeSnapshot(nodes, pods))
     assert got == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
+
+
+def test_score_counts_pods_by_the_inclusion_policies() -> None:
+    """PreScore's counts walk the nodes as PreFilter's do: nodeTaintsPolicy Honor leaves a
+    tainted node's pods out of its zone's count (Ignore, the default, counts them)."""
+    nodes = [
+        make_node("n1").label(ZONE, "a").obj(),
+        make_node("n2").label(ZONE, "a").taint("t", "v").obj(),
+        make_node("n3").label(ZONE, "b").obj(),
+    ]
+    pods = [_foo("a1", "n2"), _foo("a2", "n2"), _foo("b1", "n3")]
+    pl = plugin_for("PodTopologySpread", nodes, pods)
+
+    def scores(**policy: str) -> dict[str, int]:
+        pod = (
+            make_pod()
+            .label("app", "foo")
+            .spread(1, ZONE, "ScheduleAnyway", labels={"app": "foo"}, **policy)
+            .obj()
+        )
+        return run_score(pl, pod, FakeSnapshot(nodes, pods))
+
+    # Ignore: zone a 2 pods, zone b 1 -> b preferred
+    assert scores() == {"n1": 33, "n2": 33, "n3": 100}
+    # Honor: n2's pods are left out, zone a 0, zone b 1 -> a preferred
+    assert scores(nodeTaintsPolicy="Honor") == {"n1": 100, "n2": 100, "n3": 0}
