@@ -174,8 +174,11 @@ class NodeProcess:
         for f in (self.base / "manifests").glob("*"):
             f.unlink()
         with contextlib.suppress(Exception):
+            # a grace period of 1 s, not a forced deletion: the agent kills with the
+            # deletion's grace period, where a forced one (0) leaves it the pod spec's (30 s
+            # by default, for a shell that ignores SIGTERM), as kubelet does
             self.cp.kubectl("delete", "pods", "-A", "--field-selector",
-                            f"spec.nodeName={self.name}", "--grace-period=0", "--force",
+                            f"spec.nodeName={self.name}", "--grace-period=1", "--wait=false",
                             check=False, timeout=30)
         end = time.monotonic() + 60
         while sock.exists() and time.monotonic() < end:
