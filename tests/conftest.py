@@ -72,7 +72,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if vms:
             config.hook.pytest_deselected(items=vms)
             items[:] = [item for item in items if item.get_closest_marker("vm") is None]
+    grouped_ids = _xdist_cannot_set_group_ids(config, items)
     for item in items:
         if item.get_closest_marker("root") is not None and not is_root:
             item.add_marker(pytest.mark.skip(reason="needs root"))
-        item.add_marker(pytest.mark.xdist_group(parallel_group(item)))
+        group = parallel_group(item)
+        item.add_marker(pytest.mark.xdist_group(group))
+        if grouped_ids:
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
+
+
+def _xdist_cannot_set_group_ids(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """On an xdist worker under ``--dist loadgroup``, whether xdist's own marking of a
+    test's group fails: it appends ``@group`` to ``item._nodeid``, which pytest 9.2's
+    structured node ids (``item._id``) no longer read (pytest-dev/pytest-xdist#1386), so
+    every group was spread over the workers. Then this hook appends it to ``_id`` as xdist
+    meant to (the controller's scheduler splits the group off at the last ``@``)."""
+    if not hasattr(config, "workerinput") or not config.getvalue("loadgroup") or not items:
+        return False
+    return hasattr(items[0], "_id") and not hasattr(items[0], "_nodeid")

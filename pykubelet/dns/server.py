@@ -360,10 +360,18 @@ class ServerThread:
         self._handles: tuple[UDPReceiver, asyncio.Server] | None = None
 
     def start(self) -> ServerThread:
+        """Listens, or raises with the loop's thread ended: a caller that retries (the
+        control plane's cluster DNS, every 10 s while another holds its address) gathers
+        no thread per attempt."""
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(self.server.serve(self.host, self.port),
                                                self.loop)
-        self._handles = fut.result(10)
+        try:
+            self._handles = fut.result(10)
+        except BaseException:
+            fut.cancel()
+            self.stop()
+            raise
         self.port = self._handles[0].port
         return self
 
@@ -379,7 +387,8 @@ class ServerThread:
             asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(10)
-        self.loop.close()
+        if not self.loop.is_closed():
+            self.loop.close()
 
 
 def resolv_conf_upstreams(path: str = "/etc/resolv.conf",

@@ -54,12 +54,8 @@ class ControlPlaneProcess:
             self.port = free_port()
         if self.kubeconfig.exists():
             self.kubeconfig.unlink()
-        cmd = [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root",
-               str(self.root), "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
-        if self.etcd_url:
-            cmd += ["--etcd-servers", self.etcd_url]
         out = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child
-        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT)
         out.close()
         end = time.monotonic() + timeout
         while not self.kubeconfig.exists():
@@ -71,6 +67,19 @@ class ControlPlaneProcess:
                 raise RuntimeError("control plane did not serve in time:\n"
                                    + self.log_path.read_text()[-3000:])
             time.sleep(0.05)
+
+    def command(self) -> list[str]:
+        """The control plane's command line. Without the cluster DNS unless the test's
+        arguments ask for it (a ``--cluster-dns...`` flag): every control plane serves it
+        on <advertise address>:53 by default, which one process on 127.0.0.1 holds, and
+        the others retried every 10 s, listing and watching again each time."""
+        cmd = [sys.executable, "-m", "pykubelet.cli.main", "control-plane", "--root",
+               str(self.root), "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
+        if not any(a.startswith("--cluster-dns") for a in self.extra_args):
+            cmd.append("--no-cluster-dns")
+        if self.etcd_url:
+            cmd += ["--etcd-servers", self.etcd_url]
+        return cmd
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is None:

@@ -174,8 +174,11 @@ class NodeProcess:
         for f in (self.base / "manifests").glob("*"):
             f.unlink()
         with contextlib.suppress(Exception):
+            # a grace period of 1 s, not a forced deletion: the agent kills with the
+            # deletion's grace period, where a forced one (0) leaves it the pod spec's (30 s
+            # by default, for a shell that ignores SIGTERM), as kubelet does
             self.cp.kubectl("delete", "pods", "-A", "--field-selector",
-                            f"spec.nodeName={self.name}", "--grace-period=0", "--force",
+                            f"spec.nodeName={self.name}", "--grace-period=1", "--wait=false",
                             check=False, timeout=30)
         end = time.monotonic() + 60
         while sock.exists() and time.monotonic() < end:
@@ -259,10 +262,15 @@ def node_cluster(work: Path, name: str, index: int, *, cp_args: Sequence[str] = 
 @contextlib.contextmanager
 def namespace_for(cp: ControlPlaneProcess, request: pytest.FixtureRequest,
                   prefix: str) -> Iterator[str]:
-    """A namespace named after the test (``prefix-<test name>``), deleted afterwards."""
+    """A namespace named after the test (``prefix-<test name>``), deleted afterwards: its
+    pods first with a 1 s grace period (the namespace's deletion gives each its spec's, 30 s
+    by default, which a shell ignoring SIGTERM waits out on the node, and the node's
+    cleanup at the module's end waited for)."""
     name = f"{prefix}-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:40].strip("-")
     cp.kubectl("create", "namespace", name)
     try:
         yield name
     finally:
+        cp.kubectl("delete", "pods", "--all", "-n", name, "--grace-period=1", "--wait=false",
+                   check=False)
         cp.kubectl("delete", "namespace", name, "--wait=false", check=False)

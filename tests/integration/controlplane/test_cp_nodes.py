@@ -29,6 +29,7 @@ apiVersion: v1
 kind: Pod
 metadata: {{name: kcn-static}}
 spec:
+  terminationGracePeriodSeconds: 1  # sh ignores SIGTERM: the module's teardown waits no 30 s
   containers:
   - name: c
     image: {IMAGE}

@@ -129,3 +129,21 @@ def test_a_tcp_query_forwarded_gets_the_whole_answer(servers: list[ServerThread]
     assert len(r.answer[0]) == 60
     r = dns.query.udp(q, "127.0.0.1", timeout=3, port=t.port, ignore_trailing=True)
     assert r.flags & dns.flags.TC  # over UDP the client is told to ask over TCP
+
+
+def test_a_start_whose_bind_fails_leaves_no_thread_behind() -> None:
+    """The control plane retries its cluster DNS every 10 s while another process holds
+    the address (issue 23 item 3): each failed start must end its event loop's thread, or
+    a control plane that never gets the port gathers one more thread every retry."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    held.bind(("127.0.0.1", 0))
+    try:
+        t = ServerThread(DNSServer(Answerer(build_zone([], []))), "127.0.0.1",
+                         held.getsockname()[1])
+        with pytest.raises(OSError):
+            t.start()
+        assert not t._thread.is_alive()
+        assert t.loop.is_closed()
+        t.stop()  # a stop after a failed start is harmless
+    finally:
+        held.close()

@@ -100,7 +100,9 @@ def test_a_pods_mounted_token_works_in_cluster_and_dies_with_the_pod(
                 core.list_namespaced_pod("default")
             assert denied.value.status == 403
             assert f'User \\"system:serviceaccount:{NS}:default\\"' in denied.value.body
-            cp.kubectl("delete", "pod", "app", "-n", NS, "--grace-period=0", "--force")
+            # a short grace period, not a forced deletion: the agent kills with it (a forced
+            # one leaves the agent the spec's 30 s, which the module's teardown then waits)
+            cp.kubectl("delete", "pod", "app", "-n", NS, "--grace-period=1")
             wait_for(lambda: cp.kubectl("get", "pod", "app", "-n", NS,
                                         check=False).returncode != 0,
                      timeout=60, what="pod gone")
