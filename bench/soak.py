@@ -351,6 +351,10 @@ def run_cycles(soak: Soak, prefix: str, count: int, parallel: int, budget_s: flo
                 except SoakError as exc:
                     with lock:
                         out.failure = out.failure or f"cycle {i}: {exc}"
+                    try:  # its namespace goes too, so the figures after can be taken
+                        soak.kubectl("delete", "namespace", f"{prefix}-{i}", "--wait=false")
+                    except (SoakError, subprocess.TimeoutExpired):
+                        pass
                     return
                 with lock:
                     out.times.append(time.monotonic() - c0)
@@ -474,7 +478,11 @@ def main() -> int:
             print(f"--max-minutes {args.max_minutes:g} reached after {done} cycles",
                   file=sys.stderr)
         soak_s = time.monotonic() - t_soak
-        wait_namespaces_gone(api)
+        try:
+            wait_namespaces_gone(api)
+        except SoakError as exc:  # still the figures: what is left shows in them
+            left = f"{exc}: {', '.join(soak_namespaces(api))} left"
+            failure = f"{failure}; {left}" if failure else left
         after = settle_census(soak, before, args.settle, witness.snapshot)
         late = usage(pids)
         store_end = storefigures.measure(store_path(soak))
