@@ -9,6 +9,8 @@ Job of one completion; waits for the pod Running, the Job complete and the Servi
 endpoints; ``kubectl scale`` to 3 replicas (3 endpoints), back to 1 (1 endpoint, the
 others gone); ``kubectl delete namespace`` and waits until it is gone (its pods, events,
 endpoint slices with it). Five pods started and stopped per cycle, over the three nodes.
+``--parallel N`` runs N cycles at a time (each in its own namespace, each worker with its
+own API client), so 500 cycles fit beside other work in about half an hour.
 
 Around the cycles: ``--warmup`` cycles first (the first pod makes a node's CNI bridge, its
 masquerade and proxy chains, the pod cgroup parents: objects that stay while the node
@@ -16,7 +18,10 @@ lives), then the baseline: a census of the lab's kernel objects (pykubelet/lab/c
 every daemon's RSS (agents, the control plane, the embedded runtimes, the registry) and
 the store's figures (pykubelet/lab/storefigures.py). After the cycles, once every soak
 namespace is gone, the same again, the census retaken until it equals the baseline or
-``--settle`` seconds pass. The soak passes when:
+``--settle`` seconds pass. The cgroups counted are the lab's own (census.CgroupScope):
+the UIDs and container IDs of every pod a watch of the lab's API saw, plus the nodes' own
+parents, so other tests running pods on the host do not count, and the soak needs no
+root-test lock. The soak passes when:
 
 - the census after equals the census before, category by category (a table, then every
   object that came or went);
@@ -29,7 +34,7 @@ namespace is gone, the same again, the census retaken until it equals the baseli
 Figures and verdicts as one report on stdout (``--report FILE`` writes it too); exit 0
 when every check passed.
 
-    .venv/bin/python bench/soak.py [--cycles 500] [--warmup 3] [--keep]
+    .venv/bin/python bench/soak.py [--cycles 500] [--warmup 3] [--parallel 4] [--keep]
 """
 
 from __future__ import annotations
@@ -38,9 +43,11 @@ import argparse
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +55,7 @@ import psutil
 import yaml
 
 from pykubelet import state_lock
-from pykubelet.client.rest import ClientError, RESTClient, StatusError
+from pykubelet.client.rest import PODS, ClientError, RESTClient, StatusError
 from pykubelet.lab import census, storefigures
 from pykubelet.lab.layout import LabLayout
 from pykubelet.lab.provider import NetnsProvider
@@ -189,6 +196,55 @@ def cycle(soak: Soak, api: RESTClient, ns: str) -> None:
     wait_for(f"namespace {ns} gone", lambda: _get(api, f"/api/v1/namespaces/{ns}") is None)
 
 
+class PodWitness:
+    """Every pod of the lab the soak saw, by a watch of all namespaces in a thread: its
+    UID and container IDs make the census's cgroup scope (the lab's part of the host's
+    shared cgroup trees). A broken watch relists."""
+
+    def __init__(self, api: RESTClient) -> None:
+        self.api = api
+        self.scope = census.CgroupScope()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pod-witness", daemon=True)
+
+    def start(self) -> PodWitness:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def snapshot(self) -> census.CgroupScope:
+        """A copy of what was seen so far (after one more list, so nothing is in flight)."""
+        self._see_list()
+        with self._lock:
+            return census.CgroupScope(set(self.scope.pod_uids),
+                                      set(self.scope.container_ids), set(self.scope.parents))
+
+    def _see(self, pod: dict[str, Any]) -> None:
+        with self._lock:
+            self.scope.see_pod(pod)
+
+    def _see_list(self) -> str:
+        got = self.api.request("GET", "/api/v1/pods")
+        for pod in got.get("items") or []:
+            self._see(pod)
+        return str((got.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                rv = self._see_list()
+                for ev in self.api.watch(PODS, resource_version=rv, timeout_seconds=30):
+                    if isinstance(ev.get("object"), dict) and ev.get("type") != "BOOKMARK":
+                        self._see(ev["object"])
+                    if self._stop.is_set():
+                        return
+            except (ClientError, OSError, ValueError):
+                self._stop.wait(1.0)
+
+
 def soak_namespaces(api: RESTClient) -> list[str]:
     got = api.request("GET", "/api/v1/namespaces", params={"labelSelector": "soak=1"})
     return [n["metadata"]["name"] for n in got.get("items") or []]
@@ -239,16 +295,17 @@ def store_path(soak: Soak) -> Path:
     return soak.layout.control_node.control_plane_root / "store.db"
 
 
-def settle_census(soak: Soak, target: census.Census | None, timeout: float) -> census.Census:
+def settle_census(soak: Soak, target: census.Census | None, timeout: float,
+                  scope: Callable[[], census.CgroupScope]) -> census.Census:
     """The census once it stops changing (two in a row equal, 5 s apart), or, given a
     ``target``, once it equals it; the last one taken when ``timeout`` passes."""
     end = time.monotonic() + timeout
-    last = census.take(soak.layout)
+    last = census.take(soak.layout, scope=scope())
     while time.monotonic() < end:
         if target is not None and not census.diff(target, last):
             return last
         time.sleep(5)
-        now = census.take(soak.layout)
+        now = census.take(soak.layout, scope=scope())
         if target is None and not census.diff(last, now):
             return now
         last = now
@@ -257,6 +314,60 @@ def settle_census(soak: Soak, target: census.Census | None, timeout: float) -> c
 
 def wait_namespaces_gone(api: RESTClient) -> None:
     wait_for("every soak namespace gone", lambda: not soak_namespaces(api), timeout=300)
+
+
+@dataclass
+class Cycles:
+    """What a run of cycles did: how many, each one's seconds, the first failure."""
+
+    done: int = 0
+    times: list[float] = field(default_factory=list)
+    failure: str = ""
+
+
+def run_cycles(soak: Soak, prefix: str, count: int, parallel: int, budget_s: float = 0.0,
+               progress: Callable[[Cycles], None] | None = None) -> Cycles:
+    """``count`` cycles in namespaces ``<prefix>-<i>``, ``parallel`` at a time (each worker
+    with its own client); no cycle starts after ``budget_s`` seconds (0: no budget) or
+    after one failed."""
+    out = Cycles()
+    lock = threading.Lock()
+    next_i = 0
+    t0 = time.monotonic()
+
+    def worker() -> None:
+        nonlocal next_i
+        api = soak.client()
+        try:
+            while True:
+                with lock:
+                    if next_i >= count or out.failure or (
+                            budget_s and time.monotonic() - t0 > budget_s):
+                        return
+                    i, next_i = next_i, next_i + 1
+                c0 = time.monotonic()
+                try:
+                    cycle(soak, api, f"{prefix}-{i}")
+                except SoakError as exc:
+                    with lock:
+                        out.failure = out.failure or f"cycle {i}: {exc}"
+                    try:  # its namespace goes too, so the figures after can be taken
+                        soak.kubectl("delete", "namespace", f"{prefix}-{i}", "--wait=false")
+                    except (SoakError, subprocess.TimeoutExpired):
+                        pass
+                    return
+                with lock:
+                    out.times.append(time.monotonic() - c0)
+                    out.done += 1
+                    if progress is not None:
+                        progress(out)
+        finally:
+            api.close()
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        for f in [pool.submit(worker) for _ in range(max(1, parallel))]:
+            f.result()
+    return out
 
 
 # ---------------------------------------------------------------------- report
@@ -310,6 +421,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cycles", type=int, default=500)
     ap.add_argument("--warmup", type=int, default=3, help="cycles before the baseline")
+    ap.add_argument("--parallel", type=int, default=1,
+                    help="cycles at a time, each in its own namespace")
     ap.add_argument("--name", default="soak", help="the lab's name")
     ap.add_argument("--settle", type=float, default=180.0,
                     help="seconds the census after may take to come back")
@@ -333,41 +446,44 @@ def main() -> int:
         return 1
     up_s = time.monotonic() - t0
     lines: list[str] = []
-    failure = ""
-    done = 0
+    witness: PodWitness | None = None
     try:
         api = soak.client()
-        for i in range(args.warmup):
-            cycle(soak, api, f"soak-warmup-{i}")
+        witness = PodWitness(soak.client()).start()
+        warmup = run_cycles(soak, "soak-warmup", args.warmup, args.parallel)
+        if warmup.failure:
+            raise SoakError(f"warm-up {warmup.failure}")
         wait_namespaces_gone(api)
-        before = settle_census(soak, None, args.settle)
+        before = settle_census(soak, None, args.settle, witness.snapshot)
         pids = daemons(soak)
         warm = usage(pids)
         store_start = storefigures.measure(store_path(soak))
-        times: list[float] = []
         t_soak = time.monotonic()
-        try:
-            for i in range(args.cycles):
-                if args.max_minutes and time.monotonic() - t_soak > 60 * args.max_minutes:
-                    print(f"--max-minutes {args.max_minutes:g} reached after {done} cycles",
-                          file=sys.stderr)
-                    break
-                c0 = time.monotonic()
-                cycle(soak, api, f"soak-{i}")
-                times.append(time.monotonic() - c0)
-                done = i + 1
-                if done <= 3 or done % 10 == 0 or done == args.cycles:
-                    cp = usage({k: v for k, v in pids.items() if "control plane" in k})
-                    print(f"cycle {done}/{args.cycles}: {times[-1]:.1f} s, mean "
-                          f"{sum(times) / len(times):.1f} s, control plane RSS "
-                          f"{', '.join(mib(u.rss) for u in cp.values())}",
-                          file=sys.stderr, flush=True)
-        except SoakError as exc:
-            failure = f"cycle {done}: {exc}"
+
+        def progress(run: Cycles) -> None:
+            n = run.done
+            if n <= 3 or n % 10 == 0 or n == args.cycles:
+                cp = usage({k: v for k, v in pids.items() if "control plane" in k})
+                print(f"cycle {n}/{args.cycles} at {time.monotonic() - t_soak:.0f} s: "
+                      f"{run.times[-1]:.1f} s, mean {sum(run.times) / n:.1f} s, control "
+                      f"plane RSS {', '.join(mib(u.rss) for u in cp.values())}",
+                      file=sys.stderr, flush=True)
+
+        run = run_cycles(soak, "soak", args.cycles, args.parallel,
+                         60 * args.max_minutes, progress)
+        done, times, failure = run.done, run.times, run.failure
+        if failure:
             print(failure, file=sys.stderr)
+        elif done < args.cycles:
+            print(f"--max-minutes {args.max_minutes:g} reached after {done} cycles",
+                  file=sys.stderr)
         soak_s = time.monotonic() - t_soak
-        wait_namespaces_gone(api)
-        after = settle_census(soak, before, args.settle)
+        try:
+            wait_namespaces_gone(api)
+        except SoakError as exc:  # still the figures: what is left shows in them
+            left = f"{exc}: {', '.join(soak_namespaces(api))} left"
+            failure = f"{failure}; {left}" if failure else left
+        after = settle_census(soak, before, args.settle, witness.snapshot)
         late = usage(pids)
         store_end = storefigures.measure(store_path(soak))
 
@@ -375,12 +491,17 @@ def main() -> int:
         rss, rss_ok = rss_rows(warm, late, args.rss_tolerance)
         store, store_ok = store_rows(store_start, store_end, args.store_tolerance)
         mean = sum(times) / len(times) if times else 0.0
+        scope = witness.snapshot()
+        rate = done / soak_s * 60 if soak_s else 0.0
         lines += [
             f"soak of lab {args.name} (3 nodes, up in {up_s:.0f} s): {done}/{args.cycles} "
-            f"cycles in {soak_s:.0f} s (mean {mean:.1f} s, max "
-            f"{max(times, default=0):.1f} s), {args.warmup} warm-up cycles before",
+            f"cycles in {soak_s:.0f} s, {args.parallel} at a time ({rate:.1f} a minute;"
+            f" a cycle: mean {mean:.1f} s, max {max(times, default=0):.1f} s), "
+            f"{args.warmup} warm-up cycles before",
             "each cycle: namespace, pod, Deployment 1 -> 3 -> 1 behind a Service (endpoints "
             "checked), Job of 1; namespace deleted and gone: 5 pods",
+            f"cgroups counted: the lab's ({len(scope.pod_uids)} pod UIDs and "
+            f"{len(scope.container_ids)} container IDs seen, the nodes' parents)",
             "", census.table(before, after, limit=20), "", *rss, "", *store, "",
             f"census identical: {'yes' if same else 'NO'}; RSS within "
             f"{args.rss_tolerance:.0%}: {'yes' if rss_ok else 'NO'}; store back: "
@@ -392,6 +513,8 @@ def main() -> int:
         lines.append(f"soak failed before its figures: {exc}")
         passed = False
     finally:
+        if witness is not None:
+            witness.stop()
         if not args.keep:
             soak.lab("down", check=False)
     report = "\n".join(lines)

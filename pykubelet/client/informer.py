@@ -2,10 +2,14 @@
 
 List, then watch from the list's resourceVersion; when the watch ends, watch again from the
 last resourceVersion seen (bookmarks included), so nothing is missed or repeated; on 410
-Gone list again (and report what changed meanwhile as adds, updates and deletes); on a
-broken connection back off (0.8 s doubling to 30 s, as the reflector does) and resume. The
-handlers run on the informer's thread and must be quick; ``has_synced`` turns true after
-the first full list.
+Gone list again (and report what changed meanwhile as adds, updates and deletes). As the
+reflector: a watch that was established and then broke (the API server went away) is
+watched again at once; a list or watch that cannot start (refused, an error Status, a watch
+ending within a second with nothing) backs off, 0.8 s doubling to 30 s, and that back-off
+starts again from 0.8 s once none was needed for 2 minutes (ExponentialBackoffManager), so
+an API server that restarts again later is not waited for as long as the last outage
+ended. The handlers run on the informer's thread and must be quick; ``has_synced`` turns
+true after the first full list.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +28,34 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 INITIAL_BACKOFF_S = 0.8
 MAX_BACKOFF_S = 30.0
+BACKOFF_RESET_S = 120.0  # no back-off for this long: the next starts from the first step
+BACKOFF_JITTER = 0.1  # the reflector's is 1.0 (a wait in [d, 2d)); ours waits less
+SHORT_WATCH_S = 1.0  # a watch ending sooner with no event did not really start (watchHandler)
+
+
+class Backoff:
+    """client-go's ExponentialBackoffManager as the reflector makes it: each step doubles
+    up to the cap; a step asked for more than ``reset_after`` seconds after the last one
+    starts again from the first."""
+
+    def __init__(self, initial: float = INITIAL_BACKOFF_S, cap: float = MAX_BACKOFF_S,
+                 reset_after: float = BACKOFF_RESET_S, jitter: float = BACKOFF_JITTER,
+                 clock: Callable[[], float] = time.monotonic,
+                 rand: Callable[[], float] = random.random) -> None:
+        self.initial, self.cap, self.reset_after = initial, cap, reset_after
+        self.jitter, self.clock, self.rand = jitter, clock, rand
+        self._next = initial
+        self._last: float | None = None
+
+    def next(self) -> float:
+        """Seconds to wait now."""
+        now = self.clock()
+        if self._last is None or now - self._last > self.reset_after:
+            self._next = self.initial
+        self._last = now
+        step = self._next
+        self._next = min(self.cap, step * 2)
+        return step * (1 + self.rand() * self.jitter)
 
 
 def key_of(obj: Obj) -> str:
@@ -48,6 +81,7 @@ class Informer:
         on_sync: Callable[[list[Obj]], None] | None = None,
         name: str = "",
         watch_timeout: int = 300,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -63,6 +97,9 @@ class Informer:
         self.on_sync = on_sync
         self.name = name or resource.plural
         self.watch_timeout = watch_timeout
+        self.clock = clock
+        self._backoff = Backoff(clock=clock)
+        self._watch_ran = False  # the last watch was established (see SHORT_WATCH_S)
         self.store: dict[str, Obj] = {}
         self.resource_version = ""
         self.synced = threading.Event()
@@ -95,16 +132,17 @@ class Informer:
 
     # ------------------------------------------------------------------ the reflector
     def _run(self) -> None:
-        backoff = INITIAL_BACKOFF_S
         need_list = True
         while not self._stop.is_set() and not self.client.closed:
+            self._watch_ran = False
             try:
                 if need_list:
                     self._list()
                     need_list = False
                 self.connected.set()
                 self._watch()
-                backoff = INITIAL_BACKOFF_S
+                if not self._watch_ran and not self._stop.is_set():  # a failed start
+                    self._stop.wait(self._backoff.next())
             except StatusError as exc:
                 self.connected.clear()
                 if exc.gone or exc.reason in ("Expired", "Gone"):
@@ -112,21 +150,22 @@ class Informer:
                     need_list = True
                     continue
                 log.warning("%s: %s", self.name, exc.message)
-                self._stop.wait(backoff * (1 + random.random() * 0.1))
-                backoff = min(MAX_BACKOFF_S, backoff * 2)
+                self._stop.wait(self._backoff.next())
             except (ClientError, OSError, ValueError) as exc:
                 self.connected.clear()
                 if self.client.closed or self._stop.is_set():
                     return  # its owner ended the client: the informer ends with it
+                if self._watch_ran:  # it ran, then broke: watch again at once
+                    log.info("%s: watch broke (%s); watching again", self.name, exc)
+                    continue
+                delay = self._backoff.next()
                 log.warning("%s: lost the API server (%s); retrying in %.1fs", self.name, exc,
-                            backoff)
-                self._stop.wait(backoff * (1 + random.random() * 0.1))
-                backoff = min(MAX_BACKOFF_S, backoff * 2)
+                            delay)
+                self._stop.wait(delay)
             except Exception:
                 self.connected.clear()
                 log.exception("%s: informer failed; retrying", self.name)
-                self._stop.wait(backoff)
-                backoff = min(MAX_BACKOFF_S, backoff * 2)
+                self._stop.wait(self._backoff.next())
 
     def _list(self) -> None:
         items: list[Obj] = []
@@ -166,10 +205,12 @@ class Informer:
         self.synced.set()
 
     def _watch(self) -> None:
+        started = self.clock()
         for ev in self.client.watch(self.resource, self.namespace,
                                     resource_version=self.resource_version,
                                     timeout_seconds=self.watch_timeout,
                                     params=self.params):
+            self._watch_ran = True
             if self._stop.is_set():
                 return
             obj = ev.get("object") or {}
@@ -195,6 +236,7 @@ class Informer:
                     self._call(self.on_update, old, obj)
             elif kind == "DELETED":
                 self._call(self.on_delete, obj)
+        self._watch_ran = self._watch_ran or self.clock() - started >= SHORT_WATCH_S
 
     def _call(self, fn: Callable[..., None] | None, *args: Obj) -> None:
         if fn is None:

@@ -193,8 +193,22 @@ def unsupported_media_type(content_type: str) -> StatusError:
 
 
 def timeout(message: str, retry_after: int = 1) -> StatusError:
-    return StatusError(504, TIMEOUT, message, {"retryAfterSeconds": retry_after},
+    """NewTimeoutError: the message prefixed "Timeout: ", details.retryAfterSeconds (and
+    the Retry-After header responsewriters set from it)."""
+    return StatusError(504, TIMEOUT, f"Timeout: {message}", {"retryAfterSeconds": retry_after},
                     {"Retry-After": str(retry_after)})
+
+
+TOO_LARGE_RV = "Too large resource version"
+
+
+def too_large_resource_version(wanted: int, current: int, retry_after: int = 1) -> StatusError:
+    """storage.NewTooLargeResourceVersionError: a timeout whose cause ResourceVersionTooLarge
+    tells clients (client-go's IsTooLargeResourceVersion) to relist, not to give up."""
+    err = timeout(f"{TOO_LARGE_RV}: {wanted}, current: {current}", retry_after)
+    assert err.details is not None
+    err.details["causes"] = [{"reason": "ResourceVersionTooLarge", "message": TOO_LARGE_RV}]
+    return err
 
 
 def internal(message: str) -> StatusError:

@@ -12,9 +12,11 @@ iptables and nft rules), the runtimes' pod namespace pins, the mounts under the 
 directories and pins, each node's host-local IPAM directory and runc state, the libcni
 cache entries of the nodes' networks and pins (teardown's own rules for what is a lab's),
 and every process in those namespaces or naming a node's directory. Pod cgroups are named
-by pod UID under the host's ``kubepods`` and ``pykubelet`` trees, which every pykubelet
-on the host shares: the census counts those trees whole, so it is exact only while no
-other pykubelet runs pods here (the soak runs under the root-test lock).
+by pod UID (``kubepods[/<qos>]/pod<uid>``) and container cgroups by container ID under
+the host's ``kubepods`` and ``pykubelet`` trees, which every pykubelet on the host shares:
+a :class:`CgroupScope` (the UIDs and container IDs the lab's pods had, which the soak
+collects as it goes, and the nodes' own parents) keeps the lab's part only, so a census
+stays exact while other tests run pods beside the lab. Without one the trees count whole.
 
 Processes younger than ``MIN_PROCESS_AGE`` are left out: an ``iptables-restore`` or a
 ``runc state`` the agents run for a moment is no resident of the lab.
@@ -40,6 +42,9 @@ CATEGORIES = ("netns", "veths", "bridge ports", "mounts", "iptables rules", "nft
               "cgroups", "IPAM files", "runc state", "CNI cache", "processes")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_TREES = ("kubepods", "pykubelet")  # the pod and container parents every node uses
+# Every node's own parents: kubelet's QoS cgroups and the runtime's default parent (shared
+# by every node on the host, and kept while any lives: teardown leaves them).
+NODE_CGROUP_PARENTS = ("kubepods", "kubepods/burstable", "kubepods/besteffort", "pykubelet")
 CNI_RESULTS = Path("/var/lib/cni/results")
 MOUNTINFO = Path("/proc/self/mountinfo")
 MIN_PROCESS_AGE = 3.0  # seconds
@@ -223,8 +228,65 @@ def children(root: Path, label: str) -> list[str]:
     return [f"{label}:{n}" for n in os.listdir(root)]
 
 
-def cgroup_dirs(cgroup_root: Path = CGROUP_ROOT) -> list[str]:
-    """``hierarchy/path`` of every directory in each hierarchy's pod and container trees."""
+@dataclass
+class CgroupScope:
+    """Which cgroups of the host's shared pod and container trees are one lab's: those
+    naming one of its pods (``pod<uid>``) or containers (the container ID) at any depth,
+    and its nodes' own parents (paths relative to a hierarchy)."""
+
+    pod_uids: set[str] = field(default_factory=set)
+    container_ids: set[str] = field(default_factory=set)
+    parents: set[str] = field(default_factory=lambda: set(NODE_CGROUP_PARENTS))
+
+    def update(self, other: CgroupScope) -> None:
+        self.pod_uids |= other.pod_uids
+        self.container_ids |= other.container_ids
+        self.parents |= other.parents
+
+    def see_pod(self, pod: dict[str, object]) -> None:
+        """Record a pod object's UID and its containers' IDs (``runtime://<id>``)."""
+        meta = pod.get("metadata")
+        if isinstance(meta, dict) and meta.get("uid"):
+            self.pod_uids.add(str(meta["uid"]))
+        status = pod.get("status")
+        if not isinstance(status, dict):
+            return
+        for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+            for cs in status.get(key) or []:
+                if isinstance(cs, dict) and cs.get("containerID"):
+                    self.container_ids.add(str(cs["containerID"]).split("://", 1)[-1])
+
+    def owns(self, rel: str) -> bool:
+        """Whether the cgroup at ``rel`` (below a hierarchy's root) is the lab's."""
+        rel = rel.strip("/")
+        if rel in self.parents:
+            return True
+        return any((part.startswith("pod") and part[3:] in self.pod_uids)
+                   or part in self.container_ids for part in rel.split("/"))
+
+
+def node_cgroup_scope(lab: LabLayout) -> CgroupScope:
+    """The pods and containers the lab's nodes hold now, from their own directories: pod
+    log directories (``<ns>_<name>_<uid>``), sandbox checkpoints' cgroup parents and the
+    runtime's container directories (teardown.remove_cgroups' sources)."""
+    from pykubelet.lab.teardown import _pod_uids, _sandbox_cgroup_parents
+
+    scope = CgroupScope()
+    for node in lab.node_layouts():
+        scope.pod_uids.update(_pod_uids(node))
+        for parent in _sandbox_cgroup_parents(node):
+            last = parent.rstrip("/").rsplit("/", 1)[-1]
+            if last.startswith("pod"):
+                scope.pod_uids.add(last[3:])
+        containers = node.root_dir / "containers"
+        if containers.is_dir():
+            scope.container_ids.update(os.listdir(containers))
+    return scope
+
+
+def cgroup_dirs(cgroup_root: Path = CGROUP_ROOT, scope: CgroupScope | None = None) -> list[str]:
+    """``hierarchy/path`` of every directory in each hierarchy's pod and container trees,
+    or of those ``scope`` owns."""
     out: list[str] = []
     if not cgroup_root.is_dir():
         return out
@@ -233,8 +295,8 @@ def cgroup_dirs(cgroup_root: Path = CGROUP_ROOT) -> list[str]:
             top = h / tree
             if not top.is_dir():
                 continue
-            out.append(f"{h.name}/{tree}")
-            out += [f"{h.name}/{p.relative_to(h)}" for p in top.rglob("*") if p.is_dir()]
+            rels = [tree, *(str(p.relative_to(h)) for p in top.rglob("*") if p.is_dir())]
+            out += [f"{h.name}/{rel}" for rel in rels if scope is None or scope.owns(rel)]
     return out
 
 
@@ -294,8 +356,11 @@ def node_network(node: NodeLayout, run: Runner) -> tuple[list[str], list[str], l
     return veths, ports, ipt, nft
 
 
-def take(lab: LabLayout, run: Runner = run_command) -> Census:
-    """The census of ``lab`` now."""
+def take(lab: LabLayout, run: Runner = run_command, scope: CgroupScope | None = None
+         ) -> Census:
+    """The census of ``lab`` now; given a ``scope`` (the pods and containers the caller
+    saw in the lab), its cgroups are that scope's and what the nodes hold now, else the
+    host's whole pod and container trees."""
     census = Census()
     census.add("netns", netns_names(lab))
     veths, ports = parse_links("host", run(["ip", "-j", "-d", "link", "show", "master",
@@ -315,7 +380,10 @@ def take(lab: LabLayout, run: Runner = run_command) -> Census:
     prefixes = [str(lab.state_dir) + "/", str(lab.run_dir) + "/",
                 *(str(NETNS_DIR / n) for n in netns_names(lab))]
     census.add("mounts", mounts_under(MOUNTINFO.read_text(errors="replace"), prefixes))
-    census.add("cgroups", cgroup_dirs())
+    if scope is not None:
+        scope = CgroupScope(set(scope.pod_uids), set(scope.container_ids), set(scope.parents))
+        scope.update(node_cgroup_scope(lab))
+    census.add("cgroups", cgroup_dirs(scope=scope))
     census.add("CNI cache", cni_cache_entries(lab))
     census.add("processes", lab_processes(lab))
     return census

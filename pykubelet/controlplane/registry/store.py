@@ -383,8 +383,7 @@ class GenericStore:
                 try:
                     await cacher.wait_for(since)
                 except Exception:  # TooLargeError, or the cache stopping meanwhile
-                    raise errors.timeout(f"Too large resource version: {since}, current: "
-                                         f"{cacher.rev}") from None
+                    raise errors.too_large_resource_version(since, cacher.rev) from None
         return self.cache.watch(namespace, predicate, since)
 
     def list_objects(
@@ -410,8 +409,7 @@ class GenericStore:
             except ValueError as exc:
                 raise errors.bad_request(f"invalid continue token: {exc}") from None
             if token_rev > rev:
-                raise errors.timeout(f"Too large resource version: {token_rev}, current: "
-                                     f"{rev}")
+                raise errors.too_large_resource_version(token_rev, rev)
             if token_rev < 0:  # go on at the latest revision (after a 410)
                 entries = list(self.cache.select(namespace, predicate, index, start))
             else:

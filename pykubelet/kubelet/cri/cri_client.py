@@ -4,7 +4,9 @@ This is the remote implementation of ``runtime_service.RuntimeService`` and
 ``ImageService`` (cri-api's remote_runtime.go and remote_image.go), so the agent runs
 unchanged on our runtime or on containerd. Like kubelet's remote runtime service it
 puts a deadline on every call (ExecSync: the probe's timeout plus a margin; image pulls:
-none by default) and allows 16 MiB messages. gRPC failures become ``CRICallError`` with
+none by default), allows 16 MiB messages and reconnects with its connect parameters (a
+back-off from 100 ms to 3 s, not gRPC's default 1 s growing to 2 min, so a runtime that
+restarted is used again within ~3 s of coming back). gRPC failures become ``CRICallError`` with
 the status code kept, so callers decide on NOT_FOUND without importing grpc.
 """
 
@@ -24,6 +26,14 @@ __all__ = ["DEFAULT_TIMEOUT_S", "CRICallError", "CRIClient"]
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 120.0  # kubelet's runtimeRequestTimeout (2 min)
 EXEC_MARGIN_S = 5.0
+# cri-client's remote_runtime.go: baseBackoffDelay, maxBackoffDelay, minConnectionTimeout
+# (gRPC C-core's min_reconnect_backoff is the minimum connect deadline, Go's
+# MinConnectTimeout)
+CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 3000),
+    ("grpc.min_reconnect_backoff_ms", 5000),
+]
 
 
 def _channel_target(endpoint: str) -> str:
@@ -49,6 +59,7 @@ class CRIClient:
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                *CHANNEL_OPTIONS,
             ],
         )
         self._rt = pb_grpc.RuntimeServiceStub(self._channel)

@@ -143,6 +143,76 @@ def test_cgroup_trees_of_every_hierarchy(tmp_path: Path) -> None:
                    "pids/pykubelet", "pids/pykubelet/c2"]
 
 
+def _host_cgroups(root: Path) -> None:
+    """Two labs' pods (u1 with container c1; u9 with c9) and a pod-less container of each
+    (c2, c8) in the shared trees, beside a system cgroup."""
+    for rel in ("memory/kubepods/burstable/podu1/c1", "memory/kubepods/besteffort/podu9/c9",
+                "memory/kubepods/podu9", "pids/pykubelet/c2", "pids/pykubelet/c8",
+                "pids/system.slice", "unified/kubepods/burstable/podu1/c1"):
+        (root / rel).mkdir(parents=True)
+
+
+def test_cgroup_scope_keeps_the_labs_pods_containers_and_node_parents(tmp_path: Path) -> None:
+    _host_cgroups(tmp_path)
+    scope = census.CgroupScope({"u1"}, {"c2"})
+    got = sorted(census.cgroup_dirs(tmp_path, scope))
+    assert got == ["memory/kubepods", "memory/kubepods/besteffort", "memory/kubepods/burstable",
+                   "memory/kubepods/burstable/podu1", "memory/kubepods/burstable/podu1/c1",
+                   "pids/pykubelet", "pids/pykubelet/c2",
+                   "unified/kubepods", "unified/kubepods/burstable",
+                   "unified/kubepods/burstable/podu1", "unified/kubepods/burstable/podu1/c1"]
+    assert len(census.cgroup_dirs(tmp_path)) == len(got) + 4  # unscoped: the other lab's too
+
+
+def test_cgroup_scope_names_whole_path_parts_only() -> None:
+    scope = census.CgroupScope({"u1"}, {"c1"})
+    assert scope.owns("kubepods/burstable/podu1/anything")
+    assert scope.owns("/pykubelet/c1/")
+    assert scope.owns("kubepods/burstable")
+    assert not scope.owns("kubepods/burstable/podu10")
+    assert not scope.owns("pykubelet/c10")
+    assert not scope.owns("kubepods/guaranteed")
+    assert not scope.owns("pykubelet/xpodu1")
+
+
+def test_cgroup_scope_sees_a_pods_uid_and_container_ids() -> None:
+    scope = census.CgroupScope()
+    scope.see_pod({"metadata": {"uid": "u1"}, "status": {
+        "initContainerStatuses": [{"containerID": "pykubelet://i1"}],
+        "containerStatuses": [{"containerID": "pykubelet://c1"}, {"name": "waiting"}]}})
+    scope.see_pod({"metadata": {"uid": "u2"}})
+    assert scope.pod_uids == {"u1", "u2"}
+    assert scope.container_ids == {"i1", "c1"}
+
+
+def test_a_leaked_cgroup_of_the_lab_is_a_difference_and_anothers_is_not(tmp_path: Path) -> None:
+    _host_cgroups(tmp_path)
+    scope = census.CgroupScope({"u1", "u3"}, {"c2", "c3"})
+    before = census.Census()
+    before.add("cgroups", census.cgroup_dirs(tmp_path, scope))
+    (tmp_path / "memory/kubepods/besteffort/podu7").mkdir()  # another lab's pod comes
+    (tmp_path / "pids/pykubelet/c9").mkdir()
+    (tmp_path / "memory/kubepods/podu9").rmdir()  # and one goes
+    (tmp_path / "memory/kubepods/burstable/podu3/c3").mkdir(parents=True)  # ours stays
+    after = census.Census()
+    after.add("cgroups", census.cgroup_dirs(tmp_path, scope))
+    diffs = census.diff(before, after)
+    assert [(d.category, d.new, d.gone) for d in diffs] == [
+        ("cgroups", ["memory/kubepods/burstable/podu3", "memory/kubepods/burstable/podu3/c3"],
+         [])]
+
+
+def test_node_cgroup_scope_from_the_nodes_directories(tmp_path: Path) -> None:
+    lab = LabLayout("soakscope", 2, 0, tmp_path / "state", tmp_path / "run")
+    node1, node2 = lab.node_layouts()
+    (node1.pod_logs_dir / "default_web_u1").mkdir(parents=True)
+    (node2.root_dir / "containers" / "c5").mkdir(parents=True)
+    scope = census.node_cgroup_scope(lab)
+    assert scope.pod_uids == {"u1"}
+    assert scope.container_ids == {"c5"}
+    assert scope.parents == set(census.NODE_CGROUP_PARENTS)
+
+
 def test_cni_cache_entries_of_the_lab_only(tmp_path: Path) -> None:
     lab = LabLayout("soak", 2, 0, tmp_path / "state", tmp_path / "run")
     pin = census.pod_pin_prefixes(lab)[1] + "abc"

@@ -37,8 +37,7 @@ def list_resource(request: web.Request, store: GenericStore, namespace: str | No
         except ValueError:
             raise errors.bad_request(f"invalid resource version {rv!r}") from None
         if want > store.revision:
-            raise errors.timeout(f"Too large resource version: {want}, current: "
-                                 f"{store.revision}")
+            raise errors.too_large_resource_version(want, store.revision)
     index = None
     for fld in store.strategy.indexed_fields:
         value = field_sel.exact(fld)
