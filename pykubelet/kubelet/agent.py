@@ -46,7 +46,13 @@ from pykubelet.kubelet.kuberuntime.actions import backoff_key, compute_pod_actio
 from pykubelet.kubelet.kuberuntime.instrumented_services import InstrumentedRuntimeService
 from pykubelet.kubelet.kuberuntime.kuberuntime_manager import RuntimeManager
 from pykubelet.kubelet.kuberuntime.labels import POD_UID_LABEL
-from pykubelet.kubelet.lifecycle.predicate import NODE_AFFINITY, AdmitResult, NodeInfo, admit
+from pykubelet.kubelet.lifecycle.predicate import (
+    NODE_AFFINITY,
+    AdmitResult,
+    NodeInfo,
+    SchedulerPods,
+    admit,
+)
 from pykubelet.kubelet.logs.container_log_manager import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_SIZE,
@@ -214,6 +220,7 @@ class Kubelet:
         # pods the runtime was running when this agent started: admitted before, by an
         # earlier agent, so never rejected again (a restart must not kill them)
         self._running_at_start: set[str] = set()
+        self._scheduler_pods = SchedulerPods()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -283,11 +290,12 @@ class Kubelet:
             log.info(kv("Pod was running before the agent started; admitted as it runs",
                         pod=pod_ref(pod), podUID=pod.uid))
             return AdmitResult(admit=True)
-        result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
+        result = admit(pod, self._node_info(), active, static=is_static_pod(pod),
+                       scheduler_pods=self._scheduler_pods)
         if not result.admit and result.reason == NODE_AFFINITY and self.node_labels:
             # labels a user just put on the Node may be newer than the ones kept here
             result = admit(pod, self._node_info(fresh=True), active,
-                           static=is_static_pod(pod))
+                           static=is_static_pod(pod), scheduler_pods=self._scheduler_pods)
         return result
 
     def handle_pod_additions(self, pods: list[Pod]) -> None:
