@@ -154,6 +154,8 @@ class Kubelet:
         self.backoff = Backoff(clock=time.time)
         self.image_backoff = Backoff(clock=time.time)
         self.memory_capacity = memory_capacity or psutil.virtual_memory().total
+        # read once (cadvisor's MachineInfo): the count comes from sysfs with the GIL held
+        self.cpu_capacity = psutil.cpu_count() or 1
         self.host_ips = node_ips or ([config.nodeIP] if config.nodeIP else host_ips())
         self.recorder = EventRecorder(self.node_name)
         self.pod_cgroups: PodCgroups = pod_cgroups or CgroupfsPodCgroups()
@@ -347,7 +349,7 @@ class Kubelet:
 
     def _node_info(self, fresh: bool = False) -> NodeInfo:
         alloc = {
-            "cpu": Quantity.from_int(psutil.cpu_count() or 1),
+            "cpu": Quantity.from_int(self.cpu_capacity),
             "memory": Quantity.from_int(self.memory_capacity),
             "pods": Quantity.from_int(110),
         }
