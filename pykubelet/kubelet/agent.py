@@ -30,7 +30,7 @@ import psutil
 
 from pykubelet.api.decode import encode_pod
 from pykubelet.api.machinery.quantity import Quantity
-from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
+from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet.cluster.node_status import node_labels
 from pykubelet.kubelet.cm.pod_container_manager import CgroupfsPodCgroups, PodCgroups
@@ -62,7 +62,12 @@ from pykubelet.kubelet.logs.container_log_manager import (
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
 from pykubelet.kubelet.network.dns import Configurer
 from pykubelet.kubelet.pleg.generic import GenericPLEG, PodLifecycleEvent
-from pykubelet.kubelet.pod.pod_manager import FILE_SOURCE, PodManager, pod_source
+from pykubelet.kubelet.pod.pod_manager import (
+    FILE_SOURCE,
+    PodManager,
+    pod_source,
+    pods_differ_semantically,
+)
 from pykubelet.kubelet.pod.static_pods import StaticPodSource
 from pykubelet.kubelet.pod_termination import Termination, pod_termination
 from pykubelet.kubelet.pod_workers import PodWorkers, UpdateType
@@ -322,18 +327,28 @@ class Kubelet:
 
     def handle_pod_updates(self, pods: list[Pod]) -> None:
         """HandlePodUpdates: a changed spec re-syncs; a deletionTimestamp terminates the
-        pod with its deletionGracePeriodSeconds. A deleted pod stays listed, with its
-        final (terminal) status, until its removal (handle_pod_removes)."""
-        _log_sync_loop("UPDATE", [p for p in pods if p.metadata.deletion_timestamp is None])
+        pod with its deletionGracePeriodSeconds; a change of nothing else than status and
+        bookkeeping (config.go's podsDifferSemantically is false) only replaces the copy.
+        A deleted pod stays listed, with its final (terminal) status, until its removal
+        (handle_pod_removes)."""
         _log_sync_loop("DELETE", [p for p in pods if p.metadata.deletion_timestamp is not None])
+        updated = []
         for pod in pods:
-            if not self.pod_manager.update_pod(pod):
+            old = self.pod_manager.update_pod(pod)
+            if old is None:
                 continue
             if pod.metadata.deletion_timestamp is not None:
                 self.prober.remove_pod(pod.uid)
                 self.workers.kill_pod(pod)
                 continue
+            if not pods_differ_semantically(old, pod) and pod.status.phase not in (
+                    PHASE_SUCCEEDED, PHASE_FAILED):
+                # a reconcile (checkAndUpdatePod): the copy is replaced, nothing to sync;
+                # a terminal phase someone else wrote (an eviction) still goes to the worker
+                continue
+            updated.append(pod)
             self.workers.update_pod(pod, UpdateType.UPDATE)
+        _log_sync_loop("UPDATE", updated)
 
     def handle_pod_removes(self, uids: list[str]) -> None:
         """HandlePodRemoves: the pod is gone from its source: kill it, then forget it."""
