@@ -30,7 +30,7 @@ import psutil
 
 from pykubelet.api.decode import encode_pod
 from pykubelet.api.machinery.quantity import Quantity
-from pykubelet.api.types import PHASE_FAILED, Pod, PodStatus
+from pykubelet.api.types import PHASE_FAILED, PHASE_SUCCEEDED, Pod, PodStatus
 from pykubelet.config import KubeletConfig
 from pykubelet.kubelet.cluster.node_status import node_labels
 from pykubelet.kubelet.cm.pod_container_manager import CgroupfsPodCgroups, PodCgroups
@@ -46,7 +46,13 @@ from pykubelet.kubelet.kuberuntime.actions import backoff_key, compute_pod_actio
 from pykubelet.kubelet.kuberuntime.instrumented_services import InstrumentedRuntimeService
 from pykubelet.kubelet.kuberuntime.kuberuntime_manager import RuntimeManager
 from pykubelet.kubelet.kuberuntime.labels import POD_UID_LABEL
-from pykubelet.kubelet.lifecycle.predicate import NODE_AFFINITY, AdmitResult, NodeInfo, admit
+from pykubelet.kubelet.lifecycle.predicate import (
+    NODE_AFFINITY,
+    AdmitResult,
+    NodeInfo,
+    SchedulerPods,
+    admit,
+)
 from pykubelet.kubelet.logs.container_log_manager import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_SIZE,
@@ -56,7 +62,12 @@ from pykubelet.kubelet.logs.container_log_manager import (
 from pykubelet.kubelet.metrics import KubeletMetrics, PodStartLatencyTracker
 from pykubelet.kubelet.network.dns import Configurer
 from pykubelet.kubelet.pleg.generic import GenericPLEG, PodLifecycleEvent
-from pykubelet.kubelet.pod.pod_manager import FILE_SOURCE, PodManager, pod_source
+from pykubelet.kubelet.pod.pod_manager import (
+    FILE_SOURCE,
+    PodManager,
+    pod_source,
+    pods_differ_semantically,
+)
 from pykubelet.kubelet.pod.static_pods import StaticPodSource
 from pykubelet.kubelet.pod_termination import Termination, pod_termination
 from pykubelet.kubelet.pod_workers import PodWorkers, UpdateType
@@ -148,6 +159,8 @@ class Kubelet:
         self.backoff = Backoff(clock=time.time)
         self.image_backoff = Backoff(clock=time.time)
         self.memory_capacity = memory_capacity or psutil.virtual_memory().total
+        # read once (cadvisor's MachineInfo): the count comes from sysfs with the GIL held
+        self.cpu_capacity = psutil.cpu_count() or 1
         self.host_ips = node_ips or ([config.nodeIP] if config.nodeIP else host_ips())
         self.recorder = EventRecorder(self.node_name)
         self.pod_cgroups: PodCgroups = pod_cgroups or CgroupfsPodCgroups()
@@ -214,6 +227,7 @@ class Kubelet:
         # pods the runtime was running when this agent started: admitted before, by an
         # earlier agent, so never rejected again (a restart must not kill them)
         self._running_at_start: set[str] = set()
+        self._scheduler_pods = SchedulerPods()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -283,11 +297,12 @@ class Kubelet:
             log.info(kv("Pod was running before the agent started; admitted as it runs",
                         pod=pod_ref(pod), podUID=pod.uid))
             return AdmitResult(admit=True)
-        result = admit(pod, self._node_info(), active, static=is_static_pod(pod))
+        result = admit(pod, self._node_info(), active, static=is_static_pod(pod),
+                       scheduler_pods=self._scheduler_pods)
         if not result.admit and result.reason == NODE_AFFINITY and self.node_labels:
             # labels a user just put on the Node may be newer than the ones kept here
             result = admit(pod, self._node_info(fresh=True), active,
-                           static=is_static_pod(pod))
+                           static=is_static_pod(pod), scheduler_pods=self._scheduler_pods)
         return result
 
     def handle_pod_additions(self, pods: list[Pod]) -> None:
@@ -312,18 +327,28 @@ class Kubelet:
 
     def handle_pod_updates(self, pods: list[Pod]) -> None:
         """HandlePodUpdates: a changed spec re-syncs; a deletionTimestamp terminates the
-        pod with its deletionGracePeriodSeconds. A deleted pod stays listed, with its
-        final (terminal) status, until its removal (handle_pod_removes)."""
-        _log_sync_loop("UPDATE", [p for p in pods if p.metadata.deletion_timestamp is None])
+        pod with its deletionGracePeriodSeconds; a change of nothing else than status and
+        bookkeeping (config.go's podsDifferSemantically is false) only replaces the copy.
+        A deleted pod stays listed, with its final (terminal) status, until its removal
+        (handle_pod_removes)."""
         _log_sync_loop("DELETE", [p for p in pods if p.metadata.deletion_timestamp is not None])
+        updated = []
         for pod in pods:
-            if not self.pod_manager.update_pod(pod):
+            old = self.pod_manager.update_pod(pod)
+            if old is None:
                 continue
             if pod.metadata.deletion_timestamp is not None:
                 self.prober.remove_pod(pod.uid)
                 self.workers.kill_pod(pod)
                 continue
+            if not pods_differ_semantically(old, pod) and pod.status.phase not in (
+                    PHASE_SUCCEEDED, PHASE_FAILED):
+                # a reconcile (checkAndUpdatePod): the copy is replaced, nothing to sync;
+                # a terminal phase someone else wrote (an eviction) still goes to the worker
+                continue
+            updated.append(pod)
             self.workers.update_pod(pod, UpdateType.UPDATE)
+        _log_sync_loop("UPDATE", updated)
 
     def handle_pod_removes(self, uids: list[str]) -> None:
         """HandlePodRemoves: the pod is gone from its source: kill it, then forget it."""
@@ -339,7 +364,7 @@ class Kubelet:
 
     def _node_info(self, fresh: bool = False) -> NodeInfo:
         alloc = {
-            "cpu": Quantity.from_int(psutil.cpu_count() or 1),
+            "cpu": Quantity.from_int(self.cpu_capacity),
             "memory": Quantity.from_int(self.memory_capacity),
             "pods": Quantity.from_int(110),
         }

@@ -6,6 +6,10 @@ threads at once and bursts of events collapse into one sync. After each sync the
 waits for new work or for the requeue delay the sync asked for (kubelet's work queue),
 which is how restart back-off and periodic resync re-enter SyncPod. A kill update runs the
 terminate function; once it succeeds the worker ends and forgets the pod.
+
+All workers share one lock, but each waits on a condition of its own: an update wakes the
+one worker it is for, not every pod's thread (with one shared condition a burst of n pods
+woke n threads per update and per finished sync, n^2 wake-ups fighting for the GIL).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ class PodWork(Generic[P]):
 
 
 class _Worker(Generic[P]):
-    def __init__(self, uid: str, pod: P) -> None:
+    def __init__(self, uid: str, pod: P, lock: threading.Lock) -> None:
         self.uid = uid
         self.pending: PodWork[P] | None = None
         self.last_pod: P = pod
@@ -58,6 +62,7 @@ class _Worker(Generic[P]):
         self.busy = False
         self.syncs = 0
         self.after_termination: PodWork[P] | None = None
+        self.wake = threading.Condition(lock)
 
 
 class PodWorkers(Generic[P]):
@@ -72,7 +77,7 @@ class PodWorkers(Generic[P]):
         self._sync_fn = sync_fn
         self._terminate_fn = terminate_fn
         self._clock = clock
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._workers: dict[str, _Worker[P]] = {}
         self._stopping = False
 
@@ -80,12 +85,12 @@ class PodWorkers(Generic[P]):
     def update_pod(self, pod: P, update_type: UpdateType) -> None:
         """Queue work for the pod; starts its worker on first sight. Newest update wins."""
         uid = pod.uid
-        with self._cond:
+        with self._lock:
             if self._stopping:
                 return
             worker = self._workers.get(uid)
             if worker is None:
-                worker = _Worker(uid, pod)
+                worker = _Worker(uid, pod, self._lock)
                 self._workers[uid] = worker
                 worker.thread = threading.Thread(
                     target=self._run, args=(worker,), name=f"pod-worker-{uid[:8]}", daemon=True
@@ -103,34 +108,35 @@ class PodWorkers(Generic[P]):
                 return
             worker.pending = PodWork(pod, update_type)
             worker.last_pod = pod
-            self._cond.notify_all()
+            worker.wake.notify()
 
     def kill_pod(self, pod: P) -> None:
         self.update_pod(pod, UpdateType.KILL)
 
     def known_uids(self) -> set[str]:
-        with self._cond:
+        with self._lock:
             return set(self._workers)
 
     def is_known(self, uid: str) -> bool:
-        with self._cond:
+        with self._lock:
             return uid in self._workers
 
     def sync_count(self, uid: str) -> int:
-        with self._cond:
+        with self._lock:
             w = self._workers.get(uid)
             return w.syncs if w else 0
 
     def idle(self) -> bool:
         """True when no worker is syncing and none has work pending now."""
-        with self._cond:
+        with self._lock:
             return all(not w.busy and w.pending is None for w in self._workers.values())
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop all workers after their current sync; pods keep running in the runtime."""
-        with self._cond:
+        with self._lock:
             self._stopping = True
-            self._cond.notify_all()
+            for w in self._workers.values():
+                w.wake.notify()
             threads = [w.thread for w in self._workers.values() if w.thread is not None]
         end = time.monotonic() + timeout
         for t in threads:
@@ -138,7 +144,7 @@ class PodWorkers(Generic[P]):
 
     # ------------------------------------------------------------------ worker loop
     def _next_work(self, worker: _Worker[P]) -> PodWork[P] | None:
-        with self._cond:
+        with self._lock:
             while True:
                 if self._stopping:
                     return None
@@ -154,7 +160,7 @@ class PodWorkers(Generic[P]):
                     kind = UpdateType.KILL if worker.terminating else UpdateType.SYNC
                     return PodWork(worker.last_pod, kind)
                 wait = None if worker.requeue_at is None else worker.requeue_at - now
-                self._cond.wait(timeout=wait if wait is None else min(wait, 1.0))
+                worker.wake.wait(timeout=wait if wait is None else min(wait, 1.0))
 
     def _run(self, worker: _Worker[P]) -> None:
         while True:
@@ -164,7 +170,7 @@ class PodWorkers(Generic[P]):
             try:
                 if work.update_type is UpdateType.KILL:
                     self._terminate_fn(work.pod)
-                    with self._cond:
+                    with self._lock:
                         worker.busy = False
                         worker.syncs += 1
                         again = worker.after_termination
@@ -179,16 +185,14 @@ class PodWorkers(Generic[P]):
                             continue
                         if worker.pending is None or worker.pending.update_type is UpdateType.KILL:
                             self._workers.pop(worker.uid, None)
-                            self._cond.notify_all()
                             return
                     continue
                 delay = self._sync_fn(work.pod, work.update_type)
             except Exception:
                 log.exception("pod worker %s: %s failed", worker.uid, work.update_type.value)
                 delay = ERROR_RETRY_S
-            with self._cond:
+            with self._lock:
                 worker.busy = False
                 worker.syncs += 1
                 if delay is not None and worker.pending is None:
                     worker.requeue_at = self._clock() + max(0.0, delay)
-                self._cond.notify_all()

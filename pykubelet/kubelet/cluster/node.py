@@ -111,7 +111,7 @@ class APINode:
         addresses = [{"type": "InternalIP", "address": address},
                      {"type": "Hostname", "address": self.node_name}]
         return node_status.Facts(
-            cpu=psutil.cpu_count() or 1, memory=self.kubelet.memory_capacity,
+            cpu=self.kubelet.cpu_capacity, memory=self.kubelet.memory_capacity,
             ephemeral_storage=disk,
             node_info=node_status.node_info(runtime, kubelet_version),
             addresses=addresses,

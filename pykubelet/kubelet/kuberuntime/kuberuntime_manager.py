@@ -108,6 +108,9 @@ class RuntimeManager:
         self.pod_logs_dir = pod_logs_dir
         self.container_logs_dir = container_logs_dir(pod_logs_dir)
         self.memory_capacity = memory_capacity
+        # read once: os.cpu_count() reads sysfs with the GIL held, per SyncPod it stalled
+        # every thread of a loaded agent (issue 23 item 2)
+        self.cpu_capacity = os.cpu_count() or 1
         self.backoff = backoff
         self.images = ImageManager(images, image_backoff, recorder)
         self.containers = ContainerRuntime(
@@ -215,7 +218,7 @@ class RuntimeManager:
             disk = shutil.disk_usage(self.root_dir).total
         except OSError:
             disk = 0
-        return {"cpu": Fraction(os.cpu_count() or 1), "memory": Fraction(self.memory_capacity),
+        return {"cpu": Fraction(self.cpu_capacity), "memory": Fraction(self.memory_capacity),
                 "ephemeral-storage": Fraction(disk)}
 
     def refresh_object_volumes(self, pod: Pod) -> None:

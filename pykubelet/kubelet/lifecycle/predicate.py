@@ -108,6 +108,30 @@ def _scheduler_node(node: NodeInfo) -> Node:
     return sched_decode.node(wire)
 
 
+class SchedulerPods:
+    """The node's admitted pods in the scheduler's model, each read once per Pod object.
+
+    Admission sees every admitted pod each time (upstream builds the NodeInfo from them all),
+    so a burst of n pods would convert n^2/2 of them; this keeps the conversion of each Pod
+    object by uid and reuses it while the pod manager holds that same object (an update
+    brings a new object, read afresh). Pods no longer admitted are forgotten at the next
+    call. Two sources admitting at once at worst convert a pod twice: each call answers
+    from the dict it built."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, tuple[Pod, Pod]] = {}
+
+    def convert(self, admitted: Sequence[Pod]) -> list[Pod]:
+        kept: dict[str, tuple[Pod, Pod]] = {}
+        for p in admitted:
+            hit = self._by_uid.get(p.uid)
+            if hit is None or hit[0] is not p:
+                hit = (p, _scheduler_pod(p))
+            kept[p.uid] = hit
+        self._by_uid = kept
+        return [kept[p.uid][1] for p in admitted]
+
+
 def pod_requests(pod: Pod) -> dict[str, int]:
     """resourcehelper.PodRequests, the scheduler's (pysched.resources): cpu in millicores,
     the rest in units (bytes)."""
@@ -138,16 +162,22 @@ def _rejection(r: AdmissionResult) -> AdmitResult:
 
 
 def admit(
-    pod: Pod, node: NodeInfo, admitted: Sequence[Pod], *, static: bool = False
+    pod: Pod,
+    node: NodeInfo,
+    admitted: Sequence[Pod],
+    *,
+    static: bool = False,
+    scheduler_pods: SchedulerPods | None = None,
 ) -> AdmitResult:
     """The predicate admit handler: the first failure, or admit.
 
-    `admitted` are the node's other active (admitted, not terminal) pods.
+    `admitted` are the node's other active (admitted, not terminal) pods; `scheduler_pods`
+    keeps their conversions from one admission to the next.
     """
     try:
         sched_node = _scheduler_node(node)
         sched_pod = _scheduler_pod(pod, node.allocatable)
-        others = [_scheduler_pod(p) for p in admitted]
+        others = (scheduler_pods or SchedulerPods()).convert(admitted)
     except DecodeError as exc:
         return AdmitResult(
             admit=False,

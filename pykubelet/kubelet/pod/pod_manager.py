@@ -24,6 +24,21 @@ def pod_source(pod: Pod) -> str:
     return pod.metadata.annotations.get(CONFIG_SOURCE_ANNOTATION, API_SOURCE)
 
 
+def pods_differ_semantically(existing: Pod, ref: Pod) -> bool:
+    """config.go's podsDifferSemantically: what an update must change to be one (spec,
+    labels, annotations, deletion timestamp and grace). Anything else, the status above
+    all, is a reconcile: the API's echo of this node's own status patches must not start
+    another SyncPod of the pod (kubelet is the status's source of truth)."""
+    a, b = existing.metadata, ref.metadata
+    return not (
+        existing.spec == ref.spec
+        and a.labels == b.labels
+        and a.annotations == b.annotations
+        and a.deletion_timestamp == b.deletion_timestamp
+        and a.deletion_grace_period_seconds == b.deletion_grace_period_seconds
+    )
+
+
 class PodManager:
     """Desired (admitted) pods and rejected pods, by UID; thread-safe."""
 
@@ -37,13 +52,14 @@ class PodManager:
         with self._lock:
             self._pods[pod.uid] = pod
 
-    def update_pod(self, pod: Pod) -> bool:
-        """Replace a known pod's spec; False if the pod is not known (nothing changes)."""
+    def update_pod(self, pod: Pod) -> Pod | None:
+        """Replace a known pod; the pod it replaced, None if the pod is not known (nothing
+        changes)."""
         with self._lock:
-            if pod.uid not in self._pods:
-                return False
-            self._pods[pod.uid] = pod
-            return True
+            old = self._pods.get(pod.uid)
+            if old is not None:
+                self._pods[pod.uid] = pod
+            return old
 
     def reject_pod(self, pod: Pod) -> None:
         with self._lock:

@@ -236,3 +236,46 @@ def test_admission_does_not_bring_the_schedulers_numpy() -> None:
     assert [m for m in loaded if m == "numpy" or m.startswith("numpy.")] == []
     assert "pysched.plugins.node_resources_fit" not in loaded
     assert "pysched.admission" in loaded
+
+
+def named(pod: Pod, name: str) -> Pod:
+    pod.metadata.name, pod.metadata.uid = name, f"uid-{name}"
+    return pod
+
+
+def test_admitted_pods_are_converted_once_per_pod_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A burst admits pod k against the k-1 before it: each admitted pod reaches the
+    scheduler's model once, not once per later admission (O(n) conversions, not O(n^2))."""
+    from pykubelet.kubelet.lifecycle import predicate
+
+    calls: list[str] = []
+    real = predicate.sched_decode.pod
+
+    def counting(wire: dict[str, object]) -> Pod:
+        calls.append(str(wire.get("metadata", {}).get("name")))  # type: ignore[union-attr]
+        return real(wire)
+
+    monkeypatch.setattr(predicate.sched_decode, "pod", counting)
+    cache = predicate.SchedulerPods()
+    admitted: list[Pod] = []
+    for i in range(10):
+        pod = named(requesting("100m"), f"p{i}")
+        assert admit(pod, node(), admitted, scheduler_pods=cache).admit
+        admitted.append(pod)
+    # each pod once as the incoming one, once as an admitted one (p9 never admitted yet)
+    assert len(calls) == 10 + 9
+
+
+def test_an_updated_pod_object_is_converted_afresh() -> None:
+    """The cache keys on the Pod object: a new object under the same uid (an update) is
+    read again, so its new requests count."""
+    from pykubelet.kubelet.lifecycle.predicate import SchedulerPods
+
+    cache = SchedulerPods()
+    small = named(requesting("500m"), "a")
+    assert admit(named(requesting("1"), "b"), node(), [small], scheduler_pods=cache).admit
+    big = named(requesting("1500m"), "a")
+    r = admit(named(requesting("1"), "b"), node(), [big], scheduler_pods=cache)
+    assert (r.admit, r.reason) == (False, "OutOfcpu")

@@ -3,6 +3,7 @@ only that source's pods, so a static-pod directory and an API server can feed on
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,3 +122,27 @@ def test_before_the_api_answers_the_node_has_its_registration_labels(kubelet: Ku
     pinned.spec.node_selector = {"kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux"}
     kubelet.handle_pod_additions([pinned])
     assert kubelet.pod_manager.has_pod("pinned")
+
+
+def test_a_status_only_update_reconciles_without_a_sync(kubelet: Kubelet) -> None:
+    """kubelet's checkAndUpdatePod: an update whose spec, labels, annotations and deletion
+    fields equal the known pod's (the API's echo of the agent's own status patch, a
+    condition another writer set) replaces the pod's copy but starts no SyncPod; a changed
+    label does (issue 23: every status patch of a burst's pods came back as a second and
+    third SyncPod, each reading the runtime again)."""
+    kubelet.start()
+    a = pod("a1", None)
+    kubelet.handle_pod_additions([a])
+    wait_for(lambda: kubelet.workers.sync_count("a1") >= 1 and kubelet.workers.idle())
+    synced = kubelet.workers.sync_count("a1")
+    echo = pod("a1", None)
+    echo.status.phase = "Running"
+    echo.metadata.resource_version = "42"
+    kubelet.handle_pod_updates([echo])
+    assert kubelet.pod_manager.get_pod("a1") is echo
+    time.sleep(0.3)
+    assert kubelet.workers.sync_count("a1") == synced
+    labelled = pod("a1", None)
+    labelled.metadata.labels = {"tier": "web"}
+    kubelet.handle_pod_updates([labelled])
+    wait_for(lambda: kubelet.workers.sync_count("a1") > synced)
