@@ -110,8 +110,8 @@ class WatchStream:
         while True:
             now = loop.time()
             if now >= deadline:
-                if self.bookmarks:
-                    await resp.write(self._bookmark(max(watcher.last_rev, 0)))
+                if self.bookmarks:  # what the watcher took first: the client resumes after
+                    await resp.write(self._flush(watcher, bookmark=True)[0])
                 return
             wait = deadline - now
             if self.bookmarks:
@@ -120,20 +120,37 @@ class WatchStream:
                 item = await asyncio.wait_for(watcher.queue.get(), wait)
             except TimeoutError:
                 if self.bookmarks and loop.time() >= next_bookmark:
-                    rev = self.store.revision if watcher.queue.empty() else watcher.last_rev
-                    await resp.write(self._bookmark(rev))
+                    out, closed = self._flush(watcher, bookmark=True)
+                    await resp.write(out)
+                    if closed:
+                        return
                     next_bookmark = loop.time() + self.bookmark_interval
                 continue
             if item is None:
                 return
-            out = [self._format(*item)]
-            while not watcher.queue.empty():
-                nxt = watcher.queue.get_nowait()
-                if nxt is None:
-                    await resp.write(b"".join(out))
-                    return
-                out.append(self._format(*nxt))
-            await resp.write(b"".join(out))
+            out, closed = self._flush(watcher, first=self._format(*item))
+            await resp.write(out)
+            if closed:
+                return
+
+    def _flush(self, watcher: Watcher, first: bytes = b"",
+               bookmark: bool = False) -> tuple[bytes, bool]:
+        """What the watcher holds, formatted (after ``first``), then with ``bookmark`` a
+        BOOKMARK at the cache's revision; and whether the watcher closed. Taken in one step,
+        with no await: every event up to the cache's revision has been offered to the
+        watcher by then, so the bookmark follows all of them and a client resuming from it
+        misses none. (A bookmark at the watcher's last revision written while events it had
+        taken still waited in the queue lost them: the soak's never-started pod, issue 29.)
+        Upstream's cacheWatcher sends bookmarks through the events' own channel, in order."""
+        out = [first] if first else []
+        while not watcher.queue.empty():
+            item = watcher.queue.get_nowait()
+            if item is None:
+                return b"".join(out), True
+            out.append(self._format(*item))
+        if bookmark:
+            out.append(self._bookmark(max(watcher.last_rev, self.store.revision)))
+        return b"".join(out), False
 
 
 async def serve_watch(request: web.Request, store: GenericStore, namespace: str | None,
