@@ -1,17 +1,18 @@
 """Suite-wide rules: root tests skip without root, and must not skip in CI; VM tests run
 only when asked for (``-m vm``): they are left out of every other run, not skipped.
 
-Parallel runs (``PYKUBE_TEST_WORKERS=2 scripts/test.sh``: ``pytest -n 2 --dist loadgroup``,
-pytest-xdist): every test gets an ``xdist_group``, and a group runs whole on one worker, in
-file order. A test file without the root marker is its own group (its module fixtures are
-set up once). The root tests are grouped by what they may share on the host: each group
-below owns its own names, subnets and bridges (runtime: rcri<N>/10.94-95; kubelet:
-10.96/10.200; controlplane: kcn<N>/10.97; pycni and the benches: 10.91-93, pckbench0; the
-labs, whose pods all take 10.244/16: lab, e2e, ops and the workload bench's smoke; the
-service proxy: spx<N> namespaces, every link and address inside them), so no two groups
-collide by name; the tests of one group never run at once. The agents' and the control
-planes' tests share one group though their names differ: side by side they failed
-timing-bound tests on this 2-core machine (scripts/test.sh says what was seen).
+Parallel runs (``scripts/test.sh``'s default: ``pytest -n 2 --dist loadgroup``,
+pytest-xdist, then the ``exclusive`` tests in one process): every test gets an
+``xdist_group``, and a group runs whole on one worker, in file order. A test file without
+the root marker is its own group (its module fixtures are set up once). The root tests are
+grouped by what they may share on the host: each group below owns its own names, subnets and
+bridges (runtime: rcri<N>/10.94-95; kubelet: 10.96/10.200; controlplane: kcn<N>/10.97; pycni
+and the benches: 10.91-93, pckbench0; the labs, whose pods all take 10.244/16: lab, e2e, ops
+and the workload bench's smoke; the service proxy: spx<N> namespaces, every link and address
+inside them), so no two groups collide by name; the tests of one group never run at once.
+The agents' and the control planes' tests share one group though their names differ: side by
+side they failed timing-bound tests on this 2-core machine
+(tests/unit/ops/test_parallel_groups.py says what was seen).
 """
 
 from __future__ import annotations

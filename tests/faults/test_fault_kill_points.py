@@ -19,8 +19,9 @@ import pytest
 from fault_cluster import REQUEST_TIMEOUT, FaultCluster
 from node_process import node_cluster
 
-pytestmark = [pytest.mark.root, pytest.mark.runc, pytest.mark.netns, pytest.mark.slow,
-              pytest.mark.timeout(120 + 45 * fault_plan.points_per_victim())]
+# exclusive: the census at the end counts host-wide kernel objects (netns, veths, cgroups)
+pytestmark = [pytest.mark.root, pytest.mark.exclusive, pytest.mark.runc, pytest.mark.netns,
+              pytest.mark.slow, pytest.mark.timeout(120 + 45 * fault_plan.points_per_victim())]
 
 INDEX = 20  # kcn20, 10.97.250.0/24: no other node_process test uses it
 

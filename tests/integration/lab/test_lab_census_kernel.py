@@ -18,7 +18,7 @@ from pycni import ns
 from pykubelet.lab import census
 from pykubelet.lab.layout import LabLayout
 
-pytestmark = [pytest.mark.root]
+pytestmark = [pytest.mark.root, pytest.mark.exclusive]  # a host-wide census
 
 LAB = "soakcns"
 
