@@ -21,12 +21,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pykubelet.controlplane.registry.install import new_registry  # noqa: E402
-from pykubelet.controlplane.registry.patch import STRATEGIC_MERGE_PATCH  # noqa: E402
-from pykubelet.controlplane.registry.resources import NAMESPACES, PODS  # noqa: E402
-from pykubelet.controlplane.registry.store import Context  # noqa: E402
-from pykubelet.controlplane.storage.cacher import Cacher  # noqa: E402
-from pykubelet.controlplane.storage.sqlite import SQLiteStorage  # noqa: E402
+from pykubelet.controlplane.registry.install import new_registry
+from pykubelet.controlplane.registry.patch import STRATEGIC_MERGE_PATCH
+from pykubelet.controlplane.registry.resources import NAMESPACES, PODS
+from pykubelet.controlplane.registry.store import Context
+from pykubelet.controlplane.storage.cacher import Cacher
+from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 
 def container(name: str) -> dict[str, Any]:
