@@ -54,7 +54,8 @@ def test_a_status_update_keeps_the_sums_and_shows_the_new_pod(counted: list[str]
     assert counted == []  # nothing recomputed
     c.update_snapshot(snap)
     ni = snap.get("n1")
-    assert ni.requested.milli_cpu == 1000 and ni.requested.memory == 2 * 1024 ** 3
+    assert ni.requested.milli_cpu == 1000
+    assert ni.requested.memory == 2 * 1024 ** 3
     assert ni.non_zero_requested.milli_cpu == 1000
     assert [p.pod.metadata.name for p in ni.pods] == ["b", "a"]  # as remove + add
     assert ni.pods[1].pod is running
