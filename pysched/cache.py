@@ -302,6 +302,14 @@ class Cache:
             self._add_pod_locked(pod, assume=False)
 
     def _update_pod_locked(self, old: Pod, new: Pod) -> None:
+        name = new.spec.node_name
+        ni = self._nodes.get(name) if name == old.spec.node_name else None
+        if ni is not None and ni.update_pod(old, new):  # the spec unchanged: sums kept
+            key = pod_key(new)
+            self._pod_states[key] = _PodState(new)
+            self._assumed.discard(key)
+            self._touch(name)
+            return
         self._remove_pod_locked(old)
         self._add_pod_locked(new, assume=False)
 

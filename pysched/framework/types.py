@@ -233,6 +233,19 @@ class PodInfo:
         self._requests: Resource | None = None
         self._non_zero: tuple[int, int] | None = None
 
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """This PodInfo for a newer copy of its pod with the same spec (a status
+        write): the affinity terms and request sums, all read from the spec, are kept."""
+        pi = PodInfo.__new__(PodInfo)
+        pi.pod = pod
+        pi.required_affinity_terms = self.required_affinity_terms
+        pi.required_anti_affinity_terms = self.required_anti_affinity_terms
+        pi.preferred_affinity_terms = self.preferred_affinity_terms
+        pi.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        pi._requests = self._requests
+        pi._non_zero = self._non_zero
+        return pi
+
     def calculate_resource(self) -> tuple[Resource, int, int]:
         """(requests, non-zero cpu, non-zero memory), cached (upstream calculateResource)."""
         if self._requests is None:
@@ -426,6 +439,31 @@ class NodeInfo:
             self.pods[i] = last
             self._pod_index[last.pod.metadata.uid] = i
         self._update(pi, -1)
+
+    def update_pod(self, old: Pod, new: Pod) -> bool:
+        """RemovePod(old) + AddPod(new) for a pod whose spec did not change (a status
+        write on a bound pod): the pods end in the same order, but the sums, host ports
+        and affinity terms, all the spec's, are kept rather than computed again. False,
+        with nothing done, when the pod is not here or its spec changed."""
+        uid = old.metadata.uid
+        i = self._pod_index.get(uid)
+        if i is None or new.metadata.uid != uid:
+            return False
+        pi = self.pods[i]
+        if pi.pod.spec != new.spec:
+            return False
+        npi = pi.with_pod(new)
+        last = self.pods.pop()
+        if last is not pi:
+            self.pods[i] = last
+            self._pod_index[last.pod.metadata.uid] = i
+        self._pod_index[uid] = len(self.pods)
+        self.pods.append(npi)
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if _remove_from(lst, uid) is not None:
+                lst.append(npi)
+        self.generation = next_generation()
+        return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
         res, nz_cpu, nz_mem = pi.calculate_resource()

@@ -543,7 +543,7 @@ class GenericStore:
             except PatchError as exc:
                 raise errors.bad_request(str(exc)) from None
             self._check_patched(patched, old, namespace, name)
-            return self._decode(patched, ctx, strat)
+            return self._decode(strat.update_body(patched, old), ctx, strat)
 
         return await self._guaranteed_update(ctx, namespace, name, mutate, strat,
                                              precondition=_body_rv(patch))

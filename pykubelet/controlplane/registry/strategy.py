@@ -12,6 +12,8 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
+
 from pykubelet.api.errors import DecodeError
 from pykubelet.api.kinds import Kind
 from pykubelet.api.machinery.openapi import PatchMeta
@@ -178,7 +180,23 @@ class Strategy:
         return list(self.kind.validate_update(self.typed(new), self.typed(old)))
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[Any]:
-        return list(self.kind.validate_status_update(self.typed(new), self.typed(old)))
+        """ValidateXStatusUpdate. A spec the write left as it was is decoded once, from
+        the old object, and shared: a status write keeps the old spec, and decoding the
+        pod's spec twice was most of a pods/status PATCH's CPU."""
+        typed_old = self.typed(old)
+        if "spec" in new and hasattr(typed_old, "spec") and same_json(new["spec"],
+                                                                     old.get("spec")):
+            typed_new = self.typed({k: v for k, v in new.items() if k != "spec"})
+            typed_new.spec = typed_old.spec
+        else:
+            typed_new = self.typed(new)
+        return list(self.kind.validate_status_update(typed_new, typed_old))
+
+    def update_body(self, new: Obj, old: Obj) -> Obj:
+        """The part of an update's (patched) object the store decodes: all of it, but
+        where prepare_for_update takes a field from the old object whatever the write
+        says, a field the write left as it was need not be decoded again."""
+        return new
 
     # -- hooks around the store's writes (genericregistry.Store's BeginCreate, BeginUpdate
     # and AfterDelete): for resources that take something outside their object, as
@@ -239,6 +257,17 @@ class Strategy:
         return StatusStrategy(self) if name == "status" else None
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """The same JSON value, types included (``==`` says 1 == 1.0 == True)."""
+    return a is b or orjson.dumps(a) == orjson.dumps(b)
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value: a parse of its encoding, ~10x cheaper than
+    copy.deepcopy on a pod's spec."""
+    return orjson.loads(orjson.dumps(value))
+
+
 STATUS_KEEPS_METADATA = ("ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
@@ -252,13 +281,16 @@ def keep_all_but_status(new: Obj, old: Obj,
             del new[key]
     for key, value in old.items():
         if key not in ("kind", "apiVersion", "metadata", "status"):
-            new[key] = copy.deepcopy(value)
+            new[key] = json_copy(value)
     nm, om = new.setdefault("metadata", {}), old.get("metadata") or {}
     for fld in metadata:
         if fld in om:
             nm[fld] = copy.deepcopy(om[fld])
         else:
             nm.pop(fld, None)
+
+
+_STATUS_WRITES = ("kind", "apiVersion", "metadata", "status")
 
 
 class StatusStrategy(Strategy):
@@ -276,6 +308,18 @@ class StatusStrategy(Strategy):
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         keep_all_but_status(new, old)
+
+    def update_body(self, new: Obj, old: Obj) -> Obj:
+        """Without the top-level fields (the spec) equal to the old object's, when
+        prepare_for_update is keep_all_but_status: those are the old object's in the end
+        and were valid there, so decoding them again finds nothing (upstream's status
+        write decodes them only to drop them). A changed one is still decoded, so an
+        ill-typed spec in a status patch stays a 400."""
+        if type(self).prepare_for_update is not StatusStrategy.prepare_for_update:
+            return new
+        same = [k for k, v in new.items() if k not in _STATUS_WRITES and k in old
+                and same_json(v, old[k])]
+        return {k: v for k, v in new.items() if k not in same} if same else new
 
     def validate_update(self, new: Obj, old: Obj) -> list[Any]:
         return self.base.validate_status_update(new, old)

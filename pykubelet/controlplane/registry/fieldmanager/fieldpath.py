@@ -33,25 +33,23 @@ def value(v: Any) -> str:
 
 
 def to_fields_v1(fields: Iterable[Path]) -> dict[str, Any]:
-    """The FieldsV1 tree of a set (a member with children gets ``.``)."""
+    """The FieldsV1 tree of a set (a member with children gets ``.``), keys in name
+    order. One pass over the sorted paths: a node's children then come in name order,
+    after the node itself, so a member's ``.`` (which sorts first) goes in before its
+    first child."""
     tree: dict[str, Any] = {}
-    members: list[Path] = []
-    for path in fields:
+    members: set[int] = set()  # ids of the member nodes (all alive in the tree)
+    for path in sorted(fields):
         node = tree
         for el in path:
-            node = node.setdefault(el, {})
-        members.append(path)
-    for path in members:
-        node = tree
-        for el in path:
-            node = node[el]
-        if node and "." not in node:
-            node["."] = {}
-    return _sorted(tree)
-
-
-def _sorted(tree: dict[str, Any]) -> dict[str, Any]:
-    return {k: _sorted(tree[k]) for k in sorted(tree)}
+            child = node.get(el)
+            if child is None:
+                if not node and id(node) in members:
+                    node["."] = {}
+                child = node[el] = {}
+            node = child
+        members.add(id(node))
+    return tree
 
 
 def from_fields_v1(tree: Any, prefix: Path = ()) -> FieldSet:

@@ -7,7 +7,10 @@ manager, apiVersion, subresource)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
+
+import orjson
 
 from pykubelet.controlplane.registry.fieldmanager import fieldpath as fp
 from pykubelet.controlplane.registry.fieldmanager.fieldpath import FieldSet
@@ -62,7 +65,7 @@ def decode(entries: Any) -> Managers:
         if op not in (APPLY, UPDATE):
             raise ValueError(f'unknown operation "{op}"')
         m = Managed(str(e.get("manager") or ""), op, str(e.get("apiVersion") or ""),
-                    fp.from_fields_v1(e.get("fieldsV1") or {}), str(e.get("time") or ""),
+                    fields_of(e.get("fieldsV1") or {}), str(e.get("time") or ""),
                     str(e.get("subresource") or ""))
         if m.key in out:
             m = m.with_fields(out[m.key].fields | m.fields)
@@ -81,11 +84,43 @@ def encode(managers: Managers) -> list[dict[str, Any]]:
         if m.time:
             e["time"] = m.time
         e["fieldsType"] = FIELDS_V1
-        e["fieldsV1"] = fp.to_fields_v1(m.fields)
+        e["fieldsV1"] = tree_of(m.fields)
         if m.subresource:
             e["subresource"] = m.subresource
         out.append(e)
     return out
+
+
+# Every write decodes the live object's entries and encodes them back, most of them
+# unchanged, and the pods of one workload have the same field sets: both ways are
+# remembered for the last sets seen (a FieldSet is immutable and caches its hash).
+CACHED_SETS = 256
+
+
+def fields_of(tree: Any) -> FieldSet:
+    """fp.from_fields_v1, remembered by the tree's JSON."""
+    try:
+        data = orjson.dumps(tree)
+    except TypeError:
+        return fp.from_fields_v1(tree)
+    return _fields_of(data)
+
+
+@lru_cache(maxsize=CACHED_SETS)
+def _fields_of(data: bytes) -> FieldSet:
+    return fp.from_fields_v1(orjson.loads(data))
+
+
+def tree_of(fields: FieldSet) -> dict[str, Any]:
+    """fp.to_fields_v1, remembered by the set; a new tree each call (its holder may
+    change it)."""
+    tree: dict[str, Any] = orjson.loads(_tree_of(fields))
+    return tree
+
+
+@lru_cache(maxsize=CACHED_SETS)
+def _tree_of(fields: FieldSet) -> bytes:
+    return orjson.dumps(fp.to_fields_v1(fields))
 
 
 def describe(key: Key, managers: Managers) -> str:

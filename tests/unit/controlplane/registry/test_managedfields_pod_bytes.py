@@ -1,0 +1,171 @@
+"""The bytes of a realistic pod's managedFields, pinned: a create by kubectl, then three
+kubelet status patches (conditions, container states), over the registry in memory.
+The field manager's shortcuts (an unchanged subtree not walked, FieldsV1 trees kept
+for field sets seen before) must leave every byte as it was; the time is left out."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from pykubelet.controlplane.registry.install import new_registry
+from pykubelet.controlplane.registry.patch import STRATEGIC_MERGE_PATCH
+from pykubelet.controlplane.registry.resources import NAMESPACES, PODS
+from pykubelet.controlplane.registry.store import Context
+from pykubelet.controlplane.storage.cacher import Cacher
+from pykubelet.controlplane.storage.sqlite import SQLiteStorage
+
+
+def container(name: str) -> dict[str, Any]:
+    return {
+        "name": name, "image": f"registry.local:5000/{name}:1.2.3",
+        "command": ["/bin/server"], "args": ["--port=8080", "--verbose"],
+        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+        "env": [{"name": f"VAR_{i}", "value": str(i)} for i in range(6)] + [
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"},
+                      "limits": {"cpu": "500m", "memory": "256Mi"}},
+        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080},
+                           "periodSeconds": 5},
+        "livenessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 3},
+        "volumeMounts": [{"name": "data", "mountPath": "/data"},
+                         {"name": "conf", "mountPath": "/etc/conf", "readOnly": True}],
+    }
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default",
+                     "labels": {"app": "web", "tier": "frontend", "pod": name},
+                     "annotations": {"example.com/owner": "team-a"}},
+        "spec": {
+            "nodeName": "node-1",
+            "automountServiceAccountToken": False,  # no random volume name
+            "containers": [container("web"), container("sidecar")],
+            "volumes": [{"name": "data", "emptyDir": {}},
+                        {"name": "conf", "configMap": {"name": "web-conf"}}],
+            "tolerations": [{"key": "example.com/gpu", "operator": "Exists",
+                             "effect": "NoSchedule"}],
+            "nodeSelector": {"kubernetes.io/os": "linux"},
+        },
+    }
+
+
+def status_patch(i: int) -> dict[str, Any]:
+    ready = "True" if i % 2 else "False"
+    t = f"2026-12-04T08:{i // 60 % 60:02d}:{i % 60:02d}Z"
+    state = ({"running": {"startedAt": t}} if i % 2 else
+             {"waiting": {"reason": "ContainerCreating"}})
+    return {"status": {
+        "$setElementOrder/conditions": [{"type": c} for c in (
+            "Initialized", "Ready", "ContainersReady", "PodScheduled")],
+        "phase": "Running" if i % 2 else "Pending",
+        "conditions": [{"type": c, "status": ready, "lastTransitionTime": t}
+                       for c in ("Ready", "ContainersReady")] + [
+            {"type": "Initialized", "status": "True", "lastTransitionTime": t},
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": t}],
+        "hostIP": "10.250.0.2", "podIP": "10.244.1.7",
+        "podIPs": [{"ip": "10.244.1.7"}], "startTime": "2026-12-04T08:00:00Z",
+        "containerStatuses": [
+            {"name": n, "image": f"registry.local:5000/{n}:1.2.3",
+             "imageID": f"sha256:{'a' * 64}", "containerID": f"pykube://{n}{i}",
+             "ready": ready == "True", "restartCount": 0, "started": ready == "True",
+             "state": state} for n in ("sidecar", "web")],
+        "qosClass": "Burstable",
+    }}
+
+
+EXPECTED = (
+    '[{"manager":"kubectl","operation":"Update","apiVersion":"v1","fieldsType":"Field'
+    'sV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:example.com/owner":{}}'
+    ',"f:labels":{".":{},"f:app":{},"f:pod":{},"f:tier":{}}},"f:spec":{"f:automountSe'
+    'rviceAccountToken":{},"f:containers":{"k:{\\"name\\":\\"sidecar\\"}":{".":{},"f:args'
+    '":{},"f:command":{},"f:env":{"k:{\\"name\\":\\"POD_IP\\"}":{".":{},"f:name":{},"f:va'
+    'lueFrom":{"f:fieldRef":{}}},"k:{\\"name\\":\\"VAR_0\\"}":{".":{},"f:name":{},"f:valu'
+    'e":{}},"k:{\\"name\\":\\"VAR_1\\"}":{".":{},"f:name":{},"f:value":{}},"k:{\\"name\\":\\'
+    '"VAR_2\\"}":{".":{},"f:name":{},"f:value":{}},"k:{\\"name\\":\\"VAR_3\\"}":{".":{},"f'
+    ':name":{},"f:value":{}},"k:{\\"name\\":\\"VAR_4\\"}":{".":{},"f:name":{},"f:value":{'
+    '}},"k:{\\"name\\":\\"VAR_5\\"}":{".":{},"f:name":{},"f:value":{}}},"f:image":{},"f:i'
+    'magePullPolicy":{},"f:livenessProbe":{"f:failureThreshold":{},"f:initialDelaySec'
+    'onds":{},"f:periodSeconds":{},"f:successThreshold":{},"f:tcpSocket":{"f:port":{}'
+    '},"f:timeoutSeconds":{}},"f:name":{},"f:ports":{"k:{\\"containerPort\\":8080,\\"pro'
+    'tocol\\":\\"TCP\\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:'
+    'readinessProbe":{"f:failureThreshold":{},"f:httpGet":{"f:path":{},"f:port":{},"f'
+    ':scheme":{}},"f:periodSeconds":{},"f:successThreshold":{},"f:timeoutSeconds":{}}'
+    ',"f:resources":{"f:limits":{".":{},"f:cpu":{},"f:memory":{}},"f:requests":{".":{'
+    '},"f:cpu":{},"f:memory":{}}},"f:terminationMessagePath":{},"f:terminationMessage'
+    'Policy":{},"f:volumeMounts":{"k:{\\"mountPath\\":\\"/data\\"}":{".":{},"f:mountPath"'
+    ':{},"f:name":{}},"k:{\\"mountPath\\":\\"/etc/conf\\"}":{".":{},"f:mountPath":{},"f:n'
+    'ame":{},"f:readOnly":{}}}},"k:{\\"name\\":\\"web\\"}":{".":{},"f:args":{},"f:command'
+    '":{},"f:env":{"k:{\\"name\\":\\"POD_IP\\"}":{".":{},"f:name":{},"f:valueFrom":{"f:fi'
+    'eldRef":{}}},"k:{\\"name\\":\\"VAR_0\\"}":{".":{},"f:name":{},"f:value":{}},"k:{\\"na'
+    'me\\":\\"VAR_1\\"}":{".":{},"f:name":{},"f:value":{}},"k:{\\"name\\":\\"VAR_2\\"}":{"."'
+    ':{},"f:name":{},"f:value":{}},"k:{\\"name\\":\\"VAR_3\\"}":{".":{},"f:name":{},"f:va'
+    'lue":{}},"k:{\\"name\\":\\"VAR_4\\"}":{".":{},"f:name":{},"f:value":{}},"k:{\\"name\\"'
+    ':\\"VAR_5\\"}":{".":{},"f:name":{},"f:value":{}}},"f:image":{},"f:imagePullPolicy"'
+    ':{},"f:livenessProbe":{"f:failureThreshold":{},"f:initialDelaySeconds":{},"f:per'
+    'iodSeconds":{},"f:successThreshold":{},"f:tcpSocket":{"f:port":{}},"f:timeoutSec'
+    'onds":{}},"f:name":{},"f:ports":{"k:{\\"containerPort\\":8080,\\"protocol\\":\\"TCP\\"'
+    '}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:readinessProbe"'
+    ':{"f:failureThreshold":{},"f:httpGet":{"f:path":{},"f:port":{},"f:scheme":{}},"f'
+    ':periodSeconds":{},"f:successThreshold":{},"f:timeoutSeconds":{}},"f:resources":'
+    '{"f:limits":{".":{},"f:cpu":{},"f:memory":{}},"f:requests":{".":{},"f:cpu":{},"f'
+    ':memory":{}}},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{},"f:v'
+    'olumeMounts":{"k:{\\"mountPath\\":\\"/data\\"}":{".":{},"f:mountPath":{},"f:name":{}'
+    '},"k:{\\"mountPath\\":\\"/etc/conf\\"}":{".":{},"f:mountPath":{},"f:name":{},"f:read'
+    'Only":{}}}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:nodeName":{},"f:nodeS'
+    'elector":{},"f:preemptionPolicy":{},"f:priority":{},"f:restartPolicy":{},"f:sche'
+    'dulerName":{},"f:securityContext":{},"f:serviceAccountName":{},"f:terminationGra'
+    'cePeriodSeconds":{},"f:tolerations":{},"f:volumes":{"k:{\\"name\\":\\"conf\\"}":{"."'
+    ':{},"f:configMap":{"f:defaultMode":{},"f:name":{}},"f:name":{}},"k:{\\"name\\":\\"d'
+    'ata\\"}":{".":{},"f:emptyDir":{},"f:name":{}}}}}},{"manager":"kubelet","operation'
+    '":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:'
+    'conditions":{"k:{\\"type\\":\\"ContainersReady\\"}":{".":{},"f:lastTransitionTime":{'
+    '},"f:status":{},"f:type":{}},"k:{\\"type\\":\\"Initialized\\"}":{".":{},"f:lastTrans'
+    'itionTime":{},"f:status":{},"f:type":{}},"k:{\\"type\\":\\"PodScheduled\\"}":{".":{}'
+    ',"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\\"type\\":\\"Ready\\"}":{'
+    '".":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuse'
+    's":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:podIPs":{"k:{\\"ip\\":\\"10.244.1.'
+    '7\\"}":{".":{},"f:ip":{}}},"f:startTime":{}}},"subresource":"status"}]')
+
+
+async def managed_fields(patches: int) -> list[Any]:
+    storage = SQLiteStorage(":memory:")
+    await storage.start()
+    cacher = Cacher(storage)
+    registry = new_registry(storage, cacher)
+    await cacher.start()
+    try:
+        await registry.store(NAMESPACES).create(
+            Context(), "", {"apiVersion": "v1", "kind": "Namespace",
+                            "metadata": {"name": "default"}})
+        pods = registry.store(PODS)
+        await pods.create(Context(field_manager="kubectl"), "default", pod("web-0"))
+        status = pods.strategy.subresource_strategy("status")
+        for i in range(patches):
+            await pods.patch(Context(subresource="status", field_manager="kubelet"),
+                             "default", "web-0", STRATEGIC_MERGE_PATCH, status_patch(i),
+                             strategy=status)
+        entries: list[Any] = orjson.loads(pods.get("default", "web-0").data)[
+            "metadata"]["managedFields"]
+        return entries
+    finally:
+        await cacher.stop()
+        await storage.close()
+
+
+def test_a_pods_managed_fields_bytes_after_a_create_and_status_patches() -> None:
+    entries = asyncio.run(managed_fields(3))
+    assert all(e.pop("time") for e in entries)
+    assert orjson.dumps(entries).decode() == EXPECTED
+
+
+def test_the_same_bytes_twice_in_one_process() -> None:
+    """A second run meets whatever the first left cached."""
+    first, second = asyncio.run(managed_fields(3)), asyncio.run(managed_fields(3))
+    for e in first + second:
+        e.pop("time")
+    assert orjson.dumps(first) == orjson.dumps(second) == EXPECTED.encode()
