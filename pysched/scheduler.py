@@ -20,6 +20,7 @@ the last one per pod: pysched.decisions).
 from __future__ import annotations
 
 import copy
+import operator
 import random
 import threading
 import time
@@ -103,6 +104,14 @@ def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
     if len(ties) == 1:
         return ties[0]
     return ties[rng.randrange(len(ties))]
+
+
+def _pick(nodes: list[NodeInfo], idx: list[int]) -> list[NodeInfo]:
+    """``[nodes[i] for i in idx]`` in C (itemgetter): the feasible prefix is ~500 rows a pod
+    at 5,000 nodes, and the comprehension cost ~20 us of it."""
+    if len(idx) < 2:
+        return [nodes[i] for i in idx]
+    return list(operator.itemgetter(*idx)(nodes))
 
 
 def reported_nodes(totals: Any, chosen: int) -> list[int]:
@@ -835,7 +844,7 @@ class Scheduler:
                 diagnosis.deferred_resolver = resolve
             else:
                 resolve(diagnosis)
-        return [nodes[i] for i in rows.tolist()]
+        return _pick(nodes, rows.tolist())
 
     def _statuses_by_plugin(
         self,
