@@ -341,7 +341,7 @@ class Scheduler:
             )
 
         host = result.suggested_host
-        assumed = _with_node_name(pod, host)
+        assumed = with_node_name(pod, host)
         assumed_pinfo = _copy_pinfo(pinfo, assumed)
         try:
             self.cache.assume_pod(assumed)
@@ -477,7 +477,7 @@ class Scheduler:
         if self.pod_getter is not None:
             current = self.pod_getter(pod)  # the informer's (unassigned) version
         else:
-            current = _with_node_name(pod, "") if pod.spec.node_name else pod
+            current = with_node_name(pod, "") if pod.spec.node_name else pod
         requeued = False
         if current is not None and not current.spec.node_name:
             if current is not pinfo.pod:
@@ -963,7 +963,7 @@ def _shallow(obj: Any) -> Any:
     return new
 
 
-def _with_node_name(pod: Pod, node_name: str) -> Pod:
+def with_node_name(pod: Pod, node_name: str) -> Pod:
     """A shallow copy of the pod with spec.nodeName set (the assumed pod)."""
     p = _shallow(pod)
     p.spec = _shallow(pod.spec)
@@ -972,7 +972,7 @@ def _with_node_name(pod: Pod, node_name: str) -> Pod:
 
 
 def _copy_pinfo(pinfo: QueuedPodInfo, pod: Pod) -> QueuedPodInfo:
-    c = copy.copy(pinfo)
+    c = _shallow(pinfo)
     pi = _shallow(pinfo.pod_info)
     pi.pod = pod
     c.pod_info = pi
@@ -986,4 +986,5 @@ __all__ = [
     "Scheduler",
     "num_feasible_nodes_to_find",
     "select_host",
+    "with_node_name",
 ]
