@@ -87,10 +87,10 @@ class ImageLocality:
         for c in containers:
             name = normalized_image_name(c.image)
             col = table.image_column(name)
-            having = np.flatnonzero(col)
-            if len(having) == 0:
-                continue
-            st = table.infos[int(having[0])].image_states[name]
+            if not col.any():
+                continue  # no node holds it
+            first = int(col.argmax())  # the first holder
+            st = table.infos[first].image_states[name]
             sums += np.where(col[rows], scaled_image_score(st, table.n), 0)
             found = True
         if not found and containers:  # no node holds any image: every sum is 0, so every score
