@@ -544,7 +544,7 @@ class Scheduler:
                     record.scores = ReportedScores(
                         tuple(cols.names),
                         [feasible[j].name for j in top],
-                        np.stack(cols.per_plugin)[:, top].T.tolist(),
+                        [[int(c[j]) for c in cols.per_plugin] for j in top],  # 3 of ~500 rows
                         totals[top].tolist(),
                     )
                 return ScheduleResult(feasible[k].name, evaluated, len(feasible))
