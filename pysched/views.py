@@ -64,6 +64,8 @@ class PodResources:
     # pysched.resources.pod_requests' totals by (non-zero defaults, exclude overhead, skip
     # pod-level): summed once per pod, as upstream's PodInfo.CalculateResource caches them
     totals: dict[tuple[bool, bool, bool], IntResources] = field(default_factory=dict)
+    # framework.PodInfo.calculate_resource's (Resource, non-zero cpu, non-zero memory), read only
+    calculated: tuple[object, int, int] | None = None
 
 
 def pod_resources(pod: Pod) -> PodResources:
