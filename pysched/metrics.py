@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -80,6 +81,7 @@ class SchedulerMetrics:
         self.extender_seconds = 0.0  # every extender call's time, summed (benches)
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], int] = {}
+        self._attempt_series: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._samples: list[float] = []
         self.pending_pods: dict[str, int] = dict.fromkeys(QUEUES, 0)
         self.preemption_attempts_total = 0
@@ -87,10 +89,17 @@ class SchedulerMetrics:
         self.listeners: list[Listener] = []
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self._attempts.labels(result, profile).inc()
-        self._duration.labels(result, profile).observe(seconds)
+        key = (result, profile)
+        series = self._attempt_series.get(key)
+        if series is None:  # labels() validates and locks: once per label pair, not per pod
+            series = (
+                self._attempts.labels(result, profile),
+                self._duration.labels(result, profile),
+            )
+            self._attempt_series[key] = series
+        series[0].inc()
+        series[1].observe(seconds)
         with self._lock:
-            key = (result, profile)
             self._counts[key] = self._counts.get(key, 0) + 1
             if len(self._samples) < KEEP_SAMPLES:
                 self._samples.append(seconds)

@@ -73,13 +73,24 @@ def pod_requests(
     exclude_overhead: bool = False,
     skip_pod_level_resources: bool = False,
 ) -> ResourceList:
-    """PodRequests: the pod's effective requests (cpu in millicores)."""
+    """PodRequests: the pod's effective requests (cpu in millicores). The totals with no or
+    the scheduler's non-zero defaults are kept on the pod's view (its copies share it); each
+    caller gets its own dict, free to change."""
     view = pod_resources(pod)
-    return resourcehelper.pod_requests(
+    nz = non_missing is NON_ZERO_DEFAULTS
+    key = (nz, exclude_overhead, skip_pod_level_resources)
+    if non_missing is None or nz:
+        hit = view.totals.get(key)
+        if hit is not None:
+            return dict(hit)
+    total = resourcehelper.pod_requests(
         *_container_requests(pod, non_missing),
         pod_level=None if skip_pod_level_resources else view.pod_level,
         overhead=None if exclude_overhead else view.overhead,
     )
+    if non_missing is None or nz:
+        view.totals[key] = dict(total)
+    return total
 
 
 def non_zero_pod_requests(pod: Pod) -> ResourceList:

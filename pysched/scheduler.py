@@ -20,6 +20,7 @@ the last one per pod: pysched.decisions).
 from __future__ import annotations
 
 import copy
+import operator
 import random
 import threading
 import time
@@ -103,6 +104,14 @@ def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
     if len(ties) == 1:
         return ties[0]
     return ties[rng.randrange(len(ties))]
+
+
+def _pick(nodes: list[NodeInfo], idx: list[int]) -> list[NodeInfo]:
+    """``[nodes[i] for i in idx]`` in C (itemgetter): the feasible prefix is ~500 rows a pod
+    at 5,000 nodes, and the comprehension cost ~20 us of it."""
+    if len(idx) < 2:
+        return [nodes[i] for i in idx]
+    return list(operator.itemgetter(*idx)(nodes))
 
 
 def reported_nodes(totals: Any, chosen: int) -> list[int]:
@@ -332,7 +341,7 @@ class Scheduler:
             )
 
         host = result.suggested_host
-        assumed = _with_node_name(pod, host)
+        assumed = with_node_name(pod, host)
         assumed_pinfo = _copy_pinfo(pinfo, assumed)
         try:
             self.cache.assume_pod(assumed)
@@ -468,7 +477,7 @@ class Scheduler:
         if self.pod_getter is not None:
             current = self.pod_getter(pod)  # the informer's (unassigned) version
         else:
-            current = _with_node_name(pod, "") if pod.spec.node_name else pod
+            current = with_node_name(pod, "") if pod.spec.node_name else pod
         requeued = False
         if current is not None and not current.spec.node_name:
             if current is not pinfo.pod:
@@ -535,7 +544,7 @@ class Scheduler:
                     record.scores = ReportedScores(
                         tuple(cols.names),
                         [feasible[j].name for j in top],
-                        np.stack(cols.per_plugin)[:, top].T.tolist(),
+                        [[int(c[j]) for c in cols.per_plugin] for j in top],  # 3 of ~500 rows
                         totals[top].tolist(),
                     )
                 return ScheduleResult(feasible[k].name, evaluated, len(feasible))
@@ -835,7 +844,7 @@ class Scheduler:
                 diagnosis.deferred_resolver = resolve
             else:
                 resolve(diagnosis)
-        return [nodes[i] for i in rows.tolist()]
+        return _pick(nodes, rows.tolist())
 
     def _statuses_by_plugin(
         self,
@@ -954,7 +963,7 @@ def _shallow(obj: Any) -> Any:
     return new
 
 
-def _with_node_name(pod: Pod, node_name: str) -> Pod:
+def with_node_name(pod: Pod, node_name: str) -> Pod:
     """A shallow copy of the pod with spec.nodeName set (the assumed pod)."""
     p = _shallow(pod)
     p.spec = _shallow(pod.spec)
@@ -963,7 +972,7 @@ def _with_node_name(pod: Pod, node_name: str) -> Pod:
 
 
 def _copy_pinfo(pinfo: QueuedPodInfo, pod: Pod) -> QueuedPodInfo:
-    c = copy.copy(pinfo)
+    c = _shallow(pinfo)
     pi = _shallow(pinfo.pod_info)
     pi.pod = pod
     c.pod_info = pi
@@ -977,4 +986,5 @@ __all__ = [
     "Scheduler",
     "num_feasible_nodes_to_find",
     "select_host",
+    "with_node_name",
 ]

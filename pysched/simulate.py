@@ -34,6 +34,7 @@ from pysched.decode import collector_paused, from_dict
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.status import Code, Status
 from pysched.framework.types import NodeScore, PodInfo
+from pysched.scheduler import with_node_name
 
 
 class SimulateError(ValueError):
@@ -249,9 +250,7 @@ def _schedule_pending(
             final = sched.schedule_now(retry_pod)
         chosen = final.node if final.result == "scheduled" else None
         if chosen is not None:
-            bound = copy.copy(final.pod)
-            bound.spec = copy.copy(final.pod.spec)
-            bound.spec.node_name = chosen
+            bound = with_node_name(final.pod, chosen)
             sched.on_pod_update(final.pod, bound)
         decision.node = chosen
         decision.message = "" if chosen is not None else (final.message or first.message)

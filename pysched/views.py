@@ -13,7 +13,7 @@ stale. A container's request defaults to its limit, as the API server defaults i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pykubelet.api.machinery.quantity import Quantity
 from pykubelet.api.types import Pod, ResourceRequirements
@@ -61,6 +61,11 @@ class PodResources:
     init_containers: list[tuple[IntResources, bool]]  # (requests, is a sidecar)
     pod_level: IntResources | None
     overhead: IntResources
+    # pysched.resources.pod_requests' totals by (non-zero defaults, exclude overhead, skip
+    # pod-level): summed once per pod, as upstream's PodInfo.CalculateResource caches them
+    totals: dict[tuple[bool, bool, bool], IntResources] = field(default_factory=dict)
+    # framework.PodInfo.calculate_resource's (Resource, non-zero cpu, non-zero memory), read only
+    calculated: tuple[object, int, int] | None = None
 
 
 def pod_resources(pod: Pod) -> PodResources:

@@ -16,7 +16,7 @@ from pykubelet.api.objects import Node
 from pykubelet.api.types import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
 from pysched.framework.labels import NOTHING, Selector, label_selector_as_selector
 from pysched.resources import is_scalar_resource_name, non_zero_pod_requests, pod_requests
-from pysched.views import int_resources
+from pysched.views import int_resources, pod_resources
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 
@@ -249,9 +249,15 @@ class PodInfo:
     def calculate_resource(self) -> tuple[Resource, int, int]:
         """(requests, non-zero cpu, non-zero memory), cached (upstream calculateResource)."""
         if self._requests is None:
-            self._requests = Resource.from_list(pod_requests(self.pod))
-            nz = non_zero_pod_requests(self.pod)
-            self._non_zero = (nz.get("cpu", 0), nz.get("memory", 0))
+            view = pod_resources(self.pod)  # kept there: the pod's copies' PodInfos share it
+            if view.calculated is None:
+                nz = non_zero_pod_requests(self.pod)
+                res = Resource.from_list(pod_requests(self.pod))
+                view.calculated = (res, nz.get("cpu", 0), nz.get("memory", 0))
+            res_any, nz_cpu, nz_mem = view.calculated
+            assert isinstance(res_any, Resource)
+            self._requests = res_any
+            self._non_zero = (nz_cpu, nz_mem)
         assert self._non_zero is not None
         return self._requests, self._non_zero[0], self._non_zero[1]
 

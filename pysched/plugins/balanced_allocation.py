@@ -97,6 +97,32 @@ def balanced_resource_scorer(
     return half + (half + with_pod - without_pod) // 2  # numerator >= 0: // == Go's /
 
 
+def _cpu_memory_batch(table: NodeTable, rows: Ints, pod_cpu: int, pod_mem: int) -> Ints | None:
+    """The default resources (cpu, memory) in one pass over the table's columns, the same
+    float arithmetic as balanced_resource_score_batch (int64 / int64 divides in float64) with
+    fewer temporaries; None when some row lacks cpu or memory (the general path)."""
+    a0 = table.alloc_cpu[rows]
+    a1 = table.alloc_mem[rows]
+    if not (a0.all() and a1.all()):
+        return None
+    u0 = table.req_cpu[rows]
+    u1 = table.req_mem[rows]
+    without = _two_balance(u0, u1, a0, a1)
+    u0 += pod_cpu  # copies (fancy indexing): the table is untouched
+    u1 += pod_mem
+    with_pod = _two_balance(u0, u1, a0, a1)
+    half = MAX_NODE_SCORE // 2
+    out: Ints = half + (half + with_pod - without) // 2
+    return out
+
+
+def _two_balance(u0: Ints, u1: Ints, a0: Ints, a1: Ints) -> Ints:
+    """balanced_resource_score_batch for two resources: std of two fractions is |f0 - f1| / 2."""
+    std = np.abs((np.minimum(u0 / a0, 1.0) - np.minimum(u1 / a1, 1.0)) / 2)
+    out: Ints = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out
+
+
 class BalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.resources = list(args.resources)
@@ -125,6 +151,11 @@ class BalancedAllocation:
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:
             return None
+        res = self.resources
+        if len(res) == 2 and res[0].name == "cpu" and res[1].name == "memory":
+            out = _cpu_memory_batch(table, rows, reqs[0], reqs[1])
+            if out is not None:
+                return out
         cols = [
             allocatable_and_requested_batch(table, rows, r.name, reqs[i], True)
             for i, r in enumerate(self.resources)
@@ -134,12 +165,19 @@ class BalancedAllocation:
         for a in alloc:
             all_valid &= a != 0
         out = np.zeros(len(rows), np.int64)
-        if all_valid.any():
+        if all_valid.all():
             with_pod = balanced_resource_score_batch([c[1] for c in cols], alloc)
             without = balanced_resource_score_batch([c[2] for c in cols], alloc)
             half = MAX_NODE_SCORE // 2
             out = half + (half + with_pod - without) // 2
-        if not all_valid.all():  # some node lacks a resource: the per-node arithmetic
+        else:  # some node lacks a resource: the per-node arithmetic for those, no 0/0
+            ok = np.flatnonzero(all_valid)
+            if len(ok):
+                a_ok = [a[ok] for a in alloc]
+                with_pod = balanced_resource_score_batch([c[1][ok] for c in cols], a_ok)
+                without = balanced_resource_score_batch([c[2][ok] for c in cols], a_ok)
+                half = MAX_NODE_SCORE // 2
+                out[ok] = half + (half + with_pod - without) // 2
             for j in np.flatnonzero(~all_valid).tolist():
                 ni = table.infos[int(rows[j])]
                 out[j] = resource_allocation_score(

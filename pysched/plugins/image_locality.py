@@ -83,14 +83,18 @@ class ImageLocality:
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Ints) -> Ints:
         sums = np.zeros(len(rows), np.int64)
         containers = [*pod.spec.init_containers, *pod.spec.containers]
+        found = False
         for c in containers:
             name = normalized_image_name(c.image)
             col = table.image_column(name)
-            having = np.flatnonzero(col)
-            if len(having) == 0:
-                continue
-            st = table.infos[int(having[0])].image_states[name]
+            if not col.any():
+                continue  # no node holds it
+            first = int(col.argmax())  # the first holder
+            st = table.infos[first].image_states[name]
             sums += np.where(col[rows], scaled_image_score(st, table.n), 0)
+            found = True
+        if not found and containers:  # no node holds any image: every sum is 0, so every score
+            return np.zeros(len(rows), np.int64)  # is (100 * (MIN - MIN)) // ... = 0
         max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
         s = np.clip(sums, MIN_THRESHOLD, max_threshold)
         out: Ints = (MAX_NODE_SCORE * (s - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)

@@ -292,6 +292,10 @@ def allocated_score_batch(
     t: NodeTable, rows: Ints, resources: list[ResourceSpec], pod_req: list[int], most: bool
 ) -> Ints:
     """The LeastAllocated (or MostAllocated) scorer over table rows ``rows``."""
+    if len(resources) == 2 and resources[0].name == "cpu" and resources[1].name == "memory":
+        pair = _cpu_memory_allocated(t, rows, resources, pod_req, most)
+        if pair is not None:
+            return pair
     score = np.zeros(len(rows), np.int64)
     wsum = np.zeros(len(rows), np.int64)
     uniform = True  # every node has every resource: one weight sum for all
@@ -317,6 +321,33 @@ def allocated_score_batch(
     if uniform:
         return score // wtotal if wtotal else np.zeros(len(rows), np.int64)
     out: Ints = np.where(wsum > 0, score // np.where(wsum > 0, wsum, 1), 0)
+    return out
+
+
+def _cpu_memory_allocated(
+    t: NodeTable, rows: Ints, resources: list[ResourceSpec], pod_req: list[int], most: bool
+) -> Ints | None:
+    """allocated_score_batch for the default resources (cpu, memory) when every row has both:
+    the same integer arithmetic in fewer passes (LeastAllocated's ``where(rq > a, 0, x)`` is
+    ``maximum(x, 0)``: x < 0 exactly when rq > a); None otherwise (the general loop)."""
+    a0 = t.alloc_cpu[rows]
+    a1 = t.alloc_mem[rows]
+    if not (a0.all() and a1.all()):
+        return None
+    w0, w1 = resources[0].weight, resources[1].weight
+    if w0 + w1 == 0:
+        return None
+    rq0 = t.nz_cpu[rows]
+    rq0 += pod_req[0]
+    rq1 = t.nz_mem[rows]
+    rq1 += pod_req[1]
+    if most:
+        s0 = (np.minimum(rq0, a0) * MAX_NODE_SCORE) // a0
+        s1 = (np.minimum(rq1, a1) * MAX_NODE_SCORE) // a1
+    else:
+        s0 = np.maximum(((a0 - rq0) * MAX_NODE_SCORE) // a0, 0)
+        s1 = np.maximum(((a1 - rq1) * MAX_NODE_SCORE) // a1, 0)
+    out: Ints = (s0 * w0 + s1 * w1) // (w0 + w1)
     return out
 
 

@@ -286,3 +286,25 @@ def test_status_helpers() -> None:
 )
 def test_normalized_image_name(name: str, want: str) -> None:
     assert normalized_image_name(name) == want
+
+
+def test_calculate_resource_shared_by_a_pods_copies() -> None:
+    """A cycle builds ~3 PodInfos of one pod (the queued, the assumed and the bound copies):
+    the requests are summed once and shared through the pod's resource view."""
+    import copy
+
+    from pysched.framework.types import PodInfo
+
+    pod = make_pod().container({"cpu": "250m", "memory": "1Gi"}).container().obj()
+    first = PodInfo(pod).calculate_resource()
+    bound = copy.copy(pod)
+    bound.spec = copy.copy(pod.spec)
+    bound.spec.node_name = "n1"
+    again = PodInfo(bound).calculate_resource()
+    assert again[0] is first[0]
+    assert (first[0].milli_cpu, first[0].memory, first[1], first[2]) == (
+        250,
+        2**30,
+        350,
+        2**30 + 200 * 2**20,
+    )

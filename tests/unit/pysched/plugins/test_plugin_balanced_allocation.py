@@ -80,3 +80,57 @@ def test_resources_from_args() -> None:
     pod = make_pod().container({"cpu": "2", gpu: "1"}).obj()
     # without: (0, 0) -> 100; with: (.5, .25) -> 87: 50 + 37/2 = 68
     assert run_score(pl, pod, FakeSnapshot(nodes)) == {"n": 68}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_score_batch_equals_score_on_random_nodes(seed: int) -> None:
+    """The batch twin gives the per-node scores bit for bit: nodes without cpu or memory,
+    overcommitted nodes (fractions capped at 1), odd sizes, rows in any order. Odd seeds give
+    every node cpu and memory (the one-pass cpu/memory path), even seeds some without."""
+    import random
+
+    import numpy as np
+
+    from pysched.framework.cycle_state import CycleState
+    from pysched.framework.node_table import NodeTable
+
+    rng = random.Random(seed)
+    lacking = seed % 2 == 0
+    nodes = []
+    for i in range(60):
+        b = make_node(f"n{i}")
+        cpu = rng.choice(["0", "1", "3", "4", "7500m", "64"][0 if lacking else 1 :])
+        mem = rng.choice(["0", "1Gi", "3Gi", "32Gi", "1000001"][0 if lacking else 1 :])
+        if lacking and rng.random() < 0.1:
+            b = b.capacity(memory=mem, pods=110)  # no cpu at all
+        else:
+            b = b.capacity(cpu=cpu, memory=mem, pods=110)
+        nodes.append(b.obj())
+    pods = [
+        make_pod(f"b{j}")
+        .node(f"n{rng.randrange(60)}")
+        .container({"cpu": f"{rng.randrange(0, 5000)}m", "memory": str(rng.randrange(0, 2**33))})
+        .obj()
+        for j in range(90)
+    ]
+    snap = FakeSnapshot(nodes, pods)
+    table = NodeTable()
+    table.rebuild(snap.list())
+    pl = plugin_for("NodeResourcesBalancedAllocation", nodes, pods)
+    for k in range(15):
+        pod = (
+            make_pod(f"p{k}")
+            .container(
+                {"cpu": f"{rng.randrange(0, 3000)}m", "memory": str(rng.randrange(0, 2**32))}
+            )
+            .obj()
+        )
+        names = rng.sample([n.metadata.name for n in nodes], 40)
+        want = run_score(pl, pod, snap, names)
+        if want is None:
+            continue
+        state = CycleState()
+        pl.pre_score(state, pod, [snap.get(n) for n in names])
+        rows = np.array([table.names.index(n) for n in names], np.int64)
+        got = pl.score_batch(state, pod, table, rows)
+        assert got.tolist() == [want[n] for n in names], pod.key
