@@ -131,6 +131,15 @@ def test_burst_logic() -> None:
     assert "status_set -> status_running" in out  # every stage of the trace came back
 
 
+def test_status_patch() -> None:
+    """bench/status_patch_bench.py (1 s): CPU per pods/status patch and per pod create on
+    an in-memory registry."""
+    out = run_bench("status_patch_bench.py", "--patches", "40", "--creates", "20")
+    today_patch_us, today_create_us = 1800.0, 1650.0
+    assert figure(r"status patch:\s+([\d.]+) us", out) <= REGRESSION * today_patch_us
+    assert figure(r"pod create:\s+([\d.]+) us", out) <= REGRESSION * today_create_us
+
+
 def test_pykubectl_against_kubectl() -> None:
     out = run_bench("pykubectl_bench.py", "--runs", "3", "--pods", "20")
     ratios = [float(r) for r in re.findall(r"ratio pykubectl/kubectl\s+wall ([\d.]+)", out)]
