@@ -135,3 +135,15 @@ def test_a_status_patch_may_not_bring_back_a_terminated_container() -> None:
         return 0
 
     assert run(body) == 422  # ValidatePodStatusUpdate read the old spec's restartPolicy
+
+
+def test_same_json_tells_types_apart_and_takes_what_orjson_cannot_encode() -> None:
+    """A status write compares the spec it was given with the stored one; a value orjson
+    cannot encode (an integer past 64 bits, as a YAML body can carry) is "changed", so the
+    spec is decoded and its error named, never a 500."""
+    from pykubelet.controlplane.registry.strategy import same_json
+
+    assert same_json({"a": [1, "x"]}, {"a": [1, "x"]})
+    assert not same_json({"a": 1}, {"a": True})
+    assert not same_json({"a": 1}, {"a": 1.0})
+    assert not same_json({"a": 2**70}, {"a": 2**70})
