@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import functools
 import ipaddress
 import json
@@ -53,6 +54,9 @@ DEFAULT_TTL = 5
 UDP_NO_EDNS = 512
 CACHE_MAX = 50_000
 FORWARD_TIMEOUT = 1.0
+# port 0: UDP picks the number and TCP must take the same one, which another process may
+# hold for TCP; a few picks make that vanishingly rare
+PORT_ZERO_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,17 @@ class DNSServer:
         return servfail(wire)
 
     async def serve(self, host: str, port: int) -> tuple[UDPReceiver, asyncio.Server]:
-        """Bind UDP then TCP on the same port (``port`` 0: UDP's choice)."""
+        """Bind UDP then TCP on the same port (``port`` 0: UDP's choice, tried again when
+        another process holds that number for TCP)."""
+        for _ in range(PORT_ZERO_ATTEMPTS - 1 if port == 0 else 0):
+            try:
+                return await self._serve(host, port)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+        return await self._serve(host, port)
+
+    async def _serve(self, host: str, port: int) -> tuple[UDPReceiver, asyncio.Server]:
         loop = asyncio.get_running_loop()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_DGRAM)

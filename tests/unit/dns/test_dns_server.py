@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import socket
 import time
 from collections.abc import Iterator
@@ -147,3 +149,35 @@ def test_a_start_whose_bind_fails_leaves_no_thread_behind() -> None:
         t.stop()  # a stop after a failed start is harmless
     finally:
         held.close()
+
+
+def test_port_zero_picks_again_when_tcp_holds_the_number_udp_chose(
+        servers: list[ServerThread], monkeypatch: pytest.MonkeyPatch) -> None:
+    """UDP picks the port and TCP must bind the same number; another process may hold it
+    for TCP (seen in the suite on two workers): the server picks again instead of failing.
+    A port the caller named is not changed behind its back."""
+    real = asyncio.start_server
+    refused: list[int] = []
+
+    async def busy_once(*args: Any, **kwargs: Any) -> asyncio.Server:
+        if not refused:
+            refused.append(args[2])
+            raise OSError(errno.EADDRINUSE, "address already in use")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "start_server", busy_once)
+    t = start(servers, DNSServer(Answerer(build_zone(*_headless(1)))))
+    assert refused
+    assert t.port != refused[0]
+    r = dns.query.tcp(dns.message.make_query("web.default.svc.cluster.local", "A"),
+                      "127.0.0.1", timeout=2, port=t.port)
+    assert [rr.to_text() for rr in r.answer] == [
+        "web.default.svc.cluster.local. 5 IN A 10.96.0.20"]
+    refused.clear()
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    named = probe.getsockname()[1]
+    probe.close()
+    with pytest.raises(OSError):
+        ServerThread(DNSServer(Answerer(build_zone(*_headless(1)))), port=named).start()
+    assert refused == [named]
