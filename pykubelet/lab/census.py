@@ -273,8 +273,8 @@ def node_cgroup_scope(lab: LabLayout) -> CgroupScope:
 
     scope = CgroupScope()
     for node in lab.node_layouts():
-        scope.pod_uids.update(_pod_uids(node))
-        for parent in _sandbox_cgroup_parents(node):
+        scope.pod_uids.update(_pod_uids(node.pod_logs_dir))
+        for parent in _sandbox_cgroup_parents(node.root_dir):
             last = parent.rstrip("/").rsplit("/", 1)[-1]
             if last.startswith("pod"):
                 scope.pod_uids.add(last[3:])

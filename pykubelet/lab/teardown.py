@@ -246,7 +246,13 @@ def kill_leftovers(nodes: list[NodeLayout], named: tuple[str, ...] = ()) -> int:
 
 # ---------------------------------------------------------------------- runc, cgroups
 def remove_runc_state(node: NodeLayout) -> None:
-    runc_root = node.root_dir / "runc"
+    remove_runc_containers(node.root_dir)
+
+
+def remove_runc_containers(root_dir: Path) -> None:
+    """Every runc container of the runtime rooted at ``root_dir``, killed and deleted
+    (their monitors end with them): what no runtime is left to stop."""
+    runc_root = root_dir / "runc"
     if not runc_root.is_dir():
         return
     for cid in os.listdir(runc_root):
@@ -254,11 +260,11 @@ def remove_runc_state(node: NodeLayout) -> None:
                        capture_output=True, timeout=30, check=False)
 
 
-def _sandbox_cgroup_parents(node: NodeLayout) -> list[str]:
+def _sandbox_cgroup_parents(root_dir: Path) -> list[str]:
     from pykubelet.runtime.sandbox import CHECKPOINT, decode_checkpoint
 
     out = []
-    sandboxes = node.root_dir / "sandboxes"
+    sandboxes = root_dir / "sandboxes"
     if sandboxes.is_dir():
         for d in sandboxes.iterdir():
             with contextlib.suppress(OSError, ValueError, KeyError):
@@ -268,20 +274,25 @@ def _sandbox_cgroup_parents(node: NodeLayout) -> list[str]:
     return out
 
 
-def _pod_uids(node: NodeLayout) -> list[str]:
-    """Pod UIDs from the node's log directories (``<ns>_<name>_<uid>``)."""
-    if not node.pod_logs_dir.is_dir():
+def _pod_uids(pod_logs_dir: Path) -> list[str]:
+    """Pod UIDs from a node's log directories (``<ns>_<name>_<uid>``)."""
+    if not pod_logs_dir.is_dir():
         return []
-    return [d.name.rsplit("_", 1)[-1] for d in node.pod_logs_dir.iterdir() if "_" in d.name]
+    return [d.name.rsplit("_", 1)[-1] for d in pod_logs_dir.iterdir() if "_" in d.name]
 
 
 def remove_cgroups(node: NodeLayout) -> None:
-    """The node's pod and container cgroups (empty once their processes are gone)."""
-    rels = [p.strip("/") for p in _sandbox_cgroup_parents(node)]
-    for uid in _pod_uids(node):
+    remove_pod_cgroups(node.root_dir, node.pod_logs_dir)
+
+
+def remove_pod_cgroups(root_dir: Path, pod_logs_dir: Path) -> None:
+    """The pod and container cgroups of the runtime rooted at ``root_dir`` whose pods log
+    under ``pod_logs_dir`` (empty once their processes are gone)."""
+    rels = [p.strip("/") for p in _sandbox_cgroup_parents(root_dir)]
+    for uid in _pod_uids(pod_logs_dir):
         rels += [f"kubepods/pod{uid}", f"kubepods/burstable/pod{uid}",
                  f"kubepods/besteffort/pod{uid}"]
-    containers = node.root_dir / "containers"
+    containers = root_dir / "containers"
     if containers.is_dir():
         rels += [f"pykubelet/{cid}" for cid in os.listdir(containers)]
     if not CGROUP_ROOT.is_dir():

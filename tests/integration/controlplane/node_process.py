@@ -205,7 +205,13 @@ class NodeProcess:
         runtime_pid = state_lock.holder(self.base / "root" / state_lock.RUNTIME_LOCK)
         if runtime_pid:
             _terminate(runtime_pid)
+        # what no runtime was left to stop (an agent and runtime gone before the node was
+        # Ready leave their containers' monitors running): the lab teardown's own steps
+        from pykubelet.lab.teardown import remove_pod_cgroups, remove_runc_containers
+
+        remove_runc_containers(self.base / "root")
         self.release_sandboxes()
+        remove_pod_cgroups(self.base / "root", self.base / "logs")
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
             mounts = [ln.split()[4] for ln in f if ln.split()[4].startswith(str(self.base))]

@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from cp_process import ControlPlaneProcess
 from node_process import CNI_CACHE_DIR, IMAGE, NodeProcess
@@ -62,9 +63,15 @@ def test_a_node_that_never_became_ready_leaves_no_sandbox_behind(
             time.sleep(0.2)
         assert pin
         assert [f.name for f in results.glob(f"*-{sandbox_id}-*")]
+        pod_cgroups = list(Path("/sys/fs/cgroup").glob(
+            f"*/kubepods/*/pod{decode_checkpoint(checkpoints[0].read_bytes()).uid}"))
         node.cleanup()
         assert not Path(pin).exists()
         assert [f.name for f in results.glob(f"*-{sandbox_id}-*")] == []
+        # no container monitor or container outlives the node, nor their cgroups
+        assert [p.pid for p in psutil.process_iter(["cmdline"])
+                if str(base) in " ".join(p.info["cmdline"] or [])] == []
+        assert [d for d in pod_cgroups if d.exists()] == []
         assert not base.exists()
     finally:
         node.cleanup()
