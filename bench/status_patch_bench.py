@@ -46,21 +46,27 @@ def container(name: str) -> dict[str, Any]:
     }
 
 
-def pod(name: str) -> dict[str, Any]:
+def pod(name: str, automount: bool = True) -> dict[str, Any]:
+    """The realistic bound pod (also the one whose managedFields bytes
+    tests/unit/controlplane/registry/test_managedfields_pod_bytes.py pins: there without
+    the service-account token volume, whose name is random)."""
+    spec: dict[str, Any] = {
+        "nodeName": "node-1",
+        "containers": [container("web"), container("sidecar")],
+        "volumes": [{"name": "data", "emptyDir": {}},
+                    {"name": "conf", "configMap": {"name": "web-conf"}}],
+        "tolerations": [{"key": "example.com/gpu", "operator": "Exists",
+                         "effect": "NoSchedule"}],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+    }
+    if not automount:
+        spec["automountServiceAccountToken"] = False
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "default",
                      "labels": {"app": "web", "tier": "frontend", "pod": name},
                      "annotations": {"example.com/owner": "team-a"}},
-        "spec": {
-            "nodeName": "node-1",
-            "containers": [container("web"), container("sidecar")],
-            "volumes": [{"name": "data", "emptyDir": {}},
-                        {"name": "conf", "configMap": {"name": "web-conf"}}],
-            "tolerations": [{"key": "example.com/gpu", "operator": "Exists",
-                             "effect": "NoSchedule"}],
-            "nodeSelector": {"kubernetes.io/os": "linux"},
-        },
+        "spec": spec,
     }
 
 

@@ -6,76 +6,32 @@ for field sets seen before) must leave every byte as it was; the time is left ou
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
+from registry_fixture import memory_registry
 
-from pykubelet.controlplane.registry.install import new_registry
 from pykubelet.controlplane.registry.patch import STRATEGIC_MERGE_PATCH
-from pykubelet.controlplane.registry.resources import NAMESPACES, PODS
+from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.store import Context
-from pykubelet.controlplane.storage.cacher import Cacher
-from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 
-def container(name: str) -> dict[str, Any]:
-    return {
-        "name": name, "image": f"registry.local:5000/{name}:1.2.3",
-        "command": ["/bin/server"], "args": ["--port=8080", "--verbose"],
-        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-        "env": [{"name": f"VAR_{i}", "value": str(i)} for i in range(6)] + [
-            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
-        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"},
-                      "limits": {"cpu": "500m", "memory": "256Mi"}},
-        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080},
-                           "periodSeconds": 5},
-        "livenessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 3},
-        "volumeMounts": [{"name": "data", "mountPath": "/data"},
-                         {"name": "conf", "mountPath": "/etc/conf", "readOnly": True}],
-    }
+def _bench_workload() -> ModuleType:
+    """bench/status_patch_bench.py's realistic pod and kubelet status patches: one
+    workload for the bench and this pin."""
+    path = Path(__file__).resolve().parents[4] / "bench" / "status_patch_bench.py"
+    spec = importlib.util.spec_from_file_location("status_patch_bench", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default",
-                     "labels": {"app": "web", "tier": "frontend", "pod": name},
-                     "annotations": {"example.com/owner": "team-a"}},
-        "spec": {
-            "nodeName": "node-1",
-            "automountServiceAccountToken": False,  # no random volume name
-            "containers": [container("web"), container("sidecar")],
-            "volumes": [{"name": "data", "emptyDir": {}},
-                        {"name": "conf", "configMap": {"name": "web-conf"}}],
-            "tolerations": [{"key": "example.com/gpu", "operator": "Exists",
-                             "effect": "NoSchedule"}],
-            "nodeSelector": {"kubernetes.io/os": "linux"},
-        },
-    }
-
-
-def status_patch(i: int) -> dict[str, Any]:
-    ready = "True" if i % 2 else "False"
-    t = f"2026-12-04T08:{i // 60 % 60:02d}:{i % 60:02d}Z"
-    state = ({"running": {"startedAt": t}} if i % 2 else
-             {"waiting": {"reason": "ContainerCreating"}})
-    return {"status": {
-        "$setElementOrder/conditions": [{"type": c} for c in (
-            "Initialized", "Ready", "ContainersReady", "PodScheduled")],
-        "phase": "Running" if i % 2 else "Pending",
-        "conditions": [{"type": c, "status": ready, "lastTransitionTime": t}
-                       for c in ("Ready", "ContainersReady")] + [
-            {"type": "Initialized", "status": "True", "lastTransitionTime": t},
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": t}],
-        "hostIP": "10.250.0.2", "podIP": "10.244.1.7",
-        "podIPs": [{"ip": "10.244.1.7"}], "startTime": "2026-12-04T08:00:00Z",
-        "containerStatuses": [
-            {"name": n, "image": f"registry.local:5000/{n}:1.2.3",
-             "imageID": f"sha256:{'a' * 64}", "containerID": f"pykube://{n}{i}",
-             "ready": ready == "True", "restartCount": 0, "started": ready == "True",
-             "state": state} for n in ("sidecar", "web")],
-        "qosClass": "Burstable",
-    }}
+WORKLOAD = _bench_workload()
 
 
 EXPECTED = (
@@ -133,28 +89,18 @@ EXPECTED = (
 
 
 async def managed_fields(patches: int) -> list[Any]:
-    storage = SQLiteStorage(":memory:")
-    await storage.start()
-    cacher = Cacher(storage)
-    registry = new_registry(storage, cacher)
-    await cacher.start()
-    try:
-        await registry.store(NAMESPACES).create(
-            Context(), "", {"apiVersion": "v1", "kind": "Namespace",
-                            "metadata": {"name": "default"}})
+    async with memory_registry(("default",)) as registry:
         pods = registry.store(PODS)
-        await pods.create(Context(field_manager="kubectl"), "default", pod("web-0"))
+        await pods.create(Context(field_manager="kubectl"), "default",
+                          WORKLOAD.pod("web-0", automount=False))  # no random volume name
         status = pods.strategy.subresource_strategy("status")
         for i in range(patches):
             await pods.patch(Context(subresource="status", field_manager="kubelet"),
-                             "default", "web-0", STRATEGIC_MERGE_PATCH, status_patch(i),
-                             strategy=status)
+                             "default", "web-0", STRATEGIC_MERGE_PATCH,
+                             WORKLOAD.status_patch(i), strategy=status)
         entries: list[Any] = orjson.loads(pods.get("default", "web-0").data)[
             "metadata"]["managedFields"]
         return entries
-    finally:
-        await cacher.stop()
-        await storage.close()
 
 
 def test_a_pods_managed_fields_bytes_after_a_create_and_status_patches() -> None:

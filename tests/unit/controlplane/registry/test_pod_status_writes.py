@@ -11,14 +11,12 @@ from typing import Any
 
 import orjson
 import pytest
+from registry_fixture import memory_registry
 
 from pykubelet.controlplane.errors import StatusError
-from pykubelet.controlplane.registry.install import new_registry
 from pykubelet.controlplane.registry.patch import MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from pykubelet.controlplane.registry.resources import NAMESPACES, PODS
+from pykubelet.controlplane.registry.resources import PODS
 from pykubelet.controlplane.registry.store import Context, GenericStore
-from pykubelet.controlplane.storage.cacher import Cacher
-from pykubelet.controlplane.storage.sqlite import SQLiteStorage
 
 POD = {"apiVersion": "v1", "kind": "Pod",
        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
@@ -29,21 +27,10 @@ POD = {"apiVersion": "v1", "kind": "Pod",
 
 def run(body: Callable[[GenericStore], Awaitable[Any]]) -> Any:
     async def main() -> Any:
-        storage = SQLiteStorage(":memory:")
-        await storage.start()
-        cacher = Cacher(storage)
-        registry = new_registry(storage, cacher)
-        await cacher.start()
-        try:
-            await registry.store(NAMESPACES).create(
-                Context(), "", {"apiVersion": "v1", "kind": "Namespace",
-                                "metadata": {"name": "default"}})
+        async with memory_registry(("default",)) as registry:
             pods = registry.store(PODS)
             await pods.create(Context(field_manager="kubectl"), "default", POD)
             return await body(pods)
-        finally:
-            await cacher.stop()
-            await storage.close()
     return asyncio.run(main())
 
 
