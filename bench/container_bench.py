@@ -31,6 +31,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from cpu_floor import plain_bundle  # noqa: E402
 
 from pykubelet.runtime import cgroups, rootfs  # noqa: E402
 from pykubelet.runtime.container_request import (  # noqa: E402
@@ -74,14 +77,7 @@ def ms(t0: float) -> float:
 
 
 def bench_runc(base: Path, layer: Path, n: int) -> dict[str, dict[str, float]]:
-    bundle = base / "plain-bundle"
-    bundle.mkdir()
-    shutil.copytree(layer, bundle / "rootfs", symlinks=True)
-    subprocess.run(["runc", "spec"], cwd=bundle, check=True)
-    spec = json.loads((bundle / "config.json").read_text())
-    spec["process"]["terminal"] = False
-    spec["process"]["args"] = ["sleep", "1000"]
-    (bundle / "config.json").write_text(json.dumps(spec))
+    bundle = plain_bundle(base / "plain-bundle", layer)
     root = base / "plain-runc"
     create, start = [], []
     for i in range(n + 1):

@@ -42,6 +42,19 @@ def children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def plain_bundle(bundle: Path, layer: Path) -> Path:
+    """An OCI bundle of ``layer`` (busybox) with ``runc spec``'s own config, running
+    ``sleep 1000`` without a terminal: plain runc, the floor any runc runtime stands on."""
+    bundle.mkdir()
+    shutil.copytree(layer, bundle / "rootfs", symlinks=True)
+    subprocess.run(["runc", "spec"], cwd=bundle, check=True)
+    spec = json.loads((bundle / "config.json").read_text())
+    spec["process"]["terminal"] = False
+    spec["process"]["args"] = ["sleep", "1000"]
+    (bundle / "config.json").write_text(json.dumps(spec))
+    return bundle
+
+
 def runc_create_start(base: Path, rounds: int) -> float:
     """Mean CPU seconds of one runc create + start (runc init's share
     included), over ``rounds`` after one warm-up."""
@@ -50,14 +63,7 @@ def runc_create_start(base: Path, rounds: int) -> float:
     store = ImageStore(base / "images")
     store.import_archive(archive)
     [layer] = store.layer_dirs(store.require("busybox"))
-    bundle = base / "bundle"
-    bundle.mkdir()
-    shutil.copytree(layer, bundle / "rootfs", symlinks=True)
-    subprocess.run(["runc", "spec"], cwd=bundle, check=True)
-    spec = json.loads((bundle / "config.json").read_text())
-    spec["process"]["terminal"] = False
-    spec["process"]["args"] = ["sleep", "1000"]
-    (bundle / "config.json").write_text(json.dumps(spec))
+    bundle = plain_bundle(base / "bundle", layer)
     root = str(base / "runc")
     spent: list[float] = []
     for i in range(rounds + 1):
