@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+import module_by_path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -13,13 +12,7 @@ COMMITTED = REPO / "pykubelet" / "_proto"
 
 
 def _load_gen_proto():
-    spec = importlib.util.spec_from_file_location("gen_proto", REPO / "scripts" / "gen_proto.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_proto"] = module
-    spec.loader.exec_module(module)
-    return module
+    return module_by_path.load("gen_proto", REPO / "scripts" / "gen_proto.py", register=True)
 
 
 def _tree(root: Path) -> dict[str, str]:

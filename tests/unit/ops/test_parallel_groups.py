@@ -4,22 +4,18 @@ directory of root tests is placed on purpose, not run beside a group it collides
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
+
+import module_by_path
 
 TESTS = Path(__file__).resolve().parents[2]
 ROOT_MARK = re.compile(r"^(pytestmark\b.*\.root\b|@pytest\.mark\.root\b)", re.M)
 
 
 def suite_conftest() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("suite_conftest", TESTS / "conftest.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_by_path.load("suite_conftest", TESTS / "conftest.py")
 
 
 def test_every_root_test_file_is_in_a_named_group() -> None:

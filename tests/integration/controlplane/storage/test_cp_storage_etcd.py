@@ -8,12 +8,12 @@ TLS. They are here, not in tests/unit, because each starts an etcd process (issu
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 
+import module_by_path
 import pytest
 
 from pykubelet.controlplane.storage import CompactedError, Progress
@@ -27,12 +27,7 @@ def _unit_suite() -> ModuleType:
     """The unit suite, loaded under its own name (its cases are not collected twice)."""
     tests = Path(__file__).resolve().parents[3]
     path = tests / "unit" / "controlplane" / "storage" / "test_cp_storage.py"
-    spec = importlib.util.spec_from_file_location("storage_contract", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_by_path.load("storage_contract", path)
 
 
 SUITE = _unit_suite()

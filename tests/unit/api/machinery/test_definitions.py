@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+import module_by_path
 
 from pykubelet.api.machinery.codec import definitions
 
@@ -11,14 +12,8 @@ REPO = Path(__file__).resolve().parents[4]
 
 
 def _generator():  # scripts/ is no package: load the script by path
-    spec = importlib.util.spec_from_file_location(
-        "gen_k8s_definitions", REPO / "scripts" / "gen_k8s_definitions.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_by_path.load("gen_k8s_definitions",
+                               REPO / "scripts" / "gen_k8s_definitions.py")
 
 
 def test_committed_definitions_are_current() -> None:

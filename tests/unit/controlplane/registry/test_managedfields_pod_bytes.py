@@ -6,11 +6,11 @@ for field sets seen before) must leave every byte as it was; the time is left ou
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import module_by_path
 import orjson
 from registry_fixture import memory_registry
 
@@ -23,12 +23,7 @@ def _bench_workload() -> ModuleType:
     """bench/status_patch_bench.py's realistic pod and kubelet status patches: one
     workload for the bench and this pin."""
     path = Path(__file__).resolve().parents[4] / "bench" / "status_patch_bench.py"
-    spec = importlib.util.spec_from_file_location("status_patch_bench", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_by_path.load("status_patch_bench", path)
 
 
 WORKLOAD = _bench_workload()
