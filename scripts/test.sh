@@ -32,21 +32,23 @@ cd "$here"
   -p pykubelet.proxy
 # The root suite must really run here: a skipped root test is an error.
 export PYKUBE_REQUIRE_ROOT=1
-# Two pytest-xdist workers by default (PYKUBE_TEST_WORKERS=0: one process), each
+# Three pytest-xdist workers by default (PYKUBE_TEST_WORKERS=0: one process), each
 # xdist_group whole on one worker (tests/conftest.py: a unit test file, or a set of root
-# tests that share host names and subnets), so the kernel-facing groups run side by side
-# with the unit tests: about 18 minutes of pytest here, where one process took 36 (issue 23
-# item 8). Tests marked `exclusive` count host-wide kernel objects (the fault-injection
-# census, the lab census's own test) and so need the host to themselves: they run after
-# the parallel run, in one process. Exit status: the first failing run's (5, "no tests
-# collected", counts as a pass when the other run had tests).
-workers="${PYKUBE_TEST_WORKERS:-2}"
+# tests that share host names and subnets), the longest groups started first, in
+# conftest's order (--no-loadscope-reorder). The root tests wait on processes more than
+# they compute (the control planes' ran at ~45% of one core), so three workers on this
+# 2-core machine overlap the waits: about 12 minutes of pytest, where one process took 36
+# (issue 23 item 8). Tests marked `exclusive` count host-wide kernel objects (the lab
+# census's own test) and so need the host to themselves: they run after the parallel run,
+# in one process. Exit status: the first failing run's (5, "no tests collected", counts
+# as a pass when the other run had tests).
+workers="${PYKUBE_TEST_WORKERS:-3}"
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ "$workers" = 0 ]; then
   exec "${pytest[@]}" "$@"
 fi
 rc=0
-"${pytest[@]}" -n "$workers" --dist loadgroup -m "not exclusive" "$@" || rc=$?
+"${pytest[@]}" -n "$workers" --dist loadgroup --no-loadscope-reorder -m "not exclusive" "$@" || rc=$?
 rc_alone=0
 "${pytest[@]}" -m exclusive "$@" || rc_alone=$?
 if [ "$rc" = 5 ] && [ "$rc_alone" != 5 ]; then rc=0; fi

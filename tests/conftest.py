@@ -1,18 +1,17 @@
 """Suite-wide rules: root tests skip without root, and must not skip in CI; VM tests run
 only when asked for (``-m vm``): they are left out of every other run, not skipped.
 
-Parallel runs (``scripts/test.sh``'s default: ``pytest -n 2 --dist loadgroup``,
+Parallel runs (``scripts/test.sh``'s default: ``pytest -n 3 --dist loadgroup``,
 pytest-xdist, then the ``exclusive`` tests in one process): every test gets an
 ``xdist_group``, and a group runs whole on one worker, in file order. A test file without
 the root marker is its own group (its module fixtures are set up once). The root tests are
 grouped by what they may share on the host: each group below owns its own names, subnets and
-bridges (runtime: rcri<N>/10.94-95; kubelet: 10.96/10.200; controlplane: kcn<N>/10.97; pycni
-and the benches: 10.91-93, pckbench0; the labs, whose pods all take 10.244/16: lab, e2e, ops
-and the workload bench's smoke; the service proxy: spx<N> namespaces, every link and address
-inside them), so no two groups collide by name; the tests of one group never run at once.
-The agents' and the control planes' tests share one group though their names differ: side by
-side they failed timing-bound tests on this 2-core machine
-(tests/unit/ops/test_parallel_groups.py says what was seen).
+bridges (runtime: rcri<N>/10.94-95; kubelet: 10.96/10.200; controlplane: kcn<N>/10.97,
+the fault injection's node kcn20 apart; pycni and the benches: 10.91-93, pckbench0; the
+labs, whose pods all take 10.244/16: lab, e2e, ops and the workload bench's smoke; the
+service proxy: spx<N> namespaces, every link and address inside them), so no two groups
+collide by name; the tests of one group never run at once. Ports are free ones, picked at
+run time.
 """
 
 from __future__ import annotations
@@ -35,9 +34,8 @@ for _dir in sorted({str(p.parent) for p in TESTS.rglob("*.py")}):
 
 ROOT_GROUPS = {
     "integration/runtime": "root-runtime",
-    # agents and control planes: many processes each, timing-bound (scripts/test.sh)
-    "integration/kubelet": "root-agents",
-    "integration/controlplane": "root-agents",
+    "integration/kubelet": "root-kubelet",
+    "integration/controlplane": "root-controlplane",
     # pycni's subnets (cni_bench's inside them) and every lab's 10.244/16 (the workload
     # bench smoke brings up a lab too)
     "integration/pycni": "root-pycni-labs",
@@ -46,9 +44,16 @@ ROOT_GROUPS = {
     "integration/ops": "root-pycni-labs",
     "e2e": "root-pycni-labs",
     "integration/proxy": "root-proxy",
-    # fault injection: agents and control planes killed, a loop-mounted store (kcn20)
-    "faults": "root-agents",
+    # fault injection: agents and control planes killed (node kcn20), loop-mounted stores
+    "faults": "root-faults",
 }
+# The groups in the order the workers should start them: the longest first (seconds of one
+# full run on this machine: controlplane 660, labs 480, kubelet 370, faults 225, runtime
+# 175, proxy 16; the unit files 180 in all), so the short ones fill in at the end instead
+# of a long one starting last. scripts/test.sh keeps this order (--no-loadscope-reorder:
+# xdist would sort by the number of tests instead, putting the faults' 7 long ones last).
+GROUP_ORDER = ("root-controlplane", "root-pycni-labs", "root-kubelet", "root-faults",
+               "root-runtime", "root-proxy")
 
 
 def parallel_group(item: pytest.Item) -> str:
@@ -74,6 +79,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=vms)
             items[:] = [item for item in items if item.get_closest_marker("vm") is None]
     grouped_ids = _xdist_cannot_set_group_ids(config, items)
+    if config.getoption("dist", "no") == "loadgroup":
+        rank = {g: i for i, g in enumerate(GROUP_ORDER)}
+        items.sort(key=lambda item: rank.get(parallel_group(item), len(rank)))  # stable
     for item in items:
         if item.get_closest_marker("root") is not None and not is_root:
             item.add_marker(pytest.mark.skip(reason="needs root"))

@@ -1,26 +1,33 @@
 """A census of the kernel and disk objects a node makes for its pods, to compare before and
 after a run of faults: what is in the second and not in the first leaked.
 
-Each entry is a sorted list of names, so a diff says exactly what is left: network
-namespaces (``/run/netns`` and nsfs mounts), veths on the host and ports of the node's
-bridge, NAT and filter rules naming the node's pod subnet (iptables-save and nft),
-pod cgroups (``pod<uid>`` directories under /sys/fs/cgroup), mounts under the node's
-directory, runc state dirs, libcni's cached results for the node's network, host-local
-IPAM reservations and the processes living in pod cgroups.
+Each entry is a sorted list of names, so a diff says exactly what is left: the node's
+network namespace pins (``/run/netns/<its runtime's prefix>*``, and their nsfs mounts),
+ports of the node's bridge, NAT and filter rules naming the node's pod subnet
+(iptables-save and nft), the node's pod cgroups (``pod<uid>`` directories under
+/sys/fs/cgroup, for the UIDs its pods had), mounts under the node's directory, runc state
+dirs, libcni's cached results for the node's network, host-local IPAM reservations and the
+processes living in those pod cgroups.
+
+The census is the node's own, so it stays exact while other tests run their pods, labs and
+links beside it (scripts/test.sh's parallel run): a namespace pin is named by the node's
+runtime root, a pod cgroup by a UID the test saw. A host veth is not counted apart: the
+node's are its bridge's ports while attached, and one detached lives only as long as its
+peer's namespace, which is counted.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CNI_RESULTS = Path("/var/lib/cni/results")
+NETNS_DIR = Path("/run/netns")
 POD_CGROUP = re.compile(r"^pod[0-9a-f_-]{36}$")
 
 
@@ -29,14 +36,6 @@ def _run(cmd: list[str]) -> str:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
-
-
-def _links() -> list[dict[str, object]]:
-    out = _run(["ip", "-j", "-d", "link", "show"])
-    try:
-        return list(json.loads(out or "[]"))
-    except ValueError:
-        return []
 
 
 def _mounts() -> list[tuple[str, str]]:
@@ -49,23 +48,26 @@ def _mounts() -> list[tuple[str, str]]:
     return out
 
 
-def pod_cgroups(root: Path = CGROUP_ROOT) -> list[str]:
-    """Every ``pod<uid>`` cgroup directory, relative to the cgroup root, in the unified
-    tree and in each v1 hierarchy. Walks only the kubepods trees (the kubelet's), not the
-    whole hierarchy."""
+def pod_cgroups(uids: Collection[str] | None = None, root: Path = CGROUP_ROOT) -> list[str]:
+    """The ``pod<uid>`` cgroup directories, relative to the cgroup root, in the unified
+    tree and in each v1 hierarchy: those of ``uids`` (every one when None). Walks only the
+    kubepods trees (the kubelet's), not the whole hierarchy."""
+    wanted = None if uids is None else {u.replace("-", "_") for u in uids}
     found = []
     for top in [*root.glob("kubepods*"), *root.glob("*/kubepods*")]:
         for dirpath, dirnames, _ in os.walk(top):
             for d in dirnames:
-                if POD_CGROUP.match(d):
+                if POD_CGROUP.match(d) and (wanted is None
+                                            or d[3:].replace("-", "_") in wanted):
                     found.append(str(Path(dirpath, d).relative_to(root)))
     return sorted(found)
 
 
-def pod_cgroup_processes(root: Path = CGROUP_ROOT) -> list[str]:
-    """``<pid> <comm>`` of each process in a pod cgroup."""
+def pod_cgroup_processes(uids: Collection[str] | None = None,
+                         root: Path = CGROUP_ROOT) -> list[str]:
+    """``<pid> <comm>`` of each process in a pod cgroup (of ``uids`` when given)."""
     procs = []
-    for rel in pod_cgroups(root):
+    for rel in pod_cgroups(uids, root):
         for dirpath, _, filenames in os.walk(root / rel):
             if "cgroup.procs" not in filenames:
                 continue
@@ -103,23 +105,24 @@ def bridge_ports(bridge: str) -> list[str]:
 
 
 def take(base: Path, bridge: str, subnet: str, network: str, ipam_dir: Path,
-         runc_roots: Iterable[Path] = ()) -> dict[str, list[str]]:
+         runc_roots: Iterable[Path], netns_prefix: str,
+         pod_uids: Collection[str]) -> dict[str, list[str]]:
     """The census of one node: ``base`` its directory, ``bridge`` its CNI bridge,
-    ``subnet`` its pod subnet, ``network`` its CNI network name."""
-    links = _links()
+    ``subnet`` its pod subnet, ``network`` its CNI network name, ``netns_prefix`` its
+    runtime's namespace pin prefix, ``pod_uids`` every UID its pods had."""
     mounts = _mounts()
     runc_state = sorted(
         f"{r.name}/{d.name}" for r in runc_roots if r.is_dir() for d in r.iterdir()
         if d.is_dir())
+    pins = str(NETNS_DIR / netns_prefix)
     return {
-        "netns": sorted(p.name for p in Path("/run/netns").glob("*")),
-        "nsfs mounts": sorted(m for m, t in mounts if t == "nsfs"),
-        "host veths": sorted(str(link["ifname"]) for link in links
-                             if (link.get("linkinfo") or {}).get("info_kind") == "veth"),  # type: ignore[union-attr]
+        "netns": sorted(p.name for p in NETNS_DIR.glob(f"{netns_prefix}*")),
+        "nsfs mounts": sorted(m for m, t in mounts if t == "nsfs" and (
+            m.startswith((pins, str(base) + "/")))),
         "bridge ports": bridge_ports(bridge),
         "rules": rules_naming(subnet),
-        "pod cgroups": pod_cgroups(),
-        "pod processes": pod_cgroup_processes(),
+        "pod cgroups": pod_cgroups(pod_uids),
+        "pod processes": pod_cgroup_processes(pod_uids),
         "mounts under the node": sorted(m for m, _ in mounts
                                         if m.startswith(str(base) + "/")),
         "runc state": runc_state,

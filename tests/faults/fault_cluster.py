@@ -23,6 +23,7 @@ from pykubelet.kubelet.kuberuntime.labels import (
     CONTAINER_RESTART_COUNT_ANNOTATION,
     POD_UID_LABEL,
 )
+from pykubelet.runtime.service import default_netns_prefix
 
 NAMESPACE = "faults"
 REQUEST_TIMEOUT = 10.0  # the client's; a request still unanswered after it is a hang
@@ -56,6 +57,9 @@ class FaultCluster:
     _client: Any = None
     _client_pid: int = 0
     log: list[str] = field(default_factory=list)
+    # every UID the run's pods had, in the API's or the node's view: the census counts the
+    # pod cgroups of these only (other tests' pods run beside it)
+    pod_uids: set[str] = field(default_factory=set)
 
     # ------------------------------------------------------------------ clients
     def core(self) -> Any:
@@ -145,6 +149,7 @@ class FaultCluster:
 
     def api_pods(self) -> dict[str, Any]:
         pods = self.core().list_namespaced_pod(NAMESPACE, _request_timeout=10).items
+        self.pod_uids.update(p.metadata.uid for p in pods)
         return {p.metadata.name: p for p in pods}
 
     # ------------------------------------------------------------------ the victims
@@ -193,7 +198,9 @@ class FaultCluster:
     # ------------------------------------------------------------------ the node's view
     def cri_view(self) -> tuple[list[Any], list[Any]]:
         with self.node.cri() as cri:
-            return cri.list_pod_sandbox(), cri.list_containers()
+            sandboxes, containers = cri.list_pod_sandbox(), cri.list_containers()
+        self.pod_uids.update(s.metadata.uid for s in sandboxes)
+        return sandboxes, containers
 
     def duplicates(self, sandboxes: list[Any], containers: list[Any]) -> list[str]:
         """Two ready sandboxes of one pod, two running containers of one pod's container,
@@ -252,6 +259,7 @@ class FaultCluster:
         raise AssertionError(f"not converged after {timeout}s: {why}\n" + self.tail())
 
     def census(self) -> dict[str, list[str]]:
+        root = self.node.base / "root"
         return census.take(self.node.base, self.node.bridge, self.node.subnet,
                            f"kcn{self.node.index}", self.node.base / "ipam",
-                           [self.node.base / "root" / "runc"])
+                           [root / "runc"], default_netns_prefix(root), self.pod_uids)

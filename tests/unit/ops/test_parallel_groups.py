@@ -43,13 +43,14 @@ def test_the_bench_smokes_lab_runs_beside_no_other_lab() -> None:
     assert groups["bench_smoke"] == groups["e2e"] == groups["integration/pycni"]
 
 
-def test_the_agents_and_the_control_planes_never_run_side_by_side() -> None:
-    """Two workers ran them side by side on this 2-core machine and 6 timing-bound tests
-    failed (pods not Running within 60 s, scripts/test.sh): one group, so one worker runs
-    them one after the other while the other worker takes everything else."""
-    groups = suite_conftest().ROOT_GROUPS
-    assert groups["integration/kubelet"] == groups["integration/controlplane"]
-    assert groups["integration/runtime"] != groups["integration/controlplane"]
+def test_the_longest_groups_start_first_in_the_order_the_script_keeps() -> None:
+    """Three workers take the groups in conftest's order, longest first: xdist's default
+    reorders by the number of tests, which put the fault injection's seven long tests (225
+    s) behind the unit files, last to start. Every named root group has its place."""
+    conftest = suite_conftest()
+    assert set(conftest.GROUP_ORDER) == set(conftest.ROOT_GROUPS.values())
+    assert conftest.GROUP_ORDER[0] == conftest.ROOT_GROUPS["integration/controlplane"]
+    assert "--no-loadscope-reorder" in (TESTS.parent / "scripts" / "test.sh").read_text()
 
 
 def test_two_workers_keep_each_group_on_one_worker() -> None:
@@ -72,21 +73,36 @@ def test_two_workers_keep_each_group_on_one_worker() -> None:
     assert all(len(w) == 1 for w in workers.values()), (workers, out[-3000:])
 
 
-CENSUS = re.compile(r"^(from|import) .*\b(fault_census|census)\b", re.M)
+# the lab census (pykubelet.lab.census) without a cgroup scope counts the host's pods
+CENSUS = re.compile(
+    r"^(from pykubelet\.lab import .*\bcensus\b|(from|import) pykubelet\.lab\.census\b)", re.M)
 EXCLUSIVE_MARK = re.compile(r"^pytestmark\b[^\]]*\.exclusive\b", re.M | re.S)
 
 
 def test_a_host_wide_census_runs_with_the_host_to_itself() -> None:
-    """A root test that compares census of host-wide kernel objects (netns, veths, pod
-    cgroups) before and after sees the other worker's labs and pods as leaks: it is marked
+    """A root test that compares a census of host-wide kernel objects (netns, veths, pod
+    cgroups) before and after sees the other workers' labs and pods as leaks: it is marked
     `exclusive`, and scripts/test.sh runs those after the parallel run, alone (the first
-    two-worker full run failed the fault injection's and the lab census's tests so)."""
+    two-worker full run failed the fault injection's and the lab census's tests so). The
+    fault injection's census is its node's own (tests/faults/fault_census.py: it takes the
+    node's namespace prefix and its pods' UIDs), so it runs in the parallel run."""
     census_users = sorted(p.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py")
                           if ROOT_MARK.search(p.read_text()) and CENSUS.search(p.read_text()))
-    assert census_users  # the fault injection and the lab census tests at least
+    assert census_users  # the lab census's test at least
     unmarked = [f for f in census_users
                 if not EXCLUSIVE_MARK.search((TESTS / f).read_text())]
     assert unmarked == []
     script = (TESTS.parent / "scripts" / "test.sh").read_text()
     assert '-m "not exclusive"' in script
     assert "-m exclusive" in script
+
+
+def test_the_fault_census_is_scoped_to_its_node() -> None:
+    """Without a scope the fault census counted every namespace pin and pod cgroup of the
+    host; now the node's namespace prefix and its pods' UIDs are required arguments."""
+    import inspect
+
+    fault_census = module_by_path.load("fault_census_scope", TESTS / "faults" / "fault_census.py")
+    params = inspect.signature(fault_census.take).parameters
+    assert params["netns_prefix"].default is inspect.Parameter.empty
+    assert params["pod_uids"].default is inspect.Parameter.empty
