@@ -183,9 +183,12 @@ AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[No
 class MutatingAdmission:
     """An admission plugin that changes a new object (kube-apiserver's MutationInterface,
     on CREATE): it edits the object model's view the store decoded once, so validation
-    reads what it wrote without decoding the object again."""
+    reads what it wrote without decoding the object again. ``other_ops``: what it does
+    on UPDATE and DELETE, over the encoded objects (NamespaceLifecycle's protected
+    namespaces), for a plugin that reads a create's view to spare its encoding."""
 
     admit: Callable[[GenericStore, Any, Context], Awaitable[None]]
+    other_ops: AdmitFn | None = None
 
 
 def encode(obj: Obj) -> bytes:
@@ -315,6 +318,8 @@ class GenericStore:
         for plugin in self.registry.admission:
             if not isinstance(plugin, MutatingAdmission):
                 await plugin(op, self, obj, old, ctx)
+            elif plugin.other_ops is not None:
+                await plugin.other_ops(op, self, obj, old, ctx)
 
     async def _admit_create(self, typed: Any, strat: Strategy, ctx: Context) -> Obj:
         """The admission chain over a new object, in order: mutating plugins edit the
