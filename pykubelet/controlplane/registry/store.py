@@ -481,17 +481,27 @@ class GenericStore:
         """PrepareForCreate, admission, validation and the write, of the one typed object
         (a strategy that still prepares the dict gets its encoding, decoded once more)."""
         strat.prepare_typed_for_create(typed)
+        prepared: Obj | None = None
         if type(strat).prepare_for_create is not Strategy.prepare_for_create:
             prepared = strat.encoded(typed)
             strat.prepare_for_create(prepared, typed)
             typed = strat.typed(prepared)
+        # the writer's managedFields: of the object before mutating admission, as
+        # kube-apiserver's create handler runs the field manager before Admit (what the
+        # admission plugins add, e.g. a pod's token volume, is nobody's)
+        managed = ctx.applied_fields
+        if managed is None:
+            tracked = prepared if prepared is not None else strat.encoded(typed)
+            tracked["kind"], tracked["apiVersion"] = self.info.kind, self.info.group_version
+            managedfields.track(strat, self.info.group_version, ctx.subresource,
+                                ctx.field_manager, None, tracked)
+            managed = _meta(tracked).get("managedFields")
         obj = await self._admit_create(typed, strat, ctx)
         obj["kind"], obj["apiVersion"] = self.info.kind, self.info.group_version
-        if ctx.applied_fields is not None:
-            _meta(obj)["managedFields"] = ctx.applied_fields
+        if managed:
+            _meta(obj)["managedFields"] = managed
         else:
-            managedfields.track(strat, self.info.group_version, ctx.subresource,
-                                ctx.field_manager, None, obj)
+            _meta(obj).pop("managedFields", None)
         errs = strat.validate_typed(typed)
         if errs:
             raise self._invalid(obj, errs)

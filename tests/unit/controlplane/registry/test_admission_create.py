@@ -1,9 +1,10 @@
 """Admission on a create (kube-apiserver's admission chain over one decoded object):
 NamespaceLifecycle judges the create from its attributes (namespace and name), as
-upstream's Admit does, so the chain encodes the new object once, after the mutating
-plugins, for the plugins that read it (NodeRestriction, RBAC escalation) and the write;
-and its answers stay upstream's (404 for a missing namespace, 403 for a terminating one,
-system namespaces not deletable)."""
+upstream's Admit does, so the object is encoded twice only: before mutating admission
+for the field manager (upstream's order), and after the mutating plugins for the plugins
+that read it (NodeRestriction, RBAC escalation) and the write; and its answers stay
+upstream's (404 for a missing namespace, 403 for a terminating one, system namespaces
+not deletable)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _pod(name: str) -> dict[str, Any]:
             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
 
 
-def test_a_pod_create_encodes_the_admitted_object_once(
+def test_a_pod_create_encodes_its_object_before_and_after_admission_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     async def main() -> None:
         async with memory_registry() as registry:
@@ -39,7 +40,7 @@ def test_a_pod_create_encodes_the_admitted_object_once(
             monkeypatch.setattr(strategy, "encoded", counted)
             created = await store.create(Context(field_manager="t"), "default", _pod("web"))
             assert isinstance(created, Entry)
-            assert len(encodes) == 1
+            assert len(encodes) == 2  # the field manager's, then the admitted object's
             obj = created.obj()
             # what the mutating plugins added is in the one encoding that was stored
             assert [t["key"] for t in obj["spec"]["tolerations"]] == [
@@ -74,5 +75,33 @@ def test_namespace_lifecycle_answers_as_upstream() -> None:
             assert err.value.code == 403
             assert str(err.value) == ('namespaces "kube-system" is forbidden: this namespace '
                                       "may not be deleted")
+
+    asyncio.run(main())
+
+
+def test_a_creates_managers_own_what_it_sent_and_the_defaults_not_what_admission_added(
+        ) -> None:
+    """kube-apiserver's create handler runs the field manager on the decoded, defaulted
+    object before mutating admission (handlers/create.go: UpdateNoErrors, then Admit), so
+    kubectl's entry owns the pod's defaults but not the ServiceAccount's token volume and
+    mounts, the default tolerations, the priority or the service account name that
+    admission set."""
+    async def main() -> None:
+        async with memory_registry() as registry:
+            created = await registry.store(PODS).create(
+                Context(field_manager="kubectl"), "default", _pod("web"))
+            assert isinstance(created, Entry)
+            obj = created.obj()
+            assert [v["name"][:16] for v in obj["spec"]["volumes"]] == ["kube-api-access-"]
+            assert obj["spec"]["serviceAccountName"] == "default"
+            (entry,) = obj["metadata"]["managedFields"]
+            assert entry["manager"] == "kubectl"
+            spec = entry["fieldsV1"]["f:spec"]
+            assert sorted(spec) == [
+                "f:containers", "f:dnsPolicy", "f:enableServiceLinks", "f:restartPolicy",
+                "f:schedulerName", "f:securityContext", "f:terminationGracePeriodSeconds"]
+            container = spec["f:containers"]['k:{"name":"c"}']
+            assert "f:volumeMounts" not in container
+            assert {"f:image", "f:imagePullPolicy", "f:terminationMessagePath"} <= set(container)
 
     asyncio.run(main())
