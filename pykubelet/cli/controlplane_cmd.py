@@ -201,6 +201,9 @@ def control_plane(ctx: click.Context, root: str, listen: str, kubeconfig: str | 
         except StorageError as exc:  # the store is unreachable, or not ours to join
             await cp.stop()
             raise click.ClickException(str(exc)) from None
+        from pykubelet.controlplane.collector import tune_after_start
+
+        tune_after_start()  # startup's objects frozen: collections walk only newer ones
         click.echo(f"control plane serving on {cp.local_url}; admin kubeconfig: "
                    f"{cp.kubeconfig_path}; identity {cp.identity}", err=True)
         # the token itself never goes to a log: it is printed on request only

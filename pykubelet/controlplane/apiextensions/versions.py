@@ -36,7 +36,10 @@ class VersionedCache(ResourceCache):
         self.api_version = f'"apiVersion":"{api_version}"'.encode()
         self.mirror = mirror  # fed with served JSON (resourceVersion in) by another cache
 
-    def make_entry(self, key: str, value: bytes, rev: int, create_rev: int) -> Entry:
+    def make_entry(self, key: str, value: bytes, rev: int, create_rev: int,
+                   keep_view: bool = False) -> Entry:
+        # keep_view ignored: a mirror applies its source's events outside the cacher's
+        # batches, which drop the listeners' views, so it keeps bytes only
         data = value if self.mirror else with_resource_version(value, rev)
         data = _API_VERSION.sub(lambda _m: self.api_version, data, count=1)
         return Entry(key, data, rev, create_rev, self.attrs_fn(orjson.loads(data)))

@@ -43,7 +43,13 @@ from pykubelet.controlplane.controllers.informer import (
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from pykubelet.controlplane.registry.store import Context, GenericStore
-from pykubelet.controlplane.storage.cacher import DELETED, Attrs, CachedEvent, ResourceCache
+from pykubelet.controlplane.storage.cacher import (
+    DELETED,
+    Attrs,
+    CachedEvent,
+    Entry,
+    ResourceCache,
+)
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane
@@ -51,6 +57,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+
+SERVICE_SELECTOR = "service-selector"
+
+
+def service_selector(entry: Entry) -> dict[str, str]:
+    """A Service's ``spec.selector`` (empty: none), read from its cache entry once and kept
+    on it, as upstream's ServiceSelectorCache keeps each Service's parsed selector."""
+    def read() -> dict[str, str]:
+        return dict((entry.obj().get("spec") or {}).get("selector") or {})
+
+    selector: dict[str, str] = entry.derived(SERVICE_SELECTOR, read)
+    return selector
 
 
 class _ServicePodsController(InformerController):
@@ -69,11 +88,14 @@ class _ServicePodsController(InformerController):
         if cache.prefix == SERVICES.storage_prefix:
             self.queue.add(entry_key(ev.entry))
         elif cache.prefix == PODS.storage_prefix:
+            # the pod's labels (before and after) from the cache's attributes and each
+            # Service's selector read once: no parse per pod event (ServiceSelectorCache)
             ns = ev.entry.attrs.namespace
-            pods = [e.view() for e in (ev.entry, ev.prev) if e is not None]
+            labels = [e.attrs.labels for e in (ev.entry, ev.prev) if e is not None]
             for entry in self.services.select(ns, None):
-                service = entry.obj()
-                if any(selects(service, pod) for pod in pods):
+                selector = service_selector(entry)
+                if selector and any(all(lbl.get(k) == v for k, v in selector.items())
+                                    for lbl in labels):
                     self.queue.add(entry_key(entry))
         else:
             self._on_owned(cache, ev)

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from pykubelet import podtrace
@@ -46,8 +46,8 @@ TERMINAL = ("Succeeded", "Failed")
 BIND_TIMEOUT_S = 30.0
 
 
-def _terminal_or_deleted(obj: dict[str, Any] | None) -> bool:
-    return obj is None or (obj.get("status") or {}).get("phase") in TERMINAL
+def _terminal_or_deleted(entry: Entry | None) -> bool:
+    return entry is None or entry.attrs.fields.get("status.phase") in TERMINAL
 
 
 def decode_informed(obj: dict[str, Any]) -> Any:
@@ -57,6 +57,33 @@ def decode_informed(obj: dict[str, Any]) -> Any:
     from pysched.decode import from_dict
 
     return from_dict(obj, check_unread=False)
+
+
+class InformedObjects:
+    """The informer's decoded objects, one per key at its last revision (client-go's
+    indexer): an update's old object is the one decoded at the key's previous event, not a
+    second parse and decode of the same bytes (a pod's binding, a kubelet's status write,
+    a node's heartbeat each decoded their old object again). The objects are the ones the
+    scheduler keeps anyway (its pods, its cache's nodes); handlers must not change them."""
+
+    def __init__(self, decode: Callable[[dict[str, Any]], Any]) -> None:
+        self._decode = decode
+        self._known: dict[str, tuple[int, Any]] = {}
+
+    def get(self, entry: Entry) -> Any:
+        known = self._known.get(entry.key)
+        if known is not None and known[0] == entry.rev:
+            return known[1]
+        value = self._decode(entry.obj())
+        if known is None or known[0] < entry.rev:
+            self._known[entry.key] = (entry.rev, value)
+        return value
+
+    def forget(self, key: str) -> None:
+        self._known.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 class SchedulerRunner:
@@ -79,6 +106,7 @@ class SchedulerRunner:
         self._feeder = threading.Thread(target=self._feed, name="scheduler-informer",
                                         daemon=True)
         self.synced = threading.Event()
+        self.informed = InformedObjects(decode_informed)  # the feeder thread's only
         self._pending: set[asyncio.Future[Any]] = set()  # events sent after their bindings
 
     def recorder(self, scheduler_name: str) -> EventRecorder:
@@ -129,21 +157,26 @@ class SchedulerRunner:
                 if what is None:
                     continue
                 if isinstance(what, Entry):
-                    self._apply(kind, None, what.obj(), decode_informed)
+                    self._apply(kind, None, what)
                 else:
-                    new = None if what.type == DELETED else what.entry.obj()
-                    old = what.prev.obj() if what.prev is not None else None
-                    self._apply(kind, old, new, decode_informed)
+                    new = None if what.type == DELETED else what.entry
+                    self._apply(kind, what.prev, new)
+                    if new is None:
+                        self.informed.forget(what.entry.key)
             except Exception:
                 log.exception("scheduler informer: cannot apply a %s event", kind)
 
-    def _apply(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None,
-               decode: Any) -> None:
+    def _apply(self, kind: str, old: Entry | None, new: Entry | None) -> None:
         s = self.scheduler
+
+        def decode(entry: Entry | None) -> Any:
+            assert entry is not None  # the branches below decode only what they were given
+            return self.informed.get(entry)
+
         if kind == "namespace":
-            obj = new or old
-            assert obj is not None
-            meta = obj.get("metadata") or {}
+            entry = new or old
+            assert entry is not None
+            meta = entry.obj().get("metadata") or {}
             s.on_namespace(meta.get("name", ""), meta.get("labels") or {}, deleted=new is None)
         elif kind == "pdb":
             obj = new or old

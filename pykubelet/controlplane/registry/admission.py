@@ -58,9 +58,21 @@ async def namespace_lifecycle(
                                   f'namespaces "{name}" is forbidden: this namespace may not be '
                                   "deleted", {"name": name, "kind": "namespaces"})
         return
-    if op != "CREATE" or not info.namespaced:
+    if op == "CREATE":
+        meta = _meta(obj)
+        _check_creatable(store, meta.get("namespace", ""), meta.get("name", ""))
+
+
+async def _namespace_lifecycle_create(store: GenericStore, new: Any, ctx: Context) -> None:
+    """A create judged from its attributes, as upstream's Admit reads them (the request's
+    namespace and name): the decoded view has both, so no encoding of the object."""
+    _check_creatable(store, new.metadata.namespace, new.metadata.name)
+
+
+def _check_creatable(store: GenericStore, ns_name: str, name: str) -> None:
+    info = store.info
+    if not info.namespaced:
         return
-    ns_name = _meta(obj).get("namespace", "")
     ns_store = store.registry.store(NAMESPACES)
     ns = ns_store.lookup("", ns_name)
     if ns is None:
@@ -68,12 +80,17 @@ async def namespace_lifecycle(
     if ns.attrs.fields.get("status.phase") == "Terminating" and info is not EVENTS:
         raise errors.StatusError(
             403, errors.FORBIDDEN,
-            f'{info.resource} "{_meta(obj).get("name", "")}" is forbidden: unable to create new '
+            f'{info.resource} "{name}" is forbidden: unable to create new '
             f"content in namespace {ns_name} because it is being terminated",
-            {"name": _meta(obj).get("name", ""), "kind": info.resource,
+            {"name": name, "kind": info.resource,
              "causes": [{"reason": "NamespaceTerminating",
                          "message": f"namespace {ns_name} is being terminated",
                          "field": "metadata.namespace"}]})
+
+
+# NamespaceLifecycle: on CREATE over the decoded view, on DELETE over the object
+NAMESPACE_LIFECYCLE = MutatingAdmission(_namespace_lifecycle_create,
+                                        other_ops=namespace_lifecycle)
 
 
 async def default_toleration_seconds(store: GenericStore, pod: Any, ctx: Context) -> None:
@@ -242,5 +259,5 @@ def _mirror_pod_refusal(store: GenericStore, node: str, pod: Obj) -> str:
     return ""
 
 
-DEFAULT_PLUGINS = (namespace_lifecycle, MutatingAdmission(default_toleration_seconds),
+DEFAULT_PLUGINS = (NAMESPACE_LIFECYCLE, MutatingAdmission(default_toleration_seconds),
                    MutatingAdmission(priority), node_restriction)

@@ -7,7 +7,7 @@ build the same registry here."""
 from __future__ import annotations
 
 from pykubelet.controlplane.apiextensions.crds import CRDStrategy
-from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS, namespace_lifecycle
+from pykubelet.controlplane.registry.admission import DEFAULT_PLUGINS, NAMESPACE_LIFECYCLE
 from pykubelet.controlplane.registry.configdata import ConfigMapStrategy, SecretStrategy
 from pykubelet.controlplane.registry.controllerrevisions import ControllerRevisionStrategy
 from pykubelet.controlplane.registry.cronjobs import CronJobStrategy
@@ -69,6 +69,6 @@ def new_registry(storage: Storage, cacher: Cacher, watch_cache_size: int = DEFAU
     registry.add(CRDStrategy(), watch_cache_size)
     registry.admission = [*DEFAULT_PLUGINS, rbac_escalation]
     # ServiceAccount right after NamespaceLifecycle, as kube-apiserver orders them
-    registry.admission.insert(registry.admission.index(namespace_lifecycle) + 1,
+    registry.admission.insert(registry.admission.index(NAMESPACE_LIFECYCLE) + 1,
                               SERVICE_ACCOUNT_ADMISSION)
     return registry

@@ -183,9 +183,12 @@ AdmitFn = Callable[[str, "GenericStore", Obj, Obj | None, Context], Awaitable[No
 class MutatingAdmission:
     """An admission plugin that changes a new object (kube-apiserver's MutationInterface,
     on CREATE): it edits the object model's view the store decoded once, so validation
-    reads what it wrote without decoding the object again."""
+    reads what it wrote without decoding the object again. ``other_ops``: what it does
+    on UPDATE and DELETE, over the encoded objects (NamespaceLifecycle's protected
+    namespaces), for a plugin that reads a create's view to spare its encoding."""
 
     admit: Callable[[GenericStore, Any, Context], Awaitable[None]]
+    other_ops: AdmitFn | None = None
 
 
 def encode(obj: Obj) -> bytes:
@@ -315,6 +318,8 @@ class GenericStore:
         for plugin in self.registry.admission:
             if not isinstance(plugin, MutatingAdmission):
                 await plugin(op, self, obj, old, ctx)
+            elif plugin.other_ops is not None:
+                await plugin.other_ops(op, self, obj, old, ctx)
 
     async def _admit_create(self, typed: Any, strat: Strategy, ctx: Context) -> Obj:
         """The admission chain over a new object, in order: mutating plugins edit the
@@ -476,17 +481,27 @@ class GenericStore:
         """PrepareForCreate, admission, validation and the write, of the one typed object
         (a strategy that still prepares the dict gets its encoding, decoded once more)."""
         strat.prepare_typed_for_create(typed)
+        prepared: Obj | None = None
         if type(strat).prepare_for_create is not Strategy.prepare_for_create:
             prepared = strat.encoded(typed)
             strat.prepare_for_create(prepared, typed)
             typed = strat.typed(prepared)
+        # the writer's managedFields: of the object before mutating admission, as
+        # kube-apiserver's create handler runs the field manager before Admit (what the
+        # admission plugins add, e.g. a pod's token volume, is nobody's)
+        managed = ctx.applied_fields
+        if managed is None:
+            tracked = prepared if prepared is not None else strat.encoded(typed)
+            tracked["kind"], tracked["apiVersion"] = self.info.kind, self.info.group_version
+            managedfields.track(strat, self.info.group_version, ctx.subresource,
+                                ctx.field_manager, None, tracked)
+            managed = _meta(tracked).get("managedFields")
         obj = await self._admit_create(typed, strat, ctx)
         obj["kind"], obj["apiVersion"] = self.info.kind, self.info.group_version
-        if ctx.applied_fields is not None:
-            _meta(obj)["managedFields"] = ctx.applied_fields
+        if managed:
+            _meta(obj)["managedFields"] = managed
         else:
-            managedfields.track(strat, self.info.group_version, ctx.subresource,
-                                ctx.field_manager, None, obj)
+            _meta(obj).pop("managedFields", None)
         errs = strat.validate_typed(typed)
         if errs:
             raise self._invalid(obj, errs)

@@ -231,10 +231,16 @@ class ResourceCache:
         self.indexes: dict[str, dict[str, set[str]]] = {}  # field -> value -> keys
 
     # ------------------------------------------------------------------ feeding
-    def make_entry(self, key: str, value: bytes, rev: int, create_rev: int) -> Entry:
+    def make_entry(self, key: str, value: bytes, rev: int, create_rev: int,
+                   keep_view: bool = False) -> Entry:
+        """``keep_view``: the parse that gave the attributes stays as the entry's view for
+        the listeners of its event (the cacher drops it after them): one parse per write."""
         data = with_resource_version(value, rev)
-        attrs = self.attrs_fn(orjson.loads(data))
-        return Entry(key, data, rev, create_rev, attrs)
+        parsed = orjson.loads(data)
+        entry = Entry(key, data, rev, create_rev, self.attrs_fn(parsed))
+        if keep_view:
+            entry.cache[VIEW] = parsed
+        return entry
 
     def add_index(self, field_name: str) -> None:
         """Index a selectable field (spec.nodeName for pods: each node's watch is cheap)."""
@@ -267,7 +273,8 @@ class ResourceCache:
                 self._sorted_keys = None
             cached = CachedEvent(DELETED, ev.kv.mod_revision, entry, prev, self.clock())
         else:
-            entry = self.make_entry(key, ev.kv.value, ev.kv.mod_revision, ev.kv.create_revision)
+            entry = self.make_entry(key, ev.kv.value, ev.kv.mod_revision, ev.kv.create_revision,
+                                    keep_view=True)
             if prev is None:
                 self._sorted_keys = None
             else:

@@ -4,8 +4,11 @@ it tells their expectations. Over stand-in cache entries and an owner store."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from pykubelet.controlplane.controllers.expectations import Expectations
 from pykubelet.controlplane.controllers.pod_events import (
@@ -33,6 +36,9 @@ class Entry:
 
     def view(self) -> Obj:  # the listeners' shared parse
         return self._obj
+
+    def derived(self, key: str, make: Any) -> Any:  # a view kept on the entry
+        return make()
 
 
 class Owners:
@@ -107,3 +113,48 @@ def test_an_owners_own_event_queues_it_and_its_delete_forgets_its_expectations()
     assert not exp.satisfied("ns/web")
     assert owner_event_key(CachedEvent(DELETED, 2, entry, None), exp) == "ns/web"  # type: ignore[arg-type]
     assert exp.satisfied("ns/web")
+
+
+def test_an_orphans_events_read_each_owners_selector_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ownerless pod's events match it against every owner of its namespace (an orphan
+    may be adopted): each owner's selector is read from its cache entry once and kept on
+    it (a parse of every ReplicaSet of the namespace per pod event, per controller,
+    before), the pod's labels from its shared view."""
+    from registry_fixture import memory_registry
+
+    from pykubelet.controlplane.registry.resources import PODS, REPLICA_SETS
+    from pykubelet.controlplane.registry.store import Context
+    from pykubelet.controlplane.storage import cacher
+
+    def rs(name: str, app: str) -> Obj:
+        labels = {"app": app}
+        return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"selector": {"matchLabels": labels}, "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+
+    async def main() -> None:
+        async with memory_registry(("default", "kube-system", "ns")) as registry:
+            owners = registry.store(REPLICA_SETS)
+            for i in range(5):
+                await owners.create(Context(), "ns", rs(f"rs{i}", f"app{i}"))
+            await registry.store(PODS).create(Context(), "ns", {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "labels": {"app": "app3"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+            pods = registry.cacher.resources[PODS.storage_prefix]
+            entry = pods.entries[PODS.key("ns", "p")]
+            ev = CachedEvent(ADDED, entry.rev, entry, None)
+            exp = Expectations()
+            assert pod_owner_keys(ev, "ReplicaSet", owners, exp) == {"ns/rs3"}
+            parsed: list[str] = []
+            real = cacher.Entry.obj
+            monkeypatch.setattr(cacher.Entry, "obj", lambda self: (
+                parsed.append(self.key), real(self))[1])
+            for _ in range(3):
+                assert pod_owner_keys(ev, "ReplicaSet", owners, exp) == {"ns/rs3"}
+            assert [k for k in parsed if "/replicasets/" in k] == []
+
+    asyncio.run(main())

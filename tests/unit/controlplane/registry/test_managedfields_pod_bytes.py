@@ -1,7 +1,10 @@
 """The bytes of a realistic pod's managedFields, pinned: a create by kubectl, then three
 kubelet status patches (conditions, container states), over the registry in memory.
 The field manager's shortcuts (an unchanged subtree not walked, FieldsV1 trees kept
-for field sets seen before) must leave every byte as it was; the time is left out."""
+for field sets seen before) must leave every byte as it was; the time is left out.
+kubectl's entry owns what it sent and the defaults, not what admission then set
+(priority, preemptionPolicy, serviceAccountName), as kube-apiserver's create handler runs
+the field manager before mutating admission."""
 
 from __future__ import annotations
 
@@ -68,9 +71,8 @@ EXPECTED = (
     'olumeMounts":{"k:{\\"mountPath\\":\\"/data\\"}":{".":{},"f:mountPath":{},"f:name":{}'
     '},"k:{\\"mountPath\\":\\"/etc/conf\\"}":{".":{},"f:mountPath":{},"f:name":{},"f:read'
     'Only":{}}}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:nodeName":{},"f:nodeS'
-    'elector":{},"f:preemptionPolicy":{},"f:priority":{},"f:restartPolicy":{},"f:sche'
-    'dulerName":{},"f:securityContext":{},"f:serviceAccountName":{},"f:terminationGra'
-    'cePeriodSeconds":{},"f:tolerations":{},"f:volumes":{"k:{\\"name\\":\\"conf\\"}":{"."'
+    'elector":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:t'
+    'erminationGracePeriodSeconds":{},"f:tolerations":{},"f:volumes":{"k:{\\"name\\":\\"conf\\"}":{"."'
     ':{},"f:configMap":{"f:defaultMode":{},"f:name":{}},"f:name":{}},"k:{\\"name\\":\\"d'
     'ata\\"}":{".":{},"f:emptyDir":{},"f:name":{}}}}}},{"manager":"kubelet","operation'
     '":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:'

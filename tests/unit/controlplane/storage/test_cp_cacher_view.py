@@ -62,3 +62,43 @@ def test_listeners_share_one_parse_per_entry_and_the_cache_keeps_none() -> None:
             await store.close()
 
     asyncio.run(main())
+
+
+def test_an_events_new_object_is_parsed_once_for_its_attributes_and_its_listeners(
+        monkeypatch: Any) -> None:
+    """The parse that gives the cache an entry's selectable attributes is the listeners'
+    view: a write's object is parsed once, not once more by the first listener's view()."""
+    import orjson
+
+    from pykubelet.controlplane.storage import cacher as cacher_module
+    from pykubelet.controlplane.storage.sqlite import SQLiteStorage
+
+    parsed: list[bytes] = []
+
+    class CountingJSON:
+        dumps = staticmethod(orjson.dumps)
+
+        @staticmethod
+        def loads(data: bytes) -> Any:
+            parsed.append(data)
+            return orjson.loads(data)
+
+    async def main() -> None:
+        store = SQLiteStorage(":memory:")
+        await store.start()
+        cacher = Cacher(store)
+        cacher.register(PREFIX, attrs)
+        seen: list[dict[str, Any]] = []
+        cacher.listeners.append(lambda _, ev: seen.append(ev.entry.view()))
+        try:
+            await cacher.start()
+            monkeypatch.setattr(cacher_module, "orjson", CountingJSON)
+            kv = await store.create(PREFIX + "ns/a", cm("1"))
+            await cacher.wait_for(kv.mod_revision, timeout=5)
+            assert [v["data"] for v in seen] == [{"v": "1"}]
+            assert len(parsed) == 1
+        finally:
+            await cacher.stop()
+            await store.close()
+
+    asyncio.run(main())
