@@ -82,6 +82,7 @@ class Informer:
         name: str = "",
         watch_timeout: int = 300,
         clock: Callable[[], float] = time.monotonic,
+        transform: Callable[[Obj], Obj] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -98,6 +99,10 @@ class Informer:
         self.name = name or resource.plural
         self.watch_timeout = watch_timeout
         self.clock = clock
+        # client-go's SetTransform: each listed or watched object passes through it
+        # before it is stored and handed to the handlers (strip_managed_fields: what the
+        # cache's owner never reads is not kept for every object)
+        self.transform = transform
         self._backoff = Backoff(clock=clock)
         self._watch_ran = False  # the last watch was established (see SHORT_WATCH_S)
         self.store: dict[str, Obj] = {}
@@ -185,6 +190,8 @@ class Informer:
         kind = self.resource.plural
         for obj in items:  # list items may come without their kind
             obj.setdefault("kind", _kind_of(kind))
+        if self.transform is not None:
+            items = [self.transform(o) for o in items]
         fresh = {key_of(o): o for o in items}
         with self.lock:
             old = self.store
@@ -220,6 +227,8 @@ class Informer:
                 if rv:
                     self.resource_version = rv
                 continue
+            if self.transform is not None:
+                obj = self.transform(obj)
             k = key_of(obj)
             with self.lock:
                 old = self.store.get(k)
@@ -245,6 +254,16 @@ class Informer:
             fn(*args)
         except Exception:
             log.exception("%s: handler failed", self.name)
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """client-go's TransformStripManagedFields: drops metadata.managedFields (the server
+    side apply bookkeeping, ~1 KiB of JSON and several KiB of dicts per pod), which no
+    informer owner here reads."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
 
 
 def _kind_of(plural: str) -> str:

@@ -341,8 +341,12 @@ class Kubelet:
                 self.prober.remove_pod(pod.uid)
                 self.workers.kill_pod(pod)
                 continue
-            if not pods_differ_semantically(old, pod) and pod.status.phase not in (
-                    PHASE_SUCCEEDED, PHASE_FAILED):
+            same = not pods_differ_semantically(old, pod)
+            if same:
+                # the API's echo of a status patch decodes the whole pod again: the new
+                # copy takes the spec already held (equal), so a pod's spec is kept once
+                pod.spec = old.spec
+            if same and pod.status.phase not in (PHASE_SUCCEEDED, PHASE_FAILED):
                 # a reconcile (checkAndUpdatePod): the copy is replaced, nothing to sync;
                 # a terminal phase someone else wrote (an eviction) still goes to the worker
                 continue

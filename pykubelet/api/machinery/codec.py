@@ -156,11 +156,35 @@ def _from_decode_error(exc: DecodeError) -> _Fail:
 # --------------------------------------------------------------------------- upstream schema
 
 
-@functools.cache
-def _definitions_file() -> dict[str, Any]:
+def _read_definitions_file() -> dict[str, Any]:
     text = resources.files("pykubelet.api.machinery").joinpath("definitions.json").read_text()
     doc: dict[str, Any] = json.loads(text)
     return doc
+
+
+_definitions_file = functools.cache(_read_definitions_file)
+
+
+@functools.cache
+def _field_facts() -> dict[str, dict[str, tuple[str | None, str | None]]]:
+    """(the $ref, the format) of each property that has either, by definition: all that a
+    decode Plan asks of the schema. Kept on their own, so a process that only decodes (a
+    node's agent) does not hold the whole file's tree (~1.4 MiB) for them; the file is read
+    once more here unless something already holds it."""
+    doc = _definitions_file() if _definitions_file.cache_info().currsize else \
+        _read_definitions_file()
+    facts: dict[str, dict[str, tuple[str | None, str | None]]] = {}
+    for name, node in doc["schemas"].items():
+        props: dict[str, tuple[str | None, str | None]] = {}
+        for wire, sub in (node.get("properties") or {}).items():
+            ref, fmt = sub.get("$ref"), sub.get("format")
+            ref = _ref_name(ref) if isinstance(ref, str) else None
+            fmt = fmt if isinstance(fmt, str) else None
+            if ref is not None or fmt is not None:
+                props[wire] = (ref, fmt)
+        if props:
+            facts[name] = props
+    return facts
 
 
 def definitions() -> dict[str, Any]:
@@ -176,16 +200,12 @@ def definitions_version() -> str:
 
 def _upstream_ref(definition: str, wire: str) -> str | None:
     """The definition a field of a definition refers to (metav1.Time, ...), if any."""
-    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
-    ref = node.get("$ref")
-    return _ref_name(ref) if isinstance(ref, str) else None
+    return _field_facts().get(definition, {}).get(wire, (None, None))[0]
 
 
 def _upstream_format(definition: str, wire: str) -> str | None:
     """The OpenAPI format (int32, int64, ...) upstream gives a field of a definition."""
-    node = definitions().get(definition, {}).get("properties", {}).get(wire, {})
-    fmt = node.get("format")
-    return fmt if isinstance(fmt, str) else None
+    return _field_facts().get(definition, {}).get(wire, (None, None))[1]
 
 
 def _ref_name(ref: str) -> str:
@@ -639,16 +659,26 @@ class Plan:
                     self.unread[f.name] = factory()
         # Upstream fields this class does not model (or the view does not read): checked by
         # upstream's schema, unless the view takes what it does not read unchecked.
-        self.others: dict[str, Decoder] = {}
-        if self.upstream is not None:
-            unchecked = view is not None and not view.check_unread
-            self.others = {
-                wire: _identity if unchecked else dec
+        # Built at the first key the class does not model: their decoders come from the
+        # whole definitions file, which a reader of modelled fields only (a node's agent
+        # decoding its pods) then never loads (see _field_facts).
+        self._others: dict[str, Decoder] | None = None if self.upstream is not None else {}
+        self._unchecked = view is not None and not view.check_unread
+        post = getattr(cls, "__post_decode__", None)
+        self.post: Callable[[Any], None] | None = post
+
+    @property
+    def others(self) -> dict[str, Decoder]:
+        """Upstream's fields this class does not model (or the view does not read), each
+        checked by upstream's schema unless the view takes them unchecked."""
+        if self._others is None:
+            assert self.upstream is not None
+            self._others = {
+                wire: _identity if self._unchecked else dec
                 for wire, dec in _SCHEMA.fields_of(self.upstream).items()
                 if wire not in self.by_wire
             }
-        post = getattr(cls, "__post_decode__", None)
-        self.post: Callable[[Any], None] | None = post
+        return self._others
 
     def decode(self, value: Any) -> Any:
         if type(value) is not dict:

@@ -26,7 +26,7 @@ from pykubelet import podtrace
 from pykubelet.api.errors import APIError
 from pykubelet.api.manifest import decode_api_pod
 from pykubelet.api.types import Pod
-from pykubelet.client.informer import Informer
+from pykubelet.client.informer import Informer, strip_managed_fields
 from pykubelet.client.rest import PODS, RESTClient
 from pykubelet.kubelet.pod.pod_manager import API_SOURCE
 
@@ -53,7 +53,7 @@ class APIPodSource:
         self.informer = Informer(
             client, PODS, field_selector=f"spec.nodeName={node_name}",
             on_add=self._added, on_update=self._updated, on_delete=self._deleted,
-            on_sync=self._synced, name="pods",
+            on_sync=self._synced, name="pods", transform=strip_managed_fields,
         )
 
     def start(self) -> None:

@@ -121,3 +121,52 @@ def test_a_watch_that_breaks_at_once_with_nothing_backs_off_as_a_failed_start() 
 def test_module_keeps_the_reflectors_figures() -> None:
     assert (informer_mod.INITIAL_BACKOFF_S, informer_mod.MAX_BACKOFF_S,
             informer_mod.BACKOFF_RESET_S) == (0.8, 30.0, 120.0)
+
+
+class Listed:
+    """A client listing one pod with managedFields, then watching a MODIFIED of it."""
+
+    closed = False
+
+    def __init__(self, stop: Stop) -> None:
+        self.stop = stop
+        self.watched = False
+
+    @staticmethod
+    def pod(rv: str) -> dict[str, Any]:
+        return {"metadata": {"name": "p", "namespace": "d", "resourceVersion": rv,
+                             "managedFields": [{"manager": "kubelet", "operation": "Update",
+                                                "fieldsV1": {"f:status": {}}}]},
+                "spec": {"nodeName": "n1"}}
+
+    def list(self, resource: Any, namespace: str, **params: Any) -> dict[str, Any]:
+        return {"items": [self.pod("10")], "metadata": {"resourceVersion": "10"}}
+
+    def watch(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        if self.watched:
+            self.stop.set()
+            return
+        self.watched = True
+        yield {"type": "MODIFIED", "object": self.pod("11")}
+
+
+def test_a_transform_shapes_what_is_stored_and_handed_to_handlers() -> None:
+    """client-go's SetTransform with TransformStripManagedFields, as kubelet's pod source
+    uses it: neither the cache nor a handler sees managedFields (issue 23 item 3: a node
+    keeps no server side apply bookkeeping for its pods)."""
+    clock = Clock()
+    stop = Stop(clock)
+    seen: list[dict[str, Any]] = []
+    inf = Informer(Listed(stop), PODS, clock=clock,  # type: ignore[arg-type]
+                   on_sync=seen.extend, on_update=lambda old, new: seen.append(new),
+                   transform=informer_mod.strip_managed_fields)
+    inf._stop = stop  # type: ignore[assignment]
+    inf._run()
+    assert [o["metadata"]["resourceVersion"] for o in seen] == ["10", "11"]
+    stored = inf.get("d/p")
+    assert stored is not None
+    assert stored["metadata"]["resourceVersion"] == "11"
+    assert stored["spec"] == {"nodeName": "n1"}
+    assert all("managedFields" not in o["metadata"] for o in [*seen, stored])
+    plain = Informer(Listed(stop), PODS)  # type: ignore[arg-type]
+    assert plain.transform is None  # other informers keep what they are sent

@@ -146,3 +146,27 @@ def test_a_status_only_update_reconciles_without_a_sync(kubelet: Kubelet) -> Non
     labelled.metadata.labels = {"tier": "web"}
     kubelet.handle_pod_updates([labelled])
     wait_for(lambda: kubelet.workers.sync_count("a1") > synced)
+
+
+def test_a_reconcile_keeps_one_decoded_spec_per_pod(kubelet: Kubelet) -> None:
+    """Every status patch of the agent comes back from the API as a freshly decoded pod;
+    a reconcile keeps the pod's new copy (its status, resourceVersion) over the spec
+    already decoded, so a pod's spec is held once, not once per echo beside the pod
+    worker's copy (issue 23 item 3: a lean node)."""
+    a = pod("a1", None)
+    kubelet.handle_pod_additions([a])
+    echo = pod("a1", None)
+    echo.status.phase = "Running"
+    echo.metadata.resource_version = "42"
+    assert echo.spec == a.spec
+    assert echo.spec is not a.spec
+    kubelet.handle_pod_updates([echo])
+    kept = kubelet.pod_manager.get_pod("a1")
+    assert kept is echo
+    assert kept.status.phase == "Running"
+    assert kept.metadata.resource_version == "42"
+    assert kept.spec is a.spec
+    changed = pod("a1", None)
+    changed.spec.containers[0].image = "busybox:1.37"
+    kubelet.handle_pod_updates([changed])
+    assert kubelet.pod_manager.get_pod("a1").spec is changed.spec  # a new spec is its own
