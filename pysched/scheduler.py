@@ -808,6 +808,10 @@ class Scheduler:
         """The rotated prefix holding the first ``to_find`` feasible rows; the infeasible rows
         in it get their exact Status from the plugins."""
         n = len(nodes)
+        if mask.all():  # every row feasible: the prefix is the next to_find rows, in order
+            end = start + min(to_find, n)
+            self._fast_rows = np.arange(start, end) % n
+            return nodes[start:end] if end <= n else nodes[start:] + nodes[: end - n]
         rotated = np.concatenate((mask[start:], mask[:start])) if start else mask
         pos = np.flatnonzero(rotated)
         if len(pos) >= to_find:

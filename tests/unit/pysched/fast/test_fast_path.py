@@ -600,3 +600,34 @@ def test_same_decisions_with_configured_scoring(strategy: str) -> None:
         assert stats["plain_score"] > 0
     else:
         assert stats["fast_score"] > 0
+
+
+def test_every_node_feasible_prefix_is_a_slice_and_wraps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When every row passes, the evaluated prefix is the next numFeasibleNodesToFind nodes
+    from the start index, wrapping at the end (a slice, not a gather of ~500 rows at 5,000
+    nodes: issue 23 item 7): the same nodes, scores and next index as the plugins' path."""
+    import pysched.scheduler as scheduler_mod
+
+    nodes = [sched_decode.node(node_dict(f"n{i:03d}", cpu="64", memory="256Gi"))
+             for i in range(260)]  # 124 of 260 to find: the third pod's prefix wraps
+    fast, fast_rec = build(nodes, [], True, 7)
+    plain, plain_rec = build(nodes, [], False, 7)
+
+    def no_gather(*a: Any) -> Any:
+        raise AssertionError("gathered the rows one by one")
+
+    monkeypatch.setattr(scheduler_mod, "_pick", no_gather)
+    starts = []
+    for k in range(6):
+        pod = sched_decode.pod(pod_dict(f"p{k}", cpu="100m"))
+        starts.append(fast.scheduler.next_start_node_index)
+        a = fast.schedule_now(pod)
+        b = plain.schedule_now(pod)
+        assert a.feasible == b.feasible
+        assert len(a.feasible) == 124
+        assert (a.node, a.scores) == (b.node, b.scores)
+        assert fast.scheduler.next_start_node_index == plain.scheduler.next_start_node_index
+        for s, r in ((fast, a), (plain, b)):
+            s.on_pod_update(pod, r.pod)
+    assert any(st + 124 > 260 for st in starts)  # a prefix wrapped
+    assert fast_rec.bound == plain_rec.bound
