@@ -110,8 +110,8 @@ class NodeTable:
         self.infos = list(infos)
         self.names = [ni.name for ni in infos]
         self.res = np.zeros((len(self._INT_COLUMNS), n), _I64)
-        for j, col in enumerate(self._INT_COLUMNS):
-            setattr(self, col, self.res[j])
+        for k, col in enumerate(self._INT_COLUMNS):
+            setattr(self, col, self.res[k])
         self._gathered: tuple[Ints, CpuMemoryRows] | None = None
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
