@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -84,18 +83,16 @@ class NodeTable:
     # images: name -> presence per row
     image_cols: dict[str, Mask]
 
-    # the int columns are the rows of one matrix (``res``); the first six are what the
-    # default cpu+memory scores read, gathered for a cycle's rows in one take (cpu_memory)
     _INT_COLUMNS = (
         "alloc_cpu",
         "alloc_mem",
-        "req_cpu",
-        "req_mem",
-        "nz_cpu",
-        "nz_mem",
         "alloc_eph",
         "alloc_pods",
+        "req_cpu",
+        "req_mem",
         "req_eph",
+        "nz_cpu",
+        "nz_mem",
         "num_pods",
     )
 
@@ -109,10 +106,8 @@ class NodeTable:
         n = self.n = len(infos)
         self.infos = list(infos)
         self.names = [ni.name for ni in infos]
-        self.res = np.zeros((len(self._INT_COLUMNS), n), _I64)
-        for k, col in enumerate(self._INT_COLUMNS):
-            setattr(self, col, self.res[k])
-        self._gathered: tuple[Ints, CpuMemoryRows] | None = None
+        for col in self._INT_COLUMNS:
+            setattr(self, col, np.zeros(n, _I64))
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
         self.scalar_alloc = {}
@@ -135,7 +130,6 @@ class NodeTable:
             self.image_column(img)
 
     def update_row(self, i: int, ni: NodeInfo) -> None:
-        self._gathered = None
         self.infos[i] = ni
         self.names[i] = ni.name
         self._fill_row(i, ni)
@@ -245,22 +239,6 @@ class NodeTable:
         return words
 
     # ------------------------------------------------------------------ questions plugins ask
-    def cpu_memory(self, rows: Ints) -> CpuMemoryRows:
-        """The cpu and memory columns of ``rows`` (read-only), gathered once for the score
-        plugins of a cycle that read them (NodeResourcesFit, BalancedAllocation): the same
-        ``rows`` array (not changed in place) gets the same gather until a row changes."""
-        g = self._gathered
-        if g is not None and g[0] is rows:
-            return g[1]
-        out = self._gather_cpu_memory(rows)
-        self._gathered = (rows, out)
-        return out
-
-    def _gather_cpu_memory(self, rows: Ints) -> CpuMemoryRows:
-        m = self.res[:6].take(rows, axis=1)  # one take: (6, k)
-        m.flags.writeable = False
-        return CpuMemoryRows(m[0:2], m[2:4], m[4:6], bool(m[0:2].all()))
-
     def values_in(self, key: str, values: Iterable[str]) -> Mask:
         """Rows whose label ``key`` has one of ``values`` (absent labels never match)."""
         col = self.label_column(key)
@@ -367,17 +345,6 @@ class NodeTable:
             w, b = divmod(tid, 64)
             counts += ((words[:, w] >> np.uint64(b)) & np.uint64(1)).astype(_I64)
         return counts
-
-
-@dataclass(frozen=True, slots=True)
-class CpuMemoryRows:
-    """Some rows' cpu and memory columns, each (2, len(rows)): row 0 cpu (millicores), row 1
-    memory (bytes). ``both``: every one of the rows has cpu and memory allocatable."""
-
-    alloc: Ints
-    req: Ints
-    nz: Ints
-    both: bool
 
 
 class NominatedLoad:

@@ -98,22 +98,28 @@ def balanced_resource_scorer(
 
 
 def _cpu_memory_batch(table: NodeTable, rows: Ints, pod_cpu: int, pod_mem: int) -> Ints | None:
-    """The default resources (cpu, memory) over the rows' (2, k) cpu/memory block (gathered
-    once a cycle for this plugin and NodeResourcesFit: NodeTable.cpu_memory): the balance
-    without and with the pod in one (2, 2, k) pass, the same float arithmetic as
-    balanced_resource_score_batch (int64 / int64 divides in float64: the std of two fractions
-    is |f0 - f1| / 2); None when some row lacks cpu or memory (the general path)."""
-    g = table.cpu_memory(rows)
-    if not g.both:
+    """The default resources (cpu, memory) in one pass over the table's columns, the same
+    float arithmetic as balanced_resource_score_batch (int64 / int64 divides in float64) with
+    fewer temporaries; None when some row lacks cpu or memory (the general path)."""
+    a0 = table.alloc_cpu[rows]
+    a1 = table.alloc_mem[rows]
+    if not (a0.all() and a1.all()):
         return None
-    used = np.empty((2, *g.req.shape), np.int64)  # [without, with the pod][cpu, memory][row]
-    used[0] = g.req
-    np.add(g.req, np.array([[pod_cpu], [pod_mem]], np.int64), out=used[1])
-    f = np.minimum(used / g.alloc, 1.0)
-    std = np.abs((f[:, 0] - f[:, 1]) / 2)
-    s = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    u0 = table.req_cpu[rows]
+    u1 = table.req_mem[rows]
+    without = _two_balance(u0, u1, a0, a1)
+    u0 += pod_cpu  # copies (fancy indexing): the table is untouched
+    u1 += pod_mem
+    with_pod = _two_balance(u0, u1, a0, a1)
     half = MAX_NODE_SCORE // 2
-    out: Ints = half + (half + s[1] - s[0]) // 2
+    out: Ints = half + (half + with_pod - without) // 2
+    return out
+
+
+def _two_balance(u0: Ints, u1: Ints, a0: Ints, a1: Ints) -> Ints:
+    """balanced_resource_score_batch for two resources: std of two fractions is |f0 - f1| / 2."""
+    std = np.abs((np.minimum(u0 / a0, 1.0) - np.minimum(u1 / a1, 1.0)) / 2)
+    out: Ints = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     return out
 
 

@@ -328,27 +328,26 @@ def _cpu_memory_allocated(
     t: NodeTable, rows: Ints, resources: list[ResourceSpec], pod_req: list[int], most: bool
 ) -> Ints | None:
     """allocated_score_batch for the default resources (cpu, memory) when every row has both:
-    the same integer arithmetic over the rows' (2, k) cpu/memory block (gathered once a cycle
-    for this plugin and BalancedAllocation: NodeTable.cpu_memory), in fewer passes
-    (LeastAllocated's ``where(rq > a, 0, x)`` is ``maximum(x, 0)``: x < 0 exactly when
-    rq > a; equal weights: (s0 w + s1 w) // 2w is (s0 + s1) // 2); None otherwise (the
-    general loop)."""
-    g = t.cpu_memory(rows)
-    if not g.both:
+    the same integer arithmetic in fewer passes (LeastAllocated's ``where(rq > a, 0, x)`` is
+    ``maximum(x, 0)``: x < 0 exactly when rq > a); None otherwise (the general loop)."""
+    a0 = t.alloc_cpu[rows]
+    a1 = t.alloc_mem[rows]
+    if not (a0.all() and a1.all()):
         return None
     w0, w1 = resources[0].weight, resources[1].weight
     if w0 + w1 == 0:
         return None
-    a = g.alloc
-    rq = g.nz + np.array([[pod_req[0]], [pod_req[1]]], np.int64)
+    rq0 = t.nz_cpu[rows]
+    rq0 += pod_req[0]
+    rq1 = t.nz_mem[rows]
+    rq1 += pod_req[1]
     if most:
-        s = (np.minimum(rq, a) * MAX_NODE_SCORE) // a
+        s0 = (np.minimum(rq0, a0) * MAX_NODE_SCORE) // a0
+        s1 = (np.minimum(rq1, a1) * MAX_NODE_SCORE) // a1
     else:
-        s = np.maximum(((a - rq) * MAX_NODE_SCORE) // a, 0)
-    if w0 == w1:
-        out: Ints = (s[0] + s[1]) // 2
-    else:
-        out = (s[0] * w0 + s[1] * w1) // (w0 + w1)
+        s0 = np.maximum(((a0 - rq0) * MAX_NODE_SCORE) // a0, 0)
+        s1 = np.maximum(((a1 - rq1) * MAX_NODE_SCORE) // a1, 0)
+    out: Ints = (s0 * w0 + s1 * w1) // (w0 + w1)
     return out
 
 
