@@ -388,13 +388,21 @@ def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
     assert fs.scheduler.fast.stats["mismatch"] == 0
 
 
-@pytest.mark.parametrize("seed", [41, 42])
-def test_same_decisions_across_node_events(seed: int) -> None:
-    """Nodes come, change and go between pods: the table follows, decisions stay equal."""
+@pytest.mark.parametrize(("seed", "shapes"), [(41, 0), (42, 0), (43, 3), (44, 2)])
+def test_same_decisions_across_node_events(seed: int, shapes: int) -> None:
+    """Nodes come, change and go between pods: the table follows, decisions stay equal.
+    ``shapes``: the pending pods are copies of that many pods (0: each its own), so the
+    table's kept per-row columns (NodeTable.per_row) answer and are brought up to date."""
     rng = random.Random(seed)
     nodes = [random_node(rng, i) for i in range(140)]
     bound = [random_pod(rng, f"b{i}", node=rng.choice(nodes).metadata.name) for i in range(140)]
-    pending = [random_pod(rng, f"p{i}") for i in range(120)]
+    if shapes:  # one seed per shape: the same requests, tolerations, affinity ...
+        pending = [
+            random_pod(random.Random(seed * 100 + rng.randrange(shapes)), f"p{i}")
+            for i in range(120)
+        ]
+    else:
+        pending = [random_pod(rng, f"p{i}") for i in range(120)]
     for p in pending:
         p.spec.priority = rng.choice([0, 5, 50])
     events: list[Any] = []
@@ -466,6 +474,8 @@ def test_same_decisions_across_node_events(seed: int) -> None:
         assert x == y, pod.key
     assert (a_bound, a_ev) == (b_bound, b_ev)
     assert fs.scheduler.fast.stats["mismatch"] == 0
+    if shapes:
+        assert fs.snapshot.table._kept  # the kept columns answered
 
 
 # ---------------------------------------------------------------- each plugin owns its twin
