@@ -171,7 +171,7 @@ class FastPath:
             ok = pl.filter_batch(state, pod, table, nominated)
             if ok is None:
                 return None
-            if ok.all():
+            if ok is table.every_row or ok.all():
                 continue
             first_fail[(first_fail < 0) & ~ok] = len(plugins)
             plugins.append(pl)

@@ -127,6 +127,8 @@ class NodeTable:
     # ------------------------------------------------------------------ building
     def rebuild(self, infos: list[NodeInfo]) -> None:
         n = self.n = len(infos)
+        self.every_row = np.ones(n, bool)  # shared (read-only): "no row rejected"
+        self.every_row.flags.writeable = False
         self._kept: dict[Hashable, _Kept] = {}
         self._asked: set[Hashable] = set()
         self._changes: list[int] = []
@@ -162,8 +164,14 @@ class NodeTable:
                 self._changes.clear()
             else:
                 self._changes.append(i)
+        old = self.infos[i]
         self.infos[i] = ni
         self.names[i] = ni.name
+        if ni.node is not None and old.node is ni.node:
+            # the same Node object (a pod came or went): its labels, taints, images and
+            # unschedulable flag are what the row holds; only the sums change
+            self._fill_sums(i, ni)
+            return
         self._fill_row(i, ni)
         labels = ni.node.metadata.labels if ni.node is not None else {}
         for k, col in self.label_cols.items():
@@ -173,24 +181,9 @@ class NodeTable:
             present[i] = img in ni.image_states
 
     def _fill_row(self, i: int, ni: NodeInfo) -> None:
-        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        self.alloc_cpu[i] = a.milli_cpu
-        self.alloc_mem[i] = a.memory
-        self.alloc_eph[i] = a.ephemeral_storage
-        self.alloc_pods[i] = a.allowed_pod_number
-        self.req_cpu[i] = r.milli_cpu
-        self.req_mem[i] = r.memory
-        self.req_eph[i] = r.ephemeral_storage
-        self.nz_cpu[i] = nz.milli_cpu
-        self.nz_mem[i] = nz.memory
-        self.num_pods[i] = len(ni.pods)
-        self.has_ports[i] = len(ni.used_ports) > 0
+        self._fill_sums(i, ni)
         node = ni.node
         self.unschedulable[i] = bool(node is not None and node.spec.unschedulable)
-        for name in set(a.scalar) | set(r.scalar) | set(self.scalar_alloc):
-            self._scalar(name)
-            self.scalar_alloc[name][i] = a.scalar.get(name, 0)
-            self.scalar_req[name][i] = r.scalar.get(name, 0)
         hard = [0] * self.words
         prefer = [0] * self.words
         for t in node.spec.taints if node is not None else ():
@@ -205,6 +198,24 @@ class NodeTable:
                 hard[w] |= 1 << b
         self.hard_taints[i, :] = np.array(hard[: self.words], dtype=np.uint64)
         self.prefer_taints[i, :] = np.array(prefer[: self.words], dtype=np.uint64)
+
+    def _fill_sums(self, i: int, ni: NodeInfo) -> None:
+        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        self.alloc_cpu[i] = a.milli_cpu
+        self.alloc_mem[i] = a.memory
+        self.alloc_eph[i] = a.ephemeral_storage
+        self.alloc_pods[i] = a.allowed_pod_number
+        self.req_cpu[i] = r.milli_cpu
+        self.req_mem[i] = r.memory
+        self.req_eph[i] = r.ephemeral_storage
+        self.nz_cpu[i] = nz.milli_cpu
+        self.nz_mem[i] = nz.memory
+        self.num_pods[i] = len(ni.pods)
+        self.has_ports[i] = len(ni.used_ports) > 0
+        for name in set(a.scalar) | set(r.scalar) | set(self.scalar_alloc):
+            self._scalar(name)
+            self.scalar_alloc[name][i] = a.scalar.get(name, 0)
+            self.scalar_req[name][i] = r.scalar.get(name, 0)
 
     def _scalar(self, name: str) -> None:
         if name not in self.scalar_alloc:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pykubelet.api.types import (
     TAINT_EFFECT_NO_EXECUTE,
     TAINT_EFFECT_NO_SCHEDULE,
@@ -88,7 +86,7 @@ class TaintToleration:
     ) -> Mask:
         ids = table.untolerated_taints(pod.spec.tolerations, _DO_NOT_SCHEDULE_EFFECTS)
         if not ids:
-            return np.ones(table.n, bool)
+            return table.every_row
         return ~table.has_hard_taint(ids)
 
     def resource_monotone(self) -> bool:

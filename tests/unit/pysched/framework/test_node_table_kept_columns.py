@@ -113,3 +113,43 @@ def test_a_long_change_log_drops_the_kept_columns(monkeypatch: pytest.MonkeyPatc
         _bind(snap, table, f"n{i}", "100m")
     assert not table._kept  # dropped, not caught up over a long log
     assert table.per_row("k", f.fn, None, f.one).tolist() == f.fn(None).tolist()
+
+
+def test_a_row_whose_node_is_the_same_object_refills_only_its_sums(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pod came or went (the NodeInfo's Node is the same object): labels, taints, images and
+    unschedulable stay as the row holds them; only the sums are written (a NodeInfo clone and
+    its row per scheduled pod: issue 23 item 7). A new Node object refills the whole row."""
+    snap, table = _cluster()
+    table.label_column("kubernetes.io/hostname")
+    whole: list[int] = []
+    real = NodeTable._fill_row
+    monkeypatch.setattr(NodeTable, "_fill_row",
+                        lambda self, i, ni: (whole.append(i), real(self, i, ni))[1])
+    _bind(snap, table, "n3", "700m")
+    assert whole == []
+    assert table.req_cpu[3] == 700
+    assert table.num_pods[3] == 1
+    ni = snap.get("n3").clone()
+    ni.set_node(make_node("n3").capacity(cpu="9", memory="4Gi", pods=110).obj())
+    table.update_row(3, ni)
+    assert whole == [3]
+    assert table.alloc_cpu[3] == 9000
+
+
+def test_filters_that_reject_nothing_answer_the_shared_every_row_mask() -> None:
+    from builders import plugin_for
+
+    from pysched.framework.cycle_state import CycleState
+
+    snap, table = _cluster()
+    nodes = [ni.node for ni in snap.list()]
+    pod = make_pod("p").container({"cpu": "100m"}).obj()
+    for name in ("NodeName", "NodePorts", "TaintToleration", "VolumeRestrictions"):
+        pl = plugin_for(name, nodes, [])
+        assert pl.filter_batch(CycleState(), pod, table, None) is table.every_row, name
+    assert table.every_row.all()
+    assert len(table.every_row) == table.n
+    with pytest.raises(ValueError, match="read-only"):
+        table.every_row[0] = False
