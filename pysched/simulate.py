@@ -182,6 +182,9 @@ def simulate(
         rec, config=config, status_writer=rec, rng=random.Random(seed), fast=fast
     )
     rec.sched = sched
+    # each result is built below from the attempt's record: the embedded scheduler's own
+    # decision log (what `pykubectl why` reads) would build and keep every one a second time
+    sched.scheduler.on_decision = None
     for ns in inputs.namespaces:
         sched.on_namespace(ns.metadata.name, ns.metadata.labels)
     for pdb in inputs.pdbs:
