@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pykubelet.api.types import (
     TAINT_EFFECT_NO_EXECUTE,
     TAINT_EFFECT_NO_SCHEDULE,
@@ -111,6 +113,8 @@ class TaintToleration:
         if tolerations is None:
             return None
         ids = table.untolerated_taints(tolerations, (TAINT_EFFECT_PREFER_NO_SCHEDULE,))
+        if not ids:  # every count 0: the reversed normalisation gives every row the maximum
+            return np.full(len(rows), MAX_NODE_SCORE, np.int64)
         return default_normalize_batch(table.count_prefer_taints(ids, rows), reverse=True)
 
     def score_extensions(self) -> TaintToleration:
