@@ -73,6 +73,7 @@ class _Kept:
 
     column: NDArray[Any]
     seen: int
+    handed_out: bool = False  # the column itself went to a caller: copy it before a change
 
 
 class NodeTable:
@@ -311,7 +312,11 @@ class NodeTable:
             kept = _Kept(col, len(self._changes))
         elif kept.seen < len(self._changes):
             changed = sorted(set(self._changes[kept.seen :]))
-            col = kept.column.copy()  # callers may still hold the old one
+            col = kept.column
+            if kept.handed_out:
+                col = col.copy()  # a caller may still hold the old one
+            else:
+                col.flags.writeable = True  # only gathers of it went out
             if one is not None and len(changed) <= ONE_BY_ONE:
                 infos = self.infos
                 for i in changed:
@@ -321,7 +326,10 @@ class NodeTable:
             col.flags.writeable = False
             kept = _Kept(col, len(self._changes))
         self._kept[key] = kept  # most recently used last
-        return kept.column if rows is None else kept.column[rows]
+        if rows is None:
+            kept.handed_out = True
+            return kept.column
+        return kept.column[rows]
 
     # ------------------------------------------------------------------ questions plugins ask
     def values_in(self, key: str, values: Iterable[str]) -> Mask:

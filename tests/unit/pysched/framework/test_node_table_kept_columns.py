@@ -153,3 +153,20 @@ def test_filters_that_reject_nothing_answer_the_shared_every_row_mask() -> None:
     assert len(table.every_row) == table.n
     with pytest.raises(ValueError, match="read-only"):
         table.every_row[0] = False
+
+
+def test_a_column_only_gathered_from_changes_in_place_one_handed_out_is_copied() -> None:
+    snap, table = _cluster()
+    f = _Free(table)
+    rows = np.array([0, 4], np.int64)
+    table.per_row("k", f.fn, rows, f.one)
+    table.per_row("k", f.fn, rows, f.one)
+    kept = table._kept["k"].column
+    _bind(snap, table, "n4", "300m")
+    assert table.per_row("k", f.fn, rows, f.one).tolist() == [1000, 700]
+    assert table._kept["k"].column is kept  # no caller held it: changed in place
+    whole = table.per_row("k", f.fn, None, f.one)
+    _bind(snap, table, "n0", "100m")
+    assert table.per_row("k", f.fn, rows, f.one).tolist() == [900, 700]
+    assert whole[0] == 1000  # the column handed out is not changed under its holder
+    assert not whole.flags.writeable
