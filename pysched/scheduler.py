@@ -72,6 +72,7 @@ DECISION_VERDICTS = 16
 
 CLEAR_NOMINATED_NODE = NominatingInfo("", mode_override=True)
 _NO_ROWS = np.zeros(0, np.int64)
+_INT64_MIN = int(np.iinfo(np.int64).min)
 
 
 def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes: int) -> int:
@@ -118,7 +119,7 @@ def reported_nodes(totals: Any, chosen: int) -> list[int]:
     """Which scored nodes a decision reports (their indices): the chosen one first, then the
     highest totals (ties in feasible order), NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT in all."""
     t = np.array(totals, np.int64)  # a copy: taken nodes are knocked out below
-    floor = np.iinfo(np.int64).min
+    floor = _INT64_MIN
     top = [chosen]
     t[chosen] = floor
     while len(top) < min(NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT, len(t)):
@@ -808,6 +809,10 @@ class Scheduler:
         """The rotated prefix holding the first ``to_find`` feasible rows; the infeasible rows
         in it get their exact Status from the plugins."""
         n = len(nodes)
+        if mask.all():  # every row feasible: the prefix is the next to_find rows, in order
+            end = start + min(to_find, n)
+            self._fast_rows = np.arange(start, end) % n
+            return nodes[start:end] if end <= n else nodes[start:] + nodes[: end - n]
         rotated = np.concatenate((mask[start:], mask[:start])) if start else mask
         pos = np.flatnonzero(rotated)
         if len(pos) >= to_find:

@@ -171,7 +171,7 @@ class FastPath:
             ok = pl.filter_batch(state, pod, table, nominated)
             if ok is None:
                 return None
-            if ok.all():
+            if ok is table.every_row or ok.all():
                 continue
             first_fail[(first_fail < 0) & ~ok] = len(plugins)
             plugins.append(pl)
@@ -203,7 +203,7 @@ class FastPath:
         names: list[str] = []
         weights: list[int] = []
         per_plugin: list[Ints] = []
-        total = np.zeros(len(rows), np.int64)
+        total: Ints | None = None
         skip = state.skip_score_plugins
         for name, pl, w in self._plan(fwk).scores:
             if name in skip:
@@ -213,10 +213,15 @@ class FastPath:
             s = pl.score_batch(state, pod, table, rows)
             if s is None:
                 return None
-            total += s * w
+            if total is None:
+                total = s * w  # a new array: the plugin's column stays as it returned it
+            else:
+                total += s if w == 1 else s * w
             names.append(name)
             weights.append(w)
             per_plugin.append(s)
+        if total is None:
+            total = np.zeros(len(rows), np.int64)
         return ScoreColumns(names, weights, per_plugin, total)
 
     def plugin_scores(

@@ -14,6 +14,12 @@ Columns:
   and its PreferNoSchedule taints are bitsets (uint64 words);
 - images: per image name, a presence column made on first use.
 
+Kept columns (``per_row``): a plugin's per-row answer for one pod shape (NodeResourcesFit's
+mask and score, BalancedAllocation's score for given requests) kept for the whole table once
+the same shape comes again, and brought up to date with the rows that changed since
+(``update_row`` logs them): pods of one shape (a Deployment's replicas, a benchmark's pods)
+then cost a gather and the changed rows, not a pass over the rows scored (issue 23 item 7).
+
 ``NominatedLoad`` carries the requests of nominated pods per row, for filters whose verdict
 other pods change only through their requests (``resource_monotone``).
 """
@@ -21,7 +27,9 @@ other pods change only through their requests (``resource_monotone``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,6 +58,22 @@ from pysched.framework.types import NodeInfo, PodInfo
 _I64 = np.int64
 Ints = NDArray[np.int64]
 Mask = NDArray[np.bool_]
+
+# per_row: the columns kept (distinct pod shapes), the keys remembered as asked once, and the
+# change log's length past which the kept columns are dropped rather than caught up
+KEEP_COLUMNS = 8
+REMEMBER_ASKED = 64
+MAX_CHANGES = 4096
+ONE_BY_ONE = 16  # changed rows brought up to date by the per-node method, at most
+
+
+@dataclass(slots=True)
+class _Kept:
+    """A kept per-row column and how far into the change log it is up to date."""
+
+    column: NDArray[Any]
+    seen: int
+    handed_out: bool = False  # the column itself went to a caller: copy it before a change
 
 
 class NodeTable:
@@ -104,6 +128,11 @@ class NodeTable:
     # ------------------------------------------------------------------ building
     def rebuild(self, infos: list[NodeInfo]) -> None:
         n = self.n = len(infos)
+        self.every_row = np.ones(n, bool)  # shared (read-only): "no row rejected"
+        self.every_row.flags.writeable = False
+        self._kept: dict[Hashable, _Kept] = {}
+        self._asked: set[Hashable] = set()
+        self._changes: list[int] = []
         self.infos = list(infos)
         self.names = [ni.name for ni in infos]
         for col in self._INT_COLUMNS:
@@ -130,8 +159,20 @@ class NodeTable:
             self.image_column(img)
 
     def update_row(self, i: int, ni: NodeInfo) -> None:
+        if self._kept:
+            if len(self._changes) >= MAX_CHANGES:
+                self._kept.clear()
+                self._changes.clear()
+            else:
+                self._changes.append(i)
+        old = self.infos[i]
         self.infos[i] = ni
         self.names[i] = ni.name
+        if ni.node is not None and old.node is ni.node:
+            # the same Node object (a pod came or went): its labels, taints, images and
+            # unschedulable flag are what the row holds; only the sums change
+            self._fill_sums(i, ni)
+            return
         self._fill_row(i, ni)
         labels = ni.node.metadata.labels if ni.node is not None else {}
         for k, col in self.label_cols.items():
@@ -141,24 +182,9 @@ class NodeTable:
             present[i] = img in ni.image_states
 
     def _fill_row(self, i: int, ni: NodeInfo) -> None:
-        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        self.alloc_cpu[i] = a.milli_cpu
-        self.alloc_mem[i] = a.memory
-        self.alloc_eph[i] = a.ephemeral_storage
-        self.alloc_pods[i] = a.allowed_pod_number
-        self.req_cpu[i] = r.milli_cpu
-        self.req_mem[i] = r.memory
-        self.req_eph[i] = r.ephemeral_storage
-        self.nz_cpu[i] = nz.milli_cpu
-        self.nz_mem[i] = nz.memory
-        self.num_pods[i] = len(ni.pods)
-        self.has_ports[i] = len(ni.used_ports) > 0
+        self._fill_sums(i, ni)
         node = ni.node
         self.unschedulable[i] = bool(node is not None and node.spec.unschedulable)
-        for name in set(a.scalar) | set(r.scalar) | set(self.scalar_alloc):
-            self._scalar(name)
-            self.scalar_alloc[name][i] = a.scalar.get(name, 0)
-            self.scalar_req[name][i] = r.scalar.get(name, 0)
         hard = [0] * self.words
         prefer = [0] * self.words
         for t in node.spec.taints if node is not None else ():
@@ -173,6 +199,24 @@ class NodeTable:
                 hard[w] |= 1 << b
         self.hard_taints[i, :] = np.array(hard[: self.words], dtype=np.uint64)
         self.prefer_taints[i, :] = np.array(prefer[: self.words], dtype=np.uint64)
+
+    def _fill_sums(self, i: int, ni: NodeInfo) -> None:
+        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        self.alloc_cpu[i] = a.milli_cpu
+        self.alloc_mem[i] = a.memory
+        self.alloc_eph[i] = a.ephemeral_storage
+        self.alloc_pods[i] = a.allowed_pod_number
+        self.req_cpu[i] = r.milli_cpu
+        self.req_mem[i] = r.memory
+        self.req_eph[i] = r.ephemeral_storage
+        self.nz_cpu[i] = nz.milli_cpu
+        self.nz_mem[i] = nz.memory
+        self.num_pods[i] = len(ni.pods)
+        self.has_ports[i] = len(ni.used_ports) > 0
+        for name in set(a.scalar) | set(r.scalar) | set(self.scalar_alloc):
+            self._scalar(name)
+            self.scalar_alloc[name][i] = a.scalar.get(name, 0)
+            self.scalar_req[name][i] = r.scalar.get(name, 0)
 
     def _scalar(self, name: str) -> None:
         if name not in self.scalar_alloc:
@@ -237,6 +281,55 @@ class NodeTable:
             w, b = divmod(tid, 64)
             words[w] |= np.uint64(1 << b)
         return words
+
+    # ------------------------------------------------------------------ kept columns
+    def per_row(
+        self,
+        key: Hashable,
+        fn: Callable[[Ints | None], NDArray[Any]],
+        rows: Ints | None,
+        one: Callable[[NodeInfo], Any] | None = None,
+    ) -> NDArray[Any]:
+        """``fn(rows)`` (``rows`` None: every row), where ``fn`` is a per-row function of this
+        table's columns: row j's value depends on row j and on what ``key`` names only (the
+        plugin, its arguments, the pod's requests). The first time a key is asked, ``fn``
+        runs on ``rows``; the second time, on every row, and that column is kept (read-only)
+        and answers while the key keeps coming, once the rows changed since are brought up to
+        date: by ``one(node_info)`` (the plugin's per-node method: the same value, without
+        numpy's per-call cost for a row or two) when given, else by ``fn``. The LRU of
+        KEEP_COLUMNS keys bounds the memory (see the module doc)."""
+        kept = self._kept.pop(key, None)
+        if kept is None:
+            if key not in self._asked:
+                if len(self._asked) >= REMEMBER_ASKED:
+                    self._asked.clear()
+                self._asked.add(key)
+                return fn(rows)
+            if len(self._kept) >= KEEP_COLUMNS:
+                del self._kept[next(iter(self._kept))]  # the least recently used
+            col = np.array(fn(None))  # its own copy, whatever fn returned
+            col.flags.writeable = False
+            kept = _Kept(col, len(self._changes))
+        elif kept.seen < len(self._changes):
+            changed = sorted(set(self._changes[kept.seen :]))
+            col = kept.column
+            if kept.handed_out:
+                col = col.copy()  # a caller may still hold the old one
+            else:
+                col.flags.writeable = True  # only gathers of it went out
+            if one is not None and len(changed) <= ONE_BY_ONE:
+                infos = self.infos
+                for i in changed:
+                    col[i] = one(infos[i])
+            else:
+                col[changed] = fn(np.array(changed, _I64))
+            col.flags.writeable = False
+            kept = _Kept(col, len(self._changes))
+        self._kept[key] = kept  # most recently used last
+        if rows is None:
+            kept.handed_out = True
+            return kept.column
+        return kept.column[rows]
 
     # ------------------------------------------------------------------ questions plugins ask
     def values_in(self, key: str, values: Iterable[str]) -> Mask:

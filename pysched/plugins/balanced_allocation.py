@@ -151,6 +151,19 @@ class BalancedAllocation:
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:
             return None
+        # a per-row score: kept by the table while pods of this shape keep coming
+        return table.per_row(
+            (self, "score", tuple(reqs)),
+            lambda rs: self._score_rows(
+                table, np.arange(table.n, dtype=np.int64) if rs is None else rs, reqs
+            ),
+            rows,
+            lambda ni: resource_allocation_score(
+                ni, self.resources, reqs, True, balanced_resource_scorer
+            ),
+        )
+
+    def _score_rows(self, table: NodeTable, rows: Ints, reqs: list[int]) -> Ints:
         res = self.resources
         if len(res) == 2 and res[0].name == "cpu" and res[1].name == "memory":
             out = _cpu_memory_batch(table, rows, reqs[0], reqs[1])

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
@@ -41,7 +39,7 @@ class NodeName:
     ) -> Mask | None:
         if pod.spec.node_name:
             return None  # a pod naming its node: the per-node method (one node fits)
-        return np.ones(table.n, bool)
+        return table.every_row
 
     def resource_monotone(self) -> bool:
         return True  # other pods play no part

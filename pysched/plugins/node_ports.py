@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pykubelet.api.types import Pod
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import (
@@ -57,7 +55,7 @@ class NodePorts:
     ) -> Mask | None:
         if host_ports(pod):
             return None  # ports in use are not in the columns: the per-node method decides
-        return np.ones(table.n, bool)
+        return table.every_row
 
     def resource_monotone(self) -> bool:
         return False  # other pods' host ports matter

@@ -65,31 +65,37 @@ def fits_request_batch(
     nominated: NominatedLoad | None = None,
     ignored: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    rows: Ints | None = None,
 ) -> Mask:
-    """fits_request over every table row (True: nothing insufficient); ``nominated`` requests
-    are counted on their rows."""
+    """fits_request over every table row, or over ``rows`` (True: nothing insufficient);
+    ``nominated`` requests (every row only) are counted on their rows."""
+
+    def col(c: Ints) -> Ints:
+        return c if rows is None else c[rows]
+
     num_pods, used_cpu, used_mem, used_eph = t.num_pods, t.req_cpu, t.req_mem, t.req_eph
     if nominated is not None:
+        assert rows is None
         num_pods = nominated.added(num_pods, nominated.count)
         used_cpu = nominated.added(used_cpu, nominated.cpu)
         used_mem = nominated.added(used_mem, nominated.mem)
         used_eph = nominated.added(used_eph, nominated.eph)
-    bad = num_pods + 1 > t.alloc_pods
+    bad = col(num_pods) + 1 > col(t.alloc_pods)
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
         return ~bad
     if req.milli_cpu > 0:
-        bad |= req.milli_cpu > t.alloc_cpu - used_cpu
+        bad |= req.milli_cpu > col(t.alloc_cpu) - col(used_cpu)
     if req.memory > 0:
-        bad |= req.memory > t.alloc_mem - used_mem
+        bad |= req.memory > col(t.alloc_mem) - col(used_mem)
     if req.ephemeral_storage > 0:
-        bad |= req.ephemeral_storage > t.alloc_eph - used_eph
+        bad |= req.ephemeral_storage > col(t.alloc_eph) - col(used_eph)
     for name, q in req.scalar.items():
         if q == 0 or is_ignored(name, ignored, ignored_groups):
             continue
         a, u = t.scalar(name)
         if nominated is not None and name in nominated.scalar:
             u = nominated.added(u, nominated.scalar[name])
-        bad |= q > a - u
+        bad |= q > col(a) - col(u)
     return ~bad
 
 
@@ -351,6 +357,10 @@ def _cpu_memory_allocated(
     return out
 
 
+def _every_row(t: NodeTable) -> Ints:
+    return np.arange(t.n, dtype=np.int64)
+
+
 class Fit:
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.ignored = frozenset(args.ignored_resources)
@@ -399,7 +409,19 @@ class Fit:
         req = state.get(PRE_FILTER_STATE_KEY)
         if req is None:
             return None
-        return fits_request_batch(req, table, nominated, self.ignored, self.ignored_groups)
+        if nominated is not None:
+            return fits_request_batch(req, table, nominated, self.ignored, self.ignored_groups)
+        # a per-row verdict: kept by the table while pods of this shape keep coming
+        key = (self, "filter", req.milli_cpu, req.memory, req.ephemeral_storage,
+               tuple(sorted(req.scalar.items())))
+        return table.per_row(
+            key,
+            lambda rows: fits_request_batch(
+                req, table, None, self.ignored, self.ignored_groups, rows
+            ),
+            None,
+            lambda ni: not fits_request(req, ni, self.ignored, self.ignored_groups),
+        )
 
     def resource_monotone(self) -> bool:
         return True  # only requests against allocatable
@@ -420,8 +442,15 @@ class Fit:
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:
             return None
-        return allocated_score_batch(
-            table, rows, self.resources, reqs, self.strategy == MOST_ALLOCATED
+        most = self.strategy == MOST_ALLOCATED
+        # a per-row score: kept by the table while pods of this shape keep coming
+        return table.per_row(
+            (self, "score", tuple(reqs)),
+            lambda rs: allocated_score_batch(
+                table, _every_row(table) if rs is None else rs, self.resources, reqs, most
+            ),
+            rows,
+            lambda ni: resource_allocation_score(ni, self.resources, reqs, False, self.scorer),
         )
 
     def score_extensions(self) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pykubelet.api.types import TAINT_EFFECT_NO_SCHEDULE, Pod, Taint
 from pysched.framework.cycle_state import CycleState
 from pysched.framework.events import ClusterEventWithHint, QueueingHint
@@ -39,7 +37,7 @@ class NodeUnschedulable:
         self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
     ) -> Mask:
         if tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
-            return np.ones(table.n, bool)
+            return table.every_row
         return ~table.unschedulable
 
     def resource_monotone(self) -> bool:

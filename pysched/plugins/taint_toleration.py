@@ -88,7 +88,7 @@ class TaintToleration:
     ) -> Mask:
         ids = table.untolerated_taints(pod.spec.tolerations, _DO_NOT_SCHEDULE_EFFECTS)
         if not ids:
-            return np.ones(table.n, bool)
+            return table.every_row
         return ~table.has_hard_taint(ids)
 
     def resource_monotone(self) -> bool:
@@ -113,6 +113,8 @@ class TaintToleration:
         if tolerations is None:
             return None
         ids = table.untolerated_taints(tolerations, (TAINT_EFFECT_PREFER_NO_SCHEDULE,))
+        if not ids:  # every count 0: the reversed normalisation gives every row the maximum
+            return np.full(len(rows), MAX_NODE_SCORE, np.int64)
         return default_normalize_batch(table.count_prefer_taints(ids, rows), reverse=True)
 
     def score_extensions(self) -> TaintToleration:

@@ -48,7 +48,7 @@ class _NoVolumes:
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, nominated: NominatedLoad | None
     ) -> Mask:
-        return np.ones(table.n, bool)
+        return table.every_row
 
     def resource_monotone(self) -> bool:
         return True  # no volumes: other pods play no part

@@ -44,3 +44,17 @@ def test_unfrozen_even_when_scheduling_raises(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(RuntimeError, match="boom"):
         sim.simulate(sim.Inputs(nodes=[make_node("n1")], pods=[make_pod("p1")]))
     assert gc.get_freeze_count() == before
+
+
+def test_simulate_keeps_no_second_decision_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each result is built from the attempt's record; the embedded scheduler's decision log
+    (pykubectl why) is not filled as well (a second Decision per pod: issue 23 item 7)."""
+    made: list[Any] = []
+    monkeypatch.setattr(sim.EmbeddedScheduler, "_record_decision",
+                        lambda self, record: made.append(record))
+    inputs = sim.Inputs(nodes=[make_node("n1"), make_node("n2")],
+                        pods=[make_pod("p1"), make_pod("p2", cpu="64")])
+    out = sim.simulate(inputs)
+    assert [r["node"] is None for r in out["results"]] == [False, True]
+    assert out["results"][1]["message"].startswith("0/2 nodes are available")
+    assert made == []

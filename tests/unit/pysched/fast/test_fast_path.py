@@ -388,13 +388,21 @@ def test_same_decisions_with_preemption_and_nominations(seed: int) -> None:
     assert fs.scheduler.fast.stats["mismatch"] == 0
 
 
-@pytest.mark.parametrize("seed", [41, 42])
-def test_same_decisions_across_node_events(seed: int) -> None:
-    """Nodes come, change and go between pods: the table follows, decisions stay equal."""
+@pytest.mark.parametrize(("seed", "shapes"), [(41, 0), (42, 0), (43, 3), (44, 2)])
+def test_same_decisions_across_node_events(seed: int, shapes: int) -> None:
+    """Nodes come, change and go between pods: the table follows, decisions stay equal.
+    ``shapes``: the pending pods are copies of that many pods (0: each its own), so the
+    table's kept per-row columns (NodeTable.per_row) answer and are brought up to date."""
     rng = random.Random(seed)
     nodes = [random_node(rng, i) for i in range(140)]
     bound = [random_pod(rng, f"b{i}", node=rng.choice(nodes).metadata.name) for i in range(140)]
-    pending = [random_pod(rng, f"p{i}") for i in range(120)]
+    if shapes:  # one seed per shape: the same requests, tolerations, affinity ...
+        pending = [
+            random_pod(random.Random(seed * 100 + rng.randrange(shapes)), f"p{i}")
+            for i in range(120)
+        ]
+    else:
+        pending = [random_pod(rng, f"p{i}") for i in range(120)]
     for p in pending:
         p.spec.priority = rng.choice([0, 5, 50])
     events: list[Any] = []
@@ -466,6 +474,8 @@ def test_same_decisions_across_node_events(seed: int) -> None:
         assert x == y, pod.key
     assert (a_bound, a_ev) == (b_bound, b_ev)
     assert fs.scheduler.fast.stats["mismatch"] == 0
+    if shapes:
+        assert fs.snapshot.table._kept  # the kept columns answered
 
 
 # ---------------------------------------------------------------- each plugin owns its twin
@@ -600,3 +610,34 @@ def test_same_decisions_with_configured_scoring(strategy: str) -> None:
         assert stats["plain_score"] > 0
     else:
         assert stats["fast_score"] > 0
+
+
+def test_every_node_feasible_prefix_is_a_slice_and_wraps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When every row passes, the evaluated prefix is the next numFeasibleNodesToFind nodes
+    from the start index, wrapping at the end (a slice, not a gather of ~500 rows at 5,000
+    nodes: issue 23 item 7): the same nodes, scores and next index as the plugins' path."""
+    import pysched.scheduler as scheduler_mod
+
+    nodes = [sched_decode.node(node_dict(f"n{i:03d}", cpu="64", memory="256Gi"))
+             for i in range(260)]  # 124 of 260 to find: the third pod's prefix wraps
+    fast, fast_rec = build(nodes, [], True, 7)
+    plain, plain_rec = build(nodes, [], False, 7)
+
+    def no_gather(*a: Any) -> Any:
+        raise AssertionError("gathered the rows one by one")
+
+    monkeypatch.setattr(scheduler_mod, "_pick", no_gather)
+    starts = []
+    for k in range(6):
+        pod = sched_decode.pod(pod_dict(f"p{k}", cpu="100m"))
+        starts.append(fast.scheduler.next_start_node_index)
+        a = fast.schedule_now(pod)
+        b = plain.schedule_now(pod)
+        assert a.feasible == b.feasible
+        assert len(a.feasible) == 124
+        assert (a.node, a.scores) == (b.node, b.scores)
+        assert fast.scheduler.next_start_node_index == plain.scheduler.next_start_node_index
+        for s, r in ((fast, a), (plain, b)):
+            s.on_pod_update(pod, r.pod)
+    assert any(st + 124 > 260 for st in starts)  # a prefix wrapped
+    assert fast_rec.bound == plain_rec.bound

@@ -78,3 +78,31 @@ def test_toleration_with_empty_effect_counts_for_prefer_no_schedule() -> None:
     nodes = [make_node("n1").taint("k", "v", "PreferNoSchedule").obj(), make_node("n2").obj()]
     pod = make_pod().toleration("k", "v", "", "Equal").obj()
     assert run_score(TaintToleration(), pod, FakeSnapshot(nodes)) == {"n1": 100, "n2": 100}
+
+
+@pytest.mark.parametrize("prefer", [False, True])
+def test_score_batch_without_prefer_taints_counts_nothing(
+    prefer: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No PreferNoSchedule taint the pod leaves untolerated: every row gets 100 without
+    counting taints over the rows (issue 23 item 7); with one, the rows are counted."""
+    import numpy as np
+
+    from pysched.framework.node_table import NodeTable
+
+    n0 = make_node("n0").taint("spot", "true", "PreferNoSchedule") if prefer else make_node("n0")
+    nodes = [n0.obj(), make_node("n1").obj()]
+    snap = FakeSnapshot(nodes)
+    table = NodeTable()
+    table.rebuild(snap.list())
+    counted: list[int] = []
+    real = NodeTable.count_prefer_taints
+    monkeypatch.setattr(NodeTable, "count_prefer_taints",
+                        lambda self, ids, rows: (counted.append(1), real(self, ids, rows))[1])
+    pl = TaintToleration()
+    pod = make_pod("p").obj()
+    state = CycleState()
+    pl.pre_score(state, pod, snap.list())
+    got = pl.score_batch(state, pod, table, np.array([0, 1], np.int64))
+    assert got.tolist() == ([0, 100] if prefer else [100, 100])
+    assert counted == ([1] if prefer else [])
