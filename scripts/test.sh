@@ -35,13 +35,13 @@ export PYKUBE_REQUIRE_ROOT=1
 # Three pytest-xdist workers by default (PYKUBE_TEST_WORKERS=0: one process), each
 # xdist_group whole on one worker (tests/conftest.py: a unit test file, or a set of root
 # tests that share host names and subnets), the longest groups started first, in
-# conftest's order (--no-loadscope-reorder). The root tests wait on processes more than
-# they compute (the control planes' ran at ~45% of one core), so three workers on this
-# 2-core machine overlap the waits: about 12 minutes of pytest, where one process took 36
-# (issue 23 item 8). Tests marked `exclusive` count host-wide kernel objects (the lab
-# census's own test) and so need the host to themselves: they run after the parallel run,
-# in one process. Exit status: the first failing run's (5, "no tests collected", counts
-# as a pass when the other run had tests).
+# conftest's order (--no-loadscope-reorder). On this 2-core machine: 1033 s of pytest with
+# the fault injection's kill points inside (1000 s on two workers without them, which then
+# took 200 s alone), where one process took 36 minutes; both cores are busy throughout, so
+# more workers gain nothing (issue 23 item 8). Tests marked `exclusive` count host-wide
+# kernel objects (the lab census's own test) and so need the host to themselves: they run
+# after the parallel run, in one process. Exit status: the first failing run's (5, "no
+# tests collected", counts as a pass when the other run had tests).
 workers="${PYKUBE_TEST_WORKERS:-3}"
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ "$workers" = 0 ]; then
