@@ -159,6 +159,20 @@ def pods_to_delete(pods: Sequence[Obj], related: Sequence[Obj], diff: int,
     return [p for p, _ in ranked[:diff]]
 
 
+SPEC_SELECTOR = "spec-selector"
+
+
+def spec_selector(entry: Any) -> Any:
+    """An object's ``spec.selector`` (a Service's label map, a workload's LabelSelector; {}
+    when it has none) read from its cache entry once and kept on it, as upstream's listers
+    hold decoded objects and its ServiceSelectorCache each Service's selector: a pod's event
+    is matched against every Service or owner of its namespace."""
+    def read() -> Any:
+        return (entry.obj().get("spec") or {}).get("selector") or {}
+
+    return entry.derived(SPEC_SELECTOR, read)
+
+
 def labels_match(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """A metav1.LabelSelector (as JSON) matching ``labels``; None or empty matches nothing
     here (a workload's selector is never empty once validated)."""

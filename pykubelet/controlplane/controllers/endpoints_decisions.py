@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pykubelet.api.services import LABEL_MANAGED_BY, LABEL_SERVICE_NAME
-from pykubelet.controlplane.controllers.activepods import is_ready, labels_match, meta
+from pykubelet.controlplane.controllers.activepods import is_ready, meta
 from pykubelet.controlplane.controllers.controller_ref import new_controller_ref
 
 Obj = dict[str, Any]
@@ -35,10 +35,15 @@ def spec(obj: Obj) -> Obj:
 
 def selects(service: Obj, pod: Obj) -> bool:
     """The Service's selector picks the pod (same namespace, every label matches)."""
-    selector = spec(service).get("selector") or {}
-    if not selector or meta(pod).get("namespace") != meta(service).get("namespace"):
+    if meta(pod).get("namespace") != meta(service).get("namespace"):
         return False
-    return labels_match({"matchLabels": selector}, meta(pod).get("labels") or {})
+    return selector_selects(spec(service).get("selector") or {}, meta(pod).get("labels") or {})
+
+
+def selector_selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    """A Service's selector (a label map) picks pods with ``labels``: every pair matches; an
+    empty one picks none (a selector-less Service's endpoints are the user's)."""
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
 def managed(service: Obj) -> bool:

@@ -18,7 +18,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykubelet.api.services import LABEL_MANAGED_BY, LABEL_SERVICE_NAME
-from pykubelet.controlplane.controllers.activepods import meta
+from pykubelet.controlplane.controllers.activepods import meta, spec_selector
 from pykubelet.controlplane.controllers.deletes import delete_unless_gone
 from pykubelet.controlplane.controllers.endpoints_decisions import (
     CONTROLLER_NAME,
@@ -32,6 +32,7 @@ from pykubelet.controlplane.controllers.endpoints_decisions import (
     mirrored_slices,
     new_mirrored_slice,
     reconcile_slices,
+    selector_selects,
     selects,
 )
 from pykubelet.controlplane.controllers.informer import (
@@ -43,13 +44,7 @@ from pykubelet.controlplane.controllers.informer import (
 from pykubelet.controlplane.controllers.workqueue import WorkQueue
 from pykubelet.controlplane.registry.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from pykubelet.controlplane.registry.store import Context, GenericStore
-from pykubelet.controlplane.storage.cacher import (
-    DELETED,
-    Attrs,
-    CachedEvent,
-    Entry,
-    ResourceCache,
-)
+from pykubelet.controlplane.storage.cacher import DELETED, Attrs, CachedEvent, ResourceCache
 
 if TYPE_CHECKING:
     from pykubelet.controlplane.server import ControlPlane
@@ -57,19 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-
-
-SERVICE_SELECTOR = "service-selector"
-
-
-def service_selector(entry: Entry) -> dict[str, str]:
-    """A Service's ``spec.selector`` (empty: none), read from its cache entry once and kept
-    on it, as upstream's ServiceSelectorCache keeps each Service's parsed selector."""
-    def read() -> dict[str, str]:
-        return dict((entry.obj().get("spec") or {}).get("selector") or {})
-
-    selector: dict[str, str] = entry.derived(SERVICE_SELECTOR, read)
-    return selector
 
 
 class _ServicePodsController(InformerController):
@@ -93,9 +75,8 @@ class _ServicePodsController(InformerController):
             ns = ev.entry.attrs.namespace
             labels = [e.attrs.labels for e in (ev.entry, ev.prev) if e is not None]
             for entry in self.services.select(ns, None):
-                selector = service_selector(entry)
-                if selector and any(all(lbl.get(k) == v for k, v in selector.items())
-                                    for lbl in labels):
+                selector = spec_selector(entry)
+                if any(selector_selects(selector, lbl) for lbl in labels):
                     self.queue.add(entry_key(entry))
         else:
             self._on_owned(cache, ev)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykubelet.controlplane.controllers.activepods import labels_match, meta
+from pykubelet.controlplane.controllers.activepods import labels_match, meta, spec_selector
 from pykubelet.controlplane.controllers.controller_ref import controller_ref
 from pykubelet.controlplane.controllers.informer import entry_key, object_key
 from pykubelet.controlplane.storage.cacher import DELETED, CachedEvent
@@ -43,19 +43,6 @@ def controller_keys(ev: CachedEvent, kind: str) -> set[str]:
     return keys
 
 
-OWNER_SELECTOR = "owner-selector"
-
-
-def owner_selector(entry: Any) -> Any:
-    """An owner's ``spec.selector`` read from its cache entry once and kept on it (as the
-    listers' decoded objects are, upstream): an orphan's events match it against every
-    owner of its namespace."""
-    def read() -> Any:
-        return (entry.obj().get("spec") or {}).get("selector") or {}
-
-    return entry.derived(OWNER_SELECTOR, read)
-
-
 def resolves(owners: GenericStore, ns: str, ref: Obj) -> bool:
     """resolveControllerRef: the owner of that name exists and has the reference's uid."""
     entry = owners.lookup(ns, ref.get("name", ""))
@@ -81,6 +68,6 @@ def pod_owner_keys(ev: CachedEvent, kind: str, owners: GenericStore,
     if ref is None and ev.type != DELETED:
         labels = meta(new).get("labels") or {}
         for entry in owners.select(ns, None):
-            if labels_match(owner_selector(entry), labels):
+            if labels_match(spec_selector(entry), labels):
                 keys.add(f"{ns}/{entry.attrs.name}")
     return keys
