@@ -283,6 +283,11 @@ class NodeTable:
         return words
 
     # ------------------------------------------------------------------ kept columns
+    def rows_or_every(self, rows: Ints | None) -> Ints:
+        """``rows``, or every row's index when None (a ``per_row`` function's argument, for
+        a batch method that takes indices)."""
+        return np.arange(self.n, dtype=_I64) if rows is None else rows
+
     def per_row(
         self,
         key: Hashable,

@@ -154,9 +154,7 @@ class BalancedAllocation:
         # a per-row score: kept by the table while pods of this shape keep coming
         return table.per_row(
             (self, "score", tuple(reqs)),
-            lambda rs: self._score_rows(
-                table, np.arange(table.n, dtype=np.int64) if rs is None else rs, reqs
-            ),
+            lambda rs: self._score_rows(table, table.rows_or_every(rs), reqs),
             rows,
             lambda ni: resource_allocation_score(
                 ni, self.resources, reqs, True, balanced_resource_scorer

@@ -357,10 +357,6 @@ def _cpu_memory_allocated(
     return out
 
 
-def _every_row(t: NodeTable) -> Ints:
-    return np.arange(t.n, dtype=np.int64)
-
-
 class Fit:
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.ignored = frozenset(args.ignored_resources)
@@ -447,7 +443,7 @@ class Fit:
         return table.per_row(
             (self, "score", tuple(reqs)),
             lambda rs: allocated_score_batch(
-                table, _every_row(table) if rs is None else rs, self.resources, reqs, most
+                table, table.rows_or_every(rs), self.resources, reqs, most
             ),
             rows,
             lambda ni: resource_allocation_score(ni, self.resources, reqs, False, self.scorer),
