@@ -139,16 +139,10 @@ def main() -> None:
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="simbench-") as tmp:
-        many = Path(tmp) / "many.json"
-        one = Path(tmp) / "one.json"
-        many.write_text(json.dumps(cluster(a.nodes, a.bound, a.pending)))
-        one.write_text(json.dumps(cluster(a.nodes, a.bound, 1)))
+        files = write_inputs(Path(tmp), a)
         runs = {}
-        for label, path in (("one", one), ("many", many)):
-            got = [run_command(a.repo, path) for _ in range(a.repeat)]
-            # the least wall and the least CPU, each over the runs (on a shared machine they
-            # may come from different runs: other processes inflate both, unevenly)
-            best = (min(x[0] for x in got), min(x[1] for x in got))
+        for label, path in files.items():
+            best = least([run_command(a.repo, path) for _ in range(a.repeat)])
             runs[label] = best
             print(
                 f"command, {1 if label == 'one' else a.pending:>5} pending: "
@@ -163,13 +157,27 @@ def main() -> None:
             f"({n / dc if dc > 0 else 0:8.1f} pods per CPU-s)  [(P - 1) / (t(P) - t(1))]",
             flush=True,
         )
-        read_s, sched_s, pending = in_process(a.repo, many)
+        read_s, sched_s, pending = in_process(a.repo, files["many"])
         print(
             f"in process: reading the List {read_s:6.2f} s; simulate() {sched_s:6.2f} s "
             f"for {pending} pods = {pending / sched_s:8.1f} pods/s (scheduler built, nodes "
             "added, every pod decided)",
             flush=True,
         )
+
+
+def write_inputs(tmp: Path, a: argparse.Namespace) -> dict[str, Path]:
+    """The two Lists, one pending pod and ``a.pending``: the rate is their difference's."""
+    files = {"one": tmp / "one.json", "many": tmp / "many.json"}
+    files["one"].write_text(json.dumps(cluster(a.nodes, a.bound, 1)))
+    files["many"].write_text(json.dumps(cluster(a.nodes, a.bound, a.pending)))
+    return files
+
+
+def least(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The least wall and the least CPU, each over the runs (on a shared machine they may
+    come from different runs: other processes inflate both, unevenly)."""
+    return min(x[0] for x in runs), min(x[1] for x in runs)
 
 
 def compare(a: argparse.Namespace) -> None:
@@ -183,9 +191,7 @@ def compare(a: argparse.Namespace) -> None:
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="simbench-") as tmp:
-        files = {"one": Path(tmp) / "one.json", "many": Path(tmp) / "many.json"}
-        files["many"].write_text(json.dumps(cluster(a.nodes, a.bound, a.pending)))
-        files["one"].write_text(json.dumps(cluster(a.nodes, a.bound, 1)))
+        files = write_inputs(Path(tmp), a)
         got: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _ in range(a.repeat):
             for label, path in files.items():
@@ -193,8 +199,8 @@ def compare(a: argparse.Namespace) -> None:
                     got.setdefault((name, label), []).append(run_command(repo, path))
     n = a.pending - 1
     for name, repo in repos.items():
-        w = {lb: min(x[0] for x in got[(name, lb)]) for lb in files}
-        c = {lb: min(x[1] for x in got[(name, lb)]) for lb in files}
+        w = {lb: least(got[(name, lb)])[0] for lb in files}
+        c = {lb: least(got[(name, lb)])[1] for lb in files}
         dw, dc = w["many"] - w["one"], c["many"] - c["one"]
         print(
             f"{repo}: through the command {n / dw if dw > 0 else 0:8.1f} pods/s wall "
